@@ -1,0 +1,66 @@
+# Build options: vendor stacks (auto-detected, removable), sanitizers and
+# warnings. Everything applies through the `xs_build` interface target, so
+# no global flags leak into other projects that add_subdirectory() us.
+
+find_package(Threads REQUIRED)
+find_package(PkgConfig)
+
+# CUDA: only headers are ever used (the driver is dlopen()ed at run time).
+find_path(XSCHED_CUDA_INCLUDE_DIR cuda.h
+  HINTS ENV CUDA_HOME ENV CUDA_PATH PATHS /usr/local/cuda
+  PATH_SUFFIXES include)
+if(XSCHED_CUDA_INCLUDE_DIR)
+  set(_cuda_found ON)
+else()
+  set(_cuda_found OFF)
+endif()
+option(XSCHED_WITH_CUDA "Check our CUDA declarations against cuda.h" ${_cuda_found})
+
+find_path(XSCHED_OPENCL_INCLUDE_DIR CL/cl.h)
+find_library(XSCHED_OPENCL_LIBRARY OpenCL)
+if(XSCHED_OPENCL_INCLUDE_DIR AND XSCHED_OPENCL_LIBRARY)
+  set(_ocl_found ON)
+else()
+  set(_ocl_found OFF)
+endif()
+option(XSCHED_WITH_OPENCL "Build OpenCL tests against the ICD loader" ${_ocl_found})
+
+find_path(XSCHED_LEVELZERO_INCLUDE_DIR level_zero/ze_api.h)
+if(XSCHED_LEVELZERO_INCLUDE_DIR)
+  set(_ze_found ON)
+else()
+  set(_ze_found OFF)
+endif()
+option(XSCHED_WITH_LEVELZERO "Build Level Zero tests against the loader" ${_ze_found})
+
+set(_bpf_found OFF)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)
+  find_program(XSCHED_BPFTOOL bpftool PATHS /usr/sbin /sbin)
+  find_program(XSCHED_CLANG clang)
+  if(LIBBPF_FOUND AND XSCHED_BPFTOOL AND XSCHED_CLANG)
+    set(_bpf_found ON)
+  endif()
+endif()
+option(XSCHED_WITH_BPF "Build the eBPF bypass/latency tool" ${_bpf_found})
+
+set(XSCHED_SANITIZE "" CACHE STRING
+  "Sanitizers: empty, 'address,undefined' or 'thread'")
+set_property(CACHE XSCHED_SANITIZE PROPERTY STRINGS "" "address,undefined" "thread")
+option(XSCHED_WERROR "Treat warnings as errors" OFF)
+
+add_library(xs_build INTERFACE)
+target_compile_options(xs_build INTERFACE
+  -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes)
+target_compile_definitions(xs_build INTERFACE _GNU_SOURCE)
+if(XSCHED_WERROR)
+  target_compile_options(xs_build INTERFACE -Werror)
+endif()
+if(XSCHED_SANITIZE)
+  if(NOT XSCHED_SANITIZE MATCHES "^(address,undefined|undefined,address|address|undefined|thread)$")
+    message(FATAL_ERROR "XSCHED_SANITIZE: unknown value '${XSCHED_SANITIZE}'")
+  endif()
+  target_compile_options(xs_build INTERFACE
+    -fsanitize=${XSCHED_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(xs_build INTERFACE -fsanitize=${XSCHED_SANITIZE})
+endif()

@@ -1,0 +1,486 @@
+/*
+ * The simulated device's file, process slots and liveness.
+ *
+ * The device is a file in a tmpfs directory, created under a temporary name,
+ * fully initialised, then published with link(2): a device visible under its
+ * name is always complete, and concurrent creators agree on one winner
+ * without a lock. A process that dies attached is found by its peers (pid
+ * plus start time, so a reused pid is not mistaken for it) and its slots are
+ * reclaimed by compare-and-swap.
+ */
+#include "sim/sim_internal.h"
+#include "base/clock.h"
+#include "base/compiler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sim_dev *sim_devs;
+static pthread_once_t sim_atfork_once = PTHREAD_ONCE_INIT;
+
+static void sim_atfork_prepare(void)
+{
+	pthread_mutex_lock(&sim_lock);
+}
+
+static void sim_atfork_parent(void)
+{
+	pthread_mutex_unlock(&sim_lock);
+}
+
+/*
+ * The child has no executor threads and must not act as its parent's
+ * context: forget the inherited handles (their memory is leaked on purpose;
+ * the parent still owns the slots) so the next open attaches afresh.
+ */
+static void sim_atfork_child(void)
+{
+	pthread_mutex_init(&sim_lock, NULL);
+	sim_devs = NULL;
+}
+
+static void sim_atfork_register(void)
+{
+	pthread_atfork(sim_atfork_prepare, sim_atfork_parent, sim_atfork_child);
+}
+
+const char *sim_dev_default_name(void)
+{
+	const char *name = getenv("XSCHED_SIM_DEVICE");
+
+	return name && *name ? name : "xsched-sim0";
+}
+
+int sim_dev_opts_from_env(struct sim_dev_opts *opts)
+{
+	struct sim_dev_opts o = { .arbitration = SIM_ARB_RR, .level_max = 3 };
+	const char *v;
+
+	v = getenv("XSCHED_SIM_ARBITRATION");
+	if (v && *v) {
+		if (!strcmp(v, "rr"))
+			o.arbitration = SIM_ARB_RR;
+		else if (!strcmp(v, "fcfs"))
+			o.arbitration = SIM_ARB_FCFS;
+		else
+			return -EINVAL;
+	}
+	v = getenv("XSCHED_SIM_LEVEL");
+	if (v && *v) {
+		if (v[1] || v[0] < '1' || v[0] > '3')
+			return -EINVAL;
+		o.level_max = (uint32_t)(v[0] - '0');
+	}
+	v = getenv("XSCHED_SIM_LV2");
+	if (v && *v) {
+		if (!strcmp(v, "stall"))
+			o.lv2_flush = false;
+		else if (!strcmp(v, "flush"))
+			o.lv2_flush = true;
+		else
+			return -EINVAL;
+	}
+	*opts = o;
+	return 0;
+}
+
+static bool sim_name_valid(const char *name)
+{
+	size_t n = 0;
+
+	if (!name || !*name || name[0] == '.')
+		return false;
+	for (; name[n]; n++) {
+		char c = name[n];
+
+		if (n >= 64)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static int sim_path(const char *name, char *buf, size_t len)
+{
+	const char *dir = getenv("XSCHED_SIM_DIR");
+	int n;
+
+	if (!dir || !*dir)
+		dir = "/dev/shm";
+	n = snprintf(buf, len, "%s/%s", dir, name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Reads field 3 (state) and 22 (starttime) of /proc/<pid>/stat. */
+static int sim_proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EIO;
+	p += 2;
+	*state = *p;
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &st) != 1)
+		return -EIO;
+	*start = st;
+	return 0;
+}
+
+bool sim_ctx_alive(const struct sim_shm_ctx *ctx)
+{
+	char state;
+	uint64_t start;
+
+	if (sim_proc_stat(ctx->pid, &state, &start) < 0)
+		return false;
+	return state != 'Z' && state != 'X' && start == ctx->start_time;
+}
+
+void sim_ctx_reap(struct sim_dev *dev, uint32_t c)
+{
+	struct sim_shm_dev *shm = dev->shm;
+	uint32_t expected = SIM_SLOT_LIVE, i;
+
+	if (!atomic_compare_exchange_strong(&shm->ctx[c].state, &expected,
+					    SIM_SLOT_REAPING))
+		return;
+	for (i = 0; i < SIM_MAX_HWQ; i++) {
+		struct sim_shm_hwq *h = &shm->hwq[i];
+		uint32_t turn = i + 1;
+
+		if (!(atomic_load(&shm->live_mask[i / 64]) & (1ull << (i % 64))) ||
+		    h->ctx != c || atomic_load(&h->state) != SIM_SLOT_LIVE)
+			continue;
+		atomic_fetch_and(&shm->live_mask[i / 64], ~(1ull << (i % 64)));
+		atomic_store(&h->running, 0);
+		atomic_store(&h->state, SIM_SLOT_FREE);
+		atomic_compare_exchange_strong(&shm->turn, &turn, 0);
+	}
+	atomic_store(&shm->ctx[c].state, SIM_SLOT_FREE);
+	sim_engine_kick(dev, SIM_NO_HWQ);
+}
+
+void sim_dev_reap(struct sim_dev *dev)
+{
+	uint32_t c;
+
+	for (c = 0; c < SIM_MAX_CTX; c++) {
+		struct sim_shm_ctx *ctx = &dev->shm->ctx[c];
+
+		if (c == dev->ctx || atomic_load(&ctx->state) != SIM_SLOT_LIVE)
+			continue;
+		if (!sim_ctx_alive(ctx))
+			sim_ctx_reap(dev, c);
+	}
+}
+
+static int sim_create_file(const char *path, const char *dir_path,
+			   const struct sim_dev_opts *opts)
+{
+	size_t size = sizeof(struct sim_shm_dev);
+	struct sim_shm_dev *shm;
+	char tmp[PATH_MAX];
+	int fd, rc = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/.xsched-sim-XXXXXX", dir_path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0666) < 0 || ftruncate(fd, (off_t)size) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (shm == MAP_FAILED) {
+		rc = -errno;
+		goto out;
+	}
+	shm->version = SIM_ABI_VERSION;
+	shm->size = (uint32_t)size;
+	shm->arbitration = opts->arbitration;
+	shm->level_max = opts->level_max;
+	shm->lv2_flush = opts->lv2_flush;
+	shm->created_ns = xs_now_ns();
+	__atomic_store_n(&shm->magic, SIM_ABI_MAGIC, __ATOMIC_RELEASE);
+	munmap(shm, size);
+	/* Publish atomically; EEXIST means another creator won, which is fine. */
+	if (link(tmp, path) < 0 && errno != EEXIST)
+		rc = -errno;
+out:
+	unlink(tmp);
+	close(fd);
+	return rc;
+}
+
+static int sim_map(const char *path, struct sim_shm_dev **out, size_t *size_out)
+{
+	struct sim_shm_dev *shm;
+	struct stat st;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((size_t)st.st_size != sizeof(struct sim_shm_dev)) {
+		rc = -EPROTO;
+		goto out;
+	}
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (shm == MAP_FAILED) {
+		rc = -errno;
+		goto out;
+	}
+	if (__atomic_load_n(&shm->magic, __ATOMIC_ACQUIRE) != SIM_ABI_MAGIC ||
+	    shm->version != SIM_ABI_VERSION || shm->size != sizeof(*shm)) {
+		munmap(shm, sizeof(*shm));
+		rc = -EPROTO;
+		goto out;
+	}
+	*out = shm;
+	*size_out = sizeof(*shm);
+out:
+	close(fd);
+	return rc;
+}
+
+static int sim_ctx_claim(struct sim_dev *dev)
+{
+	struct sim_shm_dev *shm = dev->shm;
+	char state;
+	uint64_t start;
+	uint32_t c;
+	int rc;
+
+	rc = sim_proc_stat(dev->pid, &state, &start);
+	if (rc < 0)
+		return rc;
+	for (c = 0; c < SIM_MAX_CTX; c++) {
+		struct sim_shm_ctx *ctx = &shm->ctx[c];
+		uint32_t expected = SIM_SLOT_FREE;
+
+		if (!atomic_compare_exchange_strong(&ctx->state, &expected,
+						    SIM_SLOT_CLAIMED))
+			continue;
+		ctx->pid = dev->pid;
+		ctx->start_time = start;
+		atomic_store(&ctx->doorbell, 0);
+		atomic_store_explicit(&ctx->state, SIM_SLOT_LIVE, memory_order_release);
+		dev->ctx = c;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int sim_dev_attach(const char *name, const struct sim_dev_opts *opts,
+			  struct sim_dev **out)
+{
+	char path[PATH_MAX], dir[PATH_MAX], *slash;
+	struct sim_dev *dev;
+	int rc, attempt;
+
+	rc = sim_path(name, path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = sim_map(path, &dev->shm, &dev->map_size);
+		if (rc != -ENOENT)
+			break;
+		rc = sim_create_file(path, dir[0] ? dir : "/", opts);
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0)
+		goto fail;
+	dev->pid = getpid();
+	rc = sim_ctx_claim(dev);
+	if (rc == -ENOSPC) {
+		dev->ctx = SIM_MAX_CTX;
+		sim_dev_reap(dev);
+		rc = sim_ctx_claim(dev);
+	}
+	if (rc < 0)
+		goto fail_map;
+	snprintf(dev->name, sizeof(dev->name), "%s", name);
+	pthread_mutex_init(&dev->exec_lock, NULL);
+	pthread_mutex_init(&dev->trace_lock, NULL);
+	dev->refs = 1;
+	*out = dev;
+	return 0;
+fail_map:
+	munmap(dev->shm, dev->map_size);
+fail:
+	free(dev);
+	return rc;
+}
+
+int sim_dev_open(const char *name, const struct sim_dev_opts *opts,
+		 struct sim_dev **out)
+{
+	struct sim_dev_opts env_opts;
+	struct sim_dev *dev;
+	int rc;
+
+	if (!out || !sim_name_valid(name))
+		return -EINVAL;
+	if (!opts) {
+		rc = sim_dev_opts_from_env(&env_opts);
+		if (rc < 0)
+			return rc;
+		opts = &env_opts;
+	}
+	if (opts->level_max < 1 || opts->level_max > 3 ||
+	    opts->arbitration > SIM_ARB_FCFS)
+		return -EINVAL;
+	pthread_once(&sim_atfork_once, sim_atfork_register);
+	pthread_mutex_lock(&sim_lock);
+	for (dev = sim_devs; dev; dev = dev->next) {
+		if (!strcmp(dev->name, name)) {
+			dev->refs++;
+			goto found;
+		}
+	}
+	rc = sim_dev_attach(name, opts, &dev);
+	if (rc < 0) {
+		pthread_mutex_unlock(&sim_lock);
+		return rc;
+	}
+	dev->next = sim_devs;
+	sim_devs = dev;
+	sim_dev_reap(dev);
+found:
+	pthread_mutex_unlock(&sim_lock);
+	*out = dev;
+	return 0;
+}
+
+void sim_dev_close(struct sim_dev *dev)
+{
+	struct sim_dev **pp;
+
+	if (!dev)
+		return;
+	pthread_mutex_lock(&sim_lock);
+	if (--dev->refs > 0) {
+		pthread_mutex_unlock(&sim_lock);
+		return;
+	}
+	for (pp = &sim_devs; *pp; pp = &(*pp)->next) {
+		if (*pp == dev) {
+			*pp = dev->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sim_lock);
+	sim_engine_stop(dev);
+	atomic_store(&dev->shm->ctx[dev->ctx].state, SIM_SLOT_FREE);
+	munmap(dev->shm, dev->map_size);
+	pthread_mutex_destroy(&dev->exec_lock);
+	pthread_mutex_destroy(&dev->trace_lock);
+	free(dev->trace_hwq);
+	free(dev->trace_seq);
+	free(dev);
+}
+
+int sim_dev_unlink(const char *name)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (!sim_name_valid(name))
+		return -EINVAL;
+	rc = sim_path(name, path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+void sim_dev_info_get(struct sim_dev *dev, struct sim_dev_info *out)
+{
+	struct sim_shm_dev *shm = dev->shm;
+
+	out->arbitration = shm->arbitration;
+	out->level_max = shm->level_max;
+	out->lv2_flush = shm->lv2_flush != 0;
+	out->busy_ns = atomic_load(&shm->busy_ns);
+	out->commands = atomic_load(&shm->commands);
+}
+
+int sim_dev_trace_start(struct sim_dev *dev, size_t cap)
+{
+	uint32_t *h = NULL;
+	uint64_t *s = NULL;
+
+	if (cap) {
+		h = calloc(cap, sizeof(*h));
+		s = calloc(cap, sizeof(*s));
+		if (!h || !s) {
+			free(h);
+			free(s);
+			return -ENOMEM;
+		}
+	}
+	pthread_mutex_lock(&dev->trace_lock);
+	free(dev->trace_hwq);
+	free(dev->trace_seq);
+	dev->trace_hwq = h;
+	dev->trace_seq = s;
+	dev->trace_cap = cap;
+	dev->trace_n = 0;
+	atomic_store(&dev->tracing, cap != 0);
+	pthread_mutex_unlock(&dev->trace_lock);
+	return 0;
+}
+
+size_t sim_dev_trace_read(struct sim_dev *dev, uint32_t *hwq, uint64_t *seq,
+			  size_t cap)
+{
+	size_t n;
+
+	pthread_mutex_lock(&dev->trace_lock);
+	n = XS_MIN(dev->trace_n, cap);
+	if (n) {
+		memcpy(hwq, dev->trace_hwq, n * sizeof(*hwq));
+		memcpy(seq, dev->trace_seq, n * sizeof(*seq));
+	}
+	pthread_mutex_unlock(&dev->trace_lock);
+	return n;
+}

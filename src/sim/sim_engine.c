@@ -1,0 +1,381 @@
+/*
+ * The engine of the simulated XPU: who runs the next command, and running it.
+ *
+ * The engine is a token, shm->turn, naming the hardware queue whose head
+ * command runs next. Only the executor thread of the process owning that
+ * queue runs it; when the command ends (or is interrupted) the same thread
+ * picks the next eligible queue by the device's arbitration and hands the
+ * turn over with compare-and-swap, ringing the new owner's doorbell. An idle
+ * engine (turn 0) is claimed by whoever makes a queue eligible.
+ *
+ * Lost-wakeup freedom: a launcher publishes `submitted` then reads `turn`;
+ * an executor going idle publishes turn = 0 then rescans `submitted`. Both
+ * are sequentially consistent, so at least one of them sees the other.
+ *
+ * Dead owners: executors that wait with work pending wake every
+ * SIM_WATCHDOG_NS; if the turn belongs to a dead process they reap it, and
+ * an idle engine with eligible work is claimed. So a process killed at any
+ * instant delays the others by at most about one watchdog period.
+ */
+#include "sim/sim_internal.h"
+#include "base/clock.h"
+#include "base/futex.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define SIM_WATCHDOG_NS (10 * XS_NSEC_PER_MSEC)
+
+static _Thread_local struct sim_dev *sim_executor_of;
+
+bool sim_hwq_eligible(const struct sim_shm_dev *shm, uint32_t idx)
+{
+	const struct sim_shm_hwq *h = &shm->hwq[idx];
+
+	if (atomic_load(&h->state) != SIM_SLOT_LIVE)
+		return false;
+	if (sim_ctl_blocks(atomic_load(&h->ctl)))
+		return false;
+	return atomic_load(&h->submitted) > atomic_load(&h->done);
+}
+
+/* Next eligible queue after @after in round-robin order, or SIM_NO_HWQ. */
+static uint32_t sim_pick_rr(struct sim_shm_dev *shm, uint32_t after)
+{
+	uint32_t start = after == SIM_NO_HWQ ? 0 : (after + 1) % SIM_MAX_HWQ;
+	uint32_t n;
+
+	for (n = 0; n < SIM_MAX_HWQ;) {
+		uint32_t i = (start + n) % SIM_MAX_HWQ;
+		uint64_t word = atomic_load(&shm->live_mask[i / 64]) >> (i % 64);
+
+		if (!word) {
+			n += 64 - i % 64;
+			continue;
+		}
+		n += (uint32_t)__builtin_ctzll(word);
+		if (n >= SIM_MAX_HWQ)
+			break;
+		i = (start + n) % SIM_MAX_HWQ;
+		if (sim_hwq_eligible(shm, i))
+			return i;
+		n++;
+	}
+	return SIM_NO_HWQ;
+}
+
+/* Eligible queue whose head command was launched first, or SIM_NO_HWQ. */
+static uint32_t sim_pick_fcfs(struct sim_shm_dev *shm)
+{
+	uint64_t best_ticket = UINT64_MAX;
+	uint32_t best = SIM_NO_HWQ, w;
+
+	for (w = 0; w < SIM_MAX_HWQ / 64; w++) {
+		uint64_t word = atomic_load(&shm->live_mask[w]);
+
+		while (word) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(word);
+			uint64_t head, t;
+
+			word &= word - 1;
+			if (!sim_hwq_eligible(shm, i))
+				continue;
+			head = atomic_load(&shm->hwq[i].done);
+			t = atomic_load(&shm->ticket[i][head & SIM_RING_MASK]);
+			if (t < best_ticket) {
+				best_ticket = t;
+				best = i;
+			}
+		}
+	}
+	return best;
+}
+
+static uint32_t sim_pick(struct sim_shm_dev *shm, uint32_t after)
+{
+	return shm->arbitration == SIM_ARB_FCFS ? sim_pick_fcfs(shm) :
+						  sim_pick_rr(shm, after);
+}
+
+static void sim_ring(struct sim_dev *dev, uint32_t idx)
+{
+	struct sim_shm_dev *shm = dev->shm;
+	uint32_t c = shm->hwq[idx].ctx;
+
+	if (c >= SIM_MAX_CTX || (c == dev->ctx && sim_executor_of == dev))
+		return;
+	atomic_fetch_add(&shm->ctx[c].doorbell, 1);
+	xs_futex_wake(&shm->ctx[c].doorbell, 1, true);
+}
+
+void sim_engine_kick(struct sim_dev *dev, uint32_t after)
+{
+	struct sim_shm_dev *shm = dev->shm;
+	uint32_t next, idle = 0;
+
+	if (atomic_load(&shm->turn) != 0)
+		return;
+	next = sim_pick(shm, after);
+	if (next == SIM_NO_HWQ)
+		return;
+	if (atomic_compare_exchange_strong(&shm->turn, &idle, next + 1))
+		sim_ring(dev, next);
+}
+
+void sim_engine_advance(struct sim_dev *dev, uint32_t cur)
+{
+	struct sim_shm_dev *shm = dev->shm;
+	uint32_t next = sim_pick(shm, cur), expected = cur + 1;
+
+	if (next != SIM_NO_HWQ) {
+		if (atomic_compare_exchange_strong(&shm->turn, &expected, next + 1))
+			sim_ring(dev, next);
+		return;
+	}
+	if (atomic_compare_exchange_strong(&shm->turn, &expected, 0))
+		sim_engine_kick(dev, cur);
+}
+
+static void sim_trace(struct sim_dev *dev, uint32_t idx, uint64_t seq)
+{
+	if (!atomic_load_explicit(&dev->tracing, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&dev->trace_lock);
+	if (dev->trace_n < dev->trace_cap) {
+		dev->trace_hwq[dev->trace_n] = idx;
+		dev->trace_seq[dev->trace_n] = seq;
+		dev->trace_n++;
+	}
+	pthread_mutex_unlock(&dev->trace_lock);
+}
+
+/* The data part of a command, done once even if the spin is interrupted. */
+static int sim_entry_data(struct sim_entry *e)
+{
+	const struct sim_cmd *c = &e->cmd;
+
+	switch (c->kind) {
+	case SIM_CMD_KERNEL:
+		return c->fn ? c->fn(c->arg) : 0;
+	case SIM_CMD_COPY:
+		if (c->size)
+			memcpy(c->dst, c->src, c->size);
+		return 0;
+	case SIM_CMD_MEMSET:
+		if (c->size)
+			memset(c->dst, c->value, c->size);
+		return 0;
+	case SIM_CMD_EVENT:
+		if (c->timestamp)
+			*c->timestamp = xs_now_ns();
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Runs the rest of @e. Returns true when it finished, false when a Lv3
+ * interrupt stopped it (its remaining time is kept).
+ */
+static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
+{
+	const _Atomic uint32_t *ctl = &hq->shm->ctl;
+	uint64_t start = xs_now_ns(), end, now;
+	bool finished = true;
+
+	*status = 0;
+	if (!e->data_done) {
+		int rc = sim_entry_data(e);
+
+		e->data_done = true;
+		if (rc < 0)
+			*status = rc;
+	}
+	end = start + e->remaining_ns;
+	for (;;) {
+		now = xs_now_ns();
+		if (e->cmd.kind == SIM_CMD_HOLD) {
+			if (atomic_load(e->cmd.hold))
+				break;
+		} else if (now >= end) {
+			break;
+		}
+		if (atomic_load_explicit(ctl, memory_order_relaxed) & SIM_CTL_INTERRUPT) {
+			finished = false;
+			break;
+		}
+		xs_cpu_relax();
+	}
+	e->remaining_ns = now >= end ? 0 : end - now;
+	atomic_fetch_add(&e->exec_ns, now - start);
+	atomic_fetch_add(&hq->shm->busy_ns, now - start);
+	atomic_fetch_add(&hq->dev->shm->busy_ns, now - start);
+	if (!finished)
+		atomic_fetch_add(&hq->shm->interrupts, 1);
+	return finished;
+}
+
+static void sim_entry_finish(struct sim_hwq *hq, struct sim_entry *e,
+			     uint64_t done, uint32_t state, int status)
+{
+	uint64_t none = 0;
+
+	if (status < 0 && atomic_load(&hq->err_seq) == 0) {
+		atomic_store(&hq->err_code, status);
+		atomic_compare_exchange_strong(&hq->err_seq, &none, done + 1);
+	}
+	atomic_store(&e->state, state);
+	if (state == SIM_E_DONE) {
+		atomic_fetch_add(&hq->shm->executed, 1);
+		atomic_fetch_add(&hq->dev->shm->commands, 1);
+	}
+	atomic_store(&hq->shm->done, done + 1);
+	sim_hwq_notify(hq);
+}
+
+/* Runs the head command of our queue @idx, which holds the turn. */
+static void sim_execute_turn(struct sim_dev *dev, uint32_t idx)
+{
+	struct sim_hwq *hq;
+	struct sim_shm_hwq *h;
+	uint64_t sub, done;
+	uint32_t ctl;
+
+	pthread_mutex_lock(&dev->exec_lock);
+	hq = atomic_load(&dev->local[idx]);
+	if (!hq)
+		goto out;
+	h = hq->shm;
+	/* Pairs with the fetch_or of ctl in sim_hwq_stall()/interrupt(). */
+	atomic_store(&h->running, 1);
+	ctl = atomic_load(&h->ctl);
+	sub = atomic_load(&h->submitted);
+	done = atomic_load_explicit(&h->done, memory_order_relaxed);
+	if (done == sub || (ctl & SIM_CTL_INTERRUPT))
+		goto quiet;
+	if (ctl & SIM_CTL_FLUSH) {
+		for (; done < sub; done++)
+			sim_entry_finish(hq, &hq->ring[done & SIM_RING_MASK], done,
+					 SIM_E_FLUSHED, 0);
+		goto quiet;
+	}
+	if (ctl & SIM_CTL_STALL)
+		goto quiet;
+	{
+		struct sim_entry *e = &hq->ring[done & SIM_RING_MASK];
+		int status;
+
+		sim_trace(dev, idx, done + 1);
+		if (sim_entry_run(hq, e, &status))
+			sim_entry_finish(hq, e, done, SIM_E_DONE, status);
+	}
+quiet:
+	atomic_store(&h->running, 0);
+out:
+	pthread_mutex_unlock(&dev->exec_lock);
+	sim_engine_advance(dev, idx);
+}
+
+static bool sim_turn_is_ours(struct sim_dev *dev, uint32_t turn)
+{
+	return turn != 0 && dev->shm->hwq[turn - 1].ctx == dev->ctx &&
+	       atomic_load(&dev->local[turn - 1]) != NULL;
+}
+
+static bool sim_have_work(struct sim_dev *dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < SIM_MAX_HWQ; i++) {
+		struct sim_hwq *hq = atomic_load(&dev->local[i]);
+
+		if (hq && sim_hwq_eligible(dev->shm, i))
+			return true;
+	}
+	return false;
+}
+
+/* Recovers the engine from a dead owner or a lost claim (see file top). */
+static void sim_watchdog(struct sim_dev *dev)
+{
+	struct sim_shm_dev *shm = dev->shm;
+	uint32_t turn = atomic_load(&shm->turn);
+
+	if (!sim_have_work(dev))
+		return;
+	if (turn == 0) {
+		sim_engine_kick(dev, SIM_NO_HWQ);
+		return;
+	}
+	{
+		uint32_t c = shm->hwq[turn - 1].ctx;
+
+		if (c < SIM_MAX_CTX && c != dev->ctx &&
+		    atomic_load(&shm->ctx[c].state) == SIM_SLOT_LIVE &&
+		    !sim_ctx_alive(&shm->ctx[c]))
+			sim_ctx_reap(dev, c);
+		else if (atomic_load(&shm->hwq[turn - 1].state) != SIM_SLOT_LIVE) {
+			uint32_t expected = turn;
+
+			if (atomic_compare_exchange_strong(&shm->turn, &expected, 0))
+				sim_engine_kick(dev, SIM_NO_HWQ);
+		}
+	}
+}
+
+static void *sim_executor_main(void *arg)
+{
+	struct sim_dev *dev = arg;
+	_Atomic uint32_t *bell = &dev->shm->ctx[dev->ctx].doorbell;
+
+	sim_executor_of = dev;
+	for (;;) {
+		uint32_t turn = atomic_load(&dev->shm->turn), seen;
+
+		if (sim_turn_is_ours(dev, turn)) {
+			sim_execute_turn(dev, turn - 1);
+			continue;
+		}
+		if (atomic_load(&dev->stopping))
+			break;
+		seen = atomic_load(bell);
+		turn = atomic_load(&dev->shm->turn);
+		if (sim_turn_is_ours(dev, turn) || atomic_load(&dev->stopping))
+			continue;
+		if (xs_futex_wait(bell, seen, SIM_WATCHDOG_NS, true) == -ETIMEDOUT)
+			sim_watchdog(dev);
+	}
+	return NULL;
+}
+
+int sim_engine_start(struct sim_dev *dev)
+{
+	pthread_attr_t attr;
+	int rc;
+
+	if (dev->executor_started)
+		return 0;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	rc = pthread_create(&dev->executor, &attr, sim_executor_main, dev);
+	pthread_attr_destroy(&attr);
+	if (rc)
+		return -rc;
+	dev->executor_started = true;
+	return 0;
+}
+
+void sim_engine_stop(struct sim_dev *dev)
+{
+	_Atomic uint32_t *bell = &dev->shm->ctx[dev->ctx].doorbell;
+
+	if (!dev->executor_started)
+		return;
+	atomic_store(&dev->stopping, true);
+	atomic_fetch_add(bell, 1);
+	xs_futex_wake(bell, 1, true);
+	pthread_join(dev->executor, NULL);
+	dev->executor_started = false;
+	atomic_store(&dev->stopping, false);
+}

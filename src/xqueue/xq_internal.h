@@ -1,0 +1,97 @@
+/*
+ * XQueue internals shared by xqueue.c (queue state machine, worker) and
+ * xq_window.c (progressive-launching window and duration learning).
+ */
+#ifndef XS_XQ_INTERNAL_H
+#define XS_XQ_INTERNAL_H
+
+#include "xqueue/xqueue.h"
+#include "base/compiler.h"
+#include "base/hist.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* xal_cmd.xq_flags */
+enum {
+	XQ_F_SYNC_POINT = 1u << 0,  /* launched with XAL_LAUNCH_SYNC_POINT */
+	XQ_F_LOCAL_DONE = 1u << 1,  /* launch failed: complete without the device */
+};
+
+#define XQ_EST_SLOTS 64
+
+struct xq_est_slot {
+	uint64_t key;   /* 0: empty */
+	uint64_t ns;
+};
+
+/* Learned command durations (EWMA), per est_key and per kind. */
+struct xq_est {
+	struct xq_est_slot slot[XQ_EST_SLOTS];
+	uint64_t kind_ns[XAL_CMD_KIND_MAX];
+};
+
+struct xq_list {
+	struct xal_cmd *head, *tail;
+	uint64_t n;
+};
+
+struct xq {
+	struct xal_hwq *hwq;
+	const struct xal_ops *ops;
+	pthread_mutex_t lock;         /* everything below unless noted */
+	pthread_cond_t cond;          /* completions, resumes, launches */
+	pthread_cond_t wcond;         /* wakes the worker */
+	pthread_mutex_t ctl_lock;     /* serialises suspend/resume with backend ops */
+
+	int32_t level, level_req, level_max;
+	int32_t threshold, batch;
+	int64_t budget_ns;            /* < 0: no budget */
+
+	_Atomic bool suspended;       /* written under lock and ctl_lock */
+	bool stopping;
+	bool relaunch_barrier;        /* flush mode: no launch until in-flight resolved */
+
+	struct xq_list pending;       /* submitted, not launched */
+	struct xq_list inflight;      /* launched, not retired; ordered by seq */
+	struct xq_list garbage;       /* retired, destroyed after unlocking */
+	uint64_t inflight_est_ns;
+	uint32_t since_sync_n;
+	uint64_t since_sync_ns;
+	uint64_t last_done_ns;        /* when the last retired batch completed */
+
+	uint64_t next_seq;            /* last sequence number given */
+	uint64_t completed_seq;       /* every command <= this completed */
+	uint64_t launched_seq;        /* last command launched */
+	uint64_t flush_epoch;         /* bumped when flushed commands are re-pended */
+	int32_t error;                /* first unreported command error */
+	uint64_t error_seq;
+
+	uint32_t syncers;             /* threads inside a backend sync */
+	uint32_t waiters;             /* threads in pthread_cond_wait(cond) */
+	bool worker_running, worker_idle, worker_zombie;
+	pthread_t worker;
+
+	uint64_t susp_gen;            /* bumped at every suspend and resume */
+	uint64_t susp_ns;
+	uint64_t measured_gen;        /* suspend generation whose latency is recorded */
+	bool susp_had_work;
+
+	xq_observer_fn observer;
+	void *observer_ctx;
+	int64_t hint[5];
+
+	struct xq_est est;
+	struct xs_hist preempt_hist;
+	xs_queue_stats st;            /* counters; in_flight etc. filled on read */
+};
+
+/* xq_window.c; all with q->lock held. */
+uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd);
+void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns);
+bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next);
+unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd);
+void xq_window_retired(struct xq *q, const struct xal_cmd *cmd);
+void xq_window_reset(struct xq *q);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * The progressive-launching window and what it learns.
+ *
+ * The window admits the next command while fewer than `threshold` commands
+ * are in flight and the estimated device time queued behind the oldest
+ * in-flight command (assumed running) plus the new one stays within the
+ * budget; an empty window always admits one. So a suspend at Lv1 waits for
+ * at most the running command plus about one budget of work, whatever the
+ * command size. Sync points come every `batch` commands or every half
+ * budget, so the worker can refill the window while half of it still runs.
+ *
+ * Durations are learned per est_key (EWMA, weight 1/4) from the backend's
+ * per-command device time, or failing that from the spacing of sync
+ * completions. An unknown command is assumed to fill the whole budget, so a
+ * queue starts cautiously and opens its window as it learns.
+ */
+#include "xqueue/xq_internal.h"
+
+#include <errno.h>
+
+static uint64_t xq_est_hash(uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	return key;
+}
+
+static uint64_t xq_est_key(const struct xal_cmd *cmd)
+{
+	uint64_t key = cmd->est_key ^ ((uint64_t)cmd->kind << 56);
+
+	return key ? key : 1;
+}
+
+static struct xq_est_slot *xq_est_find(struct xq_est *est, uint64_t key, bool insert)
+{
+	uint64_t h = xq_est_hash(key);
+	unsigned i;
+
+	for (i = 0; i < XQ_EST_SLOTS; i++) {
+		struct xq_est_slot *s = &est->slot[(h + i) % XQ_EST_SLOTS];
+
+		if (s->key == key)
+			return s;
+		if (s->key == 0) {
+			if (!insert)
+				return NULL;
+			s->key = key;
+			s->ns = 0;
+			return s;
+		}
+	}
+	if (!insert)
+		return NULL;
+	/* Full: reuse the home slot; a stale estimate is only a hint. */
+	est->slot[h % XQ_EST_SLOTS].key = key;
+	est->slot[h % XQ_EST_SLOTS].ns = 0;
+	return &est->slot[h % XQ_EST_SLOTS];
+}
+
+static uint64_t ewma(uint64_t old, uint64_t sample)
+{
+	return old ? (3 * old + sample) / 4 : (sample ? sample : 1);
+}
+
+uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
+{
+	const struct xq_est_slot *s;
+	uint32_t kind = cmd->kind < XAL_CMD_KIND_MAX ? cmd->kind : XAL_CMD_OTHER;
+
+	s = xq_est_find((struct xq_est *)&q->est, xq_est_key(cmd), false);
+	if (s && s->ns)
+		return s->ns;
+	if (q->est.kind_ns[kind])
+		return q->est.kind_ns[kind];
+	return q->budget_ns > 0 ? (uint64_t)q->budget_ns : 0;
+}
+
+void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns)
+{
+	struct xq_est_slot *s = xq_est_find(&q->est, xq_est_key(cmd), true);
+	uint32_t kind = cmd->kind < XAL_CMD_KIND_MAX ? cmd->kind : XAL_CMD_OTHER;
+
+	s->ns = ewma(s->ns, ns);
+	q->est.kind_ns[kind] = ewma(q->est.kind_ns[kind], ns);
+}
+
+bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next)
+{
+	uint64_t queued;
+
+	if (q->inflight.n == 0)
+		return true;
+	if (q->inflight.n >= (uint64_t)q->threshold)
+		return false;
+	if (q->budget_ns < 0)
+		return true;
+	queued = q->inflight_est_ns - q->inflight.head->xq_est_ns;
+	return queued + xq_est_get(q, next) <= (uint64_t)q->budget_ns;
+}
+
+unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
+{
+	uint64_t est = xq_est_get(q, cmd);
+	bool sp;
+
+	cmd->xq_est_ns = est;
+	q->since_sync_n++;
+	q->since_sync_ns += est;
+	sp = q->since_sync_n >= (uint32_t)q->batch ||
+	     (q->budget_ns > 0 && q->since_sync_ns * 2 >= (uint64_t)q->budget_ns);
+	if (!sp)
+		return 0;
+	q->since_sync_n = 0;
+	q->since_sync_ns = 0;
+	cmd->xq_flags |= XQ_F_SYNC_POINT;
+	return XAL_LAUNCH_SYNC_POINT;
+}
+
+void xq_window_retired(struct xq *q, const struct xal_cmd *cmd)
+{
+	q->inflight_est_ns -= cmd->xq_est_ns;
+}
+
+void xq_window_reset(struct xq *q)
+{
+	q->since_sync_n = 0;
+	q->since_sync_ns = 0;
+}
+
+int xq_window_check(int32_t threshold, int32_t batch, int64_t budget_ns)
+{
+	if (threshold < 1 || threshold > XS_MAX_THRESHOLD)
+		return -EINVAL;
+	if (batch < 1 || batch > threshold)
+		return -EINVAL;
+	if (budget_ns <= 0 && budget_ns != XS_BUDGET_NONE)
+		return -EINVAL;
+	return 0;
+}

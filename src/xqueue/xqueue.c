@@ -1,0 +1,826 @@
+/*
+ * XQueue state machine: submit, launch, sync, retire, suspend/resume and the
+ * on-demand worker (see xqueue.h for the model).
+ *
+ * One mutex per queue protects its lists and counters; launches happen
+ * under it, so submission order is launch order whoever launches. Backend
+ * syncs happen without it, possibly on several threads at once (an app
+ * thread waiting and the worker); retiring is idempotent ("everything up
+ * to seq S is complete"), and a command stays allocated while any thread is
+ * inside a backend sync (garbage is freed only when none is), so a sync
+ * never touches a freed command.
+ *
+ * Suspend/resume and the backend's deactivate/reactivate (interrupt/
+ * restore) are serialised by a second mutex, so the device's state always
+ * follows the last call; the queue lock is never held while the backend
+ * waits for the device.
+ */
+#include "xqueue/xq_internal.h"
+#include "base/clock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XQ_WORKER_IDLE_NS (1 * XS_NSEC_PER_SEC)
+
+static void xq_list_push(struct xq_list *l, struct xal_cmd *c)
+{
+	c->xq_next = NULL;
+	if (l->tail)
+		l->tail->xq_next = c;
+	else
+		l->head = c;
+	l->tail = c;
+	l->n++;
+}
+
+static struct xal_cmd *xq_list_pop(struct xq_list *l)
+{
+	struct xal_cmd *c = l->head;
+
+	if (c) {
+		l->head = c->xq_next;
+		if (!l->head)
+			l->tail = NULL;
+		l->n--;
+		c->xq_next = NULL;
+	}
+	return c;
+}
+
+static struct xal_cmd *xq_list_take(struct xq_list *l)
+{
+	struct xal_cmd *c = l->head;
+
+	memset(l, 0, sizeof(*l));
+	return c;
+}
+
+static void xq_cmds_destroy(struct xal_cmd *c)
+{
+	while (c) {
+		struct xal_cmd *next = c->xq_next;
+
+		xal_cmd_destroy(c);
+		c = next;
+	}
+}
+
+/* Unlocks @q, then destroys retired commands if no sync can still use them. */
+static void xq_unlock(struct xq *q)
+{
+	struct xal_cmd *g = NULL;
+
+	if (q->garbage.n && q->syncers == 0)
+		g = xq_list_take(&q->garbage);
+	pthread_mutex_unlock(&q->lock);
+	xq_cmds_destroy(g);
+}
+
+static void xq_notify(struct xq *q, enum xq_event ev)
+{
+	if (q->observer)
+		q->observer(q, ev, q->observer_ctx);
+}
+
+static void xq_record_error(struct xq *q, int err, uint64_t seq)
+{
+	q->st.failed++;
+	if (!q->error) {
+		q->error = err;
+		q->error_seq = seq;
+	}
+}
+
+static int xq_take_error(struct xq *q, uint64_t seq)
+{
+	int err = q->error;
+
+	if (!err || q->error_seq > seq)
+		return 0;
+	q->error = 0;
+	return err;
+}
+
+static void *xq_worker_main(void *arg);
+
+/* Makes sure a worker will look at the queue. Lock held. */
+static void xq_worker_kick(struct xq *q)
+{
+	pthread_attr_t attr;
+
+	if (q->worker_running) {
+		if (q->worker_idle)
+			pthread_cond_signal(&q->wcond);
+		return;
+	}
+	if (q->worker_zombie) {
+		pthread_join(q->worker, NULL);
+		q->worker_zombie = false;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* On failure, progress still comes from threads that wait. */
+	if (pthread_create(&q->worker, &attr, xq_worker_main, q) == 0)
+		q->worker_running = true;
+	pthread_attr_destroy(&attr);
+}
+
+static bool xq_may_launch(struct xq *q)
+{
+	if (atomic_load_explicit(&q->suspended, memory_order_relaxed))
+		return false;
+	if (q->relaunch_barrier) {
+		if (q->inflight.n || q->syncers)
+			return false;
+		q->relaunch_barrier = false;
+	}
+	return true;
+}
+
+static void xq_record_preemption(struct xq *q)
+{
+	xs_hist_record(&q->preempt_hist, xs_now_ns() - q->susp_ns);
+	q->measured_gen = q->susp_gen;
+}
+
+/* Bookkeeping after commands completed. Lock held. */
+static void xq_after_retire(struct xq *q)
+{
+	if (q->level == 1 && atomic_load(&q->suspended) && q->susp_had_work &&
+	    q->measured_gen != q->susp_gen && q->inflight.n == 0)
+		xq_record_preemption(q);
+	if (q->completed_seq == q->next_seq)
+		xq_notify(q, XQ_EVENT_IDLE);
+	pthread_cond_broadcast(&q->cond);
+	if (q->pending.n && q->worker_running && q->worker_idle)
+		pthread_cond_signal(&q->wcond);
+}
+
+static void xq_retire_head(struct xq *q)
+{
+	struct xal_cmd *c = xq_list_pop(&q->inflight);
+	uint64_t ns;
+
+	if (c->xq_flags & XQ_F_LOCAL_DONE)
+		xq_record_error(q, c->xq_status, c->xq_seq);
+	else if (q->ops->cmd_time && q->ops->cmd_time(q->hwq, c, &ns) == 0)
+		xq_est_learn(q, c, ns);
+	xq_window_retired(q, c);
+	q->completed_seq = c->xq_seq;
+	q->st.completed++;
+	xq_list_push(&q->garbage, c);
+}
+
+/*
+ * Retires every in-flight command <= @seq after a backend sync returned
+ * @rc for it. Without per-command device times, the time since the
+ * previous completion is shared among the retired commands.
+ */
+static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
+{
+	uint64_t now = xs_now_ns(), n = 0, since;
+	struct xal_cmd *c;
+
+	if (!q->ops->cmd_time && q->inflight.head) {
+		for (c = q->inflight.head; c && c->xq_seq <= seq; c = c->xq_next)
+			if (!(c->xq_flags & XQ_F_LOCAL_DONE))
+				n++;
+		since = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
+		for (c = q->inflight.head; n && now > since && c && c->xq_seq <= seq;
+		     c = c->xq_next)
+			if (!(c->xq_flags & XQ_F_LOCAL_DONE))
+				xq_est_learn(q, c, (now - since) / n);
+	}
+	while (q->inflight.head && q->inflight.head->xq_seq <= seq)
+		xq_retire_head(q);
+	if (rc < 0)
+		xq_record_error(q, rc, seq);
+	q->last_done_ns = now;
+	xq_after_retire(q);
+}
+
+/* Retires leading commands whose launch failed. Lock held. */
+static void xq_retire_local(struct xq *q)
+{
+	bool any = false;
+
+	while (q->inflight.head && (q->inflight.head->xq_flags & XQ_F_LOCAL_DONE)) {
+		xq_retire_head(q);
+		any = true;
+	}
+	if (any)
+		xq_after_retire(q);
+}
+
+static void xq_launch_one(struct xq *q, struct xal_cmd *c)
+{
+	unsigned flags = xq_window_launch_flags(q, c);
+	int rc;
+
+	c->xq_launch_ns = xs_now_ns();
+	rc = q->ops->launch(q->hwq, c, flags);
+	if (rc < 0) {
+		c->xq_flags = (c->xq_flags & ~XQ_F_SYNC_POINT) | XQ_F_LOCAL_DONE;
+		c->xq_status = rc;
+		c->xq_est_ns = 0;
+	}
+	xq_list_push(&q->inflight, c);
+	q->inflight_est_ns += c->xq_est_ns;
+	q->launched_seq = c->xq_seq;
+}
+
+/* Launches buffered commands while the window admits them. Lock held. */
+static void xq_launch_pending(struct xq *q)
+{
+	bool any = false;
+
+	while (q->pending.head && xq_may_launch(q) &&
+	       xq_window_has_room(q, q->pending.head)) {
+		xq_launch_one(q, xq_list_pop(&q->pending));
+		any = true;
+	}
+	if (any) {
+		xq_retire_local(q);
+		if (q->waiters)
+			pthread_cond_broadcast(&q->cond);
+	}
+}
+
+/*
+ * Chooses what to sync so that every command <= @seq completes: the last
+ * launched command <= @seq if it can be synced, else the next sync point
+ * after it, else the whole queue (*@all). NULL: no command <= @seq needs
+ * the device. Lock held.
+ */
+static struct xal_cmd *xq_sync_target(struct xq *q, uint64_t seq, bool *all)
+{
+	struct xal_cmd *c, *last = NULL;
+
+	*all = false;
+	for (c = q->inflight.head; c && c->xq_seq <= seq; c = c->xq_next)
+		if (!(c->xq_flags & XQ_F_LOCAL_DONE))
+			last = c;
+	if (!last)
+		return NULL;
+	if ((q->hwq->caps & XAL_CAP_SYNC_ANY) || (last->xq_flags & XQ_F_SYNC_POINT))
+		return last;
+	for (c = last->xq_next; c; c = c->xq_next)
+		if (c->xq_flags & XQ_F_SYNC_POINT)
+			return c;
+	*all = true;
+	return last;
+}
+
+/*
+ * A sync reported a flushed command: find the first flushed one, retire
+ * what completed before it and put it and every later in-flight command
+ * back at the front of the buffer, to be launched again in order.
+ */
+static void xq_handle_flush(struct xq *q)
+{
+	struct xal_cmd *c, *first = NULL;
+	struct xq_list again = { 0 };
+
+	for (c = q->inflight.head; c; c = c->xq_next) {
+		int rc;
+
+		if (c->xq_flags & XQ_F_LOCAL_DONE)
+			continue;
+		rc = q->ops->query ? q->ops->query(q->hwq, c) : -ECANCELED;
+		if (rc == -ECANCELED) {
+			first = c;
+			break;
+		}
+		if (rc == -EBUSY)
+			return;
+	}
+	if (!first)
+		return;
+	if (first != q->inflight.head)
+		xq_retire_through(q, first->xq_seq - 1, 0);
+	while (q->inflight.head) {
+		c = xq_list_pop(&q->inflight);
+		xq_window_retired(q, c);
+		c->xq_flags &= ~(uint32_t)XQ_F_SYNC_POINT;
+		xq_list_push(&again, c);
+		q->st.relaunches++;
+	}
+	again.tail->xq_next = q->pending.head;
+	if (!q->pending.head)
+		q->pending.tail = again.tail;
+	q->pending.head = again.head;
+	q->pending.n += again.n;
+	q->launched_seq = again.head->xq_seq - 1;
+	q->flush_epoch++;
+	xq_window_reset(q);
+	pthread_cond_broadcast(&q->cond);
+}
+
+static void xq_wait_resumed(struct xq *q)
+{
+	while (atomic_load(&q->suspended)) {
+		q->waiters++;
+		pthread_cond_wait(&q->cond, &q->lock);
+		q->waiters--;
+	}
+}
+
+/*
+ * One step towards completing every command <= @seq (launched): one backend
+ * sync and its consequences. Lock held; released during the sync. Returns
+ * -EAGAIN when the queue is preempted at Lv2/Lv3 and the step could not
+ * progress, else 0.
+ */
+static int xq_sync_step(struct xq *q, uint64_t seq)
+{
+	uint64_t epoch = q->flush_epoch, launched = q->launched_seq, tseq;
+	struct xal_cmd *target;
+	bool all;
+	int rc;
+
+	target = xq_sync_target(q, seq, &all);
+	if (!target) {
+		xq_retire_through(q, seq, 0);
+		return 0;
+	}
+	tseq = target->xq_seq;
+	q->syncers++;
+	pthread_mutex_unlock(&q->lock);
+	rc = all ? q->ops->sync_all(q->hwq, XAL_SYNC_PREEMPTIBLE) :
+		   q->ops->sync(q->hwq, target, XAL_SYNC_PREEMPTIBLE);
+	pthread_mutex_lock(&q->lock);
+	q->syncers--;
+	if (epoch != q->flush_epoch)
+		return 0;
+	if (rc == -EAGAIN)
+		return -EAGAIN;
+	if (rc == -ECANCELED)
+		xq_handle_flush(q);
+	else
+		xq_retire_through(q, all ? launched : tseq, rc);
+	return 0;
+}
+
+/* Oldest in-flight sync point, or the newest command: what refills the window. */
+static uint64_t xq_refill_target(struct xq *q)
+{
+	struct xal_cmd *c;
+
+	for (c = q->inflight.head; c; c = c->xq_next)
+		if (c->xq_flags & XQ_F_SYNC_POINT)
+			return c->xq_seq;
+	return q->inflight.tail->xq_seq;
+}
+
+/* Blocks until every command <= @seq completed. Lock held. */
+static void xq_complete_through(struct xq *q, uint64_t seq)
+{
+	while (q->completed_seq < seq) {
+		xq_launch_pending(q);
+		if (q->completed_seq >= seq)
+			break;
+		if (q->inflight.n == 0) {
+			/* Suspended (or a flush being resolved): wait for it. */
+			if (q->pending.n)
+				xq_worker_kick(q);
+			q->waiters++;
+			pthread_cond_wait(&q->cond, &q->lock);
+			q->waiters--;
+			continue;
+		}
+		if (xq_sync_step(q, seq <= q->launched_seq ? seq :
+				 xq_refill_target(q)) == -EAGAIN)
+			xq_wait_resumed(q);
+	}
+}
+
+static void *xq_worker_main(void *arg)
+{
+	struct xq *q = arg;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		if (q->garbage.n && q->syncers == 0) {
+			xq_unlock(q);
+			pthread_mutex_lock(&q->lock);
+		}
+		xq_launch_pending(q);
+		if (q->inflight.n) {
+			bool suspended = atomic_load(&q->suspended);
+
+			if (suspended && q->level >= 2) {
+				/* Preempted on the device: measure, then rest. */
+				if (q->susp_had_work && q->measured_gen != q->susp_gen &&
+				    q->ops->wait_quiet) {
+					uint64_t gen = q->susp_gen;
+
+					pthread_mutex_unlock(&q->lock);
+					q->ops->wait_quiet(q->hwq);
+					pthread_mutex_lock(&q->lock);
+					if (gen == q->susp_gen && q->measured_gen != gen)
+						xq_record_preemption(q);
+					continue;
+				}
+				xq_wait_resumed(q);
+				continue;
+			}
+			if (xq_sync_step(q, q->pending.n && !suspended ?
+					 xq_refill_target(q) :
+					 q->inflight.tail->xq_seq) == -EAGAIN)
+				xq_wait_resumed(q);
+			continue;
+		}
+		if (q->stopping && !q->pending.n)
+			break;
+		if (q->pending.n && xq_may_launch(q))
+			continue;
+		{
+			struct timespec ts = xs_ns_to_timespec(xs_now_ns() + XQ_WORKER_IDLE_NS);
+			int rc;
+
+			q->worker_idle = true;
+			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
+			q->worker_idle = false;
+			if (rc == ETIMEDOUT && !q->pending.n && !q->inflight.n &&
+			    !q->stopping)
+				break;
+		}
+	}
+	q->worker_running = false;
+	q->worker_zombie = true;
+	xq_unlock(q);
+	return NULL;
+}
+
+static int xq_resolve_window(struct xq *q, int32_t threshold, int32_t batch,
+			     int64_t budget_ns, bool create)
+{
+	int32_t t = threshold ? threshold : (create ? XS_DEFAULT_THRESHOLD : q->threshold);
+	int32_t b = batch ? batch : (create ? XS_DEFAULT_BATCH : q->batch);
+	int64_t g = budget_ns ? budget_ns : (create ? XS_DEFAULT_BUDGET_NS : q->budget_ns);
+	int rc = xq_window_check(t, b, g);
+
+	if (rc < 0)
+		return rc;
+	q->threshold = t;
+	q->batch = b;
+	q->budget_ns = g;
+	return 0;
+}
+
+int xq_create(struct xal_hwq *hwq, const struct xq_config *cfg, struct xq **out)
+{
+	static const struct xq_config defaults;
+	pthread_condattr_t ca;
+	struct xq *q;
+	int rc;
+
+	if (!hwq || !out || xal_ops_check(hwq->ops) < 0)
+		return -EINVAL;
+	if (!cfg)
+		cfg = &defaults;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->hwq = hwq;
+	q->ops = hwq->ops;
+	rc = xal_level_grant(hwq, cfg->level);
+	if (rc < 0)
+		goto fail;
+	q->level = rc;
+	q->level_req = cfg->level;
+	q->level_max = xal_level_max(hwq);
+	rc = xq_resolve_window(q, cfg->threshold, cfg->batch, cfg->budget_ns, true);
+	if (rc < 0)
+		goto fail;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_mutex_init(&q->ctl_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->cond, &ca);
+	pthread_cond_init(&q->wcond, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = q;
+	return 0;
+fail:
+	free(q);
+	return rc;
+}
+
+int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
+{
+	uint64_t s;
+
+	if (!q || !cmd) {
+		xal_cmd_destroy(cmd);
+		return -EINVAL;
+	}
+	cmd->xq_flags = 0;
+	cmd->xq_status = 0;
+	cmd->xq_next = NULL;
+	pthread_mutex_lock(&q->lock);
+	if (q->stopping) {
+		pthread_mutex_unlock(&q->lock);
+		xal_cmd_destroy(cmd);
+		return -ESHUTDOWN;
+	}
+	if (q->next_seq == q->completed_seq)
+		xq_notify(q, XQ_EVENT_READY);
+	s = ++q->next_seq;
+	cmd->xq_seq = s;
+	q->st.submitted++;
+	if (!q->pending.head && xq_may_launch(q) && xq_window_has_room(q, cmd)) {
+		xq_launch_one(q, cmd);
+		q->st.direct_launches++;
+		xq_retire_local(q);
+		if (q->inflight.n && (!q->worker_running || q->worker_idle))
+			xq_worker_kick(q);
+	} else {
+		xq_list_push(&q->pending, cmd);
+		xq_worker_kick(q);
+	}
+	xq_unlock(q);
+	if (seq)
+		*seq = s;
+	return 0;
+}
+
+int xq_wait(struct xq *q, uint64_t seq)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	if (seq == 0 || seq > q->next_seq) {
+		pthread_mutex_unlock(&q->lock);
+		return -EINVAL;
+	}
+	xq_complete_through(q, seq);
+	rc = xq_take_error(q, seq);
+	xq_unlock(q);
+	return rc;
+}
+
+int xq_wait_all(struct xq *q)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	xq_complete_through(q, q->next_seq);
+	rc = xq_take_error(q, UINT64_MAX);
+	xq_unlock(q);
+	return rc;
+}
+
+int xq_query(struct xq *q, uint64_t seq)
+{
+	struct xal_cmd *target;
+	bool all;
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	if (seq == 0 || seq > q->next_seq) {
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = 0;
+	if (q->completed_seq >= seq)
+		goto out;
+	rc = -EBUSY;
+	if (seq > q->launched_seq || !q->ops->query)
+		goto out;
+	target = xq_sync_target(q, seq, &all);
+	if (!target || all)
+		goto out;
+	if (q->ops->query(q->hwq, target) >= 0) {
+		xq_retire_through(q, target->xq_seq, 0);
+		rc = 0;
+	}
+out:
+	xq_unlock(q);
+	return rc;
+}
+
+static int xq_backend_preempt(struct xq *q, bool on)
+{
+	if (q->level == 2)
+		return on ? q->ops->deactivate(q->hwq) : q->ops->reactivate(q->hwq);
+	if (q->level == 3)
+		return on ? q->ops->interrupt(q->hwq) : q->ops->restore(q->hwq);
+	return 0;
+}
+
+int xq_suspend(struct xq *q, unsigned flags)
+{
+	uint64_t gen, until;
+	bool had_work;
+	int rc;
+
+	if (!q || (flags & ~XS_SUSPEND_SYNC))
+		return -EINVAL;
+	pthread_mutex_lock(&q->ctl_lock);
+	pthread_mutex_lock(&q->lock);
+	if (atomic_load(&q->suspended)) {
+		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->ctl_lock);
+		return 0;
+	}
+	atomic_store(&q->suspended, true);
+	gen = ++q->susp_gen;
+	q->susp_ns = xs_now_ns();
+	had_work = q->susp_had_work = q->inflight.n > 0;
+	if (had_work || q->pending.n)
+		q->st.preemptions++;
+	if (q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
+		q->relaunch_barrier = true;
+	until = q->launched_seq;
+	pthread_mutex_unlock(&q->lock);
+	rc = xq_backend_preempt(q, true);
+	pthread_mutex_unlock(&q->ctl_lock);
+	if (!(flags & XS_SUSPEND_SYNC) || !had_work)
+		return rc;
+	if (q->level >= 2 && q->ops->wait_quiet) {
+		q->ops->wait_quiet(q->hwq);
+		pthread_mutex_lock(&q->lock);
+		if (gen == q->susp_gen && q->measured_gen != gen)
+			xq_record_preemption(q);
+		xq_unlock(q);
+	} else if (q->level == 1) {
+		pthread_mutex_lock(&q->lock);
+		if (gen == q->susp_gen)
+			xq_complete_through(q, until);
+		xq_unlock(q);
+	}
+	return rc;
+}
+
+int xq_resume(struct xq *q)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->ctl_lock);
+	pthread_mutex_lock(&q->lock);
+	if (!atomic_load(&q->suspended)) {
+		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->ctl_lock);
+		return 0;
+	}
+	q->susp_gen++;
+	pthread_mutex_unlock(&q->lock);
+	rc = xq_backend_preempt(q, false);
+	pthread_mutex_lock(&q->lock);
+	atomic_store(&q->suspended, false);
+	xq_launch_pending(q);
+	if (q->pending.n || q->inflight.n)
+		xq_worker_kick(q);
+	pthread_cond_broadcast(&q->cond);
+	xq_unlock(q);
+	pthread_mutex_unlock(&q->ctl_lock);
+	return rc;
+}
+
+bool xq_suspended(struct xq *q)
+{
+	return atomic_load(&q->suspended);
+}
+
+int xq_destroy(struct xq *q, unsigned flags)
+{
+	struct xal_cmd *dropped = NULL;
+	bool join;
+	int rc;
+
+	if (!q)
+		return 0;
+	if (flags & ~XS_DESTROY_DISCARD)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	q->stopping = true;
+	if (flags & XS_DESTROY_DISCARD) {
+		q->next_seq = q->launched_seq;
+		dropped = xq_list_take(&q->pending);
+		pthread_mutex_unlock(&q->lock);
+		xq_resume(q);
+		pthread_mutex_lock(&q->lock);
+	}
+	xq_complete_through(q, q->next_seq);
+	rc = xq_take_error(q, UINT64_MAX);
+	join = q->worker_running || q->worker_zombie;
+	pthread_cond_broadcast(&q->wcond);
+	pthread_mutex_unlock(&q->lock);
+	if (join)
+		pthread_join(q->worker, NULL);
+	xq_cmds_destroy(dropped);
+	xq_cmds_destroy(xq_list_take(&q->garbage));
+	pthread_cond_destroy(&q->cond);
+	pthread_cond_destroy(&q->wcond);
+	pthread_mutex_destroy(&q->lock);
+	pthread_mutex_destroy(&q->ctl_lock);
+	free(q);
+	return rc;
+}
+
+int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	rc = xq_resolve_window(q, threshold, batch, budget_ns, false);
+	if (rc == 0)
+		xq_launch_pending(q);
+	xq_unlock(q);
+	return rc;
+}
+
+static int xq_hint_check(enum xs_hint hint, int64_t value)
+{
+	switch (hint) {
+	case XS_HINT_PRIORITY:
+		return value >= XS_PRIORITY_MIN && value <= XS_PRIORITY_MAX ? 0 : -ERANGE;
+	case XS_HINT_SHARE:
+		return value >= 0 && value <= XS_SHARE_MAX ? 0 : -ERANGE;
+	case XS_HINT_DEADLINE_US:
+	case XS_HINT_LAXITY_US:
+		return value >= 0 && value <= XS_TIME_HINT_MAX_US ? 0 : -ERANGE;
+	default:
+		return -EINVAL;
+	}
+}
+
+int xq_set_hint(struct xq *q, enum xs_hint hint, int64_t value)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	rc = xq_hint_check(hint, value);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&q->lock);
+	q->hint[hint] = value;
+	xq_notify(q, XQ_EVENT_HINT);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value)
+{
+	if (!q || !value || xq_hint_check(hint, 0) == -EINVAL)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	*value = q->hint[hint];
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&q->lock);
+	q->observer = fn;
+	q->observer_ctx = ctx;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void xq_info(struct xq *q, xs_queue_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&q->lock);
+	out->level = q->level;
+	out->level_requested = q->level_req;
+	out->level_max = q->level_max;
+	out->threshold = q->threshold;
+	out->batch = q->batch;
+	out->budget_ns = q->budget_ns;
+	pthread_mutex_unlock(&q->lock);
+	strncpy(out->backend, q->ops->name, sizeof(out->backend) - 1);
+}
+
+void xq_stats(struct xq *q, xs_queue_stats *out)
+{
+	pthread_mutex_lock(&q->lock);
+	*out = q->st;
+	out->in_flight = q->inflight.n;
+	out->pending = q->pending.n;
+	out->suspended = atomic_load(&q->suspended);
+	out->preempt_samples = q->preempt_hist.count;
+	out->preempt_p50_ns = xs_hist_quantile(&q->preempt_hist, 0.50);
+	out->preempt_p99_ns = xs_hist_quantile(&q->preempt_hist, 0.99);
+	out->preempt_max_ns = q->preempt_hist.max;
+	pthread_mutex_unlock(&q->lock);
+}
+
+struct xal_hwq *xq_hwq(struct xq *q)
+{
+	return q->hwq;
+}

@@ -1,0 +1,103 @@
+/*
+ * XQueue: a preemptible command queue over one XAL hardware queue.
+ *
+ * Commands are submitted in order and reach the hardware queue by
+ * progressive launching: at most `threshold` commands and about `budget_ns`
+ * of estimated device time are in flight (at least one command), with a sync
+ * point every `batch` commands or half a budget. Suspending a queue stops
+ * launches (Lv1) and, at Lv2/Lv3, deactivates or interrupts the hardware
+ * queue, so preemption latency is bounded by the window whatever the
+ * command size.
+ *
+ * The submit path launches directly from the submitting thread when nothing
+ * is buffered and the window has room; otherwise the command is buffered
+ * and a per-queue worker thread, started on demand and gone after a second
+ * of idleness, drains the buffer. Either way commands launch in submission
+ * order. The worker also syncs in-flight work so Idle is noticed and the
+ * window refills.
+ *
+ * This is the internal API behind include/xsched/xsched.h, used by the
+ * shims and the agent. Functions return 0 or a negative errno; a command
+ * passed to xq_submit() belongs to the queue from then on.
+ */
+#ifndef XS_XQUEUE_H
+#define XS_XQUEUE_H
+
+#include "xal/xal.h"
+#include "xsched/xsched.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct xq;
+
+struct xq_config {
+	int32_t level;      /* enum xs_level */
+	int32_t threshold;  /* 0: XS_DEFAULT_THRESHOLD */
+	int32_t batch;      /* 0: XS_DEFAULT_BATCH */
+	int64_t budget_ns;  /* 0: XS_DEFAULT_BUDGET_NS; XS_BUDGET_NONE: off */
+};
+
+enum xq_event {
+	XQ_EVENT_READY = 1, /* first command into an idle queue */
+	XQ_EVENT_IDLE = 2,  /* every submitted command completed */
+	XQ_EVENT_HINT = 3,  /* a hint changed */
+};
+
+/*
+ * Observer of queue events. Called with the queue's lock held, on the thread
+ * that caused the event (submitter, waiter or worker): it must be quick and
+ * must not call into the same queue. READY and IDLE alternate strictly.
+ */
+typedef void (*xq_observer_fn)(struct xq *q, enum xq_event ev, void *ctx);
+
+/*
+ * Creates an XQueue over @hwq (not owned; it must outlive the queue).
+ * @cfg NULL: defaults. Errors: -EINVAL for bad arguments (negative sizes,
+ * batch > threshold, threshold above XS_MAX_THRESHOLD, unknown level),
+ * -ENOMEM.
+ */
+int xq_create(struct xal_hwq *hwq, const struct xq_config *cfg, struct xq **out);
+
+/*
+ * Destroys @q (NULL accepted: returns 0). XS_DESTROY_DRAIN waits for every
+ * submitted command (blocking while suspended); XS_DESTROY_DISCARD drops
+ * buffered commands and waits only for those in flight, resuming the
+ * hardware queue if needed. No other thread may use @q meanwhile. Returns
+ * the first unreported command error or 0.
+ */
+int xq_destroy(struct xq *q, unsigned flags);
+
+/* See xs_submit(). Never blocks because the queue is suspended. */
+int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq);
+
+/* See xs_wait()/xs_wait_all()/xs_query(). */
+int xq_wait(struct xq *q, uint64_t seq);
+int xq_wait_all(struct xq *q);
+int xq_query(struct xq *q, uint64_t seq);
+
+/* See xs_suspend()/xs_resume(). */
+int xq_suspend(struct xq *q, unsigned flags);
+int xq_resume(struct xq *q);
+bool xq_suspended(struct xq *q);
+
+int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns);
+
+int xq_set_hint(struct xq *q, enum xs_hint hint, int64_t value);
+int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value);
+
+/* Installs the observer (NULL removes it). */
+void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
+
+void xq_info(struct xq *q, xs_queue_info *out);
+void xq_stats(struct xq *q, xs_queue_stats *out);
+
+struct xal_hwq *xq_hwq(struct xq *q);
+
+/*
+ * Validates a window with no zero (default) left in it: 1 <= batch <=
+ * threshold <= XS_MAX_THRESHOLD, budget_ns > 0 or XS_BUDGET_NONE.
+ */
+int xq_window_check(int32_t threshold, int32_t batch, int64_t budget_ns);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * Helpers for the cmocka tests: every test process works on its own
+ * simulated device (unique name, removed at exit) so tests run in parallel,
+ * and one executable runs one case when CTest passes its name.
+ */
+#ifndef XS_TEST_UTIL_H
+#define XS_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sim/sim.h"
+
+static char test_dev_name[64];
+
+/* A device name unique to this process and @tag; the file is removed at exit. */
+static inline const char *test_dev(const char *tag)
+{
+	snprintf(test_dev_name, sizeof(test_dev_name), "xstest-%d-%s", (int)getpid(), tag);
+	sim_dev_unlink(test_dev_name);
+	return test_dev_name;
+}
+
+static inline void test_dev_cleanup(void)
+{
+	if (test_dev_name[0])
+		sim_dev_unlink(test_dev_name);
+}
+
+#define XS_TEST_MAIN(tests)                                                   \
+	int main(int argc, char **argv)                                       \
+	{                                                                     \
+		int rc;                                                       \
+		if (argc > 1)                                                 \
+			cmocka_set_test_filter(argv[1]);                      \
+		rc = cmocka_run_group_tests(tests, NULL, NULL);               \
+		test_dev_cleanup();                                           \
+		return rc;                                                    \
+	}
+
+#endif
