@@ -29,6 +29,9 @@
 struct sim_dev;
 struct sim_hwq;
 
+/* Native arbitration between hardware queues (values are ABI). */
+enum { SIM_ARB_RR = 0, SIM_ARB_FCFS = 1 };
+
 enum sim_cmd_kind {
 	SIM_CMD_KERNEL = 1,  /* optional fn(arg), then spin the rest of duration */
 	SIM_CMD_COPY,        /* memcpy(dst, src, size), then spin */

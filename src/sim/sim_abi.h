@@ -31,9 +31,6 @@ enum {
 	SIM_SLOT_REAPING = 3,   /* owner found dead; one reaper frees it */
 };
 
-/* Native arbitration between hardware queues. */
-enum { SIM_ARB_RR = 0, SIM_ARB_FCFS = 1 };
-
 /* sim_shm_hwq.ctl bits (writer: the owning process's control path). */
 enum {
 	SIM_CTL_STALL = 1u << 0,     /* Lv2: do not start commands */
@@ -46,7 +43,7 @@ struct sim_shm_ctx {
 	_Atomic uint32_t state;     /* writer: claimer, then reaper */
 	_Atomic uint32_t doorbell;  /* futex word; any process bumps it to hand over the engine */
 	int32_t pid;                /* writer: claimer (before LIVE, release) */
-	uint32_t pad0;
+	_Atomic uint32_t sleeping;  /* 1 while its executor sleeps on doorbell; writer: executor */
 	uint64_t start_time;        /* /proc/<pid>/stat starttime, against pid reuse */
 	uint64_t pad1[5];
 };
@@ -69,7 +66,7 @@ struct sim_shm_dev {
 	uint64_t magic;             /* SIM_ABI_MAGIC, written last at creation */
 	uint32_t version;           /* SIM_ABI_VERSION */
 	uint32_t size;              /* total mapping size */
-	uint32_t arbitration;       /* SIM_ARB_*, fixed at creation */
+	uint32_t arbitration;       /* SIM_ARB_* (sim.h), fixed at creation */
 	uint32_t level_max;         /* 1..3: what this device can do */
 	uint32_t lv2_flush;         /* 1: Lv2 flushes instead of stalling */
 	uint32_t pad0;

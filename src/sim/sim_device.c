@@ -297,6 +297,7 @@ static int sim_ctx_claim(struct sim_dev *dev)
 		ctx->pid = dev->pid;
 		ctx->start_time = start;
 		atomic_store(&ctx->doorbell, 0);
+		atomic_store(&ctx->sleeping, 0);
 		atomic_store_explicit(&ctx->state, SIM_SLOT_LIVE, memory_order_release);
 		dev->ctx = c;
 		return 0;

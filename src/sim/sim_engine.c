@@ -25,8 +25,11 @@
 #include <string.h>
 
 #define SIM_WATCHDOG_NS (10 * XS_NSEC_PER_MSEC)
+#define SIM_IDLE_POLL_NS (100 * XS_NSEC_PER_USEC)
 
 static _Thread_local struct sim_dev *sim_executor_of;
+
+static void sim_flush_notify(struct sim_dev *dev);
 
 bool sim_hwq_eligible(const struct sim_shm_dev *shm, uint32_t idx)
 {
@@ -104,8 +107,11 @@ static void sim_ring(struct sim_dev *dev, uint32_t idx)
 
 	if (c >= SIM_MAX_CTX || (c == dev->ctx && sim_executor_of == dev))
 		return;
+	/* Pairs with the store of sleeping then the load of turn in
+	 * sim_executor_main(). */
 	atomic_fetch_add(&shm->ctx[c].doorbell, 1);
-	xs_futex_wake(&shm->ctx[c].doorbell, 1, true);
+	if (atomic_load(&shm->ctx[c].sleeping))
+		xs_futex_wake(&shm->ctx[c].doorbell, 1, true);
 }
 
 void sim_engine_kick(struct sim_dev *dev, uint32_t after)
@@ -147,6 +153,33 @@ static void sim_trace(struct sim_dev *dev, uint32_t idx, uint64_t seq)
 		dev->trace_n++;
 	}
 	pthread_mutex_unlock(&dev->trace_lock);
+}
+
+/*
+ * Completion wakeups are deferred until the next command has started (or
+ * the engine leaves this process): a futex wake costs microseconds of the
+ * waker's time, which a device's completion interrupt does not take from
+ * the device. The queue is looked up again under exec_lock, so a queue
+ * destroyed meanwhile is not touched.
+ */
+static void sim_defer_notify(struct sim_dev *dev, struct sim_hwq *hq, uint64_t done)
+{
+	if (dev->notify_hq && dev->notify_hq != hq)
+		sim_flush_notify(dev);
+	dev->notify_hq = hq;
+	dev->notify_idx = hq->index;
+	dev->notify_done = done;
+}
+
+static void sim_flush_notify(struct sim_dev *dev)
+{
+	if (!dev->notify_hq)
+		return;
+	pthread_mutex_lock(&dev->exec_lock);
+	if (atomic_load(&dev->local[dev->notify_idx]) == dev->notify_hq)
+		sim_hwq_notify_done(dev->notify_hq, dev->notify_done);
+	pthread_mutex_unlock(&dev->exec_lock);
+	dev->notify_hq = NULL;
 }
 
 /* The data part of a command, done once even if the spin is interrupted. */
@@ -193,6 +226,7 @@ static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
 			*status = rc;
 	}
 	end = start + e->remaining_ns;
+	sim_flush_notify(hq->dev);
 	for (;;) {
 		now = xs_now_ns();
 		if (e->cmd.kind == SIM_CMD_HOLD) {
@@ -231,10 +265,16 @@ static void sim_entry_finish(struct sim_hwq *hq, struct sim_entry *e,
 		atomic_fetch_add(&hq->dev->shm->commands, 1);
 	}
 	atomic_store(&hq->shm->done, done + 1);
-	sim_hwq_notify(hq);
+	sim_defer_notify(hq->dev, hq, done + 1);
 }
 
-/* Runs the head command of our queue @idx, which holds the turn. */
+/*
+ * Runs the head command of our queue @idx, which holds the turn. The queue
+ * is looked up and marked running under exec_lock, so sim_hwq_destroy(),
+ * which unpublishes it under the same lock and then waits for running to
+ * drop, never frees a queue the executor still uses; the lock is not held
+ * while the command runs.
+ */
 static void sim_execute_turn(struct sim_dev *dev, uint32_t idx)
 {
 	struct sim_hwq *hq;
@@ -244,11 +284,13 @@ static void sim_execute_turn(struct sim_dev *dev, uint32_t idx)
 
 	pthread_mutex_lock(&dev->exec_lock);
 	hq = atomic_load(&dev->local[idx]);
+	if (hq)
+		/* Pairs with the fetch_or of ctl in sim_hwq_stall()/interrupt(). */
+		atomic_store(&hq->shm->running, 1);
+	pthread_mutex_unlock(&dev->exec_lock);
 	if (!hq)
 		goto out;
 	h = hq->shm;
-	/* Pairs with the fetch_or of ctl in sim_hwq_stall()/interrupt(). */
-	atomic_store(&h->running, 1);
 	ctl = atomic_load(&h->ctl);
 	sub = atomic_load(&h->submitted);
 	done = atomic_load_explicit(&h->done, memory_order_relaxed);
@@ -271,9 +313,14 @@ static void sim_execute_turn(struct sim_dev *dev, uint32_t idx)
 			sim_entry_finish(hq, e, done, SIM_E_DONE, status);
 	}
 quiet:
+	/* Last touch of hq: sim_hwq_destroy() may free it once this is 0, so
+	 * quiet waiters are woken through the device-wide path instead. */
 	atomic_store(&h->running, 0);
+	if (atomic_load(&dev->quiet_waiters)) {
+		atomic_fetch_add(&dev->quiet_word, 1);
+		xs_futex_wake(&dev->quiet_word, INT32_MAX, false);
+	}
 out:
-	pthread_mutex_unlock(&dev->exec_lock);
 	sim_engine_advance(dev, idx);
 }
 
@@ -327,23 +374,46 @@ static void sim_watchdog(struct sim_dev *dev)
 static void *sim_executor_main(void *arg)
 {
 	struct sim_dev *dev = arg;
-	_Atomic uint32_t *bell = &dev->shm->ctx[dev->ctx].doorbell;
+	struct sim_shm_ctx *ctx = &dev->shm->ctx[dev->ctx];
+	uint64_t idle_since = 0;
 
 	sim_executor_of = dev;
 	for (;;) {
 		uint32_t turn = atomic_load(&dev->shm->turn), seen;
+		int rc;
 
 		if (sim_turn_is_ours(dev, turn)) {
 			sim_execute_turn(dev, turn - 1);
+			idle_since = 0;
 			continue;
 		}
+		sim_flush_notify(dev);
 		if (atomic_load(&dev->stopping))
 			break;
-		seen = atomic_load(bell);
+		/* An idle device is ready at once, as hardware is: poll a
+		 * little before sleeping, so a launch into an idle engine
+		 * costs no thread wakeup. */
+		if (turn == 0) {
+			uint64_t now = xs_now_ns();
+
+			if (!idle_since)
+				idle_since = now;
+			if (now - idle_since < SIM_IDLE_POLL_NS) {
+				xs_cpu_relax();
+				continue;
+			}
+		}
+		seen = atomic_load(&ctx->doorbell);
+		atomic_store(&ctx->sleeping, 1);
 		turn = atomic_load(&dev->shm->turn);
-		if (sim_turn_is_ours(dev, turn) || atomic_load(&dev->stopping))
+		if (sim_turn_is_ours(dev, turn) || atomic_load(&dev->stopping)) {
+			atomic_store(&ctx->sleeping, 0);
 			continue;
-		if (xs_futex_wait(bell, seen, SIM_WATCHDOG_NS, true) == -ETIMEDOUT)
+		}
+		rc = xs_futex_wait(&ctx->doorbell, seen, SIM_WATCHDOG_NS, true);
+		atomic_store(&ctx->sleeping, 0);
+		idle_since = 0;
+		if (rc == -ETIMEDOUT)
 			sim_watchdog(dev);
 	}
 	return NULL;

@@ -8,7 +8,6 @@
 #include "base/futex.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +16,18 @@
 
 void sim_hwq_notify(struct sim_hwq *hq)
 {
+	atomic_store(&hq->wake_at, UINT64_MAX);
 	atomic_fetch_add(&hq->done_wake, 1);
 	if (atomic_load(&hq->waiters))
-		xs_futex_wake(&hq->done_wake, 1 << 30, false);
+		xs_futex_wake(&hq->done_wake, INT32_MAX, false);
+}
+
+void sim_hwq_notify_done(struct sim_hwq *hq, uint64_t done)
+{
+	/* Pairs with the fetch-min of wake_at then the load of done in
+	 * sim_hwq_block(): one of the two sees the other. */
+	if (done >= atomic_load(&hq->wake_at))
+		sim_hwq_notify(hq);
 }
 
 int sim_hwq_create(struct sim_dev *dev, struct sim_hwq **out)
@@ -55,6 +63,7 @@ int sim_hwq_create(struct sim_dev *dev, struct sim_hwq **out)
 	hq->shm = &shm->hwq[i];
 	hq->tickets = shm->ticket[i];
 	pthread_mutex_init(&hq->launch_lock, NULL);
+	atomic_store(&hq->wake_at, UINT64_MAX);
 	hq->shm->ctx = dev->ctx;
 	atomic_store(&hq->shm->ctl, 0);
 	atomic_store(&hq->shm->running, 0);
@@ -96,12 +105,15 @@ void sim_hwq_destroy(struct sim_hwq *hq)
 	pthread_mutex_lock(&dev->exec_lock);
 	atomic_fetch_and(&shm->live_mask[hq->index / 64], ~(1ull << (hq->index % 64)));
 	atomic_store(&dev->local[hq->index], NULL);
+	pthread_mutex_unlock(&dev->exec_lock);
+	/* The executor may have picked us just before: wait until it let go. */
+	sim_hwq_wait_quiet(hq);
 	sub = atomic_load(&hq->shm->submitted);
 	for (done = atomic_load(&hq->shm->done); done < sub; done++)
 		atomic_store(&hq->ring[done & SIM_RING_MASK].state, SIM_E_FLUSHED);
 	atomic_store(&hq->shm->done, sub);
 	atomic_store(&hq->shm->state, SIM_SLOT_FREE);
-	pthread_mutex_unlock(&dev->exec_lock);
+	sim_hwq_notify(hq);
 	turn = hq->index + 1;
 	if (atomic_compare_exchange_strong(&shm->turn, &turn, 0))
 		sim_engine_kick(dev, hq->index);
@@ -136,13 +148,28 @@ static int sim_cmd_check(const struct sim_cmd *c)
 	}
 }
 
-/* Sleeps on done_wake until @cond(hq, arg) holds; spins briefly first. */
-static void sim_hwq_block(struct sim_hwq *hq, bool (*cond)(struct sim_hwq *, uint64_t),
-			  uint64_t arg)
+static bool sim_hwq_blocked(struct sim_hwq *hq)
+{
+	return sim_ctl_blocks(atomic_load(&hq->shm->ctl));
+}
+
+static bool sim_block_done(struct sim_hwq *hq, uint64_t target, bool preemptible)
+{
+	return atomic_load(&hq->shm->done) >= target ||
+	       (preemptible && sim_hwq_blocked(hq));
+}
+
+/*
+ * Waits until done reaches @target, or with @preemptible until the queue
+ * is stalled or interrupted. Spins briefly, then sleeps having registered
+ * @target, so the executor wakes waiters only when one of them can go on.
+ */
+static void sim_hwq_block(struct sim_hwq *hq, uint64_t target, bool preemptible)
 {
 	uint64_t spin_end = xs_now_ns() + SIM_WAIT_SPIN_NS;
 
-	while (!cond(hq, arg)) {
+	while (!sim_block_done(hq, target, preemptible)) {
+		uint64_t cur;
 		uint32_t seen;
 
 		if (xs_now_ns() < spin_end) {
@@ -151,15 +178,14 @@ static void sim_hwq_block(struct sim_hwq *hq, bool (*cond)(struct sim_hwq *, uin
 		}
 		seen = atomic_load(&hq->done_wake);
 		atomic_fetch_add(&hq->waiters, 1);
-		if (!cond(hq, arg))
+		cur = atomic_load(&hq->wake_at);
+		while (target < cur &&
+		       !atomic_compare_exchange_weak(&hq->wake_at, &cur, target))
+			;
+		if (!sim_block_done(hq, target, preemptible))
 			xs_futex_wait(&hq->done_wake, seen, UINT64_MAX, false);
 		atomic_fetch_sub(&hq->waiters, 1);
 	}
-}
-
-static bool sim_ring_has_room(struct sim_hwq *hq, uint64_t next)
-{
-	return next - 1 - atomic_load(&hq->shm->done) < SIM_RING;
 }
 
 int sim_hwq_launch(struct sim_hwq *hq, const struct sim_cmd *cmd, uint64_t *seq)
@@ -175,7 +201,10 @@ int sim_hwq_launch(struct sim_hwq *hq, const struct sim_cmd *cmd, uint64_t *seq)
 		return rc;
 	pthread_mutex_lock(&hq->launch_lock);
 	s = atomic_load_explicit(&hq->shm->submitted, memory_order_relaxed) + 1;
-	sim_hwq_block(hq, sim_ring_has_room, s);
+	/* Full: wait for a sixteenth of the ring to drain, not one slot, so a
+	 * flooding launcher is not woken at every completion. */
+	if (s - 1 - atomic_load(&hq->shm->done) >= SIM_RING)
+		sim_hwq_block(hq, s - SIM_RING + SIM_RING / 16, false);
 	e = &hq->ring[(s - 1) & SIM_RING_MASK];
 	e->cmd = *cmd;
 	e->remaining_ns = cmd->kind == SIM_CMD_EVENT ? 0 : cmd->duration_ns;
@@ -220,27 +249,13 @@ static int sim_hwq_outcome(struct sim_hwq *hq, uint64_t seq)
 	return 0;
 }
 
-static bool sim_hwq_blocked(struct sim_hwq *hq)
-{
-	return sim_ctl_blocks(atomic_load(&hq->shm->ctl));
-}
-
-static bool sim_done_or_blocked(struct sim_hwq *hq, uint64_t seq)
-{
-	return sim_done_reached(hq, seq) || sim_hwq_blocked(hq);
-}
-
 int sim_hwq_wait(struct sim_hwq *hq, uint64_t seq, unsigned flags)
 {
 	if (!hq || seq == 0 || seq > atomic_load(&hq->shm->submitted))
 		return -EINVAL;
-	if (flags & SIM_WAIT_PREEMPTIBLE) {
-		sim_hwq_block(hq, sim_done_or_blocked, seq);
-		if (!sim_done_reached(hq, seq))
-			return -EAGAIN;
-	} else {
-		sim_hwq_block(hq, sim_done_reached, seq);
-	}
+	sim_hwq_block(hq, seq, flags & SIM_WAIT_PREEMPTIBLE);
+	if (!sim_done_reached(hq, seq))
+		return -EAGAIN;
 	return sim_hwq_outcome(hq, seq);
 }
 
@@ -282,13 +297,23 @@ int sim_hwq_cmd_time(struct sim_hwq *hq, uint64_t seq, uint64_t *ns)
 
 void sim_hwq_wait_quiet(struct sim_hwq *hq)
 {
-	unsigned spins = 0;
+	struct sim_dev *dev = hq->dev;
+	uint64_t spin_end = xs_now_ns() + SIM_WAIT_SPIN_NS;
 
 	while (atomic_load(&hq->shm->running)) {
-		if (++spins < 4096)
+		uint32_t seen;
+
+		if (xs_now_ns() < spin_end) {
 			xs_cpu_relax();
-		else
-			sched_yield();
+			continue;
+		}
+		seen = atomic_load(&dev->quiet_word);
+		atomic_fetch_add(&dev->quiet_waiters, 1);
+		/* Pairs with the store of running then the load of quiet_waiters
+		 * in sim_execute_turn(). */
+		if (atomic_load(&hq->shm->running))
+			xs_futex_wait(&dev->quiet_word, seen, UINT64_MAX, false);
+		atomic_fetch_sub(&dev->quiet_waiters, 1);
 	}
 }
 

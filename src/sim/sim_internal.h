@@ -46,6 +46,7 @@ struct sim_hwq {
 	pthread_mutex_t launch_lock;   /* serialises launchers of this queue */
 	_Atomic uint32_t done_wake;    /* private futex: done advanced or ctl changed */
 	_Atomic uint32_t waiters;
+	_Atomic uint64_t wake_at;      /* smallest done a sleeping waiter needs */
 	_Atomic uint64_t err_seq;      /* first failed command not reported yet; 0: none */
 	_Atomic int32_t err_code;      /* its error; written before err_seq (release) */
 	struct sim_entry ring[SIM_RING];
@@ -62,8 +63,13 @@ struct sim_dev {
 	pthread_t executor;
 	bool executor_started;         /* sim_lock */
 	_Atomic bool stopping;
-	pthread_mutex_t exec_lock;     /* held by the executor while running a turn */
+	pthread_mutex_t exec_lock;     /* orders queue lookup by the executor with destroy */
 	_Atomic(struct sim_hwq *) local[SIM_MAX_HWQ];
+	struct sim_hwq *notify_hq;     /* executor only: deferred completion wakeup */
+	uint32_t notify_idx;
+	uint64_t notify_done;
+	_Atomic uint32_t quiet_word;   /* private futex: some queue stopped running */
+	_Atomic uint32_t quiet_waiters;
 	unsigned nhwq;                 /* sim_lock */
 	pthread_mutex_t trace_lock;
 	_Atomic bool tracing;
@@ -89,7 +95,10 @@ void sim_engine_advance(struct sim_dev *dev, uint32_t cur);
 bool sim_hwq_eligible(const struct sim_shm_dev *shm, uint32_t idx);
 
 /* sim_hwq.c */
+/* Wakes every waiter of @hwq (state changed). */
 void sim_hwq_notify(struct sim_hwq *hwq);
+/* Wakes waiters of @hwq if one needs @done or less (done just advanced). */
+void sim_hwq_notify_done(struct sim_hwq *hwq, uint64_t done);
 
 static inline bool sim_ctl_blocks(uint32_t ctl)
 {

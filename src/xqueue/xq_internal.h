@@ -49,6 +49,7 @@ struct xq {
 	int64_t budget_ns;            /* < 0: no budget */
 
 	_Atomic bool suspended;       /* written under lock and ctl_lock */
+	_Atomic uint32_t kick_word;   /* futex: bumped by suspend to cut the worker's sleeps */
 	bool stopping;
 	bool relaunch_barrier;        /* flush mode: no launch until in-flight resolved */
 
@@ -69,6 +70,7 @@ struct xq {
 
 	uint32_t syncers;             /* threads inside a backend sync */
 	uint32_t waiters;             /* threads in pthread_cond_wait(cond) */
+	uint32_t completers;          /* threads in xq_complete_through() */
 	bool worker_running, worker_idle, worker_zombie;
 	pthread_t worker;
 

@@ -17,12 +17,17 @@
  */
 #include "xqueue/xq_internal.h"
 #include "base/clock.h"
+#include "base/futex.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #define XQ_WORKER_IDLE_NS (1 * XS_NSEC_PER_SEC)
+/* Sleep overshoot to allow for when waking up just before a completion;
+ * the sleeping thread's timer slack is lowered for that sleep. */
+#define XQ_PROMPT_MARGIN_NS (100 * XS_NSEC_PER_USEC)
 
 static void xq_list_push(struct xq_list *l, struct xal_cmd *c)
 {
@@ -154,7 +159,7 @@ static void xq_after_retire(struct xq *q)
 	if (q->completed_seq == q->next_seq)
 		xq_notify(q, XQ_EVENT_IDLE);
 	pthread_cond_broadcast(&q->cond);
-	if (q->pending.n && q->worker_running && q->worker_idle)
+	if (q->pending.n && q->worker_running && q->worker_idle && !q->completers)
 		pthread_cond_signal(&q->wcond);
 }
 
@@ -328,28 +333,88 @@ static void xq_wait_resumed(struct xq *q)
 }
 
 /*
- * One step towards completing every command <= @seq (launched): one backend
- * sync and its consequences. Lock held; released during the sync. Returns
- * -EAGAIN when the queue is preempted at Lv2/Lv3 and the step could not
- * progress, else 0.
+ * When the worker must refill a window whose last command is @target, the
+ * device goes idle as soon as @target completes, and a blocking sync would
+ * add a thread wakeup (tens of microseconds here) of idle time per window.
+ * Returns when @target is expected to complete if that is far enough ahead
+ * to sleep until just before it, else 0. Lock held.
  */
-static int xq_sync_step(struct xq *q, uint64_t seq)
+static uint64_t xq_prompt_deadline(struct xq *q, const struct xal_cmd *target)
 {
-	uint64_t epoch = q->flush_epoch, launched = q->launched_seq, tseq;
+	uint64_t start, expected = 0;
+	const struct xal_cmd *c;
+
+	if (!q->ops->query || target != q->inflight.tail)
+		return 0;
+	start = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
+	for (c = q->inflight.head; c; c = c->xq_next)
+		expected += c->xq_est_ns;
+	expected += start;
+	return expected > xs_now_ns() + 2 * XQ_PROMPT_MARGIN_NS ? expected : 0;
+}
+
+/*
+ * Sleeps until shortly before @deadline, then polls @target until it is no
+ * longer busy or well past the deadline. Returns the query result (-EBUSY
+ * if still running). No lock held.
+ */
+static int xq_poll_until(struct xq *q, struct xal_cmd *target, uint64_t deadline)
+{
+	uint64_t give_up = deadline + 4 * XQ_PROMPT_MARGIN_NS;
+	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	int rc;
+
+	/* Sleep, unless a suspend (which bumps the word) makes it pointless. */
+	if (slack != 1)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	for (;;) {
+		uint32_t seen = atomic_load(&q->kick_word);
+		uint64_t now = xs_now_ns();
+
+		if (atomic_load(&q->suspended) || now + XQ_PROMPT_MARGIN_NS >= deadline)
+			break;
+		xs_futex_wait(&q->kick_word, seen, deadline - XQ_PROMPT_MARGIN_NS - now, false);
+	}
+	if (slack > 1)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	do {
+		rc = q->ops->query(q->hwq, target);
+		if (rc != -EBUSY || atomic_load(&q->suspended))
+			return rc;
+		xs_cpu_relax();
+	} while (xs_now_ns() < give_up);
+	return -EBUSY;
+}
+
+/*
+ * One step towards completing every command <= @seq (launched): one backend
+ * sync and its consequences. With @prompt (the worker refilling an
+ * emptying window) the sync may poll near the expected completion instead
+ * of blocking. Lock held; released during the sync. Returns -EAGAIN when
+ * the queue is preempted at Lv2/Lv3 and the step could not progress, else 0.
+ */
+static int xq_sync_step(struct xq *q, uint64_t seq, bool prompt)
+{
+	uint64_t epoch = q->flush_epoch, launched = q->launched_seq, tseq, deadline = 0;
 	struct xal_cmd *target;
 	bool all;
-	int rc;
+	int rc = -EBUSY;
 
 	target = xq_sync_target(q, seq, &all);
 	if (!target) {
 		xq_retire_through(q, seq, 0);
 		return 0;
 	}
+	if (prompt && !all)
+		deadline = xq_prompt_deadline(q, target);
 	tseq = target->xq_seq;
 	q->syncers++;
 	pthread_mutex_unlock(&q->lock);
-	rc = all ? q->ops->sync_all(q->hwq, XAL_SYNC_PREEMPTIBLE) :
-		   q->ops->sync(q->hwq, target, XAL_SYNC_PREEMPTIBLE);
+	if (deadline)
+		rc = xq_poll_until(q, target, deadline);
+	if (rc == -EBUSY)
+		rc = all ? q->ops->sync_all(q->hwq, XAL_SYNC_PREEMPTIBLE) :
+			   q->ops->sync(q->hwq, target, XAL_SYNC_PREEMPTIBLE);
 	pthread_mutex_lock(&q->lock);
 	q->syncers--;
 	if (epoch != q->flush_epoch)
@@ -374,26 +439,31 @@ static uint64_t xq_refill_target(struct xq *q)
 	return q->inflight.tail->xq_seq;
 }
 
-/* Blocks until every command <= @seq completed. Lock held. */
+/*
+ * Blocks until every command <= @seq completed. Lock held. A thread in here
+ * launches and syncs for itself, so the worker stands aside meanwhile (two
+ * threads waking per completion would only cost CPU).
+ */
 static void xq_complete_through(struct xq *q, uint64_t seq)
 {
+	q->completers++;
 	while (q->completed_seq < seq) {
 		xq_launch_pending(q);
 		if (q->completed_seq >= seq)
 			break;
 		if (q->inflight.n == 0) {
 			/* Suspended (or a flush being resolved): wait for it. */
-			if (q->pending.n)
-				xq_worker_kick(q);
 			q->waiters++;
 			pthread_cond_wait(&q->cond, &q->lock);
 			q->waiters--;
 			continue;
 		}
-		if (xq_sync_step(q, seq <= q->launched_seq ? seq :
-				 xq_refill_target(q)) == -EAGAIN)
+		if (xq_sync_step(q, seq <= q->launched_seq ? seq : xq_refill_target(q),
+				 seq > q->launched_seq) == -EAGAIN)
 			xq_wait_resumed(q);
 	}
+	if (--q->completers == 0 && (q->pending.n || q->inflight.n))
+		xq_worker_kick(q);
 }
 
 static void *xq_worker_main(void *arg)
@@ -407,34 +477,34 @@ static void *xq_worker_main(void *arg)
 			pthread_mutex_lock(&q->lock);
 		}
 		xq_launch_pending(q);
-		if (q->inflight.n) {
+		if (atomic_load(&q->suspended) && q->level >= 2 && q->susp_had_work &&
+		    q->measured_gen != q->susp_gen && q->ops->wait_quiet) {
+			/* Preempted on the device: time until it is quiet. */
+			uint64_t gen = q->susp_gen;
+
+			pthread_mutex_unlock(&q->lock);
+			q->ops->wait_quiet(q->hwq);
+			pthread_mutex_lock(&q->lock);
+			if (gen == q->susp_gen && q->measured_gen != gen)
+				xq_record_preemption(q);
+			continue;
+		}
+		if (q->inflight.n && !q->completers) {
 			bool suspended = atomic_load(&q->suspended);
 
 			if (suspended && q->level >= 2) {
-				/* Preempted on the device: measure, then rest. */
-				if (q->susp_had_work && q->measured_gen != q->susp_gen &&
-				    q->ops->wait_quiet) {
-					uint64_t gen = q->susp_gen;
-
-					pthread_mutex_unlock(&q->lock);
-					q->ops->wait_quiet(q->hwq);
-					pthread_mutex_lock(&q->lock);
-					if (gen == q->susp_gen && q->measured_gen != gen)
-						xq_record_preemption(q);
-					continue;
-				}
 				xq_wait_resumed(q);
 				continue;
 			}
-			if (xq_sync_step(q, q->pending.n && !suspended ?
-					 xq_refill_target(q) :
-					 q->inflight.tail->xq_seq) == -EAGAIN)
-				xq_wait_resumed(q);
+			if (q->pending.n && !suspended)
+				xq_sync_step(q, xq_refill_target(q), true);
+			else
+				xq_sync_step(q, q->inflight.tail->xq_seq, false);
 			continue;
 		}
-		if (q->stopping && !q->pending.n)
+		if (q->stopping && !q->pending.n && !q->inflight.n)
 			break;
-		if (q->pending.n && xq_may_launch(q))
+		if (q->pending.n && xq_may_launch(q) && !q->completers)
 			continue;
 		{
 			struct timespec ts = xs_ns_to_timespec(xs_now_ns() + XQ_WORKER_IDLE_NS);
@@ -444,7 +514,7 @@ static void *xq_worker_main(void *arg)
 			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
 			q->worker_idle = false;
 			if (rc == ETIMEDOUT && !q->pending.n && !q->inflight.n &&
-			    !q->stopping)
+			    !q->stopping && !q->completers)
 				break;
 		}
 	}
@@ -641,10 +711,19 @@ int xq_suspend(struct xq *q, unsigned flags)
 	if (q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
 		q->relaunch_barrier = true;
 	until = q->launched_seq;
+	if (had_work && q->level >= 2 && q->worker_running && q->worker_idle)
+		pthread_cond_signal(&q->wcond);
 	pthread_mutex_unlock(&q->lock);
+	atomic_fetch_add(&q->kick_word, 1);
+	xs_futex_wake(&q->kick_word, 1, false);
 	rc = xq_backend_preempt(q, true);
 	pthread_mutex_unlock(&q->ctl_lock);
-	if (!(flags & XS_SUSPEND_SYNC) || !had_work)
+	if (!had_work)
+		return rc;
+	/* An interrupt takes effect within microseconds: measure it here,
+	 * exactly; a Lv2 stall may take a whole command, so the worker
+	 * measures it unless the caller asked to wait. */
+	if (!(flags & XS_SUSPEND_SYNC) && q->level != 3)
 		return rc;
 	if (q->level >= 2 && q->ops->wait_quiet) {
 		q->ops->wait_quiet(q->hwq);
