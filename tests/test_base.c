@@ -1,4 +1,420 @@
+/*
+ * src/base: the log-linear histogram (index/bucket round trip, monotonicity,
+ * bucket width, quantiles against exact ranks, empty and extreme values),
+ * the futex wrappers (timeout, changed value, wake-up, both private and
+ * shared) and the clock helpers (sleeps and spins never end early, even
+ * when signals interrupt them).
+ */
 #include "test_util.h"
-static void placeholder(void **state) { (void)state; }
-static const struct CMUnitTest tests[] = { cmocka_unit_test(placeholder) };
+
+#include "base/clock.h"
+#include "base/futex.h"
+#include "base/hist.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+static uint64_t lcg_state = 0x243f6a8885a308d3ull;
+
+/* Deterministic pseudo-random 64-bit values. */
+static uint64_t rnd(void)
+{
+	lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+	return lcg_state ^ (lcg_state >> 29);
+}
+
+/* A value of random magnitude: uniform bits below a random top bit. */
+static uint64_t rnd_log(void)
+{
+	unsigned bits = (unsigned)(rnd() % 64) + 1;
+
+	return bits == 64 ? rnd() : rnd() & ((1ull << bits) - 1);
+}
+
+/* The highest index any value maps to. */
+static unsigned hist_top(void)
+{
+	return xs_hist_index(UINT64_MAX);
+}
+
+static void check_value(uint64_t v)
+{
+	unsigned i = xs_hist_index(v);
+	uint64_t low = xs_hist_bucket_low(i);
+
+	if (i >= XS_HIST_BUCKETS)
+		fail_msg("index %u of %llu out of range", i, (unsigned long long)v);
+	if (low > v)
+		fail_msg("bucket %u starts at %llu above %llu", i,
+			 (unsigned long long)low, (unsigned long long)v);
+	assert_int_equal(xs_hist_index(low), i);
+	if (i < hist_top()) {
+		uint64_t next = xs_hist_bucket_low(i + 1);
+
+		if (v >= next)
+			fail_msg("%llu in bucket %u but the next starts at %llu",
+				 (unsigned long long)v, i, (unsigned long long)next);
+	}
+}
+
+static void hist_index_roundtrip(void **state)
+{
+	uint64_t v;
+	unsigned e, k;
+
+	(void)state;
+	for (v = 0; v < 70000; v++)
+		check_value(v);
+	for (e = 0; e < 64; e++) {
+		uint64_t p = 1ull << e;
+
+		check_value(p);
+		check_value(p - 1);
+		check_value(p + 1);
+		check_value(p | (p >> 1));
+		check_value(p | (p - 1));
+	}
+	check_value(UINT64_MAX);
+	check_value(UINT64_MAX - 1);
+	for (k = 0; k < 200000; k++)
+		check_value(rnd_log());
+	/* Values below 2^SUB_BITS are exact. */
+	for (v = 0; v < (1u << XS_HIST_SUB_BITS); v++) {
+		assert_int_equal(xs_hist_index(v), v);
+		assert_int_equal(xs_hist_bucket_low((unsigned)v), v);
+	}
+}
+
+static void hist_index_monotonic(void **state)
+{
+	unsigned i, top = hist_top(), prev_idx = 0;
+	uint64_t prev_low = 0, v, step;
+
+	(void)state;
+	assert_true(top < XS_HIST_BUCKETS);
+	for (i = 1; i <= top; i++) {
+		uint64_t low = xs_hist_bucket_low(i);
+
+		if (low <= prev_low)
+			fail_msg("bucket %u starts at %llu, not above %llu", i,
+				 (unsigned long long)low, (unsigned long long)prev_low);
+		/* A bucket spans at most 1/8 of its start: the 12.5% bound. */
+		if (i >= (1u << XS_HIST_SUB_BITS) && i < top) {
+			uint64_t width = xs_hist_bucket_low(i + 1) - low;
+
+			assert_true(width * (1u << XS_HIST_SUB_BITS) <= low);
+		}
+		prev_low = low;
+	}
+	/* The index never decreases over increasing values. */
+	for (v = 0, step = 1; v < UINT64_MAX / 2; v += step, step += step / 16 + 1) {
+		unsigned idx = xs_hist_index(v);
+
+		assert_true(idx >= prev_idx);
+		prev_idx = idx;
+	}
+	assert_true(xs_hist_index(UINT64_MAX) >= prev_idx);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Quantile @q of sorted @v (n values) by the histogram's rank rule. */
+static uint64_t exact_quantile(const uint64_t *v, size_t n, double q)
+{
+	size_t rank = (size_t)(q * (double)n);
+
+	return v[(rank ? rank : 1) - 1];
+}
+
+static void check_quantiles(struct xs_hist *h, uint64_t *v, size_t n)
+{
+	static const double qs[] = {
+		0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0,
+	};
+	size_t i;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		uint64_t want = exact_quantile(v, n, qs[i]);
+		uint64_t got = xs_hist_quantile(h, qs[i]);
+		double err = want ? ((double)got - (double)want) / (double)want : (double)got;
+
+		if (got < want || err >= 0.125)
+			fail_msg("q %.3f: got %llu, exact %llu", qs[i],
+				 (unsigned long long)got, (unsigned long long)want);
+	}
+	assert_int_equal(xs_hist_quantile(h, 1.0), v[n - 1]);
+}
+
+static void hist_quantiles_known_data(void **state)
+{
+	enum { N = 10000 };
+	struct xs_hist *h = calloc(1, sizeof(*h));
+	uint64_t *v = calloc(N, sizeof(*v)), sum = 0;
+	size_t i;
+
+	(void)state;
+	assert_true(h && v);
+	/* 1..N recorded in a scrambled order. */
+	for (i = 0; i < N; i++) {
+		v[i] = (i * 7919) % N + 1;
+		sum += v[i];
+		xs_hist_record(h, v[i]);
+	}
+	assert_int_equal(h->count, N);
+	assert_int_equal(h->sum, sum);
+	assert_int_equal(h->max, N);
+	check_quantiles(h, v, N);
+	assert_in_range(xs_hist_quantile(h, 0.5), 5000, 5624);
+	assert_in_range(xs_hist_quantile(h, 0.99), 9900, 10000);
+	/* Out-of-range fractions are clamped. */
+	assert_int_equal(xs_hist_quantile(h, -1.0), xs_hist_quantile(h, 0.0));
+	assert_int_equal(xs_hist_quantile(h, 2.0), xs_hist_quantile(h, 1.0));
+
+	/* Latency-like data over many magnitudes. */
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < N; i++) {
+		v[i] = (rnd() % 1000000) * (1ull << (rnd() % 20)) + 1;
+		xs_hist_record(h, v[i]);
+	}
+	check_quantiles(h, v, N);
+	free(v);
+	free(h);
+}
+
+static void hist_small_values_exact(void **state)
+{
+	struct xs_hist h = { 0 };
+
+	(void)state;
+	xs_hist_record(&h, 3);
+	assert_int_equal(xs_hist_quantile(&h, 0.5), 3);
+	xs_hist_record(&h, 0);
+	xs_hist_record(&h, 7);
+	assert_int_equal(xs_hist_quantile(&h, 0.0), 0);
+	assert_int_equal(xs_hist_quantile(&h, 0.67), 3);
+	assert_int_equal(xs_hist_quantile(&h, 1.0), 7);
+	assert_int_equal(h.count, 3);
+	assert_int_equal(h.sum, 10);
+	assert_int_equal(h.max, 7);
+}
+
+static void hist_empty(void **state)
+{
+	struct xs_hist h = { 0 };
+
+	(void)state;
+	assert_int_equal(xs_hist_quantile(&h, 0.0), 0);
+	assert_int_equal(xs_hist_quantile(&h, 0.5), 0);
+	assert_int_equal(xs_hist_quantile(&h, 0.99), 0);
+	assert_int_equal(xs_hist_quantile(&h, 1.0), 0);
+	assert_int_equal(h.count, 0);
+}
+
+/* The 12.5% bound holds up to the top of the 64-bit range. */
+static void hist_quantile_top_bucket(void **state)
+{
+	static const uint64_t vals[] = {
+		1ull << 63, (1ull << 63) + (1ull << 62), 0xf000000000000000ull,
+		UINT64_MAX,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		struct xs_hist h = { 0 };
+		uint64_t got;
+
+		xs_hist_record(&h, vals[i]);
+		got = xs_hist_quantile(&h, 0.5);
+		if (got != vals[i])
+			fail_msg("single value %llu: quantile %llu",
+				 (unsigned long long)vals[i], (unsigned long long)got);
+	}
+}
+
+static void futex_timeout(void **state)
+{
+	_Atomic uint32_t w = 0;
+	uint64_t t0;
+	int rc;
+
+	(void)state;
+	alarm(60);
+	t0 = xs_now_ns();
+	rc = xs_futex_wait(&w, 0, 2 * XS_NSEC_PER_MSEC, false);
+	/* A spurious wakeup is allowed; an early timeout is not. */
+	if (rc == -ETIMEDOUT)
+		assert_true(xs_now_ns() - t0 >= 2 * XS_NSEC_PER_MSEC);
+	else
+		assert_int_equal(rc, 0);
+	/* A few tries: at least one must time out. */
+	for (rc = 0; rc != -ETIMEDOUT;) {
+		rc = xs_futex_wait(&w, 0, XS_NSEC_PER_MSEC, true);
+		assert_true(rc == 0 || rc == -ETIMEDOUT);
+	}
+	assert_int_equal(xs_futex_wait(&w, 0, 0, false), -ETIMEDOUT);
+	alarm(0);
+}
+
+static void futex_value_differs(void **state)
+{
+	_Atomic uint32_t w = 1;
+	uint64_t t0;
+
+	(void)state;
+	alarm(60);
+	t0 = xs_now_ns();
+	/* Would block for 30 s if the comparison were ignored. */
+	assert_int_equal(xs_futex_wait(&w, 0, 30 * XS_NSEC_PER_SEC, false), 0);
+	assert_int_equal(xs_futex_wait(&w, 0, 30 * XS_NSEC_PER_SEC, true), 0);
+	assert_int_equal(xs_futex_wait(&w, 2, UINT64_MAX, false), 0);
+	assert_true(xs_now_ns() - t0 < 10 * XS_NSEC_PER_SEC);
+	alarm(0);
+}
+
+struct futex_waiter {
+	_Atomic uint32_t word;
+	_Atomic uint32_t waiting;
+	bool shared;
+	int last_rc;
+};
+
+static void *futex_waiter_main(void *p)
+{
+	struct futex_waiter *f = p;
+
+	atomic_store(&f->waiting, 1);
+	while (atomic_load(&f->word) == 0)
+		f->last_rc = xs_futex_wait(&f->word, 0, 20 * XS_NSEC_PER_SEC, f->shared);
+	return NULL;
+}
+
+/* A wake reaches a sleeping waiter long before its 20 s timeout. */
+static void futex_wake_wakes_waiter(void **state)
+{
+	int shared;
+
+	(void)state;
+	alarm(60);
+	for (shared = 0; shared < 2; shared++) {
+		struct futex_waiter f = { .shared = shared };
+		pthread_t t;
+
+		assert_int_equal(pthread_create(&t, NULL, futex_waiter_main, &f), 0);
+		while (!atomic_load(&f.waiting))
+			usleep(100);
+		usleep(5000);
+		atomic_store(&f.word, 1);
+		xs_futex_wake(&f.word, 1, shared);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_int_equal(f.last_rc, 0);
+	}
+	/* Waking with nobody waiting is harmless. */
+	{
+		_Atomic uint32_t w = 0;
+
+		xs_futex_wake(&w, 1, false);
+		xs_futex_wake(&w, 1 << 30, true);
+	}
+	alarm(0);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct sleeper {
+	uint64_t deadline;
+	uint64_t woke;
+	_Atomic bool done;
+};
+
+static void *sleeper_main(void *p)
+{
+	struct sleeper *s = p;
+
+	xs_sleep_until(s->deadline);
+	s->woke = xs_now_ns();
+	atomic_store(&s->done, true);
+	return NULL;
+}
+
+static void sleep_until_not_early(void **state)
+{
+	static const uint64_t delays[] = { 0, 1000, 100000, 2000000 };
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct sleeper s = { 0 };
+	pthread_t t;
+	size_t i;
+
+	(void)state;
+	alarm(60);
+	for (i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
+		uint64_t deadline = xs_now_ns() + delays[i];
+
+		xs_sleep_until(deadline);
+		assert_true(xs_now_ns() >= deadline);
+	}
+	/* A deadline in the past returns at once. */
+	xs_sleep_until(xs_now_ns() - XS_NSEC_PER_SEC);
+
+	/* Signals interrupt clock_nanosleep; the sleep resumes. */
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	s.deadline = xs_now_ns() + 100 * XS_NSEC_PER_MSEC;
+	assert_int_equal(pthread_create(&t, NULL, sleeper_main, &s), 0);
+	while (!atomic_load(&s.done)) {
+		pthread_kill(t, SIGUSR1);
+		usleep(2000);
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(s.woke >= s.deadline);
+	signal(SIGUSR1, SIG_DFL);
+	alarm(0);
+}
+
+static void clock_helpers(void **state)
+{
+	uint64_t a, b, deadline;
+	struct timespec ts;
+
+	(void)state;
+	ts = xs_ns_to_timespec(3 * XS_NSEC_PER_SEC + 123456789);
+	assert_int_equal(ts.tv_sec, 3);
+	assert_int_equal(ts.tv_nsec, 123456789);
+	ts = xs_ns_to_timespec(999999999);
+	assert_int_equal(ts.tv_sec, 0);
+	assert_int_equal(ts.tv_nsec, 999999999);
+	a = xs_now_ns();
+	b = xs_now_ns();
+	assert_true(b >= a);
+	deadline = xs_now_ns() + 200 * XS_NSEC_PER_USEC;
+	xs_spin_until(deadline);
+	assert_true(xs_now_ns() >= deadline);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(hist_index_roundtrip),
+	cmocka_unit_test(hist_index_monotonic),
+	cmocka_unit_test(hist_quantiles_known_data),
+	cmocka_unit_test(hist_small_values_exact),
+	cmocka_unit_test(hist_empty),
+	cmocka_unit_test(hist_quantile_top_bucket),
+	cmocka_unit_test(futex_timeout),
+	cmocka_unit_test(futex_value_differs),
+	cmocka_unit_test(futex_wake_wakes_waiter),
+	cmocka_unit_test(sleep_until_not_early),
+	cmocka_unit_test(clock_helpers),
+};
+
 XS_TEST_MAIN(tests)

@@ -395,23 +395,32 @@ static void sim_lv2_running_command_finishes(void **state)
 {
 	struct fixture f;
 	struct sim_hwq *a;
-	struct sim_cmd k = kernel(20 * MS);
+	_Atomic uint32_t release = 0;
+	struct sim_cmd hold = { .kind = SIM_CMD_HOLD, .hold = &release };
+	struct sim_cmd k = kernel(2 * MS);
 	struct sim_hwq_info ia;
 
 	(void)state;
 	open_dev(&f, "stallrun", SIM_ARB_RR, 3, false);
 	assert_int_equal(sim_hwq_create(f.dev, &a), 0);
-	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
+	assert_int_equal(sim_hwq_launch(a, &hold, NULL), 0);
 	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
 	do {
 		sim_hwq_info_get(a, &ia);
 	} while (!ia.running);
-	/* Lv2 does not stop the running command: quiet means it completed. */
-	assert_int_equal(sim_hwq_stall(a, true), 0);
+	/* Lv2 does not stop the running command... */
+	assert_int_equal(sim_hwq_stall(a, false), 0);
+	sim_hwq_info_get(a, &ia);
+	assert_true(ia.running);
+	assert_int_equal(ia.done, 0);
+	/* ...and once it ends the device is quiet: the next did not start. */
+	atomic_store(&release, 1);
+	sim_hwq_wait_quiet(a);
 	sim_hwq_info_get(a, &ia);
 	assert_int_equal(ia.done, 1);
 	assert_int_equal(ia.executed, 1);
 	assert_int_equal(ia.interrupts, 0);
+	assert_int_equal(sim_hwq_query(a, 2), -EBUSY);
 	assert_int_equal(sim_hwq_unstall(a), 0);
 	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
 	sim_hwq_destroy(a);
@@ -616,11 +625,11 @@ static void killed_process_case(const char *tag, bool running, bool reap)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		child_hold_engine(test_dev_name, fds[1], running);
+	alarm(30);
 	assert_int_equal(read(fds[0], &c, 1), 1);
 	kill(pid, SIGKILL);
 	if (reap)
 		waitpid(pid, NULL, 0);
-	alarm(30);
 	/* The device keeps serving us: the dead holder is reaped. */
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(sim_hwq_launch(a, &k, &seq), 0);

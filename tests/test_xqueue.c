@@ -168,20 +168,26 @@ struct fx {
 	struct xq *q;
 };
 
-static void fx_init(struct fx *f, const char *tag, uint32_t level_max, bool flush)
+/*
+ * On the heap: after a failed assertion cmocka leaves the test function
+ * while the queue's worker may still use the spy; it then leaks instead.
+ */
+static struct fx *fx_new(const char *tag, uint32_t level_max, bool flush)
 {
 	struct sim_dev_opts o = {
 		.arbitration = SIM_ARB_RR, .level_max = level_max, .lv2_flush = flush,
 	};
+	struct fx *f = calloc(1, sizeof(*f));
 
 	alarm(60);
-	memset(f, 0, sizeof(*f));
+	assert_non_null(f);
 	snprintf(f->name, sizeof(f->name), "%s", test_dev(tag));
 	assert_int_equal(sim_dev_open(f->name, &o, &f->dev), 0);
 	assert_int_equal(xal_sim_hwq_create(f->name, &f->hwq), 0);
 	f->spy.base.ops = &spy_ops;
 	f->spy.base.caps = f->hwq->caps;
 	f->spy.inner = f->hwq;
+	return f;
 }
 
 /* Creates f->q over the sim hwq or the spy. */
@@ -204,6 +210,7 @@ static void fx_fini(struct fx *f)
 	f->hwq->ops->hwq_destroy(f->hwq);
 	sim_dev_close(f->dev);
 	sim_dev_unlink(f->name);
+	free(f);
 	alarm(0);
 }
 
@@ -388,17 +395,17 @@ static int waiter_join(struct waiter *w)
 
 static void xq_order_single_submitter(void **state)
 {
-	struct fx f;
+	struct fx *f;
 	struct rec *r = rec_new(300);
 
 	(void)state;
-	fx_init(&f, "order1", 3, false);
-	fx_queue(&f, false, 0, 2, 1, 0);
-	rec_submit(f.q, r, 0, 300, 10 * US);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	f = fx_new("order1", 3, false);
+	fx_queue(f, false, 0, 2, 1, 0);
+	rec_submit(f->q, r, 0, 300, 10 * US);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 300);
-	assert_int_equal(fx_stats(&f).completed, 300);
-	fx_fini(&f);
+	assert_int_equal(fx_stats(f).completed, 300);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -439,14 +446,14 @@ static void xq_order_concurrent_submitters(void **state)
 	const uint32_t n = ORDER_THREADS * ORDER_PER_THREAD;
 	struct submitter s[ORDER_THREADS];
 	struct rec *r = rec_new(n);
-	struct fx f;
+	struct fx *f;
 	uint32_t i;
 
 	(void)state;
-	fx_init(&f, "order4", 3, false);
-	fx_queue(&f, false, 0, 4, 2, 0);
+	f = fx_new("order4", 3, false);
+	fx_queue(f, false, 0, 4, 2, 0);
 	for (i = 0; i < ORDER_THREADS; i++) {
-		s[i] = (struct submitter){ .q = f.q, .r = r, .from = i * ORDER_PER_THREAD };
+		s[i] = (struct submitter){ .q = f->q, .r = r, .from = i * ORDER_PER_THREAD };
 		assert_int_equal(pthread_create(&s[i].t, NULL, submitter_main, &s[i]), 0);
 	}
 	for (i = 0; i < ORDER_THREADS; i++) {
@@ -455,7 +462,7 @@ static void xq_order_concurrent_submitters(void **state)
 		assert_int_equal(pthread_join(s[i].t, &ret), 0);
 		assert_null(ret);
 	}
-	assert_int_equal(xq_wait_all(f.q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	assert_int_equal(atomic_load(&r->ran), n);
 	for (i = 0; i < n; i++) {
 		if (r->by_run[i]->seq != i + 1)
@@ -463,7 +470,7 @@ static void xq_order_concurrent_submitters(void **state)
 				 (unsigned long long)r->by_run[i]->seq);
 		assert_int_equal(atomic_load(&r->runs[i]), 1);
 	}
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -472,18 +479,18 @@ static void xq_order_concurrent_submitters(void **state)
 static void xq_window_threshold(void **state)
 {
 	struct rec *r = rec_new(200);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "thresh", 3, false);
-	fx_queue(&f, true, 0, 4, 2, XS_BUDGET_NONE);
-	rec_submit(f.q, r, 0, 200, 50 * US);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	f = fx_new("thresh", 3, false);
+	fx_queue(f, true, 0, 4, 2, XS_BUDGET_NONE);
+	rec_submit(f->q, r, 0, 200, 50 * US);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 200);
-	assert_int_equal(atomic_load(&f.spy.launches), 200);
-	assert_true(atomic_load(&f.spy.occ_max) <= 4);
-	assert_true(atomic_load(&f.spy.occ_max) > 1);
-	fx_fini(&f);
+	assert_int_equal(atomic_load(&f->spy.launches), 200);
+	assert_true(atomic_load(&f->spy.occ_max) <= 4);
+	assert_true(atomic_load(&f->spy.occ_max) > 1);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -492,17 +499,17 @@ static void xq_window_budget_short_cmds(void **state)
 {
 	const uint64_t t = 300 * US, budget = 1 * MS;
 	struct rec *r = rec_new(60);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "budget300", 3, false);
-	fx_queue(&f, true, 0, 16, 8, (int64_t)budget);
-	rec_submit(f.q, r, 0, 60, t);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	f = fx_new("budget300", 3, false);
+	fx_queue(f, true, 0, 16, 8, (int64_t)budget);
+	rec_submit(f->q, r, 0, 60, t);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 60);
-	assert_true(atomic_load(&f.spy.occ_max) <= 1 + budget / t);
-	assert_true(atomic_load(&f.spy.occ_max) > 1);
-	fx_fini(&f);
+	assert_true(atomic_load(&f->spy.occ_max) <= 1 + budget / t);
+	assert_true(atomic_load(&f->spy.occ_max) > 1);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -512,17 +519,22 @@ static void xq_window_budget_short_cmds(void **state)
  */
 static void xq_window_budget_long_cmds(void **state)
 {
+	struct gate g = { 0 };
 	struct rec *r = rec_new(10);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "budget2ms", 3, false);
-	fx_queue(&f, true, 0, 16, 8, 1 * MS);
-	rec_submit(f.q, r, 0, 10, 2 * MS);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	f = fx_new("budget2ms", 3, false);
+	fx_queue(f, true, 0, 16, 8, 1 * MS);
+	/* The first command stays on the device while the others are submitted. */
+	r->args[0].gate = &g;
+	rec_submit(f->q, r, 0, 10, 2 * MS);
+	WAIT_UNTIL(atomic_load(&g.entered));
+	atomic_store(&g.open, 1);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 10);
-	assert_int_equal(atomic_load(&f.spy.occ_max), 1);
-	fx_fini(&f);
+	assert_int_equal(atomic_load(&f->spy.occ_max), 1);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -530,20 +542,20 @@ static void xq_window_budget_long_cmds(void **state)
 static void xq_window_budget_long_cmds_learned(void **state)
 {
 	struct rec *r = rec_new(11);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "budget2msl", 3, false);
-	fx_queue(&f, true, 0, 16, 8, 1 * MS);
-	assert_int_equal(xq_wait(f.q, rec_submit(f.q, r, 0, 1, 2 * MS)), 0);
-	atomic_store(&f.spy.occ_max, 0);
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	rec_submit(f.q, r, 1, 11, 2 * MS);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	f = fx_new("budget2msl", 3, false);
+	fx_queue(f, true, 0, 16, 8, 1 * MS);
+	assert_int_equal(xq_wait(f->q, rec_submit(f->q, r, 0, 1, 2 * MS)), 0);
+	atomic_store(&f->spy.occ_max, 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	rec_submit(f->q, r, 1, 11, 2 * MS);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 11);
-	assert_int_equal(atomic_load(&f.spy.occ_max), 1);
-	fx_fini(&f);
+	assert_int_equal(atomic_load(&f->spy.occ_max), 1);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -555,31 +567,31 @@ static void xq_suspend_stops_launches(void **state)
 	struct rec *r = rec_new(50);
 	struct sim_hwq_info a, b;
 	xs_queue_stats st;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "susp", 3, false);
-	fx_queue(&f, false, 1, 16, 8, XS_BUDGET_NONE);
+	f = fx_new("susp", 3, false);
+	fx_queue(f, false, 1, 16, 8, XS_BUDGET_NONE);
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 50, 100 * US);
+	rec_submit(f->q, r, 0, 50, 100 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	a = fx_dev(&f);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	a = fx_dev(f);
 	assert_int_equal(a.submitted, 16);
 	atomic_store(&g.open, 1);
 	/* What was launched runs out; nothing more reaches the device. */
-	WAIT_UNTIL(fx_dev(&f).done == a.submitted);
+	WAIT_UNTIL(fx_dev(f).done == a.submitted);
 	usleep(5000);
-	b = fx_dev(&f);
+	b = fx_dev(f);
 	assert_int_equal(b.submitted, a.submitted);
 	assert_int_equal(atomic_load(&r->ran), a.submitted);
-	st = fx_stats(&f);
+	st = fx_stats(f);
 	assert_int_equal(st.pending, 50 - a.submitted);
 	assert_int_equal(st.suspended, 1);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 50);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -589,29 +601,29 @@ static void xq_submit_while_suspended_buffers(void **state)
 	const uint32_t n = 1500;
 	struct rec *r = rec_new(n);
 	xs_queue_stats st;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "suspbuf", 3, false);
-	fx_queue(&f, false, 0, 0, 0, 0);
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	assert_true(xq_suspended(f.q));
-	rec_submit(f.q, r, 0, n, 1 * US);
-	st = fx_stats(&f);
+	f = fx_new("suspbuf", 3, false);
+	fx_queue(f, false, 0, 0, 0, 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	assert_true(xq_suspended(f->q));
+	rec_submit(f->q, r, 0, n, 1 * US);
+	st = fx_stats(f);
 	assert_int_equal(st.submitted, n);
 	assert_int_equal(st.pending, n);
 	assert_int_equal(st.in_flight, 0);
 	assert_int_equal(st.direct_launches, 0);
-	assert_int_equal(fx_dev(&f).submitted, 0);
+	assert_int_equal(fx_dev(f).submitted, 0);
 	assert_int_equal(atomic_load(&r->ran), 0);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_false(xq_suspended(f.q));
-	assert_int_equal(xq_wait_all(f.q), 0);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_false(xq_suspended(f->q));
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, n);
-	st = fx_stats(&f);
+	st = fx_stats(f);
 	assert_int_equal(st.completed, n);
 	assert_int_equal(st.pending, 0);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -623,27 +635,27 @@ static void xq_wait_across_preemption_lv1(void **state)
 	struct sim_hwq_info a;
 	struct waiter w;
 	uint64_t last;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "waitlv1", 3, false);
-	fx_queue(&f, false, 1, 4, 2, XS_BUDGET_NONE);
+	f = fx_new("waitlv1", 3, false);
+	fx_queue(f, false, 1, 4, 2, XS_BUDGET_NONE);
 	r->args[0].gate = &g;
-	last = rec_submit(f.q, r, 0, 20, 200 * US);
+	last = rec_submit(f->q, r, 0, 20, 200 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	atomic_store(&g.open, 1);
-	waiter_start(&w, f.q, last);
-	a = fx_dev(&f);
-	WAIT_UNTIL(fx_dev(&f).done == a.submitted);
+	waiter_start(&w, f->q, last);
+	a = fx_dev(f);
+	WAIT_UNTIL(fx_dev(f).done == a.submitted);
 	usleep(20000);
 	assert_false(atomic_load(&w.done));
-	assert_int_equal(fx_dev(&f).submitted, a.submitted);
-	assert_int_equal(fx_stats(&f).pending, 20 - a.submitted);
-	assert_int_equal(xq_resume(f.q), 0);
+	assert_int_equal(fx_dev(f).submitted, a.submitted);
+	assert_int_equal(fx_stats(f).pending, 20 - a.submitted);
+	assert_int_equal(xq_resume(f->q), 0);
 	assert_int_equal(waiter_join(&w), 0);
 	rec_check_once_in_order(r, 20);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -655,30 +667,30 @@ static void xq_wait_across_preemption_lv2(void **state)
 	struct sim_hwq_info a;
 	struct waiter w;
 	uint64_t last;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "waitlv2", 3, false);
-	fx_queue(&f, false, 2, 16, 8, XS_BUDGET_NONE);
+	f = fx_new("waitlv2", 3, false);
+	fx_queue(f, false, 2, 16, 8, XS_BUDGET_NONE);
 	r->args[0].gate = &g;
-	last = rec_submit(f.q, r, 0, 20, 200 * US);
+	last = rec_submit(f->q, r, 0, 20, 200 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	atomic_store(&g.open, 1);
-	waiter_start(&w, f.q, last);
+	waiter_start(&w, f->q, last);
 	/* The running command ends; the stalled ones stay on the device. */
-	WAIT_UNTIL(fx_dev(&f).done == 1 && !fx_dev(&f).running);
+	WAIT_UNTIL(fx_dev(f).done == 1 && !fx_dev(f).running);
 	usleep(20000);
-	a = fx_dev(&f);
+	a = fx_dev(f);
 	assert_int_equal(a.submitted, 16);
 	assert_int_equal(a.done, 1);
 	assert_int_equal(a.executed, 1);
 	assert_false(atomic_load(&w.done));
-	assert_int_equal(xq_resume(f.q), 0);
+	assert_int_equal(xq_resume(f->q), 0);
 	assert_int_equal(waiter_join(&w), 0);
 	rec_check_once_in_order(r, 20);
-	assert_int_equal(fx_stats(&f).relaunches, 0);
-	fx_fini(&f);
+	assert_int_equal(fx_stats(f).relaunches, 0);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -691,35 +703,35 @@ static void xq_wait_across_preemption_lv3(void **state)
 	struct sim_hwq_info a;
 	struct waiter w;
 	uint64_t last, sum;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "waitlv3", 3, false);
-	fx_queue(&f, false, 3, 0, 0, 0);
+	f = fx_new("waitlv3", 3, false);
+	fx_queue(f, false, 3, 0, 0, 0);
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 1, long_ns);
-	last = rec_submit(f.q, r, 1, 6, short_ns);
+	rec_submit(f->q, r, 0, 1, long_ns);
+	last = rec_submit(f->q, r, 1, 6, short_ns);
 	sum = long_ns + 5 * short_ns;
 	WAIT_UNTIL(atomic_load(&g.entered));
 	usleep(100000);
-	assert_int_equal(xq_suspend(f.q, XS_SUSPEND_SYNC), 0);
-	a = fx_dev(&f);
+	assert_int_equal(xq_suspend(f->q, XS_SUSPEND_SYNC), 0);
+	a = fx_dev(f);
 	assert_false(a.running);
 	assert_true(a.interrupts >= 1);
 	assert_int_equal(a.done, 0);
-	waiter_start(&w, f.q, last);
+	waiter_start(&w, f->q, last);
 	usleep(20000);
 	assert_false(atomic_load(&w.done));
-	assert_int_equal(fx_dev(&f).done, 0);
-	assert_int_equal(xq_resume(f.q), 0);
+	assert_int_equal(fx_dev(f).done, 0);
+	assert_int_equal(xq_resume(f->q), 0);
 	assert_int_equal(waiter_join(&w), 0);
 	rec_check_once_in_order(r, 6);
-	a = fx_dev(&f);
+	a = fx_dev(f);
 	assert_int_equal(a.executed, 6);
 	/* Restarting the long kernel would add the 100+ ms it ran before. */
 	assert_true(a.busy_ns >= sum);
 	assert_true(a.busy_ns < sum + 60 * MS);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -729,29 +741,29 @@ static void xq_lv2_flush_relaunches_in_order(void **state)
 	struct gate g = { 0 };
 	struct rec *r = rec_new(40);
 	xs_queue_stats st;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "flush", 3, true);
-	fx_queue(&f, false, 2, 16, 8, XS_BUDGET_NONE);
-	assert_true(f.hwq->caps & XAL_CAP_FLUSH);
+	f = fx_new("flush", 3, true);
+	fx_queue(f, false, 2, 16, 8, XS_BUDGET_NONE);
+	assert_true(f->hwq->caps & XAL_CAP_FLUSH);
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 40, 2 * MS);
+	rec_submit(f->q, r, 0, 40, 2 * MS);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(fx_dev(&f).submitted, 16);
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(fx_dev(f).submitted, 16);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	atomic_store(&g.open, 1);
 	/* Command 0 completes, the 15 behind it are flushed. */
-	WAIT_UNTIL(fx_dev(&f).done == 16);
-	assert_int_equal(fx_dev(&f).executed, 1);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	WAIT_UNTIL(fx_dev(f).done == 16);
+	assert_int_equal(fx_dev(f).executed, 1);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 40);
-	st = fx_stats(&f);
+	st = fx_stats(f);
 	assert_true(st.relaunches >= 15);
 	assert_int_equal(st.completed, 40);
 	assert_int_equal(st.failed, 0);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -761,28 +773,28 @@ static void xq_lv2_flush_keeps_error(void **state)
 	struct gate g = { 0 };
 	struct rec *r = rec_new(20);
 	xs_queue_stats st;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "flusherr", 3, true);
-	fx_queue(&f, false, 2, 16, 16, XS_BUDGET_NONE);
+	f = fx_new("flusherr", 3, true);
+	fx_queue(f, false, 2, 16, 16, XS_BUDGET_NONE);
 	r->args[0].gate = &g;
 	r->args[0].rc = -EIO;
 	/* Launch all 16 at once, so no sync targets command 0 alone. */
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	rec_submit(f.q, r, 0, 20, 1 * MS);
-	assert_int_equal(xq_resume(f.q), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	rec_submit(f->q, r, 0, 20, 1 * MS);
+	assert_int_equal(xq_resume(f->q), 0);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	atomic_store(&g.open, 1);
-	WAIT_UNTIL(fx_dev(&f).done == 16);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), -EIO);
+	WAIT_UNTIL(fx_dev(f).done == 16);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), -EIO);
 	rec_check_once_in_order(r, 20);
-	st = fx_stats(&f);
+	st = fx_stats(f);
 	assert_int_equal(st.failed, 1);
-	assert_int_equal(xq_wait_all(f.q), 0);
-	fx_fini(&f);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -791,20 +803,20 @@ static void xq_lv2_flush_keeps_error(void **state)
 static void xq_destroy_discard_pending(void **state)
 {
 	struct rec *r = rec_new(100);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "discard", 3, false);
-	fx_queue(&f, false, 0, 0, 0, 0);
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	rec_submit(f.q, r, 0, 100, 100 * US);
-	assert_int_equal(fx_stats(&f).pending, 100);
-	assert_int_equal(xq_destroy(f.q, XS_DESTROY_DISCARD), 0);
-	f.q = NULL;
+	f = fx_new("discard", 3, false);
+	fx_queue(f, false, 0, 0, 0, 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	rec_submit(f->q, r, 0, 100, 100 * US);
+	assert_int_equal(fx_stats(f).pending, 100);
+	assert_int_equal(xq_destroy(f->q, XS_DESTROY_DISCARD), 0);
+	f->q = NULL;
 	usleep(5000);
 	assert_int_equal(atomic_load(&r->ran), 0);
-	assert_int_equal(fx_dev(&f).submitted, 0);
-	fx_fini(&f);
+	assert_int_equal(fx_dev(f).submitted, 0);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -815,45 +827,45 @@ static void xq_destroy_discard_interrupted(void **state)
 	struct rec *r = rec_new(50);
 	struct sim_hwq_info a;
 	uint32_t i;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "discardlv3", 3, false);
-	fx_queue(&f, false, 3, 0, 0, 0);
+	f = fx_new("discardlv3", 3, false);
+	fx_queue(f, false, 3, 0, 0, 0);
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 1, 200 * MS);
-	rec_submit(f.q, r, 1, 50, 100 * US);
+	rec_submit(f->q, r, 0, 1, 200 * MS);
+	rec_submit(f->q, r, 1, 50, 100 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, XS_SUSPEND_SYNC), 0);
-	assert_true(fx_stats(&f).pending > 0);
-	assert_int_equal(xq_destroy(f.q, XS_DESTROY_DISCARD), 0);
-	f.q = NULL;
-	a = fx_dev(&f);
+	assert_int_equal(xq_suspend(f->q, XS_SUSPEND_SYNC), 0);
+	assert_true(fx_stats(f).pending > 0);
+	assert_int_equal(xq_destroy(f->q, XS_DESTROY_DISCARD), 0);
+	f->q = NULL;
+	a = fx_dev(f);
 	assert_true(a.submitted >= 1 && a.submitted < 50);
 	assert_int_equal(a.done, a.submitted);
 	assert_int_equal(a.executed, a.submitted);
 	for (i = 0; i < 50; i++)
 		assert_int_equal(atomic_load(&r->runs[i]), i < a.submitted ? 1 : 0);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
 static void xq_destroy_drain_runs_all(void **state)
 {
 	struct rec *r = rec_new(100);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "drain", 3, false);
-	fx_queue(&f, false, 0, 4, 2, 0);
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	rec_submit(f.q, r, 0, 100, 50 * US);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_true(fx_stats(&f).pending >= 96);
-	assert_int_equal(xq_destroy(f.q, XS_DESTROY_DRAIN), 0);
-	f.q = NULL;
+	f = fx_new("drain", 3, false);
+	fx_queue(f, false, 0, 4, 2, 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	rec_submit(f->q, r, 0, 100, 50 * US);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_true(fx_stats(f).pending >= 96);
+	assert_int_equal(xq_destroy(f->q, XS_DESTROY_DRAIN), 0);
+	f->q = NULL;
 	rec_check_once_in_order(r, 100);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -864,23 +876,23 @@ static void xq_error_kernel_reported_once(void **state)
 	struct rec *r = rec_new(10);
 	xs_queue_stats st;
 	uint64_t last;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "err", 3, false);
-	fx_queue(&f, false, 0, 0, 0, 0);
+	f = fx_new("err", 3, false);
+	fx_queue(f, false, 0, 0, 0, 0);
 	r->args[4].rc = -EIO;
-	last = rec_submit(f.q, r, 0, 10, 100 * US);
-	assert_int_equal(xq_wait(f.q, last), -EIO);
-	assert_int_equal(xq_wait(f.q, last), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	last = rec_submit(f->q, r, 0, 10, 100 * US);
+	assert_int_equal(xq_wait(f->q, last), -EIO);
+	assert_int_equal(xq_wait(f->q, last), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 10);
-	st = fx_stats(&f);
+	st = fx_stats(f);
 	assert_int_equal(st.failed, 1);
 	assert_int_equal(st.completed, 10);
 	/* The queue keeps working after an error. */
-	assert_int_equal(xq_wait(f.q, submit(f.q, kcmd(10 * US, NULL, NULL))), 0);
-	fx_fini(&f);
+	assert_int_equal(xq_wait(f->q, submit(f->q, kcmd(10 * US, NULL, NULL))), 0);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -891,21 +903,21 @@ static void xq_error_kernel_reported_once(void **state)
 static void xq_error_reported_at_wait_of_failed_cmd(void **state)
 {
 	struct rec *r = rec_new(10);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "errseq", 3, false);
-	fx_queue(&f, false, 1, 16, 16, XS_BUDGET_NONE);
+	f = fx_new("errseq", 3, false);
+	fx_queue(f, false, 1, 16, 16, XS_BUDGET_NONE);
 	r->args[4].rc = -EIO;
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	rec_submit(f.q, r, 0, 10, 100 * US);
-	assert_int_equal(xq_resume(f.q), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	rec_submit(f->q, r, 0, 10, 100 * US);
+	assert_int_equal(xq_resume(f->q), 0);
 	/* Only the worker syncs (the tail); wait until it retired everything. */
-	WAIT_UNTIL(fx_stats(&f).completed == 10);
-	assert_int_equal(xq_wait(f.q, r->args[4].seq), -EIO);
-	assert_int_equal(xq_wait_all(f.q), 0);
-	assert_int_equal(fx_stats(&f).failed, 1);
-	fx_fini(&f);
+	WAIT_UNTIL(fx_stats(f).completed == 10);
+	assert_int_equal(xq_wait(f->q, r->args[4].seq), -EIO);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(fx_stats(f).failed, 1);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -915,17 +927,17 @@ static void xq_error_launch_failure(void **state)
 	struct rec *r = rec_new(10);
 	xs_queue_stats st;
 	uint32_t i;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "errlaunch", 3, false);
-	fx_queue(&f, true, 0, 0, 0, 0);
-	f.spy.fail_rc = -EIO;
-	atomic_store(&f.spy.fail_launch, 5);
-	rec_submit(f.q, r, 0, 10, 100 * US);
-	assert_int_equal(xq_wait(f.q, r->args[4].seq), -EIO);
-	assert_int_equal(xq_wait_all(f.q), 0);
-	st = fx_stats(&f);
+	f = fx_new("errlaunch", 3, false);
+	fx_queue(f, true, 0, 0, 0, 0);
+	f->spy.fail_rc = -EIO;
+	atomic_store(&f->spy.fail_launch, 5);
+	rec_submit(f->q, r, 0, 10, 100 * US);
+	assert_int_equal(xq_wait(f->q, r->args[4].seq), -EIO);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	st = fx_stats(f);
 	assert_int_equal(st.failed, 1);
 	assert_int_equal(st.completed, 10);
 	assert_int_equal(atomic_load(&r->ran), 9);
@@ -933,7 +945,7 @@ static void xq_error_launch_failure(void **state)
 		assert_int_equal(atomic_load(&r->runs[i]), i == 4 ? 0 : 1);
 	for (i = 0; i < 9; i++)
 		assert_int_equal(r->order[i], i < 4 ? i : i + 1);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -942,22 +954,22 @@ static void xq_query_keeps_error(void **state)
 {
 	struct rec *r = rec_new(1);
 	uint64_t seq;
-	struct fx f;
+	struct fx *f;
 	int rc;
 
 	(void)state;
-	fx_init(&f, "queryerr", 3, false);
-	fx_queue(&f, true, 1, 0, 0, 0);
+	f = fx_new("queryerr", 3, false);
+	fx_queue(f, true, 1, 0, 0, 0);
 	/* Background syncs wait in the spy, so only query sees the device. */
-	atomic_store(&f.spy.sync_hold, 1);
+	atomic_store(&f->spy.sync_hold, 1);
 	r->args[0].rc = -EIO;
-	seq = rec_submit(f.q, r, 0, 1, 100 * US);
-	WAIT_UNTIL((rc = xq_query(f.q, seq)) != -EBUSY);
+	seq = rec_submit(f->q, r, 0, 1, 100 * US);
+	WAIT_UNTIL((rc = xq_query(f->q, seq)) != -EBUSY);
 	assert_int_equal(rc, 0);
-	atomic_store(&f.spy.sync_hold, 0);
-	assert_int_equal(xq_wait(f.q, seq), -EIO);
-	assert_int_equal(fx_stats(&f).failed, 1);
-	fx_fini(&f);
+	atomic_store(&f->spy.sync_hold, 0);
+	assert_int_equal(xq_wait(f->q, seq), -EIO);
+	assert_int_equal(fx_stats(f).failed, 1);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1018,20 +1030,20 @@ static void xq_observer_ready_idle_alternate(void **state)
 	struct rec *r = rec_new(60);
 	int64_t v = 0;
 	unsigned round, n;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "observer", 3, false);
-	fx_queue(&f, false, 0, 4, 2, 0);
-	xq_set_observer(f.q, events_observer, &e);
+	f = fx_new("observer", 3, false);
+	fx_queue(f, false, 0, 4, 2, 0);
+	xq_set_observer(f->q, events_observer, &e);
 	assert_int_equal(events_n(&e), 0);
 	for (round = 0; round < 6; round++) {
-		uint64_t last = rec_submit(f.q, r, round * 10, round * 10 + 10, 100 * US);
+		uint64_t last = rec_submit(f->q, r, round * 10, round * 10 + 10, 100 * US);
 
 		if (round & 1)
-			assert_int_equal(xq_wait(f.q, last), 0);
+			assert_int_equal(xq_wait(f->q, last), 0);
 		else
-			assert_int_equal(xq_wait_all(f.q), 0);
+			assert_int_equal(xq_wait_all(f->q), 0);
 		pthread_mutex_lock(&e.lock);
 		assert_int_equal(e.ev[e.n - 1], XQ_EVENT_IDLE);
 		pthread_mutex_unlock(&e.lock);
@@ -1039,18 +1051,18 @@ static void xq_observer_ready_idle_alternate(void **state)
 	events_check_alternate(&e);
 	n = events_n(&e);
 	assert_true(n >= 12);
-	assert_int_equal(xq_set_hint(f.q, XS_HINT_PRIORITY, 7), 0);
+	assert_int_equal(xq_set_hint(f->q, XS_HINT_PRIORITY, 7), 0);
 	assert_int_equal(events_n(&e), n + 1);
 	assert_int_equal(e.ev[n], XQ_EVENT_HINT);
-	assert_int_equal(xq_get_hint(f.q, XS_HINT_PRIORITY, &v), 0);
+	assert_int_equal(xq_get_hint(f->q, XS_HINT_PRIORITY, &v), 0);
 	assert_int_equal(v, 7);
 	/* A rejected hint changes nothing. */
-	assert_int_equal(xq_set_hint(f.q, XS_HINT_PRIORITY, 1000), -ERANGE);
+	assert_int_equal(xq_set_hint(f->q, XS_HINT_PRIORITY, 1000), -ERANGE);
 	assert_int_equal(events_n(&e), n + 1);
-	xq_set_observer(f.q, NULL, NULL);
-	assert_int_equal(xq_wait(f.q, submit(f.q, kcmd(10 * US, NULL, NULL))), 0);
+	xq_set_observer(f->q, NULL, NULL);
+	assert_int_equal(xq_wait(f->q, submit(f->q, kcmd(10 * US, NULL, NULL))), 0);
 	assert_int_equal(events_n(&e), n + 1);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1062,25 +1074,26 @@ static void xq_observer_idle_once_with_two_syncers(void **state)
 	struct rec *r = rec_new(1);
 	struct waiter w;
 	uint64_t seq;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "observer2", 3, false);
-	fx_queue(&f, true, 1, 0, 0, XS_BUDGET_NONE);
-	xq_set_observer(f.q, events_observer, &e);
+	f = fx_new("observer2", 3, false);
+	fx_queue(f, true, 1, 0, 0, XS_BUDGET_NONE);
+	xq_set_observer(f->q, events_observer, &e);
 	r->args[0].gate = &g;
-	seq = rec_submit(f.q, r, 0, 1, 100 * US);
+	seq = rec_submit(f->q, r, 0, 1, 100 * US);
 	/* The worker syncs the command; then a waiting thread does too. */
-	WAIT_UNTIL(atomic_load(&f.spy.in_sync) == 1);
-	waiter_start(&w, f.q, seq);
-	WAIT_UNTIL(atomic_load(&f.spy.in_sync) == 2);
+	WAIT_UNTIL(atomic_load(&f->spy.in_sync) == 1);
+	waiter_start(&w, f->q, seq);
+	WAIT_UNTIL(atomic_load(&f->spy.in_sync) == 2);
 	atomic_store(&g.open, 1);
 	assert_int_equal(waiter_join(&w), 0);
-	WAIT_UNTIL(atomic_load(&f.spy.in_sync) == 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	/* Destroy joins the worker: every event it causes has happened. */
+	assert_int_equal(xq_destroy(f->q, XS_DESTROY_DRAIN), 0);
+	f->q = NULL;
 	events_check_alternate(&e);
 	assert_int_equal(events_n(&e), 2);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1092,31 +1105,31 @@ static void xq_level_clamped_lv1(void **state)
 	struct rec *r = rec_new(10);
 	xs_queue_info info;
 	struct sim_hwq_info a;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "lv1dev", 1, false);
-	assert_int_equal(xal_level_max(f.hwq), 1);
-	fx_queue(&f, false, 3, 4, 2, XS_BUDGET_NONE);
-	xq_info(f.q, &info);
+	f = fx_new("lv1dev", 1, false);
+	assert_int_equal(xal_level_max(f->hwq), 1);
+	fx_queue(f, false, 3, 4, 2, XS_BUDGET_NONE);
+	xq_info(f->q, &info);
 	assert_int_equal(info.level, 1);
 	assert_int_equal(info.level_requested, 3);
 	assert_int_equal(info.level_max, 1);
 	assert_string_equal(info.backend, "sim");
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 10, 100 * US);
+	rec_submit(f->q, r, 0, 10, 100 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	atomic_store(&g.open, 1);
-	a = fx_dev(&f);
-	WAIT_UNTIL(fx_dev(&f).done == a.submitted);
+	a = fx_dev(f);
+	WAIT_UNTIL(fx_dev(f).done == a.submitted);
 	usleep(5000);
-	assert_int_equal(fx_dev(&f).submitted, a.submitted);
-	assert_int_equal(fx_stats(&f).pending, 10 - a.submitted);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	assert_int_equal(fx_dev(f).submitted, a.submitted);
+	assert_int_equal(fx_stats(f).pending, 10 - a.submitted);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 10);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1126,12 +1139,12 @@ static void xq_level_default_is_device_max_lv2(void **state)
 	struct rec *r = rec_new(10);
 	xs_queue_info info;
 	struct xq *q3;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "lv2dev", 2, false);
-	fx_queue(&f, false, XS_LEVEL_DEFAULT, 16, 8, XS_BUDGET_NONE);
-	xq_info(f.q, &info);
+	f = fx_new("lv2dev", 2, false);
+	fx_queue(f, false, XS_LEVEL_DEFAULT, 16, 8, XS_BUDGET_NONE);
+	xq_info(f->q, &info);
 	assert_int_equal(info.level, 2);
 	assert_int_equal(info.level_requested, 0);
 	assert_int_equal(info.level_max, 2);
@@ -1140,7 +1153,7 @@ static void xq_level_default_is_device_max_lv2(void **state)
 		struct xq_config c = { .level = 3 };
 		struct xal_hwq *h2;
 
-		assert_int_equal(xal_sim_hwq_create(f.name, &h2), 0);
+		assert_int_equal(xal_sim_hwq_create(f->name, &h2), 0);
 		assert_int_equal(xq_create(h2, &c, &q3), 0);
 		xq_info(q3, &info);
 		assert_int_equal(info.level, 2);
@@ -1149,17 +1162,17 @@ static void xq_level_default_is_device_max_lv2(void **state)
 		h2->ops->hwq_destroy(h2);
 	}
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 10, 100 * US);
+	rec_submit(f->q, r, 0, 10, 100 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	atomic_store(&g.open, 1);
-	WAIT_UNTIL(fx_dev(&f).done == 1 && !fx_dev(&f).running);
+	WAIT_UNTIL(fx_dev(f).done == 1 && !fx_dev(f).running);
 	usleep(5000);
-	assert_int_equal(fx_dev(&f).done, 1);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	assert_int_equal(fx_dev(f).done, 1);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 10);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1170,38 +1183,38 @@ static void xq_preempt_stats_lv3_sync(void **state)
 	struct gate g = { .open = 1 };
 	struct rec *r = rec_new(3);
 	xs_queue_stats st;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "statlv3", 3, false);
-	fx_queue(&f, false, 3, 0, 0, 0);
+	f = fx_new("statlv3", 3, false);
+	fx_queue(f, false, 3, 0, 0, 0);
 	/* Suspending an idle queue is not a preemption. */
-	assert_int_equal(xq_suspend(f.q, XS_SUSPEND_SYNC), 0);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(fx_stats(&f).preemptions, 0);
+	assert_int_equal(xq_suspend(f->q, XS_SUSPEND_SYNC), 0);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(fx_stats(f).preemptions, 0);
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 1, 200 * MS);
-	rec_submit(f.q, r, 1, 3, 100 * US);
+	rec_submit(f->q, r, 0, 1, 200 * MS);
+	rec_submit(f->q, r, 1, 3, 100 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(xq_suspend(f.q, XS_SUSPEND_SYNC), 0);
-	assert_false(fx_dev(&f).running);
-	st = fx_stats(&f);
+	assert_int_equal(xq_suspend(f->q, XS_SUSPEND_SYNC), 0);
+	assert_false(fx_dev(f).running);
+	st = fx_stats(f);
 	assert_int_equal(st.suspended, 1);
 	assert_int_equal(st.preemptions, 1);
 	assert_true(st.preempt_samples >= 1);
 	assert_true(st.preempt_max_ns > 0);
 	assert_true(st.preempt_p50_ns <= st.preempt_max_ns);
 	/* Idempotent: a second suspend is not another preemption. */
-	assert_int_equal(xq_suspend(f.q, XS_SUSPEND_SYNC), 0);
-	assert_int_equal(fx_stats(&f).preemptions, 1);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
-	st = fx_stats(&f);
+	assert_int_equal(xq_suspend(f->q, XS_SUSPEND_SYNC), 0);
+	assert_int_equal(fx_stats(f).preemptions, 1);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	st = fx_stats(f);
 	assert_int_equal(st.suspended, 0);
 	assert_int_equal(st.completed, 3);
 	rec_check_once_in_order(r, 3);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1230,33 +1243,33 @@ static void xq_preempt_sync_lv1_drains_inflight(void **state)
 	struct rec *r = rec_new(20);
 	struct sim_hwq_info a;
 	xs_queue_stats st;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "statlv1", 3, false);
-	fx_queue(&f, false, 1, 4, 2, XS_BUDGET_NONE);
+	f = fx_new("statlv1", 3, false);
+	fx_queue(f, false, 1, 4, 2, XS_BUDGET_NONE);
 	r->args[0].gate = &g;
-	rec_submit(f.q, r, 0, 20, 200 * US);
+	rec_submit(f->q, r, 0, 20, 200 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
-	assert_int_equal(fx_stats(&f).in_flight, 4);
+	assert_int_equal(fx_stats(f).in_flight, 4);
 	/* The gate opens while suspend waits for the in-flight commands. */
 	assert_int_equal(pthread_create(&o.t, NULL, opener_main, &o), 0);
 	atomic_store(&o.go, true);
-	assert_int_equal(xq_suspend(f.q, XS_SUSPEND_SYNC), 0);
+	assert_int_equal(xq_suspend(f->q, XS_SUSPEND_SYNC), 0);
 	assert_true(atomic_load(&g.open));
-	st = fx_stats(&f);
+	st = fx_stats(f);
 	assert_int_equal(st.in_flight, 0);
 	assert_int_equal(st.pending, 16);
 	assert_int_equal(st.preemptions, 1);
 	assert_true(st.preempt_samples >= 1);
-	a = fx_dev(&f);
+	a = fx_dev(f);
 	assert_int_equal(a.done, a.submitted);
 	assert_false(a.running);
 	assert_int_equal(pthread_join(o.t, NULL), 0);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait_all(f.q), 0);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
 	rec_check_once_in_order(r, 20);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1267,32 +1280,32 @@ static void xq_query_busy_then_done(void **state)
 	struct gate g = { 0 };
 	struct rec *r = rec_new(3);
 	uint64_t s1, s2, s3;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "query", 3, false);
-	fx_queue(&f, false, 0, 0, 0, 0);
-	assert_int_equal(xq_query(f.q, 1), -EINVAL);
+	f = fx_new("query", 3, false);
+	fx_queue(f, false, 0, 0, 0, 0);
+	assert_int_equal(xq_query(f->q, 1), -EINVAL);
 	r->args[0].gate = &g;
-	s1 = rec_submit(f.q, r, 0, 1, 100 * US);
-	s2 = rec_submit(f.q, r, 1, 2, 100 * US);
-	assert_int_equal(xq_query(f.q, s1), -EBUSY);
-	assert_int_equal(xq_query(f.q, s2), -EBUSY);
-	assert_int_equal(xq_query(f.q, 0), -EINVAL);
-	assert_int_equal(xq_query(f.q, s2 + 1), -EINVAL);
+	s1 = rec_submit(f->q, r, 0, 1, 100 * US);
+	s2 = rec_submit(f->q, r, 1, 2, 100 * US);
+	assert_int_equal(xq_query(f->q, s1), -EBUSY);
+	assert_int_equal(xq_query(f->q, s2), -EBUSY);
+	assert_int_equal(xq_query(f->q, 0), -EINVAL);
+	assert_int_equal(xq_query(f->q, s2 + 1), -EINVAL);
 	atomic_store(&g.open, 1);
-	WAIT_UNTIL(xq_query(f.q, s2) == 0);
-	assert_int_equal(xq_query(f.q, s1), 0);
+	WAIT_UNTIL(xq_query(f->q, s2) == 0);
+	assert_int_equal(xq_query(f->q, s1), 0);
 	/* Buffered while suspended: busy until resumed and run. */
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	s3 = rec_submit(f.q, r, 2, 3, 100 * US);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	s3 = rec_submit(f->q, r, 2, 3, 100 * US);
 	usleep(2000);
-	assert_int_equal(xq_query(f.q, s3), -EBUSY);
-	assert_int_equal(xq_resume(f.q), 0);
-	WAIT_UNTIL(xq_query(f.q, s3) == 0);
-	assert_int_equal(xq_wait(f.q, s3), 0);
+	assert_int_equal(xq_query(f->q, s3), -EBUSY);
+	assert_int_equal(xq_resume(f->q), 0);
+	WAIT_UNTIL(xq_query(f->q, s3) == 0);
+	assert_int_equal(xq_wait(f->q, s3), 0);
 	rec_check_once_in_order(r, 3);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1310,48 +1323,48 @@ static void xq_set_window_runtime(void **state)
 {
 	struct gate g1 = { 0 }, g2 = { 0 };
 	struct rec *r = rec_new(31);
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "setwin", 3, false);
-	fx_queue(&f, true, 0, 0, 0, 0);
-	check_window(f.q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
-	assert_int_equal(xq_set_window(f.q, 2, 4, 0), -EINVAL);
-	assert_int_equal(xq_set_window(f.q, XS_MAX_THRESHOLD + 1, 0, 0), -EINVAL);
-	assert_int_equal(xq_set_window(f.q, -1, 0, 0), -EINVAL);
-	assert_int_equal(xq_set_window(f.q, 0, -1, 0), -EINVAL);
-	assert_int_equal(xq_set_window(f.q, 0, 0, -5), -EINVAL);
+	f = fx_new("setwin", 3, false);
+	fx_queue(f, true, 0, 0, 0, 0);
+	check_window(f->q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
+	assert_int_equal(xq_set_window(f->q, 2, 4, 0), -EINVAL);
+	assert_int_equal(xq_set_window(f->q, XS_MAX_THRESHOLD + 1, 0, 0), -EINVAL);
+	assert_int_equal(xq_set_window(f->q, -1, 0, 0), -EINVAL);
+	assert_int_equal(xq_set_window(f->q, 0, -1, 0), -EINVAL);
+	assert_int_equal(xq_set_window(f->q, 0, 0, -5), -EINVAL);
 	assert_int_equal(xq_set_window(NULL, 1, 1, 0), -EINVAL);
-	check_window(f.q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
-	assert_int_equal(xq_set_window(f.q, 0, 0, 0), 0);
-	check_window(f.q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
+	check_window(f->q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
+	assert_int_equal(xq_set_window(f->q, 0, 0, 0), 0);
+	check_window(f->q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
 
 	/* A window of one: never two commands on the device. */
-	assert_int_equal(xq_set_window(f.q, 1, 1, XS_BUDGET_NONE), 0);
-	check_window(f.q, 1, 1, XS_BUDGET_NONE);
+	assert_int_equal(xq_set_window(f->q, 1, 1, XS_BUDGET_NONE), 0);
+	check_window(f->q, 1, 1, XS_BUDGET_NONE);
 	r->args[0].gate = &g1;
-	rec_submit(f.q, r, 0, 10, 100 * US);
+	rec_submit(f->q, r, 0, 10, 100 * US);
 	WAIT_UNTIL(atomic_load(&g1.entered));
-	assert_int_equal(fx_stats(&f).in_flight, 1);
+	assert_int_equal(fx_stats(f).in_flight, 1);
 	atomic_store(&g1.open, 1);
-	assert_int_equal(xq_wait_all(f.q), 0);
-	assert_int_equal(atomic_load(&f.spy.occ_max), 1);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&f->spy.occ_max), 1);
 
 	/* Widened while commands are buffered: the new window fills at once. */
-	assert_int_equal(xq_suspend(f.q, 0), 0);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
 	r->args[10].gate = &g2;
-	rec_submit(f.q, r, 10, 31, 100 * US);
-	assert_int_equal(xq_set_window(f.q, 8, 4, 0), 0);
-	check_window(f.q, 8, 4, XS_BUDGET_NONE);
-	assert_int_equal(fx_stats(&f).in_flight, 0);
-	assert_int_equal(xq_resume(f.q), 0);
+	rec_submit(f->q, r, 10, 31, 100 * US);
+	assert_int_equal(xq_set_window(f->q, 8, 4, 0), 0);
+	check_window(f->q, 8, 4, XS_BUDGET_NONE);
+	assert_int_equal(fx_stats(f).in_flight, 0);
+	assert_int_equal(xq_resume(f->q), 0);
 	WAIT_UNTIL(atomic_load(&g2.entered));
-	assert_int_equal(fx_stats(&f).in_flight, 8);
+	assert_int_equal(fx_stats(f).in_flight, 8);
 	atomic_store(&g2.open, 1);
-	assert_int_equal(xq_wait_all(f.q), 0);
-	assert_int_equal(atomic_load(&f.spy.occ_max), 8);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&f->spy.occ_max), 8);
 	rec_check_once_in_order(r, 31);
-	fx_fini(&f);
+	fx_fini(f);
 	rec_free(r);
 }
 
@@ -1359,32 +1372,32 @@ static void xq_direct_launch_idle_queue(void **state)
 {
 	xs_queue_stats st;
 	uint64_t s;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "direct", 3, false);
-	fx_queue(&f, false, 0, 0, 0, 0);
-	s = submit(f.q, kcmd(100 * US, NULL, NULL));
-	st = fx_stats(&f);
+	f = fx_new("direct", 3, false);
+	fx_queue(f, false, 0, 0, 0, 0);
+	s = submit(f->q, kcmd(100 * US, NULL, NULL));
+	st = fx_stats(f);
 	assert_int_equal(st.direct_launches, 1);
 	assert_int_equal(st.pending, 0);
-	assert_int_equal(fx_dev(&f).submitted, 1);
-	assert_int_equal(xq_wait(f.q, s), 0);
-	assert_int_equal(xq_wait(f.q, submit(f.q, kcmd(100 * US, NULL, NULL))), 0);
-	assert_int_equal(fx_stats(&f).direct_launches, 2);
+	assert_int_equal(fx_dev(f).submitted, 1);
+	assert_int_equal(xq_wait(f->q, s), 0);
+	assert_int_equal(xq_wait(f->q, submit(f->q, kcmd(100 * US, NULL, NULL))), 0);
+	assert_int_equal(fx_stats(f).direct_launches, 2);
 	/* A suspended queue buffers instead. */
-	assert_int_equal(xq_suspend(f.q, 0), 0);
-	s = submit(f.q, kcmd(100 * US, NULL, NULL));
-	st = fx_stats(&f);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	s = submit(f->q, kcmd(100 * US, NULL, NULL));
+	st = fx_stats(f);
 	assert_int_equal(st.direct_launches, 2);
 	assert_int_equal(st.pending, 1);
-	assert_int_equal(xq_resume(f.q), 0);
-	assert_int_equal(xq_wait(f.q, s), 0);
-	st = fx_stats(&f);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait(f->q, s), 0);
+	st = fx_stats(f);
 	assert_int_equal(st.direct_launches, 2);
 	assert_int_equal(st.submitted, 3);
 	assert_int_equal(st.completed, 3);
-	fx_fini(&f);
+	fx_fini(f);
 }
 
 static const struct xal_ops bad_version_ops = {
@@ -1412,38 +1425,38 @@ static void xq_create_checks_config(void **state)
 	struct xq *q = (struct xq *)&bad;
 	struct xq_config c;
 	xs_queue_info info;
-	struct fx f;
+	struct fx *f;
 
 	(void)state;
-	fx_init(&f, "create", 3, false);
+	f = fx_new("create", 3, false);
 	assert_int_equal(xq_create(NULL, NULL, &q), -EINVAL);
-	assert_int_equal(xq_create(f.hwq, NULL, NULL), -EINVAL);
+	assert_int_equal(xq_create(f->hwq, NULL, NULL), -EINVAL);
 	assert_int_equal(xq_create(&bad, NULL, &q), -EINVAL);
 	bad.ops = &no_launch_ops;
 	assert_int_equal(xq_create(&bad, NULL, &q), -EINVAL);
 	c = (struct xq_config){ .level = 4 };
-	assert_int_equal(xq_create(f.hwq, &c, &q), -EINVAL);
+	assert_int_equal(xq_create(f->hwq, &c, &q), -EINVAL);
 	c = (struct xq_config){ .level = -1 };
-	assert_int_equal(xq_create(f.hwq, &c, &q), -EINVAL);
+	assert_int_equal(xq_create(f->hwq, &c, &q), -EINVAL);
 	c = (struct xq_config){ .threshold = XS_MAX_THRESHOLD + 1 };
-	assert_int_equal(xq_create(f.hwq, &c, &q), -EINVAL);
+	assert_int_equal(xq_create(f->hwq, &c, &q), -EINVAL);
 	c = (struct xq_config){ .threshold = 4, .batch = 5 };
-	assert_int_equal(xq_create(f.hwq, &c, &q), -EINVAL);
+	assert_int_equal(xq_create(f->hwq, &c, &q), -EINVAL);
 	c = (struct xq_config){ .budget_ns = -2 };
-	assert_int_equal(xq_create(f.hwq, &c, &q), -EINVAL);
+	assert_int_equal(xq_create(f->hwq, &c, &q), -EINVAL);
 	/* Output untouched on failure. */
 	assert_ptr_equal(q, (struct xq *)&bad);
-	assert_int_equal(xq_create(f.hwq, NULL, &f.q), 0);
-	xq_info(f.q, &info);
+	assert_int_equal(xq_create(f->hwq, NULL, &f->q), 0);
+	xq_info(f->q, &info);
 	assert_int_equal(info.level, 3);
 	assert_int_equal(info.level_max, 3);
 	assert_int_equal(info.threshold, XS_DEFAULT_THRESHOLD);
 	assert_int_equal(info.batch, XS_DEFAULT_BATCH);
 	assert_int_equal(info.budget_ns, XS_DEFAULT_BUDGET_NS);
-	assert_ptr_equal(xq_hwq(f.q), f.hwq);
+	assert_ptr_equal(xq_hwq(f->q), f->hwq);
 	assert_int_equal(xq_destroy(NULL, 0), 0);
-	assert_int_equal(xq_destroy(f.q, 0x80), -EINVAL);
-	fx_fini(&f);
+	assert_int_equal(xq_destroy(f->q, 0x80), -EINVAL);
+	fx_fini(f);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -54,7 +54,8 @@ typedef struct xs_queue_config {
 	uint32_t size;      /* sizeof(xs_queue_config), for ABI growth */
 	int32_t level;      /* requested enum xs_level */
 	int32_t threshold;  /* most commands in flight; 0: 16 */
-	int32_t batch;      /* a sync point every batch commands; 0: 8 */
+	int32_t batch;      /* a sync point every batch commands; 0: 8, or
+			     * half the threshold if that is smaller */
 	int64_t budget_ns;  /* estimated device time in flight; 0: 1 ms */
 } xs_queue_config;
 
@@ -183,15 +184,20 @@ int xs_submit(xs_queue *q, xs_cmd *cmd, uint64_t *seq);
 
 /*
  * Waits until command @seq completed (blocking while the queue is
- * suspended). Returns the first command error not yet reported, else 0.
- * Errors: -EINVAL (@seq never submitted).
+ * suspended). Device errors are asynchronous, as with a driver: the first
+ * error of any command not reported yet is returned by the next wait (of
+ * whichever command), once. Returns that error, else 0; -EINVAL if @seq was
+ * never submitted.
  */
 int xs_wait(xs_queue *q, uint64_t seq);
 
 /* Waits until every submitted command completed; errors as xs_wait(). */
 int xs_wait_all(xs_queue *q);
 
-/* Returns 0 if command @seq completed, -EBUSY if not, -EINVAL if unknown. */
+/*
+ * Returns 0 if command @seq completed, -EBUSY if not, -EINVAL if unknown.
+ * Never reports command errors (the next wait does).
+ */
 int xs_query(xs_queue *q, uint64_t seq);
 
 /*

@@ -37,12 +37,11 @@ static const struct xs_errmsg xs_errmsgs[] = {
 
 XS_EXPORT const char *xs_strerror(int err)
 {
+	long e = err < 0 ? -(long)err : err;
 	size_t i;
 
-	if (err < 0)
-		err = -err;
 	for (i = 0; i < XS_ARRAY_SIZE(xs_errmsgs); i++)
-		if (xs_errmsgs[i].err == err)
+		if (xs_errmsgs[i].err == e)
 			return xs_errmsgs[i].msg;
 	return "unknown error";
 }

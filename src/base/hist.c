@@ -25,6 +25,8 @@ uint64_t xs_hist_bucket_low(unsigned idx)
 	if (idx < SUB)
 		return idx;
 	e = idx / SUB + XS_HIST_SUB_BITS - 1;
+	if (e >= 64)
+		return UINT64_MAX;
 	sub = idx % SUB;
 	return (1ull << e) | ((uint64_t)sub << (e - XS_HIST_SUB_BITS));
 }
@@ -55,7 +57,8 @@ uint64_t xs_hist_quantile(const struct xs_hist *h, double q)
 	for (i = 0; i < XS_HIST_BUCKETS; i++) {
 		seen += h->bucket[i];
 		if (seen >= rank) {
-			uint64_t hi = i + 1 < XS_HIST_BUCKETS ?
+			/* The last bucket in use ends at UINT64_MAX. */
+			uint64_t hi = i < xs_hist_index(UINT64_MAX) ?
 				xs_hist_bucket_low(i + 1) - 1 : UINT64_MAX;
 			return hi < h->max ? hi : h->max;
 		}

@@ -29,7 +29,8 @@ void xs_hist_record(struct xs_hist *h, uint64_t value);
  */
 uint64_t xs_hist_quantile(const struct xs_hist *h, double q);
 
-/* Bucket index of @value and the smallest value of bucket @idx. */
+/* Bucket index of @value and the smallest value of bucket @idx
+ * (UINT64_MAX past the last bucket a value can reach). */
 unsigned xs_hist_index(uint64_t value);
 uint64_t xs_hist_bucket_low(unsigned idx);
 

@@ -51,7 +51,7 @@ struct sim_shm_ctx {
 /* Hot state of one hardware queue, read by every arbiter. 64 bytes. */
 struct sim_shm_hwq {
 	_Atomic uint32_t state;     /* writer: claimer, owner at destroy, reaper */
-	uint32_t ctx;               /* owning context; writer: claimer */
+	_Atomic uint32_t ctx;       /* owning context; writer: claimer */
 	_Atomic uint32_t ctl;       /* SIM_CTL_*; writer: owner */
 	_Atomic uint32_t running;   /* 1 while a command of it executes; writer: owner's executor */
 	_Atomic uint64_t submitted; /* commands launched; writer: owner's launcher */

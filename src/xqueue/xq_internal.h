@@ -66,7 +66,7 @@ struct xq {
 	uint64_t launched_seq;        /* last command launched */
 	uint64_t flush_epoch;         /* bumped when flushed commands are re-pended */
 	int32_t error;                /* first unreported command error */
-	uint64_t error_seq;
+	bool busy;                    /* between READY and IDLE */
 
 	uint32_t syncers;             /* threads inside a backend sync */
 	uint32_t waiters;             /* threads in pthread_cond_wait(cond) */

@@ -11,8 +11,9 @@
  *
  * Durations are learned per est_key (EWMA, weight 1/4) from the backend's
  * per-command device time, or failing that from the spacing of sync
- * completions. An unknown command is assumed to fill the whole budget, so a
- * queue starts cautiously and opens its window as it learns.
+ * completions. An unknown command is assumed to exceed the budget, so a
+ * queue starts with one command in flight and opens its window as it
+ * learns.
  */
 #include "xqueue/xq_internal.h"
 
@@ -74,7 +75,8 @@ uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
 		return s->ns;
 	if (q->est.kind_ns[kind])
 		return q->est.kind_ns[kind];
-	return q->budget_ns > 0 ? (uint64_t)q->budget_ns : 0;
+	/* Unknown: more than the budget, so it launches alone. */
+	return q->budget_ns > 0 ? (uint64_t)q->budget_ns + 1 : 0;
 }
 
 void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns)

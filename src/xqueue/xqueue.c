@@ -89,21 +89,22 @@ static void xq_notify(struct xq *q, enum xq_event ev)
 		q->observer(q, ev, q->observer_ctx);
 }
 
-static void xq_record_error(struct xq *q, int err, uint64_t seq)
+static void xq_record_error(struct xq *q, int err)
 {
 	q->st.failed++;
-	if (!q->error) {
+	if (!q->error)
 		q->error = err;
-		q->error_seq = seq;
-	}
 }
 
-static int xq_take_error(struct xq *q, uint64_t seq)
+/*
+ * Device errors are asynchronous: the first one not reported yet goes to
+ * the next wait, whichever command it waits for, as a driver reports a
+ * failed launch at the next synchronisation.
+ */
+static int xq_take_error(struct xq *q)
 {
 	int err = q->error;
 
-	if (!err || q->error_seq > seq)
-		return 0;
 	q->error = 0;
 	return err;
 }
@@ -156,8 +157,10 @@ static void xq_after_retire(struct xq *q)
 	if (q->level == 1 && atomic_load(&q->suspended) && q->susp_had_work &&
 	    q->measured_gen != q->susp_gen && q->inflight.n == 0)
 		xq_record_preemption(q);
-	if (q->completed_seq == q->next_seq)
+	if (q->busy && q->completed_seq == q->next_seq) {
+		q->busy = false;
 		xq_notify(q, XQ_EVENT_IDLE);
+	}
 	pthread_cond_broadcast(&q->cond);
 	if (q->pending.n && q->worker_running && q->worker_idle && !q->completers)
 		pthread_cond_signal(&q->wcond);
@@ -169,7 +172,7 @@ static void xq_retire_head(struct xq *q)
 	uint64_t ns;
 
 	if (c->xq_flags & XQ_F_LOCAL_DONE)
-		xq_record_error(q, c->xq_status, c->xq_seq);
+		xq_record_error(q, c->xq_status);
 	else if (q->ops->cmd_time && q->ops->cmd_time(q->hwq, c, &ns) == 0)
 		xq_est_learn(q, c, ns);
 	xq_window_retired(q, c);
@@ -201,7 +204,7 @@ static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
 	while (q->inflight.head && q->inflight.head->xq_seq <= seq)
 		xq_retire_head(q);
 	if (rc < 0)
-		xq_record_error(q, rc, seq);
+		xq_record_error(q, rc);
 	q->last_done_ns = now;
 	xq_after_retire(q);
 }
@@ -300,6 +303,8 @@ static void xq_handle_flush(struct xq *q)
 		}
 		if (rc == -EBUSY)
 			return;
+		if (rc < 0)
+			xq_record_error(q, rc);
 	}
 	if (!first)
 		return;
@@ -529,6 +534,10 @@ static int xq_resolve_window(struct xq *q, int32_t threshold, int32_t batch,
 {
 	int32_t t = threshold ? threshold : (create ? XS_DEFAULT_THRESHOLD : q->threshold);
 	int32_t b = batch ? batch : (create ? XS_DEFAULT_BATCH : q->batch);
+
+	/* An unspecified batch follows a small threshold: half of it. */
+	if (!batch && b > t && t > 0)
+		b = t / 2 ? t / 2 : 1;
 	int64_t g = budget_ns ? budget_ns : (create ? XS_DEFAULT_BUDGET_NS : q->budget_ns);
 	int rc = xq_window_check(t, b, g);
 
@@ -596,8 +605,10 @@ int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
 		xal_cmd_destroy(cmd);
 		return -ESHUTDOWN;
 	}
-	if (q->next_seq == q->completed_seq)
+	if (!q->busy) {
+		q->busy = true;
 		xq_notify(q, XQ_EVENT_READY);
+	}
 	s = ++q->next_seq;
 	cmd->xq_seq = s;
 	q->st.submitted++;
@@ -629,7 +640,7 @@ int xq_wait(struct xq *q, uint64_t seq)
 		return -EINVAL;
 	}
 	xq_complete_through(q, seq);
-	rc = xq_take_error(q, seq);
+	rc = xq_take_error(q);
 	xq_unlock(q);
 	return rc;
 }
@@ -642,7 +653,7 @@ int xq_wait_all(struct xq *q)
 		return -EINVAL;
 	pthread_mutex_lock(&q->lock);
 	xq_complete_through(q, q->next_seq);
-	rc = xq_take_error(q, UINT64_MAX);
+	rc = xq_take_error(q);
 	xq_unlock(q);
 	return rc;
 }
@@ -669,10 +680,17 @@ int xq_query(struct xq *q, uint64_t seq)
 	target = xq_sync_target(q, seq, &all);
 	if (!target || all)
 		goto out;
-	if (q->ops->query(q->hwq, target) >= 0) {
-		xq_retire_through(q, target->xq_seq, 0);
-		rc = 0;
+	rc = q->ops->query(q->hwq, target);
+	if (rc == -EBUSY)
+		goto out;
+	if (rc == -ECANCELED) {
+		xq_handle_flush(q);
+		rc = -EBUSY;
+		goto out;
 	}
+	/* Complete; an error stays for the next wait. */
+	xq_retire_through(q, target->xq_seq, rc);
+	rc = q->completed_seq >= seq ? 0 : -EBUSY;
 out:
 	xq_unlock(q);
 	return rc;
@@ -792,7 +810,7 @@ int xq_destroy(struct xq *q, unsigned flags)
 		pthread_mutex_lock(&q->lock);
 	}
 	xq_complete_through(q, q->next_seq);
-	rc = xq_take_error(q, UINT64_MAX);
+	rc = xq_take_error(q);
 	join = q->worker_running || q->worker_zombie;
 	pthread_cond_broadcast(&q->wcond);
 	pthread_mutex_unlock(&q->lock);
