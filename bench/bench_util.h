@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/sim.h"
+
 static int bench_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -33,6 +35,32 @@ static inline uint64_t bench_pct(uint64_t *v, size_t n, double p)
 	if (rank > n)
 		rank = n;
 	return v[rank - 1];
+}
+
+/*
+ * Creates a private simulated device (RR arbitration, all levels) named
+ * @prefix-<pid> into @name and keeps it open in *@keep for the run. Returns
+ * 0, or prints why not and returns -1.
+ */
+static inline int bench_private_device(const char *prefix, char *name, size_t len,
+				       struct sim_dev **keep)
+{
+	struct sim_dev_opts opts = { .arbitration = SIM_ARB_RR, .level_max = 3 };
+
+	snprintf(name, len, "%s-%d", prefix, (int)getpid());
+	sim_dev_unlink(name);
+	if (sim_dev_open(name, &opts, keep)) {
+		fprintf(stderr, "%s: cannot create the simulated device in /dev/shm "
+			"(or $XSCHED_SIM_DIR)\n", prefix);
+		return -1;
+	}
+	return 0;
+}
+
+static inline void bench_close_device(const char *name, struct sim_dev *keep)
+{
+	sim_dev_close(keep);
+	sim_dev_unlink(name);
 }
 
 static inline void bench_print_machine(FILE *out)

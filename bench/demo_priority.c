@@ -236,7 +236,6 @@ int main(int argc, char **argv)
 {
 	static const char *names[] = { "standalone", "native", "xsched Lv1", "xsched Lv3" };
 	struct opts o = { .tasks = 200, .cmds = 10, .cmd_ns = 500 * US, .load = 0.2 };
-	struct sim_dev_opts dopts = { .arbitration = SIM_ARB_RR, .level_max = 3 };
 	uint64_t p50[4], p99[4];
 	double bg_rate[4], bg_alone;
 	struct sim_dev *keep;
@@ -262,12 +261,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "demo_priority: tasks, cmds and cmd-us must be positive, load in (0,100]\n");
 		return 2;
 	}
-	snprintf(dev, sizeof(dev), "xsdemo-%d", (int)getpid());
-	sim_dev_unlink(dev);
-	if (sim_dev_open(dev, &dopts, &keep)) {
-		fprintf(stderr, "demo_priority: cannot create the simulated device in /dev/shm\n");
+	if (bench_private_device("xsdemo", dev, sizeof(dev), &keep))
 		return 1;
-	}
 	srand48(7);
 	bench_print_machine(stdout);
 	printf("fixed priority on the sim XPU: foreground tasks of %d x %.0f us commands at %.0f%% load "
@@ -301,7 +296,6 @@ int main(int argc, char **argv)
 	       (double)p99[0] / 1e6, (double)p99[1] / 1e6, (double)p99[1] / (double)p99[0],
 	       (double)p99[2] / 1e6, (double)p99[2] / (double)p99[0],
 	       (double)p99[3] / 1e6, (double)p99[3] / (double)p99[0]);
-	sim_dev_close(keep);
-	sim_dev_unlink(dev);
+	bench_close_device(dev, keep);
 	return 0;
 }

@@ -13,6 +13,8 @@
 
 /* Busy-wait this long before sleeping in a wait: a wakeup costs more. */
 #define SIM_WAIT_SPIN_NS (5 * XS_NSEC_PER_USEC)
+/* Interrupts take effect within microseconds: poll longer for quiet. */
+#define SIM_QUIET_SPIN_NS (50 * XS_NSEC_PER_USEC)
 
 void sim_hwq_notify(struct sim_hwq *hq)
 {
@@ -298,7 +300,7 @@ int sim_hwq_cmd_time(struct sim_hwq *hq, uint64_t seq, uint64_t *ns)
 void sim_hwq_wait_quiet(struct sim_hwq *hq)
 {
 	struct sim_dev *dev = hq->dev;
-	uint64_t spin_end = xs_now_ns() + SIM_WAIT_SPIN_NS;
+	uint64_t spin_end = xs_now_ns() + SIM_QUIET_SPIN_NS;
 
 	while (atomic_load(&hq->shm->running)) {
 		uint32_t seen;
