@@ -106,6 +106,7 @@ typedef struct xs_queue_stats {
 	uint64_t preempt_p99_ns;
 	uint64_t preempt_max_ns;
 	uint64_t suspended;       /* 1 while suspended */
+	uint64_t exec_ns;         /* device time of completed commands (measured or learned) */
 } xs_queue_stats;
 
 /* --- hardware queues --------------------------------------------------- */

@@ -6,6 +6,7 @@
  */
 #include "xsched/xsched.h"
 #include "base/compiler.h"
+#include "agent/agent.h"
 #include "xal/xal_sim.h"
 #include "xqueue/xqueue.h"
 
@@ -147,13 +148,18 @@ XS_EXPORT int xs_queue_create(xs_hwq *hwq, const xs_queue_config *cfg, xs_queue 
 		c.budget_ns = cfg->budget_ns;
 	}
 	rc = xq_create(H(hwq), &c, &q);
-	if (rc == 0)
-		*out = (xs_queue *)q;
-	return rc;
+	if (rc < 0)
+		return rc;
+	/* Scheduling is best effort: a queue the agent cannot take runs. */
+	xs_agent_register(q);
+	*out = (xs_queue *)q;
+	return 0;
 }
 
 XS_EXPORT int xs_queue_destroy(xs_queue *q, unsigned flags)
 {
+	/* Out of scheduling first: a suspended queue would never drain. */
+	xs_agent_unregister(Q(q));
 	return xq_destroy(Q(q), flags);
 }
 

@@ -166,6 +166,7 @@ struct xal_ops {
 struct xal_hwq {
 	const struct xal_ops *ops;
 	uint32_t caps;          /* XAL_CAP_*, probed at creation */
+	char device[32];        /* identity of the device, e.g. "sim:xsched-sim0" */
 };
 
 /* Highest preemption level (1..3) @hwq supports, from its ops and caps. */

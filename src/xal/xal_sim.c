@@ -7,6 +7,7 @@
 #include "xal/xal_sim.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct xal_sim_hwq {
@@ -133,6 +134,8 @@ int xal_sim_hwq_create(const char *name, struct xal_hwq **out)
 	if (rc < 0)
 		goto fail_dev;
 	sim_dev_info_get(h->dev, &info);
+	snprintf(h->base.device, sizeof(h->base.device), "sim:%s",
+		 name ? name : sim_dev_default_name());
 	h->base.ops = &xal_sim_ops;
 	h->base.caps = XAL_CAP_SYNC_ANY;
 	if (info.level_max >= 2)

@@ -81,7 +81,8 @@ struct xq {
 
 	xq_observer_fn observer;
 	void *observer_ctx;
-	int64_t hint[5];
+	int64_t hint[XQ_HINTS];
+	uint32_t hint_set;            /* bit h: hint h was set */
 
 	struct xq_est est;
 	struct xs_hist preempt_hist;

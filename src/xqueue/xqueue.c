@@ -157,6 +157,7 @@ static void xq_after_retire(struct xq *q)
 	if (q->level == 1 && atomic_load(&q->suspended) && q->susp_had_work &&
 	    q->measured_gen != q->susp_gen && q->inflight.n == 0)
 		xq_record_preemption(q);
+	xq_notify(q, XQ_EVENT_PROGRESS);
 	if (q->busy && q->completed_seq == q->next_seq) {
 		q->busy = false;
 		xq_notify(q, XQ_EVENT_IDLE);
@@ -171,10 +172,14 @@ static void xq_retire_head(struct xq *q)
 	struct xal_cmd *c = xq_list_pop(&q->inflight);
 	uint64_t ns;
 
-	if (c->xq_flags & XQ_F_LOCAL_DONE)
+	if (c->xq_flags & XQ_F_LOCAL_DONE) {
 		xq_record_error(q, c->xq_status);
-	else if (q->ops->cmd_time && q->ops->cmd_time(q->hwq, c, &ns) == 0)
+	} else if (q->ops->cmd_time && q->ops->cmd_time(q->hwq, c, &ns) == 0) {
 		xq_est_learn(q, c, ns);
+		q->st.exec_ns += ns;
+	} else {
+		q->st.exec_ns += c->xq_est_ns;
+	}
 	xq_window_retired(q, c);
 	q->completed_seq = c->xq_seq;
 	q->st.completed++;
@@ -785,6 +790,39 @@ int xq_resume(struct xq *q)
 	return rc;
 }
 
+int xq_set_level(struct xq *q, int level)
+{
+	int granted, rc = 0;
+
+	if (!q)
+		return -EINVAL;
+	granted = xal_level_grant(q->hwq, level);
+	if (granted < 0)
+		return granted;
+	pthread_mutex_lock(&q->ctl_lock);
+	/* A suspended queue moves its device-side preemption to the new level. */
+	if (atomic_load(&q->suspended) && granted != q->level)
+		rc = xq_backend_preempt(q, false);
+	pthread_mutex_lock(&q->lock);
+	q->level = granted;
+	q->level_req = level;
+	if (atomic_load(&q->suspended) && q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
+		q->relaunch_barrier = true;
+	pthread_mutex_unlock(&q->lock);
+	if (atomic_load(&q->suspended) && rc == 0)
+		rc = xq_backend_preempt(q, true);
+	pthread_mutex_unlock(&q->ctl_lock);
+	return rc;
+}
+
+void xq_counters_locked(struct xq *q, struct xq_counters *out)
+{
+	out->submitted = q->st.submitted;
+	out->completed = q->st.completed;
+	out->preemptions = q->st.preemptions;
+	out->exec_ns = q->st.exec_ns;
+}
+
 bool xq_suspended(struct xq *q)
 {
 	return atomic_load(&q->suspended);
@@ -866,6 +904,7 @@ int xq_set_hint(struct xq *q, enum xs_hint hint, int64_t value)
 		return rc;
 	pthread_mutex_lock(&q->lock);
 	q->hint[hint] = value;
+	q->hint_set |= 1u << hint;
 	xq_notify(q, XQ_EVENT_HINT);
 	pthread_mutex_unlock(&q->lock);
 	return 0;
@@ -879,6 +918,17 @@ int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value)
 	*value = q->hint[hint];
 	pthread_mutex_unlock(&q->lock);
 	return 0;
+}
+
+uint32_t xq_hints(struct xq *q, int64_t hint[XQ_HINTS])
+{
+	uint32_t set;
+
+	pthread_mutex_lock(&q->lock);
+	memcpy(hint, q->hint, sizeof(q->hint));
+	set = q->hint_set;
+	pthread_mutex_unlock(&q->lock);
+	return set;
 }
 
 void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx)

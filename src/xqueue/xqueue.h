@@ -42,6 +42,12 @@ enum xq_event {
 	XQ_EVENT_READY = 1, /* first command into an idle queue */
 	XQ_EVENT_IDLE = 2,  /* every submitted command completed */
 	XQ_EVENT_HINT = 3,  /* a hint changed */
+	XQ_EVENT_PROGRESS = 4, /* commands completed (counters moved) */
+};
+
+/* Counters an observer may read with xq_counters_locked(). */
+struct xq_counters {
+	uint64_t submitted, completed, preemptions, exec_ns;
 };
 
 /*
@@ -81,9 +87,23 @@ int xq_suspend(struct xq *q, unsigned flags);
 int xq_resume(struct xq *q);
 bool xq_suspended(struct xq *q);
 
+/*
+ * Changes the preemption level (clamped as at creation); a suspended queue
+ * is re-preempted at the new level. Errors: -EINVAL (unknown level).
+ */
+int xq_set_level(struct xq *q, int level);
+
+/* Reads the counters; only from an observer callback (lock held). */
+void xq_counters_locked(struct xq *q, struct xq_counters *out);
+
 int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns);
 
+#define XQ_HINTS 5 /* indexed by enum xs_hint; [0] unused */
+
 int xq_set_hint(struct xq *q, enum xs_hint hint, int64_t value);
+
+/* Copies every hint into @hint; returns the mask of those ever set. */
+uint32_t xq_hints(struct xq *q, int64_t hint[XQ_HINTS]);
 int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value);
 
 /* Installs the observer (NULL removes it). */

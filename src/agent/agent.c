@@ -1,0 +1,760 @@
+/*
+ * The per-process agent (see agent.h).
+ *
+ * Threads: XQueue observers run on application threads with the queue's
+ * lock held, so they never take the agent's lock; they publish status into
+ * the shared slot (or, in local mode, into the agent's view) and ring a
+ * doorbell. Everything else runs on the agent thread: connecting, sending
+ * registrations and hints, and applying decisions, which it does holding
+ * the agent lock so that xs_agent_unregister() (which takes it) knows the
+ * queue is no longer touched once it returns. Lock order: agent, then queue.
+ *
+ * The shared mapping and the daemon doorbell are replaced on reconnect;
+ * observers announce themselves in `users` while they use them, and the
+ * agent thread unmaps an old mapping only once no observer is inside.
+ */
+#include "agent/agent.h"
+#include "base/clock.h"
+#include "daemon/policy/policy_builtin.h"
+#include "ipc/ipc_msg.h"
+#include "ipc/ipc_sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AGENT_SLOTS 256
+#define AGENT_BACKOFF_MIN_NS (50 * XS_NSEC_PER_MSEC)
+#define AGENT_BACKOFF_MAX_NS (2 * XS_NSEC_PER_SEC)
+#define AGENT_REPLY_TIMEOUT_MS 2000
+
+struct agent_queue {
+	struct xq *q;
+	uint32_t index;                 /* our table index = the daemon slot */
+	/* written by the observer */
+	_Atomic uint32_t status;        /* enum ipc_status */
+	_Atomic uint64_t ready_ns;
+	_Atomic uint32_t status_seq;
+	_Atomic bool hints_dirty;
+	/* agent thread, under the agent lock */
+	bool reg_sent, registered;
+	bool run;                       /* last decision applied */
+	uint32_t decision_seen;
+	int32_t threshold, batch, level;
+	int64_t budget_ns;
+	struct xs_pqueue pq;            /* local mode */
+	bool local;                     /* the local policy accepted it */
+};
+
+static struct agent {
+	pthread_mutex_t lock;
+	pthread_once_t once;
+	struct agent_queue *tab[AGENT_SLOTS];
+	uint32_t unreg[AGENT_SLOTS];    /* slots to unregister at the daemon */
+	uint32_t nunreg;
+	enum xs_agent_mode mode;
+	bool started;
+	int wake_fd;
+	/* connection: agent thread; observers read shm/bell_in under `users` */
+	_Atomic(struct ipc_shm *) shm;
+	_Atomic int bell_in;
+	_Atomic uint32_t users;
+	_Atomic bool connected;
+	int sock, bell_out;
+	size_t shm_size;
+	uint32_t seq;
+	uint64_t backoff_ns, next_try_ns;
+	/* local mode */
+	const struct xs_policy_ops *pops;
+	void *pstate;
+	uint64_t pwake_ns;
+	uint64_t next_id;
+} ag = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.once = PTHREAD_ONCE_INIT,
+	.wake_fd = -1,
+	.sock = -1,
+	.bell_out = -1,
+	.bell_in = -1,
+};
+
+enum xs_agent_mode xs_agent_mode(void)
+{
+	const char *v = getenv("XSCHED_DISABLE");
+
+	if (v && *v && strcmp(v, "0"))
+		return XS_AGENT_NONE;
+	v = getenv("XSCHED_SCHEDULER");
+	if (v && !strcmp(v, "none"))
+		return XS_AGENT_NONE;
+	if (v && !strcmp(v, "local"))
+		return XS_AGENT_LOCAL;
+	return XS_AGENT_GLOBAL;
+}
+
+bool xs_agent_connected(void)
+{
+	return atomic_load(&ag.connected);
+}
+
+static void agent_wake(void)
+{
+	uint64_t one = 1;
+
+	if (ag.wake_fd >= 0 && write(ag.wake_fd, &one, sizeof(one)) < 0)
+		(void)errno;
+}
+
+/* Publishes @aq's counters and, with @status, its status, and rings. */
+static void agent_publish(struct agent_queue *aq, bool status)
+{
+	struct ipc_shm *shm;
+	struct xq_counters c;
+	int bell;
+
+	if (ag.mode == XS_AGENT_LOCAL) {
+		if (status)
+			agent_wake();
+		return;
+	}
+	atomic_fetch_add(&ag.users, 1);
+	shm = atomic_load(&ag.shm);
+	if (shm && aq->index < shm->nslots) {
+		struct ipc_slot *slot = &shm->slot[aq->index];
+
+		xq_counters_locked(aq->q, &c);
+		atomic_store(&slot->submitted, c.submitted);
+		atomic_store(&slot->completed, c.completed);
+		atomic_store(&slot->preemptions, c.preemptions);
+		atomic_store(&slot->exec_ns, c.exec_ns);
+		bell = atomic_load(&ag.bell_in);
+		if (status) {
+			uint64_t one = 1;
+
+			atomic_store(&slot->ready_ns, atomic_load(&aq->ready_ns));
+			atomic_store(&slot->status, atomic_load(&aq->status));
+			/* The daemon reads status after seeing status_seq move. */
+			atomic_fetch_add(&slot->status_seq, 1);
+			if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
+				(void)errno;
+		}
+	}
+	atomic_fetch_sub(&ag.users, 1);
+}
+
+static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
+{
+	struct agent_queue *aq = ctx;
+
+	(void)q;
+	switch (ev) {
+	case XQ_EVENT_READY:
+		atomic_store(&aq->ready_ns, xs_now_ns());
+		atomic_store(&aq->status, IPC_ST_READY);
+		atomic_fetch_add(&aq->status_seq, 1);
+		agent_publish(aq, true);
+		break;
+	case XQ_EVENT_IDLE:
+		atomic_store(&aq->status, IPC_ST_IDLE);
+		atomic_fetch_add(&aq->status_seq, 1);
+		agent_publish(aq, true);
+		break;
+	case XQ_EVENT_PROGRESS:
+		agent_publish(aq, false);
+		break;
+	case XQ_EVENT_HINT:
+		atomic_store(&aq->hints_dirty, true);
+		agent_wake();
+		break;
+	}
+}
+
+/* --- daemon connection (agent thread) ----------------------------------- */
+
+union agent_buf {
+	char b[IPC_MSG_MAX];
+	uint64_t align;
+};
+
+static int agent_send(uint16_t type, const void *body, size_t len)
+{
+	union agent_buf buf;
+	int n = ipc_build(buf.b, sizeof(buf.b), type, ++ag.seq, body, len);
+
+	if (n < 0)
+		return n;
+	return ipc_send(ag.sock, buf.b, (size_t)n, NULL, 0) < 0 ? -EPIPE : 0;
+}
+
+static void agent_send_hints(struct agent_queue *aq)
+{
+	int64_t hint[XQ_HINTS];
+	uint32_t set = xq_hints(aq->q, hint), k;
+
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
+		struct ipc_set_hint h = { .slot = aq->index, .key = k, .value = hint[k] };
+
+		if ((set & (1u << k)) && ipc_hint_valid(k, hint[k]))
+			agent_send(IPC_SET_HINT, &h, sizeof(h));
+	}
+}
+
+static void agent_send_register(struct agent_queue *aq)
+{
+	struct ipc_register r = { .slot = aq->index };
+	int64_t hint[XQ_HINTS];
+	xs_queue_info info;
+	uint32_t k;
+
+	xq_info(aq->q, &info);
+	r.hint_set = xq_hints(aq->q, hint) & 0x1eu;
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
+		r.hint[k] = hint[k];
+	r.level = (uint32_t)info.level;
+	r.level_max = (uint32_t)info.level_max;
+	r.threshold = info.threshold;
+	r.batch = info.batch;
+	r.budget_ns = info.budget_ns;
+	snprintf(r.device, sizeof(r.device), "%s",
+		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
+	snprintf(r.backend, sizeof(r.backend), "%s", info.backend);
+	if (agent_send(IPC_REGISTER, &r, sizeof(r)) == 0)
+		aq->reg_sent = true;
+	atomic_store(&aq->hints_dirty, false);
+}
+
+/* Fail-open: every queue runs, and the connection is gone. */
+static void agent_disconnect(void)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	int bell = atomic_load(&ag.bell_in);
+	uint32_t i;
+
+	atomic_store(&ag.connected, false);
+	atomic_store(&ag.shm, NULL);
+	atomic_store(&ag.bell_in, -1);
+	while (atomic_load(&ag.users))
+		sched_yield();
+	if (shm)
+		munmap(shm, ag.shm_size);
+	if (bell >= 0)
+		close(bell);
+	if (ag.bell_out >= 0)
+		close(ag.bell_out);
+	if (ag.sock >= 0)
+		close(ag.sock);
+	ag.sock = ag.bell_out = -1;
+	pthread_mutex_lock(&ag.lock);
+	ag.nunreg = 0;
+	for (i = 0; i < AGENT_SLOTS; i++) {
+		struct agent_queue *aq = ag.tab[i];
+
+		if (!aq)
+			continue;
+		aq->reg_sent = aq->registered = false;
+		if (!aq->run) {
+			xq_resume(aq->q);
+			aq->run = true;
+		}
+	}
+	pthread_mutex_unlock(&ag.lock);
+	ag.next_try_ns = xs_now_ns() + ag.backoff_ns;
+	ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
+	if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
+		ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
+}
+
+static void agent_comm(char *comm, size_t len)
+{
+	ssize_t n;
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+
+	memset(comm, 0, len);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, len - 1);
+	close(fd);
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+}
+
+/* Connects, says hello and maps the shared slots. 0 or -errno. */
+static int agent_connect(void)
+{
+	struct ipc_hello hello = { .role = IPC_ROLE_AGENT };
+	const struct ipc_hello_reply *r;
+	struct pollfd pfd;
+	union agent_buf buf;
+	struct ipc_shm *shm;
+	struct ipc_msg m;
+	struct stat st;
+	int fds[IPC_MAX_FDS], nfds = 0, n, i;
+	uint32_t k;
+
+	ag.sock = ipc_connect(ipc_socket_path());
+	if (ag.sock < 0)
+		return ag.sock;
+	agent_comm(hello.comm, sizeof(hello.comm));
+	if (agent_send(IPC_HELLO, &hello, sizeof(hello)) < 0)
+		goto fail;
+	pfd.fd = ag.sock;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, AGENT_REPLY_TIMEOUT_MS) != 1)
+		goto fail;
+	n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), fds, &nfds, 0);
+	if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0 ||
+	    m.hdr.type != IPC_HELLO_REPLY || nfds != 3)
+		goto fail_fds;
+	r = m.body;
+	if (fstat(fds[0], &st) < 0 || (size_t)st.st_size != r->shm_size ||
+	    r->shm_size < sizeof(struct ipc_shm) + (size_t)r->nslots * sizeof(struct ipc_slot))
+		goto fail_fds;
+	shm = mmap(NULL, r->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (shm == MAP_FAILED)
+		goto fail_fds;
+	if (shm->magic != IPC_SHM_MAGIC || shm->version != IPC_VERSION ||
+	    shm->nslots != r->nslots) {
+		munmap(shm, r->shm_size);
+		goto fail_fds;
+	}
+	close(fds[0]);
+	ag.shm_size = r->shm_size;
+	ag.bell_out = fds[2];
+	/* Current status first, then publish the mapping to observers. */
+	pthread_mutex_lock(&ag.lock);
+	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++) {
+		struct agent_queue *aq = ag.tab[k];
+
+		if (!aq)
+			continue;
+		atomic_store(&shm->slot[k].ready_ns, atomic_load(&aq->ready_ns));
+		atomic_store(&shm->slot[k].status, atomic_load(&aq->status));
+		atomic_fetch_add(&shm->slot[k].status_seq, 1);
+		aq->decision_seen = atomic_load(&shm->slot[k].decision_seq);
+	}
+	pthread_mutex_unlock(&ag.lock);
+	atomic_store(&ag.bell_in, fds[1]);
+	atomic_store(&ag.shm, shm);
+	atomic_store(&ag.connected, true);
+	ag.backoff_ns = 0;
+	return 0;
+fail_fds:
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+fail:
+	close(ag.sock);
+	ag.sock = -1;
+	return -EPROTO;
+}
+
+/* Sends what the table says the daemon does not know yet. Agent thread. */
+static void agent_sync_daemon(void)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	uint32_t i;
+
+	if (!shm)
+		return;
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < ag.nunreg; i++) {
+		struct ipc_unregister u = { .slot = ag.unreg[i] };
+
+		agent_send(IPC_UNREGISTER, &u, sizeof(u));
+	}
+	ag.nunreg = 0;
+	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+		struct agent_queue *aq = ag.tab[i];
+
+		if (!aq)
+			continue;
+		if (!aq->reg_sent)
+			agent_send_register(aq);
+		else if (aq->registered && atomic_exchange(&aq->hints_dirty, false))
+			agent_send_hints(aq);
+	}
+	pthread_mutex_unlock(&ag.lock);
+}
+
+static void agent_apply_run(struct agent_queue *aq, bool run)
+{
+	if (run == aq->run)
+		return;
+	if (run)
+		xq_resume(aq->q);
+	else
+		xq_suspend(aq->q, 0);
+	aq->run = run;
+}
+
+/* Applies the daemon's decisions and knobs. Agent thread. */
+static void agent_apply(void)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	uint32_t i;
+
+	if (!shm)
+		return;
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+		struct agent_queue *aq = ag.tab[i];
+		struct ipc_slot *slot = &shm->slot[i];
+		uint32_t seq;
+		int32_t t, b, l;
+		int64_t g;
+
+		if (!aq || !aq->registered)
+			continue;
+		seq = atomic_load(&slot->decision_seq);
+		if (seq == aq->decision_seen)
+			continue;
+		aq->decision_seen = seq;
+		t = atomic_load(&slot->threshold);
+		b = atomic_load(&slot->batch);
+		g = atomic_load(&slot->budget_ns);
+		l = atomic_load(&slot->level);
+		if ((t && t != aq->threshold) || (b && b != aq->batch) ||
+		    (g && g != aq->budget_ns)) {
+			if (xq_set_window(aq->q, t, b, g) == 0) {
+				aq->threshold = t ? t : aq->threshold;
+				aq->batch = b ? b : aq->batch;
+				aq->budget_ns = g ? g : aq->budget_ns;
+			}
+		}
+		if (l && l != aq->level && xq_set_level(aq->q, l) == 0)
+			aq->level = l;
+		agent_apply_run(aq, atomic_load(&slot->run) != 0);
+	}
+	pthread_mutex_unlock(&ag.lock);
+}
+
+static void agent_recv(void)
+{
+	for (;;) {
+		union agent_buf buf;
+		struct ipc_msg m;
+		int n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), NULL, NULL, MSG_DONTWAIT);
+
+		if (n == -EAGAIN)
+			return;
+		if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0) {
+			agent_disconnect();
+			return;
+		}
+		if (m.hdr.type == IPC_REGISTERED) {
+			const struct ipc_registered *r = m.body;
+
+			pthread_mutex_lock(&ag.lock);
+			if (r->slot < AGENT_SLOTS && ag.tab[r->slot] && ag.tab[r->slot]->reg_sent)
+				ag.tab[r->slot]->registered = true;
+			pthread_mutex_unlock(&ag.lock);
+		}
+		/* Other replies (hint refusals) need no action. */
+	}
+}
+
+/* --- local mode ----------------------------------------------------------- */
+
+static void agent_local_schedule(void)
+{
+	struct xs_pqueue *pv[AGENT_SLOTS];
+	size_t n = 0;
+	uint32_t i;
+
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < AGENT_SLOTS; i++) {
+		struct agent_queue *aq = ag.tab[i];
+		int64_t hint[XQ_HINTS];
+		xs_queue_stats st;
+
+		if (!aq || !aq->local)
+			continue;
+		xq_hints(aq->q, hint);
+		xq_stats(aq->q, &st);
+		aq->pq.priority = (int32_t)hint[XS_HINT_PRIORITY];
+		aq->pq.share = hint[XS_HINT_SHARE];
+		aq->pq.deadline_us = hint[XS_HINT_DEADLINE_US];
+		aq->pq.laxity_us = hint[XS_HINT_LAXITY_US];
+		aq->pq.service_ns = st.exec_ns;
+		if (atomic_load(&aq->status) == IPC_ST_READY) {
+			uint64_t r = atomic_load(&aq->ready_ns);
+
+			if (!aq->pq.ready || r != aq->pq.ready_ns) {
+				aq->pq.ready = true;
+				aq->pq.ready_ns = r;
+				if (ag.pops->queue_ready)
+					ag.pops->queue_ready(ag.pstate, &aq->pq, r);
+			}
+		} else if (aq->pq.ready) {
+			aq->pq.ready = false;
+			if (ag.pops->queue_idle)
+				ag.pops->queue_idle(ag.pstate, &aq->pq, xs_now_ns());
+		}
+		aq->pq.run = aq->run;
+		pv[n++] = &aq->pq;
+	}
+	ag.pwake_ns = n ? ag.pops->schedule(ag.pstate, pv, n, xs_now_ns()) : 0;
+	for (i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i] && ag.tab[i]->local)
+			agent_apply_run(ag.tab[i], ag.tab[i]->pq.run);
+	pthread_mutex_unlock(&ag.lock);
+}
+
+static int agent_local_init(void)
+{
+	const char *name = getenv("XSCHED_POLICY");
+	struct xs_policy_conf conf = { .size = sizeof(conf) };
+
+	ag.pops = xsd_policy_find(name && *name ? name : "hpf");
+	if (!ag.pops)
+		ag.pops = xsd_policy_find("hpf");
+	if (ag.pops->init && ag.pops->init(&ag.pstate, &conf) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* --- the agent thread ----------------------------------------------------- */
+
+static int agent_timeout_ms(void)
+{
+	uint64_t now = xs_now_ns(), at = 0;
+
+	if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0)
+		at = ag.next_try_ns;
+	else if (ag.mode == XS_AGENT_LOCAL && ag.pwake_ns)
+		at = ag.pwake_ns;
+	if (!at)
+		return -1;
+	return at <= now ? 0 : (int)((at - now) / XS_NSEC_PER_MSEC) + 1;
+}
+
+static void *agent_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd pfd[3];
+		nfds_t n = 0;
+		uint64_t v;
+
+		if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0 && xs_now_ns() >= ag.next_try_ns) {
+			if (agent_connect() < 0) {
+				ag.next_try_ns = xs_now_ns() + ag.backoff_ns;
+				ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
+				if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
+					ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
+			}
+		}
+		if (ag.sock >= 0)
+			agent_sync_daemon();
+		if (ag.mode == XS_AGENT_LOCAL)
+			agent_local_schedule();
+		pfd[n++] = (struct pollfd){ .fd = ag.wake_fd, .events = POLLIN };
+		if (ag.sock >= 0) {
+			pfd[n++] = (struct pollfd){ .fd = ag.sock, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = ag.bell_out, .events = POLLIN };
+		}
+		if (poll(pfd, n, agent_timeout_ms()) < 0 && errno != EINTR)
+			continue;
+		if (pfd[0].revents & POLLIN && read(ag.wake_fd, &v, sizeof(v)) < 0)
+			(void)errno;
+		if (n > 1 && (pfd[2].revents & POLLIN)) {
+			if (read(ag.bell_out, &v, sizeof(v)) < 0)
+				(void)errno;
+			agent_apply();
+		}
+		if (n > 1 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			agent_recv();
+		if (ag.sock >= 0)
+			agent_apply();
+	}
+	return NULL;
+}
+
+static void agent_atfork_child(void)
+{
+	/* The parent's connection and thread are not ours: start afresh. */
+	memset(ag.tab, 0, sizeof(ag.tab));
+	ag.nunreg = 0;
+	ag.started = false;
+	if (ag.wake_fd >= 0)
+		close(ag.wake_fd);
+	if (ag.sock >= 0)
+		close(ag.sock);
+	if (ag.bell_out >= 0)
+		close(ag.bell_out);
+	if (atomic_load(&ag.bell_in) >= 0)
+		close(atomic_load(&ag.bell_in));
+	if (atomic_load(&ag.shm))
+		munmap(atomic_load(&ag.shm), ag.shm_size);
+	ag.wake_fd = ag.sock = ag.bell_out = -1;
+	atomic_store(&ag.bell_in, -1);
+	atomic_store(&ag.shm, NULL);
+	atomic_store(&ag.users, 0);
+	atomic_store(&ag.connected, false);
+	ag.backoff_ns = 0;
+	ag.next_try_ns = 0;
+	pthread_mutex_init(&ag.lock, NULL);
+}
+
+static void agent_atfork_prepare(void)
+{
+	pthread_mutex_lock(&ag.lock);
+}
+
+static void agent_atfork_parent(void)
+{
+	pthread_mutex_unlock(&ag.lock);
+}
+
+static void agent_once(void)
+{
+	pthread_atfork(agent_atfork_prepare, agent_atfork_parent, agent_atfork_child);
+}
+
+/* Starts the agent thread. Agent lock held. */
+static int agent_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	ag.mode = xs_agent_mode();
+	ag.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ag.wake_fd < 0)
+		return -errno;
+	if (ag.mode == XS_AGENT_LOCAL && (rc = agent_local_init()) < 0)
+		return rc;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	rc = pthread_create(&t, &attr, agent_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		close(ag.wake_fd);
+		ag.wake_fd = -1;
+		return -rc;
+	}
+	ag.started = true;
+	return 0;
+}
+
+/* Local mode tells devices apart by name (FNV-1a). */
+static uint32_t agent_device_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* XSCHED_PRIORITY and friends: hints of every queue of the process. */
+static void agent_env_hints(struct xq *q)
+{
+	static const struct {
+		const char *var;
+		enum xs_hint hint;
+	} env[] = {
+		{ "XSCHED_PRIORITY", XS_HINT_PRIORITY },
+		{ "XSCHED_SHARE", XS_HINT_SHARE },
+		{ "XSCHED_DEADLINE_US", XS_HINT_DEADLINE_US },
+		{ "XSCHED_LAXITY_US", XS_HINT_LAXITY_US },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *v = getenv(env[i].var);
+		char *end;
+		long long x;
+
+		if (!v || !*v)
+			continue;
+		errno = 0;
+		x = strtoll(v, &end, 10);
+		/* Malformed or out of range: ignored, as if unset. */
+		if (!errno && !*end)
+			xq_set_hint(q, env[i].hint, x);
+	}
+}
+
+int xs_agent_register(struct xq *q)
+{
+	struct agent_queue *aq;
+	uint32_t i;
+	int rc = 0;
+
+	if (xs_agent_mode() == XS_AGENT_NONE)
+		return 0;
+	agent_env_hints(q);
+	aq = calloc(1, sizeof(*aq));
+	if (!aq)
+		return -ENOMEM;
+	aq->q = q;
+	aq->run = true;
+	aq->pq.id = 0;
+	pthread_once(&ag.once, agent_once);
+	pthread_mutex_lock(&ag.lock);
+	if (!ag.started && (rc = agent_start()) < 0)
+		goto fail;
+	for (i = 0; i < AGENT_SLOTS && ag.tab[i]; i++)
+		;
+	if (i == AGENT_SLOTS) {
+		rc = -ENOSPC;
+		goto fail;
+	}
+	aq->index = i;
+	aq->pq.id = ++ag.next_id;
+	aq->pq.client = (uint64_t)getpid();
+	aq->pq.device = agent_device_hash(xq_hwq(q)->device);
+	ag.tab[i] = aq;
+	/* A queue the local policy refuses runs unscheduled. */
+	aq->local = ag.mode == XS_AGENT_LOCAL &&
+		    (!ag.pops->queue_add || ag.pops->queue_add(ag.pstate, &aq->pq) == 0);
+	pthread_mutex_unlock(&ag.lock);
+	xq_set_observer(q, agent_observer, aq);
+	agent_wake();
+	return 0;
+fail:
+	pthread_mutex_unlock(&ag.lock);
+	free(aq);
+	return rc;
+}
+
+void xs_agent_unregister(struct xq *q)
+{
+	struct agent_queue *aq = NULL;
+	uint32_t i;
+
+	if (!q || !ag.started)
+		return;
+	/* No observer call for @q after this returns. */
+	xq_set_observer(q, NULL, NULL);
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < AGENT_SLOTS; i++) {
+		if (ag.tab[i] && ag.tab[i]->q == q) {
+			aq = ag.tab[i];
+			ag.tab[i] = NULL;
+			break;
+		}
+	}
+	if (aq) {
+		if (aq->reg_sent && ag.nunreg < AGENT_SLOTS)
+			ag.unreg[ag.nunreg++] = aq->index;
+		if (aq->local && ag.pops->queue_remove)
+			ag.pops->queue_remove(ag.pstate, &aq->pq);
+		if (!aq->run)
+			xq_resume(q);
+	}
+	pthread_mutex_unlock(&ag.lock);
+	free(aq);
+	agent_wake();
+}

@@ -1,0 +1,46 @@
+/*
+ * The per-process agent: the link between a process's XQueues and the
+ * scheduler.
+ *
+ * Started lazily by the first XQueue registered, it connects to xschedd
+ * (XSCHED_SOCKET, default /run/xsched/xschedd.sock), registers every queue
+ * with its device, level and hints, reports Ready/Idle through the shared
+ * slots, and applies the daemon's suspend/resume and window decisions.
+ * XSCHED_SCHEDULER=local runs a policy in-process instead (XSCHED_POLICY,
+ * default hpf); =none, or XSCHED_DISABLE=1, leaves queues unscheduled.
+ *
+ * Fail-open: without a daemon, or when it goes away, every queue runs; the
+ * agent reconnects with backoff and registers again, hints included, so a
+ * daemon restart loses nothing. A forked child starts with no agent: its
+ * parent's connection is never used by it; queues it creates register
+ * through its own agent.
+ */
+#ifndef XS_AGENT_H
+#define XS_AGENT_H
+
+#include "xqueue/xqueue.h"
+
+/*
+ * Puts @q under the process's scheduler (starting the agent) and applies
+ * the hints of the XSCHED_PRIORITY/_SHARE/_DEADLINE_US/_LAXITY_US
+ * environment. Returns 0 (also when scheduling is disabled) or -ENOMEM;
+ * -ENOSPC when the agent's table is full (the queue then runs unscheduled).
+ */
+int xs_agent_register(struct xq *q);
+
+/*
+ * Takes @q out of scheduling and leaves it running. After this returns the
+ * agent never touches @q again. NULL or unregistered queues are fine.
+ */
+void xs_agent_unregister(struct xq *q);
+
+/* Scheduler modes (XSCHED_SCHEDULER). */
+enum xs_agent_mode { XS_AGENT_NONE, XS_AGENT_GLOBAL, XS_AGENT_LOCAL };
+
+/* The mode this process uses, from its environment. */
+enum xs_agent_mode xs_agent_mode(void);
+
+/* True once connected to the daemon (tests and diagnostics). */
+bool xs_agent_connected(void);
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * xschedd's shared state: the daemon object, clients and queues, and the
+ * entry points between its modules (server.c: sockets and requests;
+ * sched.c: the scheduler core around the policy; metrics.c: listings).
+ * Everything runs on one epoll thread, so nothing here is locked.
+ */
+#ifndef XSD_DAEMON_H
+#define XSD_DAEMON_H
+
+#include "base/hist.h"
+#include "daemon/config.h"
+#include "ipc/ipc_abi.h"
+#include "xsched/policy.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct xsd;
+struct xsd_client;
+
+/* An epoll registration: the handler gets the ready events. */
+struct xsd_watch {
+	int fd;
+	void (*fn)(struct xsd *d, struct xsd_watch *w, uint32_t events);
+};
+
+struct xsd_queue {
+	struct xs_pqueue pq;               /* the policy's view; first */
+	struct xsd_client *client;
+	uint32_t slot;
+	int64_t hint[IPC_HINT_KEYS];       /* own hints in effect */
+	uint32_t hint_set;                 /* bits of hints given explicitly */
+	uint32_t level, level_max;
+	int32_t threshold, batch;
+	int64_t budget_ns;
+	char device[IPC_NAME_LEN];
+	char backend[16];
+	bool added;                        /* the policy accepted it */
+	bool applied;                      /* pq.run as last written to the slot */
+	uint32_t status_seen;              /* slot status_seq last handled */
+	uint64_t starve_since;             /* ready and suspended since; 0: not */
+	uint64_t guard_until;              /* starvation guard grant end */
+	struct xs_hist task_lat;           /* Ready-to-Idle */
+};
+
+struct xsd_client {
+	struct xsd_client *next;
+	uint64_t id;
+	struct xsd_watch sock;             /* the connection */
+	struct xsd_watch pidw;             /* pidfd: the process exited */
+	struct xsd_watch bell;             /* eventfd: client rang */
+	int bell_out;                      /* eventfd: daemon rings the client */
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	bool privileged;                   /* root, or on the control socket */
+	bool hello;
+	uint32_t role;
+	uint32_t bad_msgs;                 /* consecutive malformed packets */
+	bool dirty;                        /* a slot changed: ring bell_out */
+	bool dead;                         /* dropped; freed after the epoll batch */
+	char comm[16];
+	struct ipc_shm *shm;
+	size_t shm_size;
+	uint32_t nslots;
+	struct xsd_queue **queue;          /* by slot */
+	uint32_t nqueues;
+};
+
+struct xsd_sched {
+	const struct xs_policy_ops *ops;
+	void *state;
+	void *dl;                          /* dlopen handle of a policy .so */
+	char policy[IPC_POLICY_LEN];
+	struct xs_policy_conf pconf;
+	uint32_t guard_pct;
+	uint64_t guard_period_ns;
+	struct xsd_queue **q;              /* queues the policy accepted */
+	struct xs_pqueue **pv;             /* their views, for schedule() */
+	size_t n, cap;
+	char (*dev)[IPC_NAME_LEN];         /* interned device names */
+	size_t ndev;
+	uint64_t next_id;
+	uint64_t wakeup_ns;                /* policy's or the guard's next time */
+	uint64_t decisions, events, runs;
+	struct xs_hist wake_lat;           /* client event to daemon receipt */
+	struct xs_hist decide_lat;         /* receipt to decision written */
+};
+
+struct xsd {
+	struct xsd_config cfg;
+	const char *config_path;
+	bool config_required;
+	int epfd;
+	struct xsd_watch listen_client, listen_control, sig, timer;
+	struct xsd_client *clients;
+	struct xsd_client *zombies;        /* dropped during this epoll batch */
+	uint32_t nclients;
+	uint64_t next_client_id;
+	uint64_t start_ns;
+	struct xsd_sched sched;
+	bool stop;
+	bool reload;
+	gid_t control_gid;
+};
+
+/* server.c */
+int xsd_server_start(struct xsd *d);
+void xsd_server_stop(struct xsd *d);
+int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events);
+void xsd_watch_del(struct xsd *d, struct xsd_watch *w);
+/* Rings every client whose slots changed. */
+void xsd_ring_dirty(struct xsd *d);
+/* Frees the clients dropped while handling the last epoll batch. */
+void xsd_reap_zombies(struct xsd *d);
+/* Resumes every queue of every client (fail-open on stop). */
+void xsd_resume_all(struct xsd *d);
+
+/* sched.c */
+int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
+		   char *err, size_t errlen);
+void xsd_sched_fini(struct xsd_sched *s);
+/* Switches to @name (built-in or absolute .so path), keeping every queue
+ * and hint. On error the previous policy stays. */
+int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
+			 const struct xs_policy_conf *pconf);
+int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q);
+void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q);
+void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q);
+/* Reads @q's status from its slot and tells the policy what changed.
+ * @recv_ns: when the daemon learned of it. */
+void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns);
+/* Decides and writes every changed decision to its slot (clients marked
+ * dirty). @recv_ns: when the triggering event arrived (0: timer, etc.). */
+void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns);
+uint32_t xsd_sched_device(struct xsd_sched *s, const char *name);
+
+/* metrics.c */
+void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r);
+/* Prometheus text of the whole daemon; malloc()ed, *@len bytes. */
+char *xsd_metrics_text(struct xsd *d, size_t *len);
+
+#endif

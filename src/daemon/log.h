@@ -1,0 +1,28 @@
+/*
+ * Daemon logging: one line per message to stderr, prefixed with the syslog
+ * priority ("<3>", "<4>", "<6>", "<7>") that journald understands. Debug
+ * lines are printed only with --verbose. Only the daemon logs; libraries
+ * return errors.
+ */
+#ifndef XSD_LOG_H
+#define XSD_LOG_H
+
+#include <stdbool.h>
+
+extern bool xsd_verbose;
+
+void xsd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define XSD_ERR 3
+#define XSD_WARN 4
+#define XSD_NOTICE 5
+#define XSD_INFO 6
+#define XSD_DEBUG 7
+
+#define xsd_err(...) xsd_log(XSD_ERR, __VA_ARGS__)
+#define xsd_warn(...) xsd_log(XSD_WARN, __VA_ARGS__)
+#define xsd_info(...) xsd_log(XSD_INFO, __VA_ARGS__)
+#define xsd_debug(...) \
+	do { if (xsd_verbose) xsd_log(XSD_DEBUG, __VA_ARGS__); } while (0)
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * Highest priority first, per device (hpf) and across devices (hhpf).
+ *
+ * hpf: on each device, let P be the highest priority among its ready
+ * queues; every queue of the device, ready or idle, runs iff its priority
+ * is >= P, so equal priorities run together and the device's own
+ * arbitration shares between them. A device without a ready queue lets
+ * all of its queues run. Idle queues are decided like ready ones, so a
+ * low-priority queue that becomes ready while a higher one is busy is
+ * already suspended and cannot slip a command in before the daemon reacts.
+ *
+ * hhpf (heterogeneous): the same rule with P taken over the ready queues
+ * of every device, because devices interfere through shared host
+ * resources (PCIe, memory bandwidth, CPU submission threads): a ready
+ * high-priority queue on one device suspends lower ones everywhere. When
+ * no queue is ready anywhere, all run.
+ *
+ * Priorities arrive effective (inheritance and any starvation guard are
+ * applied by the daemon). Both policies are stateless and never ask for a
+ * timer: schedule() returns 0.
+ */
+#include "daemon/policy/policy_builtin.h"
+
+/* Decides every queue against P computed per device, or globally if @all. */
+static void hpf_decide(struct xs_pqueue *const *qs, size_t n, bool all)
+{
+	uint32_t dev = 0;
+	int32_t p;
+	size_t i;
+
+	if (all) {
+		p = xsd_max_ready_prio(qs, n, 0, true);
+		for (i = 0; i < n; i++)
+			qs[i]->run = qs[i]->priority >= p;
+		return;
+	}
+	xsd_for_each_dev(dev, qs, n) {
+		p = xsd_max_ready_prio(qs, n, dev, false);
+		for (i = 0; i < n; i++)
+			if (qs[i]->device == dev)
+				qs[i]->run = qs[i]->priority >= p;
+	}
+}
+
+static uint64_t hpf_schedule(void *state, struct xs_pqueue *const *qs,
+			     size_t n, uint64_t now)
+{
+	(void)state;
+	(void)now;
+	hpf_decide(qs, n, false);
+	return 0;
+}
+
+static uint64_t hhpf_schedule(void *state, struct xs_pqueue *const *qs,
+			      size_t n, uint64_t now)
+{
+	(void)state;
+	(void)now;
+	hpf_decide(qs, n, true);
+	return 0;
+}
+
+const struct xs_policy_ops xsd_policy_hpf = {
+	.version = XS_POLICY_VERSION,
+	.size = sizeof(struct xs_policy_ops),
+	.name = "hpf",
+	.schedule = hpf_schedule,
+};
+
+const struct xs_policy_ops xsd_policy_hhpf = {
+	.version = XS_POLICY_VERSION,
+	.size = sizeof(struct xs_policy_ops),
+	.name = "hhpf",
+	.schedule = hhpf_schedule,
+};

@@ -1,0 +1,379 @@
+/*
+ * The scheduler core: owns the queues' policy views and every transition,
+ * calls the policy (include/xsched/policy.h) and writes its decisions to
+ * the clients' shared slots.
+ *
+ * Around the policy, the core adds what must hold whichever policy runs:
+ * dependency-aware priority inheritance (a queue that a ready queue of the
+ * same process waits on gets the waiter's priority; processes never lend
+ * priority to each other, so neither do users), and the optional
+ * starvation guard (a ready queue suspended for a whole period gets a
+ * short grant). A hot policy switch moves every queue to the new policy;
+ * hints live here, not in the policy, so none is lost.
+ */
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/policy/policy_builtin.h"
+#include "base/clock.h"
+#include "base/compiler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * The daemon runs privileged: a policy file must be as trustworthy as the
+ * daemon itself (owned by root or by us, writable by nobody else).
+ */
+static int sched_file_trusted(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return 0;
+}
+
+static const struct xs_policy_ops *sched_lookup(const char *name, void **dl, int *err)
+{
+	const struct xs_policy_ops *ops;
+
+	*dl = NULL;
+	if (name[0] != '/') {
+		ops = xsd_policy_find(name);
+		*err = ops ? 0 : -ENOENT;
+		return ops;
+	}
+	*err = sched_file_trusted(name);
+	if (*err == 0)
+		*err = xsd_policy_load(name, &ops, dl);
+	return *err ? NULL : ops;
+}
+
+/* Writes @q's decision to its slot if it changed; marks the client. */
+static bool sched_write_run(struct xsd_queue *q)
+{
+	struct ipc_slot *slot;
+
+	if (q->pq.run == q->applied)
+		return false;
+	slot = &q->client->shm->slot[q->slot];
+	atomic_store(&slot->run, q->pq.run);
+	/* The agent reads run after seeing decision_seq change. */
+	atomic_fetch_add(&slot->decision_seq, 1);
+	q->applied = q->pq.run;
+	q->client->dirty = true;
+	return true;
+}
+
+static void sched_detach_all(struct xsd_sched *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->ops->queue_remove)
+			s->ops->queue_remove(s->state, &s->q[i]->pq);
+		s->q[i]->pq.pdata = NULL;
+	}
+}
+
+int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
+			 const struct xs_policy_conf *pconf)
+{
+	const struct xs_policy_ops *ops;
+	void *dl, *state = NULL;
+	size_t i;
+	int rc;
+
+	ops = sched_lookup(name, &dl, &rc);
+	if (!ops)
+		return rc;
+	if (ops->init && (rc = ops->init(&state, pconf)) < 0) {
+		xsd_policy_unload(dl);
+		return rc;
+	}
+	if (s->ops) {
+		sched_detach_all(s);
+		if (s->ops->fini)
+			s->ops->fini(s->state);
+		xsd_policy_unload(s->dl);
+	}
+	s->ops = ops;
+	s->state = state;
+	s->dl = dl;
+	s->pconf = *pconf;
+	snprintf(s->policy, sizeof(s->policy), "%s", name);
+	for (i = 0; i < s->n;) {
+		struct xsd_queue *q = s->q[i];
+
+		if (ops->queue_add && ops->queue_add(state, &q->pq) < 0) {
+			/* Refused: it runs unscheduled, as xsd_sched_add() does. */
+			xsd_warn("policy %s refused queue %llu: it runs unscheduled", name,
+				 (unsigned long long)q->pq.id);
+			q->added = false;
+			q->pq.run = true;
+			s->n--;
+			s->q[i] = s->q[s->n];
+			s->pv[i] = s->pv[s->n];
+			sched_write_run(q);
+			continue;
+		}
+		if (q->pq.ready && ops->queue_ready)
+			ops->queue_ready(state, &q->pq, q->pq.ready_ns);
+		i++;
+	}
+	return 0;
+}
+
+int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
+		   char *err, size_t errlen)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->next_id = 1;
+	s->guard_pct = cfg->starvation_guard_pct;
+	s->guard_period_ns = cfg->starvation_period_ns;
+	rc = xsd_sched_set_policy(s, cfg->policy, &cfg->pconf);
+	if (rc < 0)
+		snprintf(err, errlen, "policy %s: %s", cfg->policy,
+			 rc == -ENOENT ? "unknown policy or missing file" : strerror(-rc));
+	return rc;
+}
+
+void xsd_sched_fini(struct xsd_sched *s)
+{
+	if (s->ops) {
+		sched_detach_all(s);
+		if (s->ops->fini)
+			s->ops->fini(s->state);
+		xsd_policy_unload(s->dl);
+	}
+	free(s->q);
+	free(s->pv);
+	free(s->dev);
+	memset(s, 0, sizeof(*s));
+}
+
+uint32_t xsd_sched_device(struct xsd_sched *s, const char *name)
+{
+	size_t i;
+	char (*grown)[IPC_NAME_LEN];
+
+	for (i = 0; i < s->ndev; i++)
+		if (!strcmp(s->dev[i], name))
+			return (uint32_t)i;
+	grown = realloc(s->dev, (s->ndev + 1) * sizeof(*s->dev));
+	if (!grown)
+		return 0;
+	s->dev = grown;
+	snprintf(s->dev[s->ndev], IPC_NAME_LEN, "%s", name);
+	return (uint32_t)s->ndev++;
+}
+
+int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct xsd_queue **grown = realloc(s->q, cap * sizeof(*grown));
+		struct xs_pqueue **pv;
+
+		if (!grown)
+			return -ENOMEM;
+		s->q = grown;
+		pv = realloc(s->pv, cap * sizeof(*pv));
+		if (!pv)
+			return -ENOMEM;
+		s->pv = pv;
+		s->cap = cap;
+	}
+	q->pq.id = s->next_id++;
+	q->pq.run = true;
+	q->applied = true;
+	if (s->ops->queue_add && s->ops->queue_add(s->state, &q->pq) < 0) {
+		q->pq.pdata = NULL;
+		xsd_warn("policy %s refused queue %llu: it runs unscheduled", s->policy,
+			 (unsigned long long)q->pq.id);
+		return 0;
+	}
+	q->added = true;
+	s->pv[s->n] = &q->pq;
+	s->q[s->n++] = q;
+	return 0;
+}
+
+void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
+{
+	size_t i;
+
+	if (!q->added)
+		return;
+	for (i = 0; i < s->n; i++) {
+		if (s->q[i] == q) {
+			s->n--;
+			s->q[i] = s->q[s->n];
+			s->pv[i] = s->pv[s->n];
+			break;
+		}
+	}
+	if (s->ops->queue_remove)
+		s->ops->queue_remove(s->state, &q->pq);
+	q->added = false;
+}
+
+void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q)
+{
+	q->pq.priority = (int32_t)q->hint[IPC_KEY_PRIORITY];
+	q->pq.share = q->hint[IPC_KEY_SHARE];
+	q->pq.deadline_us = q->hint[IPC_KEY_DEADLINE_US];
+	q->pq.laxity_us = q->hint[IPC_KEY_LAXITY_US];
+	if (q->added && s->ops->hints_changed)
+		s->ops->hints_changed(s->state, &q->pq);
+}
+
+static void sched_became_ready(struct xsd_sched *s, struct xsd_queue *q,
+			       uint64_t ready_ns, uint64_t now, uint64_t recv_ns)
+{
+	/* The client's clock stamp orders EDF deadlines; keep it plausible. */
+	if (ready_ns == 0 || ready_ns > now || now - ready_ns > XS_NSEC_PER_SEC)
+		ready_ns = now;
+	q->pq.ready = true;
+	q->pq.ready_ns = ready_ns;
+	if (recv_ns >= ready_ns)
+		xs_hist_record(&s->wake_lat, recv_ns - ready_ns);
+	if (q->added && s->ops->queue_ready)
+		s->ops->queue_ready(s->state, &q->pq, ready_ns);
+}
+
+static void sched_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t now)
+{
+	q->pq.ready = false;
+	if (now > q->pq.ready_ns)
+		xs_hist_record(&q->task_lat, now - q->pq.ready_ns);
+	if (q->added && s->ops->queue_idle)
+		s->ops->queue_idle(s->state, &q->pq, now);
+}
+
+void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns)
+{
+	struct ipc_slot *slot = &q->client->shm->slot[q->slot];
+	uint32_t seq = atomic_load(&slot->status_seq);
+	uint64_t now = xs_now_ns(), ready_ns;
+	bool ready;
+
+	if (seq == q->status_seen)
+		return;
+	q->status_seen = seq;
+	ready = atomic_load(&slot->status) == IPC_ST_READY;
+	ready_ns = atomic_load(&slot->ready_ns);
+	s->events++;
+	if (ready && q->pq.ready && ready_ns != q->pq.ready_ns) {
+		/* Idle and ready again between two looks: both happened. */
+		sched_became_idle(s, q, now);
+		sched_became_ready(s, q, ready_ns, now, recv_ns);
+	} else if (ready && !q->pq.ready) {
+		sched_became_ready(s, q, ready_ns, now, recv_ns);
+	} else if (!ready && q->pq.ready) {
+		sched_became_idle(s, q, now);
+	}
+}
+
+/*
+ * Priority inheritance inside a process: a ready queue waiting on another
+ * queue of its process (slot waits_on) lends it its priority, transitively.
+ * Priorities only grow, so this ends after at most n rounds, cycles too.
+ */
+static void sched_inherit(struct xsd_sched *s)
+{
+	bool changed = true;
+	size_t i, round;
+
+	for (i = 0; i < s->n; i++)
+		s->q[i]->pq.priority = (int32_t)s->q[i]->hint[IPC_KEY_PRIORITY];
+	for (round = 0; changed && round < s->n; round++) {
+		changed = false;
+		for (i = 0; i < s->n; i++) {
+			struct xsd_queue *q = s->q[i], *t;
+			struct xsd_client *c = q->client;
+			int32_t w;
+
+			if (!q->pq.ready)
+				continue;
+			w = atomic_load(&c->shm->slot[q->slot].waits_on);
+			if (w < 0 || (uint32_t)w >= c->nslots || (uint32_t)w == q->slot)
+				continue;
+			t = c->queue[w];
+			if (t && t->pq.priority < q->pq.priority) {
+				t->pq.priority = q->pq.priority;
+				changed = true;
+			}
+		}
+	}
+}
+
+static uint64_t min_time(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : XS_MIN(a, b);
+}
+
+/* Overrides decisions for queues starved a whole period; next check time. */
+static uint64_t sched_guard(struct xsd_sched *s, uint64_t now)
+{
+	uint64_t next = 0, grant = s->guard_period_ns * s->guard_pct / 100;
+	size_t i;
+
+	if (!s->guard_pct)
+		return 0;
+	for (i = 0; i < s->n; i++) {
+		struct xsd_queue *q = s->q[i];
+
+		if (q->guard_until > now) {
+			q->pq.run = true;
+			next = min_time(next, q->guard_until);
+			continue;
+		}
+		if (!q->pq.ready || q->pq.run) {
+			q->starve_since = 0;
+			continue;
+		}
+		if (!q->starve_since)
+			q->starve_since = now;
+		if (now - q->starve_since >= s->guard_period_ns) {
+			q->guard_until = now + grant;
+			q->starve_since = 0;
+			q->pq.run = true;
+			next = min_time(next, q->guard_until);
+		} else {
+			next = min_time(next, q->starve_since + s->guard_period_ns);
+		}
+	}
+	return next;
+}
+
+void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
+{
+	uint64_t now = xs_now_ns(), next;
+	size_t i;
+
+	s->runs++;
+	sched_inherit(s);
+	for (i = 0; i < s->n; i++) {
+		struct xsd_queue *q = s->q[i];
+		uint64_t exec = atomic_load(&q->client->shm->slot[q->slot].exec_ns);
+
+		if (exec > q->pq.service_ns)
+			q->pq.service_ns = exec;
+	}
+	next = s->ops->schedule(s->state, s->pv, s->n, now);
+	next = min_time(next, sched_guard(s, now));
+	for (i = 0; i < s->n; i++)
+		s->decisions += sched_write_run(s->q[i]);
+	if (recv_ns)
+		xs_hist_record(&s->decide_lat, xs_now_ns() - recv_ns);
+	s->wakeup_ns = next;
+}

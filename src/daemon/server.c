@@ -1,0 +1,771 @@
+/*
+ * xschedd's sockets and clients: accepting connections, identifying peers
+ * (SO_PEERCRED, and a pidfd to notice their exit), the per-client shared
+ * memory and doorbells, and every request.
+ *
+ * A client is whatever connected; the kernel's credentials, never a value
+ * the client sends, decide what it may do: on the client socket a process
+ * acts only on its own queues and raises priorities only up to its uid's
+ * ceiling; root, and anyone who can open the control socket (mode 0660,
+ * group xsched), may act on every queue and change the policy. Every
+ * packet is validated (ipc_decode()) before use; a malformed one gets an
+ * error reply, and a client that keeps sending them, or whose packets do
+ * not even frame, is disconnected. Nothing a client does can stop the loop.
+ */
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "base/clock.h"
+#include "base/compiler.h"
+#include "ipc/ipc_msg.h"
+#include "ipc/ipc_sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define XSD_MAX_BAD_MSGS 8
+
+union xsd_buf {
+	char b[IPC_MSG_MAX + 1];
+	uint64_t align;
+};
+
+int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
+}
+
+void xsd_watch_del(struct xsd *d, struct xsd_watch *w)
+{
+	if (w->fd >= 0) {
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+		close(w->fd);
+		w->fd = -1;
+	}
+}
+
+static int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
+		    const void *body, size_t len, const int *fds, int nfds)
+{
+	union xsd_buf buf;
+	int n = ipc_build(buf.b, sizeof(buf.b), type, seq, body, len);
+
+	if (n < 0)
+		return n;
+	return ipc_send(c->sock.fd, buf.b, (size_t)n, fds, nfds) < 0 ? -EPIPE : 0;
+}
+
+static int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
+{
+	struct ipc_reply r = { .status = status };
+
+	return xsd_send(c, IPC_REPLY, seq, &r, sizeof(r), NULL, 0);
+}
+
+void xsd_ring_dirty(struct xsd *d)
+{
+	struct xsd_client *c;
+	uint64_t one = 1;
+
+	for (c = d->clients; c; c = c->next) {
+		if (!c->dirty)
+			continue;
+		c->dirty = false;
+		if (write(c->bell_out, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			xsd_debug("client %llu: doorbell: %s", (unsigned long long)c->id,
+				  strerror(errno));
+	}
+}
+
+static void xsd_arm_timer(struct xsd *d)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (d->sched.wakeup_ns)
+		its.it_value = xs_ns_to_timespec(d->sched.wakeup_ns);
+	timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Decides again after an event and tells the clients concerned. */
+static void xsd_decide(struct xsd *d, uint64_t recv_ns)
+{
+	xsd_sched_run(&d->sched, recv_ns);
+	xsd_ring_dirty(d);
+	xsd_arm_timer(d);
+}
+
+static void xsd_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
+{
+	struct xsd_queue *q = c->queue[slot];
+
+	if (!q)
+		return;
+	xsd_sched_remove(&d->sched, q);
+	c->queue[slot] = NULL;
+	c->nqueues--;
+	atomic_store(&c->shm->slot[slot].state, IPC_SLOT_FREE);
+	atomic_store(&c->shm->slot[slot].run, 1);
+	free(q);
+}
+
+static void xsd_client_free(struct xsd *d, struct xsd_client *c)
+{
+	struct xsd_client **pp;
+	uint32_t i;
+
+	for (pp = &d->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	for (i = 0; c->queue && i < c->nslots; i++)
+		xsd_queue_free(d, c, i);
+	xsd_watch_del(d, &c->sock);
+	xsd_watch_del(d, &c->pidw);
+	xsd_watch_del(d, &c->bell);
+	if (c->bell_out >= 0)
+		close(c->bell_out);
+	if (c->shm)
+		munmap(c->shm, c->shm_size);
+	free(c->queue);
+	c->queue = NULL;
+	c->shm = NULL;
+	/* Events of this epoll batch may still name it: freed after the batch. */
+	c->dead = true;
+	c->next = d->zombies;
+	d->zombies = c;
+	d->nclients--;
+}
+
+void xsd_reap_zombies(struct xsd *d)
+{
+	while (d->zombies) {
+		struct xsd_client *c = d->zombies;
+
+		d->zombies = c->next;
+		free(c);
+	}
+}
+
+static void xsd_client_drop(struct xsd *d, struct xsd_client *c, const char *why)
+{
+	xsd_debug("client %llu (pid %d): %s", (unsigned long long)c->id, (int)c->pid, why);
+	xsd_client_free(d, c);
+	xsd_decide(d, 0);
+}
+
+static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events);
+static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events);
+static void on_client_exit(struct xsd *d, struct xsd_watch *w, uint32_t events);
+
+static int xsd_hello_agent(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	struct ipc_hello_reply r = { .client_id = c->id };
+	size_t size = sizeof(struct ipc_shm) + d->cfg.max_queues_per_client * sizeof(struct ipc_slot);
+	int memfd, fds[3], rc;
+	uint32_t i;
+
+	c->queue = calloc(d->cfg.max_queues_per_client, sizeof(*c->queue));
+	if (!c->queue)
+		return -ENOMEM;
+	memfd = memfd_create("xsched-client", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return -errno;
+	if (ftruncate(memfd, (off_t)size) < 0)
+		goto fail;
+	c->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (c->shm == MAP_FAILED) {
+		c->shm = NULL;
+		goto fail;
+	}
+	c->shm_size = size;
+	c->nslots = d->cfg.max_queues_per_client;
+	c->shm->magic = IPC_SHM_MAGIC;
+	c->shm->version = IPC_VERSION;
+	c->shm->size = (uint32_t)size;
+	c->shm->nslots = c->nslots;
+	c->shm->client_id = c->id;
+	for (i = 0; i < c->nslots; i++) {
+		atomic_store(&c->shm->slot[i].run, 1);
+		atomic_store(&c->shm->slot[i].waits_on, -1);
+	}
+	/* The size can never change under the daemon's mapping. */
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		goto fail;
+	c->bell.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->bell.fd < 0)
+		goto fail;
+	c->bell_out = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->bell_out < 0)
+		goto fail;
+	c->bell.fn = on_client_bell;
+	if (xsd_watch_add(d, &c->bell, EPOLLIN) < 0)
+		goto fail;
+	r.nslots = c->nslots;
+	r.shm_size = (uint32_t)size;
+	fds[0] = memfd;
+	fds[1] = c->bell.fd;
+	fds[2] = c->bell_out;
+	rc = xsd_send(c, IPC_HELLO_REPLY, seq, &r, sizeof(r), fds, 3);
+	close(memfd);
+	return rc;
+fail:
+	rc = -errno;
+	close(memfd);
+	return rc;
+}
+
+static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
+			const struct ipc_register *r)
+{
+	struct ipc_registered out = { 0 };
+	int32_t ceiling = xsd_config_ceiling(&d->cfg, c->uid);
+	struct ipc_slot *slot;
+	struct xsd_queue *q;
+	uint32_t k;
+	int rc;
+
+	if (r->slot >= c->nslots)
+		return xsd_reply(c, seq, -EINVAL);
+	if (c->queue[r->slot])
+		return xsd_reply(c, seq, -EBUSY);
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return xsd_reply(c, seq, -ENOMEM);
+	q->client = c;
+	q->slot = r->slot;
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
+		q->hint[k] = (r->hint_set & (1u << k)) ? r->hint[k] : d->cfg.def_hint[k];
+	q->hint_set = r->hint_set;
+	/* An explicit priority above the uid's ceiling is clamped to it. */
+	if ((r->hint_set & (1u << IPC_KEY_PRIORITY)) && q->hint[IPC_KEY_PRIORITY] > ceiling)
+		q->hint[IPC_KEY_PRIORITY] = ceiling;
+	q->level = r->level;
+	q->level_max = r->level_max;
+	q->threshold = r->threshold;
+	q->batch = r->batch;
+	q->budget_ns = r->budget_ns;
+	memcpy(q->device, r->device, sizeof(q->device));
+	memcpy(q->backend, r->backend, sizeof(q->backend));
+	q->pq.client = c->id;
+	q->pq.uid = c->uid;
+	q->pq.pid = c->pid;
+	q->pq.device = xsd_sched_device(&d->sched, q->device);
+	slot = &c->shm->slot[r->slot];
+	q->status_seen = atomic_load(&slot->status_seq) - 1;
+	xsd_sched_hints_changed(&d->sched, q);
+	rc = xsd_sched_add(&d->sched, q);
+	if (rc < 0) {
+		free(q);
+		return xsd_reply(c, seq, rc);
+	}
+	c->queue[r->slot] = q;
+	c->nqueues++;
+	atomic_store(&slot->run, 1);
+	atomic_store(&slot->state, IPC_SLOT_USED);
+	xsd_sched_refresh(&d->sched, q, xs_now_ns());
+	out.queue_id = q->pq.id;
+	out.slot = r->slot;
+	memcpy(out.hint, q->hint, sizeof(out.hint));
+	rc = xsd_send(c, IPC_REGISTERED, seq, &out, sizeof(out), NULL, 0);
+	xsd_decide(d, 0);
+	return rc;
+}
+
+static int xsd_set_hint(struct xsd *d, struct xsd_client *c, uint32_t seq,
+			const struct ipc_set_hint *h)
+{
+	struct xsd_queue *q = h->slot < c->nslots ? c->queue[h->slot] : NULL;
+
+	if (!q)
+		return xsd_reply(c, seq, -EINVAL);
+	if (h->key == IPC_KEY_PRIORITY && h->value > xsd_config_ceiling(&d->cfg, c->uid))
+		return xsd_reply(c, seq, -EPERM);
+	q->hint[h->key] = h->value;
+	q->hint_set |= 1u << h->key;
+	xsd_sched_hints_changed(&d->sched, q);
+	xsd_decide(d, 0);
+	return xsd_reply(c, seq, 0);
+}
+
+/* May @c change @key of @q to @value? 0 or -EPERM. */
+static int xsd_may_set(struct xsd *d, struct xsd_client *c, struct xsd_queue *q,
+		       uint32_t key, int64_t value)
+{
+	if (c->privileged)
+		return 0;
+	if (q->client->uid != c->uid)
+		return -EPERM;
+	if (key == IPC_KEY_PRIORITY && value > xsd_config_ceiling(&d->cfg, c->uid))
+		return -EPERM;
+	return 0;
+}
+
+static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
+{
+	struct ipc_slot *slot = &q->client->shm->slot[q->slot];
+
+	switch (key) {
+	case IPC_KEY_THRESHOLD:
+		q->threshold = (int32_t)value;
+		atomic_store(&slot->threshold, (int32_t)value);
+		break;
+	case IPC_KEY_BATCH:
+		q->batch = (int32_t)value;
+		atomic_store(&slot->batch, (int32_t)value);
+		break;
+	case IPC_KEY_BUDGET_US:
+		q->budget_ns = value < 0 ? -1 : value * 1000;
+		atomic_store(&slot->budget_ns, q->budget_ns);
+		break;
+	case IPC_KEY_LEVEL:
+		atomic_store(&slot->level, (int32_t)value);
+		break;
+	}
+	atomic_fetch_add(&slot->decision_seq, 1);
+	q->client->dirty = true;
+}
+
+typedef void (*xsd_queue_fn)(struct xsd_queue *q, void *arg);
+
+/* Calls @fn for every queue @c targets; returns how many, or -EPERM. */
+static int xsd_for_targets(struct xsd *d, struct xsd_client *c,
+			   const struct ipc_ctl_set *s, xsd_queue_fn fn, void *arg)
+{
+	struct xsd_client *o;
+	int found = 0;
+	uint32_t i;
+
+	for (o = d->clients; o; o = o->next) {
+		if (s->target == IPC_TARGET_PID && (uint64_t)o->pid != s->id)
+			continue;
+		for (i = 0; o->queue && i < o->nslots; i++) {
+			struct xsd_queue *q = o->queue[i];
+
+			if (!q || (s->target == IPC_TARGET_QUEUE && q->pq.id != s->id))
+				continue;
+			if (!fn && xsd_may_set(d, c, q, s->key, s->value) < 0)
+				return -EPERM;
+			if (fn)
+				fn(q, arg);
+			found++;
+		}
+	}
+	return found;
+}
+
+struct xsd_set_arg {
+	struct xsd *d;
+	const struct ipc_ctl_set *s;
+};
+
+static void xsd_set_one(struct xsd_queue *q, void *arg)
+{
+	struct xsd_set_arg *a = arg;
+
+	if (a->s->key < IPC_HINT_KEYS) {
+		q->hint[a->s->key] = a->s->value;
+		q->hint_set |= 1u << a->s->key;
+		xsd_sched_hints_changed(&a->d->sched, q);
+	} else {
+		xsd_apply_knob(q, a->s->key, a->s->value);
+	}
+}
+
+static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
+		       const struct ipc_ctl_set *s)
+{
+	struct xsd_set_arg a = { d, s };
+	int rc = xsd_for_targets(d, c, s, NULL, NULL);
+
+	if (rc <= 0)
+		return xsd_reply(c, seq, rc < 0 ? rc : -ESRCH);
+	xsd_for_targets(d, c, s, xsd_set_one, &a);
+	xsd_decide(d, 0);
+	return xsd_reply(c, seq, 0);
+}
+
+static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	union {
+		struct {
+			struct ipc_list_reply h;
+			struct ipc_queue_rec rec[IPC_LIST_PER_MSG];
+		} m;
+		uint64_t align;
+	} out;
+	struct xsd_client *o;
+	uint32_t i;
+	int rc;
+
+	memset(&out, 0, sizeof(out));
+	for (o = d->clients; o; o = o->next) {
+		for (i = 0; o->queue && i < o->nslots; i++) {
+			if (!o->queue[i] || (!c->privileged && o->uid != c->uid))
+				continue;
+			if (out.m.h.count == IPC_LIST_PER_MSG) {
+				rc = xsd_send(c, IPC_LIST_REPLY, seq, &out.m,
+					      sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]),
+					      NULL, 0);
+				if (rc < 0)
+					return rc;
+				out.m.h.count = 0;
+			}
+			xsd_queue_record(o->queue[i], &out.m.rec[out.m.h.count++]);
+		}
+	}
+	out.m.h.flags = IPC_F_LAST;
+	return xsd_send(c, IPC_LIST_REPLY, seq, &out.m,
+			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
+}
+
+static int xsd_policy_reply(struct xsd *d, struct xsd_client *c, uint32_t seq, int status)
+{
+	struct ipc_policy_reply r = { .status = status };
+
+	snprintf(r.name, sizeof(r.name), "%s", d->sched.policy);
+	return xsd_send(c, IPC_POLICY_REPLY, seq, &r, sizeof(r), NULL, 0);
+}
+
+static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
+			  const struct ipc_policy *p)
+{
+	int rc;
+
+	if (!c->privileged)
+		return xsd_policy_reply(d, c, seq, -EPERM);
+	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf);
+	if (rc == 0) {
+		xsd_info("policy switched to %s by pid %d", p->name, (int)c->pid);
+		xsd_decide(d, 0);
+	}
+	return xsd_policy_reply(d, c, seq, rc);
+}
+
+static uint64_t xsd_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * XS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	struct ipc_status_reply r = { .version = IPC_VERSION };
+	struct xsd_client *o;
+	size_t i;
+
+	for (o = d->clients; o; o = o->next) {
+		r.clients++;
+		r.queues += o->nqueues;
+	}
+	for (i = 0; i < d->sched.n; i++)
+		r.ready += d->sched.q[i]->pq.ready;
+	r.uptime_ns = xs_now_ns() - d->start_ns;
+	r.decisions = d->sched.decisions;
+	r.events = d->sched.events;
+	r.cpu_ns = xsd_cpu_ns();
+	snprintf(r.policy, sizeof(r.policy), "%s", d->sched.policy);
+	return xsd_send(c, IPC_STATUS_REPLY, seq, &r, sizeof(r), NULL, 0);
+}
+
+static int xsd_metrics(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	enum { CHUNK = IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_text_reply) };
+	union {
+		struct {
+			struct ipc_text_reply h;
+			char text[CHUNK];
+		} m;
+		uint64_t align;
+	} out;
+	size_t len, off = 0;
+	char *text = xsd_metrics_text(d, &len);
+	int rc = 0;
+
+	if (!text)
+		return xsd_reply(c, seq, -ENOMEM);
+	do {
+		size_t n = XS_MIN((size_t)CHUNK, len - off);
+
+		out.m.h.len = (uint32_t)n;
+		out.m.h.flags = off + n == len ? IPC_F_LAST : 0;
+		memcpy(out.m.text, text + off, n);
+		off += n;
+		rc = xsd_send(c, IPC_TEXT_REPLY, seq, &out.m, sizeof(out.m.h) + n, NULL, 0);
+	} while (rc == 0 && off < len);
+	free(text);
+	return rc;
+}
+
+/* Handles one decoded packet. A negative return drops the client. */
+static int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	bool agent = c->role == IPC_ROLE_AGENT;
+
+	if (!c->hello && m->hdr.type != IPC_HELLO) {
+		xsd_reply(c, seq, -EPROTO);
+		return -EPROTO;
+	}
+	switch (m->hdr.type) {
+	case IPC_HELLO: {
+		const struct ipc_hello *h = m->body;
+
+		if (c->hello)
+			return xsd_reply(c, seq, -EALREADY);
+		c->hello = true;
+		c->role = h->role;
+		memcpy(c->comm, h->comm, sizeof(c->comm));
+		return h->role == IPC_ROLE_AGENT ? xsd_hello_agent(d, c, seq) :
+						   xsd_reply(c, seq, 0);
+	}
+	case IPC_REGISTER:
+		return agent ? xsd_register(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_UNREGISTER: {
+		const struct ipc_unregister *u = m->body;
+
+		if (!agent || u->slot >= c->nslots || !c->queue[u->slot])
+			return xsd_reply(c, seq, -EINVAL);
+		xsd_queue_free(d, c, u->slot);
+		xsd_decide(d, 0);
+		return xsd_reply(c, seq, 0);
+	}
+	case IPC_SET_HINT:
+		return agent ? xsd_set_hint(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_LIST:
+		return xsd_list(d, c, seq);
+	case IPC_CTL_SET:
+		return xsd_ctl_set(d, c, seq, m->body);
+	case IPC_POLICY_GET:
+		return xsd_policy_reply(d, c, seq, 0);
+	case IPC_POLICY_SET:
+		return xsd_policy_set(d, c, seq, m->body);
+	case IPC_STATUS:
+		return xsd_status(d, c, seq);
+	case IPC_METRICS:
+		return xsd_metrics(d, c, seq);
+	default:
+		return xsd_reply(c, seq, -EOPNOTSUPP);
+	}
+}
+
+static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	struct xsd_client *c = xs_container_of(w, struct xsd_client, sock);
+	union xsd_buf buf;
+
+	(void)events;
+	while (!c->dead) {
+		size_t cap = XS_MIN(sizeof(buf.b), (size_t)d->cfg.max_message_size + 1);
+		struct ipc_msg m;
+		int n = ipc_recv(c->sock.fd, buf.b, cap, NULL, NULL, MSG_DONTWAIT);
+
+		if (n == -EAGAIN)
+			return;
+		if (n <= 0) {
+			xsd_client_drop(d, c, n == 0 ? "disconnected" :
+					n == -EMSGSIZE ? "message too large" : "receive error");
+			return;
+		}
+		n = ipc_decode(buf.b, (size_t)n, IPC_FROM_CLIENT, &m);
+		if (n < 0) {
+			struct ipc_hdr h = { 0 };
+
+			memcpy(&h, buf.b, sizeof(h));
+			if (h.magic != IPC_MAGIC || ++c->bad_msgs > XSD_MAX_BAD_MSGS ||
+			    xsd_reply(c, h.seq, n) < 0) {
+				xsd_client_drop(d, c, "malformed messages");
+				return;
+			}
+			continue;
+		}
+		c->bad_msgs = 0;
+		if (xsd_handle(d, c, &m) < 0) {
+			xsd_client_drop(d, c, "protocol error or unreachable");
+			return;
+		}
+	}
+}
+
+static void on_client_exit(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	struct xsd_client *c = xs_container_of(w, struct xsd_client, pidw);
+
+	(void)events;
+	if (!c->dead)
+		xsd_client_drop(d, c, "process exited");
+}
+
+static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	struct xsd_client *c = xs_container_of(w, struct xsd_client, bell);
+	uint64_t recv_ns = xs_now_ns(), v;
+	uint32_t i;
+
+	(void)events;
+	if (c->dead)
+		return;
+	if (read(c->bell.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	for (i = 0; i < c->nslots; i++)
+		if (c->queue[i])
+			xsd_sched_refresh(&d->sched, c->queue[i], recv_ns);
+	xsd_decide(d, recv_ns);
+}
+
+static void xsd_accept(struct xsd *d, int lfd, bool control)
+{
+	for (;;) {
+		struct xsd_client *c;
+		struct ucred cred;
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), pidfd;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				xsd_warn("accept: %s", strerror(errno));
+			return;
+		}
+		if (d->nclients >= d->cfg.max_clients || ipc_peer_cred(fd, &cred) < 0) {
+			xsd_warn("refusing a connection: %s", d->nclients >= d->cfg.max_clients ?
+				 "client limit reached" : "no peer credentials");
+			close(fd);
+			continue;
+		}
+		pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+		c = calloc(1, sizeof(*c));
+		if (pidfd < 0 || !c) {
+			free(c);
+			if (pidfd >= 0)
+				close(pidfd);
+			close(fd);
+			continue;
+		}
+		c->id = d->next_client_id++;
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+		c->privileged = control || cred.uid == 0;
+		c->sock.fd = fd;
+		c->sock.fn = on_client_sock;
+		c->pidw.fd = pidfd;
+		c->pidw.fn = on_client_exit;
+		c->bell.fd = -1;
+		c->bell_out = -1;
+		c->next = d->clients;
+		d->clients = c;
+		d->nclients++;
+		if (xsd_watch_add(d, &c->sock, EPOLLIN) < 0 ||
+		    xsd_watch_add(d, &c->pidw, EPOLLIN) < 0)
+			xsd_client_drop(d, c, "cannot watch");
+	}
+}
+
+static void on_listen_client(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	(void)events;
+	xsd_accept(d, w->fd, false);
+}
+
+static void on_listen_control(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	(void)events;
+	xsd_accept(d, w->fd, true);
+}
+
+static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	uint64_t v;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	xsd_decide(d, 0);
+}
+
+void xsd_resume_all(struct xsd *d)
+{
+	struct xsd_client *c;
+	uint32_t i;
+
+	for (c = d->clients; c; c = c->next) {
+		for (i = 0; c->queue && i < c->nslots; i++) {
+			if (!c->queue[i])
+				continue;
+			atomic_store(&c->shm->slot[i].run, 1);
+			atomic_fetch_add(&c->shm->slot[i].decision_seq, 1);
+			c->dirty = true;
+		}
+	}
+	xsd_ring_dirty(d);
+}
+
+static int xsd_mkdir_parent(const char *path)
+{
+	char dir[128], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int xsd_server_start(struct xsd *d)
+{
+	int fd;
+
+	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->timer.fn = on_timer;
+	if (d->timer.fd < 0 || xsd_watch_add(d, &d->timer, EPOLLIN) < 0)
+		return -errno;
+	xsd_mkdir_parent(d->cfg.socket);
+	xsd_mkdir_parent(d->cfg.control_socket);
+	fd = ipc_listen(d->cfg.socket, 0666, (gid_t)-1, 128);
+	if (fd < 0) {
+		xsd_err("cannot listen on %s: %s", d->cfg.socket, strerror(-fd));
+		return fd;
+	}
+	d->listen_client.fd = fd;
+	d->listen_client.fn = on_listen_client;
+	fd = ipc_listen(d->cfg.control_socket, 0660, d->control_gid, 16);
+	if (fd < 0) {
+		xsd_err("cannot listen on %s: %s", d->cfg.control_socket, strerror(-fd));
+		return fd;
+	}
+	d->listen_control.fd = fd;
+	d->listen_control.fn = on_listen_control;
+	if (xsd_watch_add(d, &d->listen_client, EPOLLIN) < 0 ||
+	    xsd_watch_add(d, &d->listen_control, EPOLLIN) < 0)
+		return -errno;
+	return 0;
+}
+
+void xsd_server_stop(struct xsd *d)
+{
+	xsd_resume_all(d);
+	while (d->clients)
+		xsd_client_free(d, d->clients);
+	xsd_reap_zombies(d);
+	xsd_watch_del(d, &d->listen_client);
+	xsd_watch_del(d, &d->listen_control);
+	unlink(d->cfg.socket);
+	unlink(d->cfg.control_socket);
+	xsd_watch_del(d, &d->timer);
+}

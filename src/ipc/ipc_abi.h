@@ -1,0 +1,273 @@
+/*
+ * The xsched IPC ABI: messages on the daemon's SOCK_SEQPACKET sockets and
+ * the per-client shared memory. Shared by the agent (in every scheduled
+ * process), xschedd and xschedctl, possibly of different builds.
+ *
+ * Messages: one packet each, a fixed header then a fixed-size body per type
+ * (LIST/METRICS replies carry arrays or text and are chunked). Every field
+ * has a fixed width, every struct explicit padding; the protocol version
+ * grows when anything changes, and the daemon refuses other versions.
+ *
+ * Shared memory: one memfd per client, created, sized and sealed by the
+ * daemon and passed with SCM_RIGHTS together with two eventfds (doorbells:
+ * client-to-daemon, daemon-to-client). Each queue has a slot whose fields
+ * have a single writer: the daemon writes decisions and configuration, the
+ * client writes status and counters. There is no lock in it, so a client
+ * killed at any instant cannot block the daemon or other clients.
+ */
+#ifndef XS_IPC_ABI_H
+#define XS_IPC_ABI_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IPC_VERSION 1u
+#define IPC_MAGIC 0x58534331u          /* "XSC1" */
+#define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
+
+#define IPC_DEFAULT_SOCKET "/run/xsched/xschedd.sock"
+#define IPC_DEFAULT_CONTROL "/run/xsched/xschedctl.sock"
+
+#define IPC_MSG_MAX 4096u              /* largest packet either side sends */
+#define IPC_NAME_LEN 32u
+#define IPC_POLICY_LEN 128u
+
+/* Message types. C: client (agent or CLI) to daemon, D: daemon to client. */
+enum ipc_type {
+	IPC_HELLO = 1,          /* C: first message of a connection */
+	IPC_HELLO_REPLY,        /* D: + memfd, bell to daemon, bell to client */
+	IPC_REGISTER,           /* C: a queue */
+	IPC_REGISTERED,         /* D: its slot and id */
+	IPC_UNREGISTER,         /* C */
+	IPC_SET_HINT,           /* C: hint of one of the client's own queues */
+	IPC_REPLY,              /* D: status of a request without data */
+	IPC_LIST,               /* C: list queues (all, or the caller's uid) */
+	IPC_LIST_REPLY,         /* D: chunk of queue records; last has IPC_F_LAST */
+	IPC_CTL_SET,            /* C: set a hint or knob by pid or queue id */
+	IPC_POLICY_GET,         /* C */
+	IPC_POLICY_SET,         /* C */
+	IPC_POLICY_REPLY,       /* D */
+	IPC_STATUS,             /* C */
+	IPC_STATUS_REPLY,       /* D */
+	IPC_METRICS,            /* C */
+	IPC_TEXT_REPLY,         /* D: chunk of text; last has IPC_F_LAST */
+	IPC_TYPE_MAX,
+};
+
+#define IPC_F_LAST 0x1u
+
+struct ipc_hdr {
+	uint32_t magic;         /* IPC_MAGIC */
+	uint16_t version;       /* IPC_VERSION */
+	uint16_t type;          /* enum ipc_type */
+	uint32_t len;           /* whole packet, header included */
+	uint32_t seq;           /* request number; replies echo it */
+};
+
+/* Client roles in IPC_HELLO. */
+enum ipc_role {
+	IPC_ROLE_AGENT = 1,     /* a process with queues: gets shared memory */
+	IPC_ROLE_CTL = 2,       /* xschedctl: requests only */
+};
+
+struct ipc_hello {
+	uint32_t role;          /* enum ipc_role */
+	uint32_t flags;
+	char comm[16];          /* process name, for listings (not trusted) */
+};
+
+struct ipc_hello_reply {
+	uint64_t client_id;
+	uint32_t nslots;        /* queues the client may register */
+	uint32_t shm_size;
+};
+
+/* Hint keys, as enum xs_hint, plus window/level knobs for IPC_CTL_SET. */
+enum ipc_key {
+	IPC_KEY_PRIORITY = 1,
+	IPC_KEY_SHARE = 2,
+	IPC_KEY_DEADLINE_US = 3,
+	IPC_KEY_LAXITY_US = 4,
+	IPC_KEY_THRESHOLD = 5,
+	IPC_KEY_BATCH = 6,
+	IPC_KEY_BUDGET_US = 7,
+	IPC_KEY_LEVEL = 8,
+	IPC_KEY_MAX,
+};
+
+#define IPC_HINT_KEYS 5         /* keys 1..4 are hints */
+
+struct ipc_register {
+	uint32_t slot;          /* client-chosen slot, < nslots, unused */
+	uint32_t level;         /* level in effect (1..3) */
+	uint32_t level_max;     /* highest the device supports */
+	uint32_t hint_set;      /* bit k: hint k given explicitly */
+	int64_t hint[IPC_HINT_KEYS]; /* by enum ipc_key 1..4; [0] unused */
+	char device[IPC_NAME_LEN];   /* device identity, e.g. "sim:xsched-sim0" */
+	char backend[16];
+	int32_t threshold;      /* window in effect */
+	int32_t batch;
+	int64_t budget_ns;
+};
+
+struct ipc_registered {
+	uint64_t queue_id;      /* daemon-wide, never reused */
+	uint32_t slot;
+	uint32_t pad;
+	int64_t hint[IPC_HINT_KEYS]; /* hints in effect (defaults, ceiling) */
+};
+
+struct ipc_unregister {
+	uint32_t slot;
+	uint32_t pad;
+};
+
+struct ipc_set_hint {
+	uint32_t slot;
+	uint32_t key;           /* IPC_KEY_PRIORITY..IPC_KEY_LAXITY_US */
+	int64_t value;
+};
+
+struct ipc_reply {
+	int32_t status;         /* 0 or a negative errno */
+	uint32_t pad;
+};
+
+/* Targets of IPC_CTL_SET. */
+enum ipc_target { IPC_TARGET_PID = 1, IPC_TARGET_QUEUE = 2 };
+
+struct ipc_ctl_set {
+	uint32_t target;        /* enum ipc_target */
+	uint32_t key;           /* enum ipc_key */
+	uint64_t id;            /* pid or queue id */
+	int64_t value;
+};
+
+struct ipc_list {
+	uint32_t flags;
+	uint32_t pad;
+};
+
+/* Queue states in listings. */
+enum ipc_qstate { IPC_QS_IDLE = 0, IPC_QS_READY = 1 };
+
+struct ipc_queue_rec {
+	uint64_t queue_id;
+	uint64_t client_id;
+	int32_t pid;
+	uint32_t uid;
+	char comm[16];
+	char device[IPC_NAME_LEN];
+	char backend[16];
+	uint32_t level;
+	uint32_t state;         /* enum ipc_qstate */
+	uint32_t running;       /* the daemon's decision: 1 run, 0 suspended */
+	int32_t eff_priority;   /* after inheritance */
+	int64_t hint[IPC_HINT_KEYS];
+	uint32_t threshold, batch;
+	int64_t budget_ns;
+	uint64_t submitted, completed, preemptions;
+	uint64_t exec_ns;       /* device time of completed commands */
+	uint64_t task_p99_ns;   /* Ready-to-Idle time, P99 */
+	uint64_t preempt_p99_ns;
+};
+
+struct ipc_list_reply {
+	uint32_t flags;         /* IPC_F_LAST */
+	uint32_t count;         /* records following */
+	/* struct ipc_queue_rec rec[count]; */
+};
+
+#define IPC_LIST_PER_MSG \
+	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_list_reply)) / \
+	 sizeof(struct ipc_queue_rec))
+
+struct ipc_policy {
+	char name[IPC_POLICY_LEN]; /* built-in name or absolute path of a .so */
+};
+
+struct ipc_policy_reply {
+	int32_t status;
+	uint32_t pad;
+	char name[IPC_POLICY_LEN];
+};
+
+struct ipc_status_reply {
+	uint32_t version;
+	uint32_t clients;
+	uint32_t queues;
+	uint32_t ready;
+	uint64_t uptime_ns;
+	uint64_t decisions;
+	uint64_t events;
+	uint64_t cpu_ns;        /* daemon CPU time used */
+	char policy[IPC_POLICY_LEN];
+};
+
+struct ipc_text_reply {
+	uint32_t flags;         /* IPC_F_LAST */
+	uint32_t len;           /* bytes of text following, no NUL */
+};
+
+/* --- shared memory ------------------------------------------------------ */
+
+/* Slot states (daemon-written `state`). */
+enum ipc_slot_state { IPC_SLOT_FREE = 0, IPC_SLOT_USED = 1 };
+
+/* Client status (client-written `status`). */
+enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
+
+/* One queue. 128 bytes; see the file comment for the writer rule. */
+struct ipc_slot {
+	/* daemon */
+	_Atomic uint32_t state;
+	_Atomic uint32_t run;         /* 1: run, 0: suspended */
+	_Atomic uint32_t decision_seq;/* bumped with every change of run or config */
+	_Atomic int32_t level;        /* 0: keep; else the level to use */
+	_Atomic int32_t threshold;    /* 0: keep */
+	_Atomic int32_t batch;        /* 0: keep */
+	_Atomic int64_t budget_ns;    /* 0: keep */
+	/* client */
+	_Atomic uint32_t status;      /* enum ipc_status */
+	_Atomic uint32_t status_seq;  /* bumped with every status change */
+	_Atomic int32_t waits_on;     /* slot this queue waits on, -1: none */
+	uint32_t pad0;
+	_Atomic uint64_t ready_ns;    /* CLOCK_MONOTONIC when it last became ready */
+	_Atomic uint64_t submitted;
+	_Atomic uint64_t completed;
+	_Atomic uint64_t preemptions;
+	_Atomic uint64_t exec_ns;
+	_Atomic uint64_t preempt_p99_ns;
+	_Atomic uint64_t task_p99_ns;  /* Ready-to-Idle time */
+	uint64_t pad1[3];
+};
+
+struct ipc_shm {
+	uint64_t magic;               /* IPC_SHM_MAGIC */
+	uint32_t version;             /* IPC_VERSION */
+	uint32_t size;
+	uint32_t nslots;
+	uint32_t pad0;
+	uint64_t client_id;
+	uint8_t pad1[32];
+	struct ipc_slot slot[];
+};
+
+_Static_assert(sizeof(struct ipc_hdr) == 16, "ipc ABI");
+_Static_assert(sizeof(struct ipc_hello) == 24, "ipc ABI");
+_Static_assert(sizeof(struct ipc_hello_reply) == 16, "ipc ABI");
+_Static_assert(sizeof(struct ipc_register) == 120, "ipc ABI");
+_Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
+_Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
+_Static_assert(sizeof(struct ipc_reply) == 8, "ipc ABI");
+_Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 208, "ipc ABI");
+_Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
+_Static_assert(sizeof(struct ipc_policy_reply) == 136, "ipc ABI");
+_Static_assert(sizeof(struct ipc_status_reply) == 176, "ipc ABI");
+_Static_assert(sizeof(struct ipc_slot) == 128, "ipc ABI");
+_Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
+_Static_assert(IPC_LIST_PER_MSG >= 16, "list chunks too small");
+
+#endif

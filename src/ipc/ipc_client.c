@@ -1,0 +1,227 @@
+/*
+ * Synchronous CLI requests (see ipc_client.h).
+ */
+#include "ipc/ipc_client.h"
+#include "ipc/ipc_msg.h"
+#include "ipc/ipc_sock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+union ipc_buf {
+	char b[IPC_MSG_MAX];
+	uint64_t align;
+};
+
+static int ipc_client_send(struct ipc_client *c, uint16_t type, const void *body,
+			   size_t len)
+{
+	union ipc_buf buf;
+	int n = ipc_build(buf.b, sizeof(buf.b), type, ++c->seq, body, len);
+
+	if (n < 0)
+		return n;
+	n = ipc_send(c->fd, buf.b, (size_t)n, NULL, 0);
+	return n < 0 ? (n == -ECONNRESET ? -EPIPE : n) : 0;
+}
+
+/* Receives the reply to the last request into @buf, decoded into @m. */
+static int ipc_client_recv(struct ipc_client *c, union ipc_buf *buf, struct ipc_msg *m)
+{
+	int n = ipc_recv(c->fd, buf->b, sizeof(buf->b), NULL, NULL, 0);
+
+	if (n == 0 || n == -ECONNRESET)
+		return -EPIPE;
+	if (n < 0)
+		return n;
+	n = ipc_decode(buf->b, (size_t)n, IPC_FROM_DAEMON, m);
+	if (n < 0)
+		return -EBADMSG;
+	if (m->hdr.seq != c->seq)
+		return -EBADMSG;
+	if (m->hdr.type == IPC_REPLY)
+		return ((const struct ipc_reply *)m->body)->status;
+	return 0;
+}
+
+/* Sends a request and expects a reply of @type (or an IPC_REPLY error). */
+static int ipc_client_call(struct ipc_client *c, uint16_t type, const void *body,
+			   size_t len, uint16_t reply, union ipc_buf *buf,
+			   struct ipc_msg *m)
+{
+	int rc = ipc_client_send(c, type, body, len);
+
+	if (rc < 0)
+		return rc;
+	rc = ipc_client_recv(c, buf, m);
+	if (rc < 0)
+		return rc;
+	return m->hdr.type == reply ? 0 : -EBADMSG;
+}
+
+int ipc_client_open(struct ipc_client *c, const char *control, const char *client)
+{
+	struct ipc_hello hello = { .role = IPC_ROLE_CTL };
+	union ipc_buf buf;
+	struct ipc_msg m;
+	int fd, rc;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	fd = ipc_connect(control ? control : ipc_control_path());
+	c->control = fd >= 0;
+	if (fd == -EACCES || fd == -EPERM)
+		fd = ipc_connect(client ? client : ipc_socket_path());
+	if (fd < 0)
+		return fd;
+	c->fd = fd;
+	strncpy(hello.comm, "xschedctl", sizeof(hello.comm) - 1);
+	rc = ipc_client_call(c, IPC_HELLO, &hello, sizeof(hello), IPC_REPLY, &buf, &m);
+	if (rc < 0)
+		ipc_client_close(c);
+	return rc;
+}
+
+void ipc_client_close(struct ipc_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n)
+{
+	struct ipc_list req = { 0 };
+	struct ipc_queue_rec *all = NULL;
+	size_t have = 0;
+	union ipc_buf buf;
+	struct ipc_msg m;
+	int rc;
+
+	rc = ipc_client_send(c, IPC_LIST, &req, sizeof(req));
+	for (;;) {
+		const struct ipc_list_reply *lr;
+		struct ipc_queue_rec *grown;
+
+		if (rc < 0)
+			break;
+		rc = ipc_client_recv(c, &buf, &m);
+		if (rc < 0)
+			break;
+		if (m.hdr.type != IPC_LIST_REPLY) {
+			rc = -EBADMSG;
+			break;
+		}
+		lr = m.body;
+		grown = realloc(all, (have + lr->count + 1) * sizeof(*all));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		all = grown;
+		memcpy(all + have, lr + 1, lr->count * sizeof(*all));
+		have += lr->count;
+		if (lr->flags & IPC_F_LAST) {
+			*recs = all;
+			*n = have;
+			return 0;
+		}
+	}
+	free(all);
+	return rc;
+}
+
+int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,
+		   int64_t value)
+{
+	struct ipc_ctl_set req = { .target = target, .key = key, .id = id, .value = value };
+	union ipc_buf buf;
+	struct ipc_msg m;
+
+	return ipc_client_call(c, IPC_CTL_SET, &req, sizeof(req), IPC_REPLY, &buf, &m);
+}
+
+int ipc_client_policy_get(struct ipc_client *c, char *name, size_t len)
+{
+	const struct ipc_policy_reply *r;
+	union ipc_buf buf;
+	struct ipc_msg m;
+	int rc = ipc_client_call(c, IPC_POLICY_GET, NULL, 0, IPC_POLICY_REPLY, &buf, &m);
+
+	if (rc < 0)
+		return rc;
+	r = m.body;
+	if (r->status < 0)
+		return r->status;
+	if (strlen(r->name) >= len)
+		return -ENAMETOOLONG;
+	strcpy(name, r->name);
+	return 0;
+}
+
+int ipc_client_policy_set(struct ipc_client *c, const char *name)
+{
+	struct ipc_policy req = { { 0 } };
+	union ipc_buf buf;
+	struct ipc_msg m;
+	int rc;
+
+	if (!name || strlen(name) >= sizeof(req.name) || !*name)
+		return -EINVAL;
+	strcpy(req.name, name);
+	rc = ipc_client_call(c, IPC_POLICY_SET, &req, sizeof(req), IPC_POLICY_REPLY, &buf, &m);
+	if (rc < 0)
+		return rc;
+	return ((const struct ipc_policy_reply *)m.body)->status;
+}
+
+int ipc_client_status(struct ipc_client *c, struct ipc_status_reply *out)
+{
+	union ipc_buf buf;
+	struct ipc_msg m;
+	int rc = ipc_client_call(c, IPC_STATUS, NULL, 0, IPC_STATUS_REPLY, &buf, &m);
+
+	if (rc == 0)
+		memcpy(out, m.body, sizeof(*out));
+	return rc;
+}
+
+int ipc_client_metrics(struct ipc_client *c, char **text)
+{
+	union ipc_buf buf;
+	struct ipc_msg m;
+	char *all = NULL;
+	size_t have = 0;
+	int rc = ipc_client_send(c, IPC_METRICS, NULL, 0);
+
+	while (rc == 0) {
+		const struct ipc_text_reply *t;
+		char *grown;
+
+		rc = ipc_client_recv(c, &buf, &m);
+		if (rc < 0)
+			break;
+		if (m.hdr.type != IPC_TEXT_REPLY) {
+			rc = -EBADMSG;
+			break;
+		}
+		t = m.body;
+		grown = realloc(all, have + t->len + 1);
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		all = grown;
+		memcpy(all + have, t + 1, t->len);
+		have += t->len;
+		all[have] = '\0';
+		if (t->flags & IPC_F_LAST) {
+			*text = all;
+			return 0;
+		}
+	}
+	free(all);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * Synchronous requests to xschedd, for xschedctl and tests: one connection,
+ * one request at a time, replies validated with ipc_decode().
+ *
+ * Errors: -ENOENT or -ECONNREFUSED (daemon not running), -EACCES/-EPERM
+ * (permission denied), -EPIPE (daemon went away), -EBADMSG (bad reply), or
+ * the negative errno the daemon answered.
+ */
+#ifndef XS_IPC_CLIENT_H
+#define XS_IPC_CLIENT_H
+
+#include "ipc/ipc_abi.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ipc_client {
+	int fd;
+	uint32_t seq;
+	bool control;           /* connected to the control socket */
+};
+
+/*
+ * Connects as a CLI: to @control (NULL: ipc_control_path()) and, if that
+ * socket refuses us (-EACCES), to @client (NULL: ipc_socket_path()), where
+ * the daemon grants only what a user may do to its own processes.
+ */
+int ipc_client_open(struct ipc_client *c, const char *control, const char *client);
+void ipc_client_close(struct ipc_client *c);
+
+/* All queues (or, for an unprivileged caller, its own); *@recs is malloc()ed. */
+int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n);
+
+/* Sets @key (enum ipc_key) to @value on queue @id or every queue of pid @id. */
+int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,
+		   int64_t value);
+
+int ipc_client_policy_get(struct ipc_client *c, char *name, size_t len);
+int ipc_client_policy_set(struct ipc_client *c, const char *name);
+int ipc_client_status(struct ipc_client *c, struct ipc_status_reply *out);
+
+/* Prometheus text exposition; *@text is malloc()ed and NUL-terminated. */
+int ipc_client_metrics(struct ipc_client *c, char **text);
+
+#endif

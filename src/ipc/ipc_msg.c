@@ -1,0 +1,212 @@
+/*
+ * IPC packet validation and building (see ipc_msg.h). One table gives each
+ * type's direction and body size; per-type checks then cover field ranges.
+ */
+#include "ipc/ipc_msg.h"
+#include "xsched/xsched.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct ipc_type_info {
+	uint8_t dir;            /* enum ipc_dir */
+	uint8_t variable;       /* body is a fixed part plus an array/text */
+	uint16_t size;          /* body size, or its fixed part */
+};
+
+static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
+	[IPC_HELLO] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_hello) },
+	[IPC_HELLO_REPLY] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_hello_reply) },
+	[IPC_REGISTER] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_register) },
+	[IPC_REGISTERED] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_registered) },
+	[IPC_UNREGISTER] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_unregister) },
+	[IPC_SET_HINT] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_set_hint) },
+	[IPC_REPLY] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_reply) },
+	[IPC_LIST] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_list) },
+	[IPC_LIST_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_list_reply) },
+	[IPC_CTL_SET] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_ctl_set) },
+	[IPC_POLICY_GET] = { IPC_FROM_CLIENT, 0, 0 },
+	[IPC_POLICY_SET] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_policy) },
+	[IPC_POLICY_REPLY] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_policy_reply) },
+	[IPC_STATUS] = { IPC_FROM_CLIENT, 0, 0 },
+	[IPC_STATUS_REPLY] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_status_reply) },
+	[IPC_METRICS] = { IPC_FROM_CLIENT, 0, 0 },
+	[IPC_TEXT_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_text_reply) },
+};
+
+bool ipc_str_valid(const char *s, size_t len)
+{
+	return s[0] != '\0' && memchr(s, '\0', len) != NULL;
+}
+
+static bool ipc_str_or_empty(const char *s, size_t len)
+{
+	return memchr(s, '\0', len) != NULL;
+}
+
+bool ipc_hint_valid(uint32_t key, int64_t value)
+{
+	switch (key) {
+	case IPC_KEY_PRIORITY:
+		return value >= XS_PRIORITY_MIN && value <= XS_PRIORITY_MAX;
+	case IPC_KEY_SHARE:
+		return value >= 0 && value <= XS_SHARE_MAX;
+	case IPC_KEY_DEADLINE_US:
+	case IPC_KEY_LAXITY_US:
+		return value >= 0 && value <= XS_TIME_HINT_MAX_US;
+	default:
+		return false;
+	}
+}
+
+bool ipc_knob_valid(uint32_t key, int64_t value)
+{
+	switch (key) {
+	case IPC_KEY_THRESHOLD:
+	case IPC_KEY_BATCH:
+		return value >= 1 && value <= XS_MAX_THRESHOLD;
+	case IPC_KEY_BUDGET_US:
+		return (value >= 1 && value <= 10 * 1000 * 1000) || value == -1;
+	case IPC_KEY_LEVEL:
+		return value >= 1 && value <= 3;
+	default:
+		return ipc_hint_valid(key, value);
+	}
+}
+
+static bool ipc_register_valid(const struct ipc_register *r)
+{
+	uint32_t k;
+
+	if (r->level < 1 || r->level > 3 || r->level_max < 1 || r->level_max > 3 ||
+	    r->level > r->level_max)
+		return false;
+	if (r->hint_set & ~0x1eu)
+		return false;
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
+		if (!ipc_hint_valid(k, r->hint[k]))
+			return false;
+	if (r->hint[0] != 0)
+		return false;
+	if (!ipc_str_valid(r->device, sizeof(r->device)) ||
+	    !ipc_str_or_empty(r->backend, sizeof(r->backend)))
+		return false;
+	if (r->threshold < 1 || r->threshold > XS_MAX_THRESHOLD ||
+	    r->batch < 1 || r->batch > r->threshold)
+		return false;
+	return r->budget_ns > 0 || r->budget_ns == XS_BUDGET_NONE;
+}
+
+/* Field checks of packets from clients. */
+static bool ipc_client_body_valid(uint16_t type, const void *b)
+{
+	switch (type) {
+	case IPC_HELLO: {
+		const struct ipc_hello *h = b;
+
+		return (h->role == IPC_ROLE_AGENT || h->role == IPC_ROLE_CTL) &&
+		       h->flags == 0 && ipc_str_or_empty(h->comm, sizeof(h->comm));
+	}
+	case IPC_REGISTER:
+		return ipc_register_valid(b);
+	case IPC_UNREGISTER:
+		return ((const struct ipc_unregister *)b)->pad == 0;
+	case IPC_SET_HINT: {
+		const struct ipc_set_hint *h = b;
+
+		return ipc_hint_valid(h->key, h->value);
+	}
+	case IPC_LIST: {
+		const struct ipc_list *l = b;
+
+		return l->flags == 0 && l->pad == 0;
+	}
+	case IPC_CTL_SET: {
+		const struct ipc_ctl_set *c = b;
+
+		return (c->target == IPC_TARGET_PID || c->target == IPC_TARGET_QUEUE) &&
+		       ipc_knob_valid(c->key, c->value);
+	}
+	case IPC_POLICY_SET: {
+		const struct ipc_policy *p = b;
+
+		return ipc_str_valid(p->name, sizeof(p->name));
+	}
+	default:
+		return true;
+	}
+}
+
+/* Field checks of packets from the daemon (variable parts included). */
+static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
+{
+	switch (type) {
+	case IPC_LIST_REPLY: {
+		const struct ipc_list_reply *l = b;
+
+		return (l->flags & ~IPC_F_LAST) == 0 && l->count <= IPC_LIST_PER_MSG &&
+		       len == sizeof(*l) + (size_t)l->count * sizeof(struct ipc_queue_rec);
+	}
+	case IPC_TEXT_REPLY: {
+		const struct ipc_text_reply *t = b;
+
+		return (t->flags & ~IPC_F_LAST) == 0 && len == sizeof(*t) + t->len;
+	}
+	case IPC_POLICY_REPLY:
+		return ipc_str_or_empty(((const struct ipc_policy_reply *)b)->name, IPC_POLICY_LEN);
+	case IPC_STATUS_REPLY:
+		return ipc_str_or_empty(((const struct ipc_status_reply *)b)->policy,
+					IPC_POLICY_LEN);
+	case IPC_REPLY:
+		return ((const struct ipc_reply *)b)->status <= 0;
+	default:
+		return true;
+	}
+}
+
+int ipc_decode(const void *buf, size_t len, enum ipc_dir dir, struct ipc_msg *out)
+{
+	const struct ipc_type_info *ti;
+	struct ipc_hdr h;
+	size_t body;
+
+	if (!buf || !out || len < sizeof(h) || len > IPC_MSG_MAX)
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != IPC_MAGIC || h.len != len)
+		return -EBADMSG;
+	if (h.version != IPC_VERSION)
+		return -EPROTO;
+	if (h.type == 0 || h.type >= IPC_TYPE_MAX)
+		return -EOPNOTSUPP;
+	ti = &ipc_types[h.type];
+	if (ti->dir != dir)
+		return -EOPNOTSUPP;
+	body = len - sizeof(h);
+	if (ti->variable ? body < ti->size : body != ti->size)
+		return -EBADMSG;
+	if (dir == IPC_FROM_CLIENT ? !ipc_client_body_valid(h.type, (const char *)buf + sizeof(h)) :
+	    !ipc_daemon_body_valid(h.type, (const char *)buf + sizeof(h), body))
+		return -EBADMSG;
+	out->hdr = h;
+	out->body = (const char *)buf + sizeof(h);
+	out->body_len = body;
+	return 0;
+}
+
+int ipc_build(void *buf, size_t cap, uint16_t type, uint32_t seq,
+	      const void *body, size_t body_len)
+{
+	struct ipc_hdr h = {
+		.magic = IPC_MAGIC, .version = IPC_VERSION, .type = type, .seq = seq,
+	};
+	size_t len = sizeof(h) + body_len;
+
+	if (len > cap || len > IPC_MSG_MAX)
+		return -EMSGSIZE;
+	h.len = (uint32_t)len;
+	memcpy(buf, &h, sizeof(h));
+	if (body_len)
+		memcpy((char *)buf + sizeof(h), body, body_len);
+	return (int)len;
+}

@@ -1,0 +1,219 @@
+/*
+ * Internal interface of xschedctl, the command-line client of xschedd.
+ *
+ * The program is split by concern: xschedctl.c parses the command line,
+ * reports errors and maps them to exit codes; xschedctl_verbs.c talks to
+ * the daemon (status, list, top, set, policy, metrics); xschedctl_run.c
+ * starts a program under the shims and never needs the daemon;
+ * xschedctl_fmt.c formats tables, JSON and durations. Every verb validates
+ * its whole command line before it connects, so a usage error never
+ * reaches the daemon. Verbs return an exit code (enum ctl_exit), not an
+ * errno.
+ */
+#ifndef XS_XSCHEDCTL_H
+#define XS_XSCHEDCTL_H
+
+#include "ipc/ipc_client.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes (documented in xschedctl(1)). */
+enum ctl_exit {
+	CTL_EXIT_OK = 0,
+	CTL_EXIT_ERROR = 1,     /* any error, bad usage included */
+	CTL_EXIT_NODAEMON = 3,  /* no daemon listening on the socket */
+	CTL_EXIT_DENIED = 4,    /* the socket or the request was refused */
+};
+
+enum ctl_output { CTL_OUT_TABLE, CTL_OUT_JSON };
+
+/* Global state: options given before (or after) the verb. */
+struct ctl {
+	const char *control;    /* --control; NULL: $XSCHED_CONTROL_SOCKET or default */
+	const char *socket;     /* --socket; NULL: $XSCHED_SOCKET or default */
+	enum ctl_output out;
+	bool journal;           /* stderr is the journal: syslog prefixes */
+};
+
+/* A verb: its handler parses argv[1..] itself (argv[0] is the verb). */
+struct ctl_verb {
+	const char *name;
+	const char *synopsis;   /* one or more lines, without the program name */
+	const char *help;       /* description and options, ends with a newline */
+	int (*run)(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+};
+
+/* --- command-line parsing (xschedctl.c) -------------------------------- */
+
+/* Option ids shared by every verb; verbs number their own from CTL_OPT_VERB. */
+enum {
+	CTL_OPT_END = -1,       /* no more arguments */
+	CTL_OPT_ERROR = -2,     /* bad option; the message was printed */
+	CTL_OPT_POS = 0,        /* a positional argument */
+	CTL_OPT_HELP = 1,
+	CTL_OPT_SOCKET,
+	CTL_OPT_CONTROL,
+	CTL_OPT_OUTPUT,
+	CTL_OPT_VERB = 16,
+};
+
+struct ctl_opt {
+	const char *name;       /* long name without "--"; NULL ends a table */
+	char short_name;        /* 0: none */
+	bool arg;               /* takes a value */
+	int id;
+};
+
+struct ctl_args {
+	int argc;
+	char **argv;
+	int i;                  /* next argument */
+	int sub;                /* position inside bundled short options */
+	bool dashdash;          /* "--" seen: the rest is positional */
+	bool stop;              /* stop at the first positional (for `run`) */
+	const struct ctl_verb *verb; /* for usage hints; NULL: the program */
+};
+
+/*
+ * Returns the id of the next option (its value in *@val), CTL_OPT_POS with
+ * the argument in *@val, CTL_OPT_END, or CTL_OPT_ERROR after printing what
+ * is wrong. Long options take "--name VALUE" or "--name=VALUE", short ones
+ * "-o VALUE" or "-oVALUE"; flags may be bundled ("-bn3"). An argument that
+ * looks like a negative number is positional, so "set priority -5" works.
+ * With @a->stop, the first positional and everything after it are left in
+ * argv from index @a->i, and CTL_OPT_END is returned.
+ */
+int ctl_next(struct ctl *ctl, struct ctl_args *a, const struct ctl_opt *opts,
+	     const char **val);
+
+/*
+ * Handles the options every verb accepts (--socket, --control, -o); false
+ * after reporting a bad value or for an id it does not know.
+ */
+bool ctl_common_opt(struct ctl *ctl, int id, const char *val);
+
+/* Prints @v's usage and help to stdout (for --help). Returns CTL_EXIT_OK. */
+int ctl_verb_help(const struct ctl_verb *v);
+
+/* Reports a usage error about @v (NULL: the program), with a hint to --help. */
+int ctl_usage_error(const struct ctl_verb *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --- reporting (xschedctl.c) ------------------------------------------- */
+
+/* Logs "xschedctl: MSG" to stderr (with a syslog prefix under journald). */
+void ctl_err(const struct ctl *ctl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ctl_warn(const struct ctl *ctl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Describes the negative errno @err of a request to the daemon; never NULL. */
+const char *ctl_strerror(int err);
+
+/*
+ * Reports the failed request "@what" (e.g. "cannot list queues") with
+ * @err and returns the exit code for it: CTL_EXIT_DENIED for -EACCES or
+ * -EPERM, else CTL_EXIT_ERROR. @c (may be NULL) tells which socket was
+ * used, to explain a refusal.
+ */
+int ctl_fail(const struct ctl *ctl, const struct ipc_client *c, int err,
+	     const char *what);
+
+/*
+ * Connects to the daemon. On failure reports why, naming the socket, and
+ * returns the exit code (CTL_EXIT_NODAEMON, CTL_EXIT_DENIED or
+ * CTL_EXIT_ERROR); returns CTL_EXIT_OK on success.
+ */
+int ctl_connect(const struct ctl *ctl, struct ipc_client *c);
+
+/* The path of the socket @c is connected to (after ctl_connect() succeeded). */
+const char *ctl_connected_path(const struct ctl *ctl, const struct ipc_client *c);
+
+/* Parses a whole decimal integer; false if @s is not one or overflows. */
+bool ctl_parse_int(const char *s, int64_t *out);
+
+/*
+ * Parses a time in microseconds: an integer, optionally followed by "us",
+ * "ms" or "s" ("20ms" is 20000). Negative values are returned as given
+ * (range checks are the caller's). False if malformed or overflowing.
+ */
+bool ctl_parse_us(const char *s, int64_t *out);
+
+/* --- verbs ------------------------------------------------------------- */
+
+int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_list(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_policy(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_metrics(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+
+/* --- output (xschedctl_fmt.c) ------------------------------------------ */
+
+/*
+ * A streaming JSON writer. Commas and nesting are tracked here; @key is
+ * the member name inside an object and NULL inside an array or at the top.
+ * Strings are escaped, with bytes that are not valid UTF-8 replaced by
+ * U+FFFD, so untrusted names (process names come from clients) always
+ * yield valid JSON.
+ */
+#define CTL_JSON_DEPTH 8
+
+struct ctl_json {
+	FILE *f;
+	int depth;
+	bool first[CTL_JSON_DEPTH];
+};
+
+void ctl_json_init(struct ctl_json *j, FILE *f);
+void ctl_json_open(struct ctl_json *j, const char *key, char bracket);
+void ctl_json_close(struct ctl_json *j, char bracket);
+/* A string of at most @max bytes (stops at the first NUL). */
+void ctl_json_str(struct ctl_json *j, const char *key, const char *s, size_t max);
+void ctl_json_int(struct ctl_json *j, const char *key, int64_t v);
+void ctl_json_uint(struct ctl_json *j, const char *key, uint64_t v);
+void ctl_json_bool(struct ctl_json *j, const char *key, bool v);
+void ctl_json_null(struct ctl_json *j, const char *key);
+/* A number with @prec decimals (NaN and infinities become null). */
+void ctl_json_double(struct ctl_json *j, const char *key, double v, int prec);
+
+/*
+ * A text table: cells are copied, columns sized to their widest cell,
+ * numbers right-aligned (bit k of @right_mask for column k). Rows are kept
+ * until ctl_table_print(); at most CTL_TABLE_COLS columns.
+ */
+#define CTL_TABLE_COLS 20
+#define CTL_CELL_LEN 40
+
+struct ctl_table {
+	int ncols;
+	uint32_t right_mask;
+	const char *head[CTL_TABLE_COLS];
+	size_t nrows, cap;
+	char (*cells)[CTL_CELL_LEN];
+};
+
+void ctl_table_init(struct ctl_table *t, int ncols, const char *const *head,
+		    uint32_t right_mask);
+/* Starts a new row; returns false on out-of-memory. */
+bool ctl_table_row(struct ctl_table *t);
+/* Sets cell @col of the current row (truncated to CTL_CELL_LEN - 1 bytes). */
+void ctl_table_cell(struct ctl_table *t, int col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ctl_table_print(const struct ctl_table *t, FILE *f);
+void ctl_table_fini(struct ctl_table *t);
+
+/* "850ns", "12.3us", "1.25ms", "2.00s"; "-" for 0 when @dash_zero. */
+char *ctl_fmt_ns(char *buf, size_t len, uint64_t ns, bool dash_zero);
+/* "3d 04:05:06" style uptime. */
+char *ctl_fmt_uptime(char *buf, size_t len, uint64_t ns);
+/*
+ * Copies the possibly unterminated field @s (@max bytes) into @buf for a
+ * table, replacing control and non-ASCII bytes with '?'; "-" if empty.
+ */
+char *ctl_fmt_name(char *buf, size_t len, const char *s, size_t max);
+
+#endif
