@@ -192,6 +192,7 @@ expect 0 run --priority 7 --share 3 --deadline 2ms --laxity 500 -- env &&
 expect 0 run --priority -5 env && out_has '^XSCHED_PRIORITY=-5$'
 expect 0 run -- env && { ! grep -q '^XSCHED_PRIORITY=' "$out" || fail "hint set unasked"; }
 expect 0 --socket "$tmp/s.sock" run -- env && out_has "^XSCHED_SOCKET=$tmp/s.sock\$"
+# shellcheck disable=SC2016 # expanded by the inner shell
 expect 0 run -- sh -c 'echo "$0 $1"' a -b && out_has '^a -b$'
 expect 7 run -- sh -c 'exit 7'
 expect 127 run -- "$tmp/none/cmd" && err_has 'cannot run'

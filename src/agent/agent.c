@@ -142,6 +142,8 @@ static void agent_publish(struct agent_queue *aq, bool status)
 			uint64_t one = 1;
 
 			atomic_store(&slot->ready_ns, atomic_load(&aq->ready_ns));
+			if (atomic_load(&aq->status) == IPC_ST_IDLE)
+				atomic_store(&slot->preempt_p99_ns, xq_preempt_p99_locked(aq->q));
 			atomic_store(&slot->status, atomic_load(&aq->status));
 			/* The daemon reads status after seeing status_seq move. */
 			atomic_fetch_add(&slot->status_seq, 1);

@@ -823,6 +823,11 @@ void xq_counters_locked(struct xq *q, struct xq_counters *out)
 	out->exec_ns = q->st.exec_ns;
 }
 
+uint64_t xq_preempt_p99_locked(struct xq *q)
+{
+	return xs_hist_quantile(&q->preempt_hist, 0.99);
+}
+
 bool xq_suspended(struct xq *q)
 {
 	return atomic_load(&q->suspended);

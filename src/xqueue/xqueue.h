@@ -96,6 +96,9 @@ int xq_set_level(struct xq *q, int level);
 /* Reads the counters; only from an observer callback (lock held). */
 void xq_counters_locked(struct xq *q, struct xq_counters *out);
 
+/* P99 preemption latency (ns); only from an observer callback. */
+uint64_t xq_preempt_p99_locked(struct xq *q);
+
 int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns);
 
 #define XQ_HINTS 5 /* indexed by enum xs_hint; [0] unused */

@@ -1,0 +1,357 @@
+/*
+ * The IPC packet validator, the daemon's configuration parser and its
+ * systemd notify protocol, as units: valid packets of every type decode,
+ * and each way a packet can be malformed is refused with the right error;
+ * config files with unknown keys or bad values are refused with their line;
+ * notify datagrams arrive as systemd expects them.
+ */
+#include "test_util.h"
+
+#include "daemon/config.h"
+#include "daemon/notify.h"
+#include "ipc/ipc_msg.h"
+#include "xsched/xsched.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+union pkt {
+	char b[IPC_MSG_MAX + 64];
+	uint64_t align;
+};
+
+static int build(union pkt *p, uint16_t type, const void *body, size_t len)
+{
+	int n = ipc_build(p->b, sizeof(p->b), type, 7, body, len);
+
+	assert_true(n > 0);
+	return n;
+}
+
+static struct ipc_register good_register(void)
+{
+	struct ipc_register r = {
+		.slot = 3, .level = 2, .level_max = 3, .hint_set = 1u << IPC_KEY_PRIORITY,
+		.threshold = 16, .batch = 8, .budget_ns = 1000000,
+	};
+
+	r.hint[IPC_KEY_PRIORITY] = 5;
+	strcpy(r.device, "sim:dev0");
+	strcpy(r.backend, "sim");
+	return r;
+}
+
+static void ipc_valid_packets_decode(void **state)
+{
+	struct ipc_hello h = { .role = IPC_ROLE_AGENT, .comm = "app" };
+	struct ipc_register r = good_register();
+	struct ipc_set_hint sh = { .slot = 1, .key = IPC_KEY_SHARE, .value = 75 };
+	struct ipc_ctl_set cs = { .target = IPC_TARGET_PID, .key = IPC_KEY_BUDGET_US,
+				  .id = 42, .value = -1 };
+	struct ipc_policy pol = { .name = "bandwidth" };
+	struct ipc_msg m;
+	union pkt p;
+	int n;
+
+	(void)state;
+	n = build(&p, IPC_HELLO, &h, sizeof(h));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), 0);
+	assert_int_equal(m.hdr.type, IPC_HELLO);
+	assert_int_equal(m.hdr.seq, 7);
+	assert_int_equal(m.body_len, sizeof(h));
+	n = build(&p, IPC_REGISTER, &r, sizeof(r));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), 0);
+	n = build(&p, IPC_SET_HINT, &sh, sizeof(sh));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), 0);
+	n = build(&p, IPC_CTL_SET, &cs, sizeof(cs));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), 0);
+	n = build(&p, IPC_POLICY_SET, &pol, sizeof(pol));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), 0);
+	n = build(&p, IPC_STATUS, NULL, 0);
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), 0);
+	assert_int_equal(m.body_len, 0);
+}
+
+static void ipc_framing_errors(void **state)
+{
+	struct ipc_hello h = { .role = IPC_ROLE_CTL };
+	struct ipc_hdr hdr;
+	struct ipc_msg m;
+	union pkt p;
+	int n;
+
+	(void)state;
+	n = build(&p, IPC_HELLO, &h, sizeof(h));
+	/* Length disagreeing with the header, short, or too long. */
+	assert_int_equal(ipc_decode(p.b, (size_t)n - 1, IPC_FROM_CLIENT, &m), -EBADMSG);
+	assert_int_equal(ipc_decode(p.b, 8, IPC_FROM_CLIENT, &m), -EBADMSG);
+	assert_int_equal(ipc_decode(p.b, IPC_MSG_MAX + 1, IPC_FROM_CLIENT, &m), -EBADMSG);
+	assert_int_equal(ipc_decode(NULL, 16, IPC_FROM_CLIENT, &m), -EBADMSG);
+	memcpy(&hdr, p.b, sizeof(hdr));
+	hdr.magic ^= 1;
+	memcpy(p.b, &hdr, sizeof(hdr));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	hdr.magic ^= 1;
+	hdr.version = IPC_VERSION + 1;
+	memcpy(p.b, &hdr, sizeof(hdr));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EPROTO);
+	hdr.version = IPC_VERSION;
+	hdr.type = IPC_TYPE_MAX;
+	memcpy(p.b, &hdr, sizeof(hdr));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EOPNOTSUPP);
+	hdr.type = 0;
+	memcpy(p.b, &hdr, sizeof(hdr));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EOPNOTSUPP);
+	/* A daemon-only type from a client, and a client type with the wrong size. */
+	n = build(&p, IPC_HELLO_REPLY, &h, 16);
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EOPNOTSUPP);
+	n = build(&p, IPC_HELLO, &h, sizeof(h) - 4);
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	assert_int_equal(ipc_build(p.b, sizeof(p.b), IPC_HELLO, 1, p.b, IPC_MSG_MAX), -EMSGSIZE);
+}
+
+/* Decodes @r as a REGISTER from a client. */
+static int decode_register(const struct ipc_register *r)
+{
+	struct ipc_msg m;
+	union pkt p;
+	int n = build(&p, IPC_REGISTER, r, sizeof(*r));
+
+	return ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m);
+}
+
+static void ipc_register_fields_checked(void **state)
+{
+	struct ipc_register r;
+
+	(void)state;
+#define BAD(stmt)                                                    \
+	do {                                                         \
+		r = good_register();                                 \
+		stmt;                                                \
+		assert_int_equal(decode_register(&r), -EBADMSG);     \
+	} while (0)
+	BAD(r.level = 0);
+	BAD(r.level = 4);
+	BAD(r.level = 3; r.level_max = 2);
+	BAD(r.hint_set = 1u << 7);
+	BAD(r.hint[IPC_KEY_PRIORITY] = 101);
+	BAD(r.hint[IPC_KEY_SHARE] = -1);
+	BAD(r.hint[IPC_KEY_DEADLINE_US] = XS_TIME_HINT_MAX_US + 1);
+	BAD(r.hint[0] = 1);
+	BAD(memset(r.device, 'x', sizeof(r.device)));
+	BAD(r.device[0] = '\0');
+	BAD(memset(r.backend, 'x', sizeof(r.backend)));
+	BAD(r.threshold = 0);
+	BAD(r.threshold = XS_MAX_THRESHOLD + 1);
+	BAD(r.batch = 17);
+	BAD(r.budget_ns = 0);
+	BAD(r.budget_ns = -7);
+#undef BAD
+	r = good_register();
+	r.budget_ns = XS_BUDGET_NONE;
+	assert_int_equal(decode_register(&r), 0);
+}
+
+static void ipc_other_fields_checked(void **state)
+{
+	struct ipc_hello h = { .role = 9 };
+	struct ipc_set_hint sh = { .key = IPC_KEY_LEVEL, .value = 1 };
+	struct ipc_ctl_set cs = { .target = 3, .key = IPC_KEY_PRIORITY };
+	struct ipc_policy pol = { .name = "" };
+	struct ipc_list l = { .flags = 1 };
+	struct ipc_msg m;
+	union pkt p;
+	int n;
+
+	(void)state;
+	n = build(&p, IPC_HELLO, &h, sizeof(h));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	h.role = IPC_ROLE_CTL;
+	memset(h.comm, 'a', sizeof(h.comm));
+	n = build(&p, IPC_HELLO, &h, sizeof(h));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	/* Knobs are not hints. */
+	n = build(&p, IPC_SET_HINT, &sh, sizeof(sh));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	n = build(&p, IPC_CTL_SET, &cs, sizeof(cs));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	cs.target = IPC_TARGET_QUEUE;
+	cs.key = IPC_KEY_LEVEL;
+	cs.value = 4;
+	n = build(&p, IPC_CTL_SET, &cs, sizeof(cs));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	n = build(&p, IPC_POLICY_SET, &pol, sizeof(pol));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+	n = build(&p, IPC_LIST, &l, sizeof(l));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_CLIENT, &m), -EBADMSG);
+}
+
+static void ipc_daemon_replies_checked(void **state)
+{
+	union {
+		struct {
+			struct ipc_list_reply h;
+			struct ipc_queue_rec rec[2];
+		} m;
+		uint64_t align;
+	} lr = { .m.h = { .flags = IPC_F_LAST, .count = 2 } };
+	struct {
+		struct ipc_text_reply h;
+		char text[8];
+	} tr = { .h = { .flags = IPC_F_LAST, .len = 8 }, .text = "abcdefgh" };
+	struct ipc_reply rep = { .status = 1 };
+	struct ipc_msg m;
+	union pkt p;
+	int n;
+
+	(void)state;
+	n = build(&p, IPC_LIST_REPLY, &lr.m, sizeof(lr.m));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), 0);
+	/* A count the packet does not hold. */
+	lr.m.h.count = 3;
+	n = build(&p, IPC_LIST_REPLY, &lr.m, sizeof(lr.m));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+	n = build(&p, IPC_TEXT_REPLY, &tr, sizeof(tr));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), 0);
+	tr.h.len = 9;
+	n = build(&p, IPC_TEXT_REPLY, &tr, sizeof(tr));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+	/* Replies carry 0 or a negative errno, nothing else. */
+	n = build(&p, IPC_REPLY, &rep, sizeof(rep));
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+	/* And a client request is not a reply. */
+	n = build(&p, IPC_STATUS, NULL, 0);
+	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EOPNOTSUPP);
+}
+
+static const char *write_conf(const char *text)
+{
+	static char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/xstest-conf-%d.ini", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void config_defaults_and_keys(void **state)
+{
+	struct xsd_config c;
+	char err[256];
+	const char *path = write_conf(
+		"[daemon]\nsocket = /tmp/a.sock\nmax_clients = 8\nmax_queues_per_client = 4\n"
+		"[policy]\nname = bandwidth\nslice_ms = 30\nedf_k = 2\nper_process = yes\n"
+		"starvation_guard_pct = 5\n"
+		"[defaults]\npriority = -3\nshare = 50\n"
+		"[limits]\npriority_ceiling = 2\nuid.1000.priority_ceiling = 9\n");
+
+	(void)state;
+	xsd_config_defaults(&c);
+	assert_string_equal(c.policy, "hpf");
+	assert_int_equal(c.max_queues_per_client, 64);
+	assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), 0);
+	assert_string_equal(c.socket, "/tmp/a.sock");
+	assert_string_equal(c.control_socket, IPC_DEFAULT_CONTROL);
+	assert_int_equal(c.max_clients, 8);
+	assert_int_equal(c.max_queues_per_client, 4);
+	assert_string_equal(c.policy, "bandwidth");
+	assert_int_equal(c.pconf.slice_ns, 30000000);
+	assert_int_equal(c.pconf.edf_k, 2);
+	assert_true(c.pconf.per_process);
+	assert_int_equal(c.starvation_guard_pct, 5);
+	assert_int_equal(c.def_hint[IPC_KEY_PRIORITY], -3);
+	assert_int_equal(c.def_hint[IPC_KEY_SHARE], 50);
+	assert_int_equal(xsd_config_ceiling(&c, 0), XS_PRIORITY_MAX);
+	assert_int_equal(xsd_config_ceiling(&c, 1000), 9);
+	assert_int_equal(xsd_config_ceiling(&c, 1001), 2);
+	xsd_config_fini(&c);
+	unlink(path);
+}
+
+static void config_errors_name_the_line(void **state)
+{
+	static const char *const bad[] = {
+		"[daemon]\nsocket = /x\nbogus = 1\n",
+		"[policy]\nslice_ms = 0\n",
+		"[policy]\nedf_k = two\n",
+		"[defaults]\npriority = 500\n",
+		"[limits]\nuid.abc.priority_ceiling = 1\n",
+		"[limits]\nuid.5.priority_floor = 1\n",
+		"[nowhere]\nx = 1\n",
+		"[policy]\nper_process = perhaps\n",
+		"not an ini line\n",
+	};
+	struct xsd_config c;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *path = write_conf(bad[i]);
+
+		xsd_config_defaults(&c);
+		assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), -EINVAL);
+		/* "file:line: what" */
+		assert_non_null(strstr(err, path));
+		assert_non_null(strchr(err + strlen(path), ':'));
+		xsd_config_fini(&c);
+		unlink(path);
+	}
+	/* A missing file is fine unless it was asked for. */
+	xsd_config_defaults(&c);
+	assert_int_equal(xsd_config_load("/nonexistent/xschedd.conf", false, &c, err,
+					 sizeof(err)), 0);
+	assert_int_equal(xsd_config_load("/nonexistent/xschedd.conf", true, &c, err,
+					 sizeof(err)), -ENOENT);
+}
+
+static void notify_protocol(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	unsetenv("NOTIFY_SOCKET");
+	assert_int_equal(xsd_notify("READY=1"), 1);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/xstest-notify-%d", (int)getpid());
+	unlink(sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+	assert_int_equal(xsd_notify("READY=1"), 0);
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_int_equal(n, 7);
+	buf[n] = '\0';
+	assert_string_equal(buf, "READY=1");
+	assert_int_equal(xsd_notify_reloading(), 0);
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "RELOADING=1\nMONOTONIC_USEC="));
+	setenv("NOTIFY_SOCKET", "relative/path", 1);
+	assert_int_equal(xsd_notify("READY=1"), -EINVAL);
+	unsetenv("NOTIFY_SOCKET");
+	close(fd);
+	unlink(sa.sun_path);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(ipc_valid_packets_decode),
+	cmocka_unit_test(ipc_framing_errors),
+	cmocka_unit_test(ipc_register_fields_checked),
+	cmocka_unit_test(ipc_other_fields_checked),
+	cmocka_unit_test(ipc_daemon_replies_checked),
+	cmocka_unit_test(config_defaults_and_keys),
+	cmocka_unit_test(config_errors_name_the_line),
+	cmocka_unit_test(notify_protocol),
+};
+
+XS_TEST_MAIN(tests)
