@@ -3,6 +3,10 @@
 # verify` without a single message (verify only warns about unknown keys
 # and still exits 0, so any stderr output fails), its hardening does not
 # regress (offline security review), and the sysusers.d file parses.
+# Given the built daemon, also plays the service manager's part of
+# Type=notify: the daemon, started on dist/xschedd.conf with every key
+# enabled, must report READY=1, handle ExecReload's SIGHUP with
+# RELOADING=1 then READY=1, and stop on SIGTERM with status 0.
 # PID 1 need not be systemd. Exits 77 (skipped) without systemd-analyze.
 #   tests/test_units.sh [XSCHEDD]
 # XSCHEDD, the built daemon, replaces /usr/sbin/xschedd in ExecStart (verify
@@ -12,6 +16,7 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 unit=$src/dist/systemd/xschedd.service
 sysusers=$src/dist/sysusers.d/xsched.conf
+config=$src/dist/xschedd.conf
 daemon=${1:-}
 [[ -n $daemon ]] || daemon=/bin/true
 # Highest acceptable exposure of `systemd-analyze security` (0 best, 10 worst).
@@ -78,6 +83,76 @@ if command -v systemd-sysusers >/dev/null; then
 	fi
 else
 	echo "SKIP: systemd-sysusers not found"
+fi
+
+# --- the daemon under a stand-in service manager ---------------------------
+if [[ -z ${1:-} ]]; then
+	echo "SKIP: notify protocol (no daemon given)"
+elif ! command -v python3 >/dev/null; then
+	echo "SKIP: notify protocol (python3 not found)"
+else
+	# Every documented key, enabled with its documented value.
+	sed -E 's/^#([a-z][a-z0-9_.]* = )/\1/' "$config" >"$tmp/xschedd.conf"
+	grep -q '^name = hpf$' "$tmp/xschedd.conf" || fail "could not enable the keys of $config"
+	if ! python3 - "$daemon" "$tmp" >"$tmp/notify.log" 2>&1 <<'PY'
+import os, select, signal, socket, subprocess, sys, time
+
+daemon, tmp = sys.argv[1], sys.argv[2]
+path = os.path.join(tmp, "notify")
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.bind(path)
+proc = subprocess.Popen(
+    [daemon, "--foreground", "--config", os.path.join(tmp, "xschedd.conf"),
+     "--socket", os.path.join(tmp, "c.sock"),
+     "--control-socket", os.path.join(tmp, "ctl.sock")],
+    env=dict(os.environ, NOTIFY_SOCKET=path), stdin=subprocess.DEVNULL,
+    stderr=open(os.path.join(tmp, "daemon.err"), "w"))
+
+
+pidfd = os.pidfd_open(proc.pid)
+
+
+def expect(field):
+    """Waits for a notification that carries field, e.g. READY=1."""
+    deadline = time.monotonic() + 20
+    while True:
+        ready, _, _ = select.select([sock, pidfd], [], [],
+                                    max(0, deadline - time.monotonic()))
+        if sock in ready:
+            msg = sock.recv(4096).decode()
+            print("notify:", msg.replace("\n", " "))
+            if field in msg.split("\n"):
+                return msg
+        elif pidfd in ready:
+            sys.exit(f"daemon exited {proc.wait()} before {field}")
+        else:
+            sys.exit(f"no {field} within 20 s")
+
+
+try:
+    expect("READY=1")
+    proc.send_signal(signal.SIGHUP)
+    if "MONOTONIC_USEC=" not in expect("RELOADING=1"):
+        sys.exit("RELOADING=1 without MONOTONIC_USEC")
+    expect("READY=1")
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(timeout=20)
+    if rc != 0:
+        sys.exit(f"daemon exited {rc} after SIGTERM")
+finally:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+PY
+	then
+		fail "notify protocol:"
+		sed 's/^/  /' "$tmp/notify.log" "$tmp/daemon.err"
+	elif grep -qE '^<[0-3]>' "$tmp/daemon.err"; then
+		fail "the daemon logged errors with $config:"
+		sed 's/^/  /' "$tmp/daemon.err"
+	else
+		echo "ok: notify protocol and example configuration"
+	fi
 fi
 
 [[ $failures == 0 ]] && echo "ok: units"

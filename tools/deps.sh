@@ -5,9 +5,9 @@
 # --optional also installs PoCL/OpenCL, Level Zero, libbpf, clang and gnuplot.
 set -euo pipefail
 
-required=(build-essential cmake ninja-build pkg-config libcmocka-dev)
+required=(build-essential cmake ninja-build pkg-config libcmocka-dev libinih-dev)
 optional=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libze-dev libze1
-          libbpf-dev bpftool clang llvm libinih-dev gnuplot-nox systemd)
+          libbpf-dev bpftool clang llvm libclang-rt-14-dev gnuplot-nox systemd passwd)
 
 install=0
 want=("${required[@]}")

@@ -5,8 +5,9 @@
  * This file holds what every verb shares: the argument parser (hand-made
  * rather than getopt, so negative values such as "set budget -1" are
  * arguments and global options may also follow the verb), error reporting
- * and the mapping of errors to the documented exit codes. The verbs live
- * in xschedctl_verbs.c and xschedctl_run.c.
+ * and the mapping of errors to the documented exit codes, the table of
+ * verbs with their help texts, and main(). The verbs live in their own
+ * files (see xschedctl.h).
  */
 #include "xschedctl.h"
 #include "xsched/xsched.h"
@@ -145,7 +146,8 @@ static bool ctl_stderr_is_journal(void)
 	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
-static void ctl_vlog(const struct ctl *ctl, int prio, const char *fmt, va_list ap)
+static __attribute__((format(printf, 3, 0))) void
+ctl_vlog(const struct ctl *ctl, int prio, const char *fmt, va_list ap)
 {
 	if (ctl && ctl->journal)
 		fprintf(stderr, "<%d>", prio);
@@ -286,6 +288,16 @@ bool ctl_parse_int(const char *s, int64_t *out)
 	return true;
 }
 
+bool ctl_parse_pid(const char *s, int32_t *out)
+{
+	int64_t n;
+
+	if (!ctl_parse_int(s, &n) || n < 1 || n > INT32_MAX)
+		return false;
+	*out = (int32_t)n;
+	return true;
+}
+
 bool ctl_parse_us(const char *s, int64_t *out)
 {
 	static const struct { const char *sfx; int64_t mul; } units[] = {
@@ -367,14 +379,12 @@ static int ctl_next_short(struct ctl_args *a, const struct ctl_opt *opts, const 
 	return o->id;
 }
 
-int ctl_next(struct ctl *ctl, struct ctl_args *a, const struct ctl_opt *opts,
-	     const char **val)
+int ctl_next(struct ctl_args *a, const struct ctl_opt *opts, const char **val)
 {
 	const struct ctl_opt *o;
 	const char *arg, *eq;
 	size_t len;
 
-	(void)ctl;
 	if (a->sub)
 		return ctl_next_short(a, opts, val);
 	if (a->i >= a->argc)
@@ -385,7 +395,7 @@ int ctl_next(struct ctl *ctl, struct ctl_args *a, const struct ctl_opt *opts,
 		a->i++;
 		if (a->stop)
 			return CTL_OPT_END;
-		return ctl_next(ctl, a, opts, val);
+		return ctl_next(a, opts, val);
 	}
 	if (a->dashdash || arg[0] != '-' || arg[1] == '\0' || ctl_is_negative_number(arg)) {
 		if (a->stop)
@@ -570,7 +580,7 @@ int main(int argc, char **argv)
 	int id, rc;
 
 	ctl.journal = ctl_stderr_is_journal();
-	while ((id = ctl_next(&ctl, &a, ctl_global_opts, &val)) != CTL_OPT_END) {
+	while ((id = ctl_next(&a, ctl_global_opts, &val)) != CTL_OPT_END) {
 		switch (id) {
 		case CTL_OPT_ERROR:
 			return CTL_EXIT_ERROR;

@@ -2,13 +2,13 @@
  * Internal interface of xschedctl, the command-line client of xschedd.
  *
  * The program is split by concern: xschedctl.c parses the command line,
- * reports errors and maps them to exit codes; xschedctl_verbs.c talks to
- * the daemon (status, list, top, set, policy, metrics); xschedctl_run.c
- * starts a program under the shims and never needs the daemon;
- * xschedctl_fmt.c formats tables, JSON and durations. Every verb validates
- * its whole command line before it connects, so a usage error never
- * reaches the daemon. Verbs return an exit code (enum ctl_exit), not an
- * errno.
+ * reports errors and maps them to exit codes; xschedctl_list.c (status,
+ * list), xschedctl_top.c (top) and xschedctl_verbs.c (set, policy,
+ * metrics) talk to the daemon; xschedctl_run.c starts a program under the
+ * shims and never needs the daemon; xschedctl_fmt.c formats tables, JSON
+ * and durations. Every verb validates its whole command line before it
+ * connects, so a usage error never reaches the daemon. Verbs return an
+ * exit code (enum ctl_exit), not an errno. Single-threaded throughout.
  */
 #ifndef XS_XSCHEDCTL_H
 #define XS_XSCHEDCTL_H
@@ -66,6 +66,12 @@ struct ctl_opt {
 	int id;
 };
 
+/* The options of every verb's table (--help, --socket, --control). */
+#define CTL_COMMON_OPTS \
+	{ "help", 'h', false, CTL_OPT_HELP }, \
+	{ "socket", 0, true, CTL_OPT_SOCKET }, \
+	{ "control", 0, true, CTL_OPT_CONTROL }
+
 struct ctl_args {
 	int argc;
 	char **argv;
@@ -85,8 +91,7 @@ struct ctl_args {
  * With @a->stop, the first positional and everything after it are left in
  * argv from index @a->i, and CTL_OPT_END is returned.
  */
-int ctl_next(struct ctl *ctl, struct ctl_args *a, const struct ctl_opt *opts,
-	     const char **val);
+int ctl_next(struct ctl_args *a, const struct ctl_opt *opts, const char **val);
 
 /*
  * Handles the options every verb accepts (--socket, --control, -o); false
@@ -122,9 +127,11 @@ int ctl_fail(const struct ctl *ctl, const struct ipc_client *c, int err,
 	     const char *what);
 
 /*
- * Connects to the daemon. On failure reports why, naming the socket, and
- * returns the exit code (CTL_EXIT_NODAEMON, CTL_EXIT_DENIED or
- * CTL_EXIT_ERROR); returns CTL_EXIT_OK on success.
+ * Connects to the daemon (control socket, else client socket) and bounds
+ * the wait for each later reply. On failure reports why, naming the
+ * socket, and returns the exit code (CTL_EXIT_NODAEMON, CTL_EXIT_DENIED or
+ * CTL_EXIT_ERROR); returns CTL_EXIT_OK on success, and the caller closes
+ * @c with ipc_client_close().
  */
 int ctl_connect(const struct ctl *ctl, struct ipc_client *c);
 
@@ -133,6 +140,9 @@ const char *ctl_connected_path(const struct ctl *ctl, const struct ipc_client *c
 
 /* Parses a whole decimal integer; false if @s is not one or overflows. */
 bool ctl_parse_int(const char *s, int64_t *out);
+
+/* Parses a process id (1..INT32_MAX). */
+bool ctl_parse_pid(const char *s, int32_t *out);
 
 /*
  * Parses a time in microseconds: an integer, optionally followed by "us",
@@ -143,6 +153,7 @@ bool ctl_parse_us(const char *s, int64_t *out);
 
 /* --- verbs ------------------------------------------------------------- */
 
+/* Each parses argv[1..] (argv[0] is the verb) and returns an enum ctl_exit. */
 int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_list(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
@@ -215,5 +226,20 @@ char *ctl_fmt_uptime(char *buf, size_t len, uint64_t ns);
  * table, replacing control and non-ASCII bytes with '?'; "-" if empty.
  */
 char *ctl_fmt_name(char *buf, size_t len, const char *s, size_t max);
+
+/* --- queue records, shared by list and top (xschedctl_list.c) ---------- */
+
+/* "running", "suspended", "idle" or "idle/susp". */
+const char *ctl_qstate(const struct ipc_queue_rec *r);
+/* Keeps the records of process @pid (0: all) in place; returns their count. */
+size_t ctl_filter_pid(struct ipc_queue_rec *recs, size_t n, int32_t pid);
+
+/* The members of one queue object (the caller opens and closes it). */
+void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r);
+/* The daemon's status as object @key, with the socket @c is connected to. */
+void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
+		     const struct ipc_client *c, const struct ipc_status_reply *st);
+/* Cell @col: the effective priority, with '*' when it is inherited. */
+void ctl_prio_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 
 #endif

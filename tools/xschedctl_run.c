@@ -50,7 +50,7 @@ static bool ctl_preload_add(struct ctl_preload *p, const char *path)
 {
 	size_t n = strlen(path);
 
-	if (p->len + n + 2 > p->cap) {
+	if (!p->s || p->len + n + 2 > p->cap) {
 		size_t cap = (p->len + n + 2) * 2;
 		char *s = realloc(p->s, cap);
 
@@ -162,7 +162,7 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	int id, err, rc = CTL_EXIT_ERROR;
 	size_t i;
 
-	while ((id = ctl_next(ctl, &a, opts, &val)) != CTL_OPT_END) {
+	while ((id = ctl_next(&a, opts, &val)) != CTL_OPT_END) {
 		switch (id) {
 		case CTL_OPT_ERROR:
 			goto out;

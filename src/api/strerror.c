@@ -33,6 +33,11 @@ static const struct xs_errmsg xs_errmsgs[] = {
 	{ ETIMEDOUT, "timed out" },
 	{ ECONNREFUSED, "scheduler daemon not running" },
 	{ ENAMETOOLONG, "name too long" },
+	{ EPIPE, "connection to the scheduler daemon lost" },
+	{ EBADMSG, "malformed message" },
+	{ ESRCH, "no such queue or process" },
+	{ EALREADY, "already done" },
+	{ EMSGSIZE, "message too large" },
 };
 
 XS_EXPORT const char *xs_strerror(int err)

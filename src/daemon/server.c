@@ -331,6 +331,8 @@ static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 		atomic_store(&slot->budget_ns, q->budget_ns);
 		break;
 	case IPC_KEY_LEVEL:
+		/* The agent clamps to what the device supports, as we do here. */
+		q->level = (uint32_t)XS_MIN(value, (int64_t)q->level_max);
 		atomic_store(&slot->level, (int32_t)value);
 		break;
 	}

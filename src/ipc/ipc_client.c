@@ -8,7 +8,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
+
+/* Longest wait for any reply. */
+#define IPC_CLIENT_TIMEOUT_S 10
 
 union ipc_buf {
 	char b[IPC_MSG_MAX];
@@ -34,6 +39,8 @@ static int ipc_client_recv(struct ipc_client *c, union ipc_buf *buf, struct ipc_
 
 	if (n == 0 || n == -ECONNRESET)
 		return -EPIPE;
+	if (n == -EAGAIN)
+		return -ETIMEDOUT;
 	if (n < 0)
 		return n;
 	n = ipc_decode(buf->b, (size_t)n, IPC_FROM_DAEMON, m);
@@ -64,6 +71,7 @@ static int ipc_client_call(struct ipc_client *c, uint16_t type, const void *body
 int ipc_client_open(struct ipc_client *c, const char *control, const char *client)
 {
 	struct ipc_hello hello = { .role = IPC_ROLE_CTL };
+	struct timeval tv = { .tv_sec = IPC_CLIENT_TIMEOUT_S };
 	union ipc_buf buf;
 	struct ipc_msg m;
 	int fd, rc;
@@ -77,6 +85,8 @@ int ipc_client_open(struct ipc_client *c, const char *control, const char *clien
 	if (fd < 0)
 		return fd;
 	c->fd = fd;
+	/* A wedged daemon must not hang the CLI. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	strncpy(hello.comm, "xschedctl", sizeof(hello.comm) - 1);
 	rc = ipc_client_call(c, IPC_HELLO, &hello, sizeof(hello), IPC_REPLY, &buf, &m);
 	if (rc < 0)

@@ -143,9 +143,18 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 	switch (type) {
 	case IPC_LIST_REPLY: {
 		const struct ipc_list_reply *l = b;
+		const struct ipc_queue_rec *r = (const void *)(l + 1);
+		uint32_t i;
 
-		return (l->flags & ~IPC_F_LAST) == 0 && l->count <= IPC_LIST_PER_MSG &&
-		       len == sizeof(*l) + (size_t)l->count * sizeof(struct ipc_queue_rec);
+		if ((l->flags & ~IPC_F_LAST) || l->count > IPC_LIST_PER_MSG ||
+		    len != sizeof(*l) + (size_t)l->count * sizeof(*r))
+			return false;
+		for (i = 0; i < l->count; i++)
+			if (!ipc_str_or_empty(r[i].comm, sizeof(r[i].comm)) ||
+			    !ipc_str_or_empty(r[i].device, sizeof(r[i].device)) ||
+			    !ipc_str_or_empty(r[i].backend, sizeof(r[i].backend)))
+				return false;
+		return true;
 	}
 	case IPC_TEXT_REPLY: {
 		const struct ipc_text_reply *t = b;

@@ -1,0 +1,300 @@
+/*
+ * The listing verbs of xschedctl: status and list, and the formatting of
+ * queue records that `top` shares.
+ *
+ * Each verb parses and validates its whole command line first, then
+ * connects, makes its requests through the synchronous IPC client and
+ * prints only once everything succeeded, so a failing call writes nothing
+ * to stdout and `-o json` output is either complete or absent. Records
+ * are copied from the daemon as they are; their strings may lack a NUL
+ * and come from clients, so they are printed only through the bounded,
+ * escaping helpers of xschedctl_fmt.c.
+ */
+#include "xschedctl.h"
+#include "base/compiler.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CTL_OPT_PID = CTL_OPT_VERB };
+
+static const struct ctl_opt ctl_listing_opts[] = {
+	CTL_COMMON_OPTS,
+	{ "output", 'o', true, CTL_OPT_OUTPUT },
+	{ "pid", 'p', true, CTL_OPT_PID },
+	{ NULL, 0, false, 0 },
+};
+
+/*
+ * Parses the options of a verb that takes none of its own beyond --pid
+ * (when @pid is not NULL) and no positional argument. Returns -1 to go on,
+ * else the exit code to return (help printed, or usage error).
+ */
+static int ctl_simple_args(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv,
+			   int32_t *pid)
+{
+	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v };
+	const char *val;
+	int id;
+
+	while ((id = ctl_next(&a, ctl_listing_opts, &val)) != CTL_OPT_END) {
+		switch (id) {
+		case CTL_OPT_ERROR:
+			return CTL_EXIT_ERROR;
+		case CTL_OPT_HELP:
+			return ctl_verb_help(v);
+		case CTL_OPT_POS:
+			return ctl_usage_error(v, "unexpected argument '%s'", val);
+		case CTL_OPT_PID:
+			if (!pid)
+				return ctl_usage_error(v, "unknown option '--pid'");
+			if (!ctl_parse_pid(val, pid))
+				return ctl_usage_error(v, "invalid pid '%s'", val);
+			break;
+		default:
+			if (!ctl_common_opt(ctl, id, val))
+				return CTL_EXIT_ERROR;
+		}
+	}
+	return -1;
+}
+
+/* --- status ------------------------------------------------------------ */
+
+void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
+		     const struct ipc_client *c, const struct ipc_status_reply *st)
+{
+	ctl_json_open(j, key, '{');
+	ctl_json_bool(j, "running", true);
+	ctl_json_uint(j, "protocol", st->version);
+	ctl_json_str(j, "policy", st->policy, sizeof(st->policy));
+	ctl_json_uint(j, "clients", st->clients);
+	ctl_json_uint(j, "queues", st->queues);
+	ctl_json_uint(j, "ready", st->ready);
+	ctl_json_uint(j, "uptime_ns", st->uptime_ns);
+	ctl_json_uint(j, "decisions", st->decisions);
+	ctl_json_uint(j, "events", st->events);
+	ctl_json_uint(j, "cpu_ns", st->cpu_ns);
+	ctl_json_str(j, "access", c->control ? "control" : "client", 8);
+	ctl_json_str(j, "socket", ctl_connected_path(ctl, c), PATH_MAX);
+	ctl_json_close(j, '}');
+}
+
+int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
+{
+	struct ipc_status_reply st;
+	struct ipc_client c;
+	char up[32], cpu[32], name[IPC_POLICY_LEN];
+	int rc;
+
+	rc = ctl_simple_args(ctl, v, argc, argv, NULL);
+	if (rc >= 0)
+		return rc;
+	rc = ctl_connect(ctl, &c);
+	if (rc)
+		return rc;
+	rc = ipc_client_status(&c, &st);
+	if (rc < 0) {
+		rc = ctl_fail(ctl, &c, rc, "cannot get the daemon's status");
+		ipc_client_close(&c);
+		return rc;
+	}
+	if (ctl->out == CTL_OUT_JSON) {
+		struct ctl_json j;
+
+		ctl_json_init(&j, stdout);
+		ctl_json_status(&j, NULL, ctl, &c, &st);
+	} else {
+		printf("xschedd is running\n"
+		       "  Protocol:   %u\n"
+		       "  Policy:     %s\n"
+		       "  Clients:    %u\n"
+		       "  Queues:     %u (%u ready)\n"
+		       "  Uptime:     %s\n"
+		       "  Decisions:  %llu\n"
+		       "  Events:     %llu\n"
+		       "  CPU time:   %s\n"
+		       "  Access:     %s (%s)\n",
+		       st.version, ctl_fmt_name(name, sizeof(name), st.policy, sizeof(st.policy)),
+		       st.clients, st.queues, st.ready,
+		       ctl_fmt_uptime(up, sizeof(up), st.uptime_ns),
+		       (unsigned long long)st.decisions, (unsigned long long)st.events,
+		       ctl_fmt_ns(cpu, sizeof(cpu), st.cpu_ns, false),
+		       c.control ? "control socket, all queues" :
+				   "client socket, own processes only",
+		       ctl_connected_path(ctl, &c));
+	}
+	ipc_client_close(&c);
+	return CTL_EXIT_OK;
+}
+
+/* --- list -------------------------------------------------------------- */
+
+const char *ctl_qstate(const struct ipc_queue_rec *r)
+{
+	if (r->state == IPC_QS_READY)
+		return r->running ? "running" : "suspended";
+	return r->running ? "idle" : "idle/susp";
+}
+
+static int ctl_cmp_pid_queue(const void *pa, const void *pb)
+{
+	const struct ipc_queue_rec *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->queue_id < b->queue_id ? -1 : a->queue_id > b->queue_id;
+}
+
+/* Keeps the records of @pid (0: all); returns the new count. */
+size_t ctl_filter_pid(struct ipc_queue_rec *recs, size_t n, int32_t pid)
+{
+	size_t i, k = 0;
+
+	if (!pid)
+		return n;
+	for (i = 0; i < n; i++)
+		if (recs[i].pid == pid)
+			recs[k++] = recs[i];
+	return k;
+}
+
+void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
+{
+	ctl_json_uint(j, "queue", r->queue_id);
+	ctl_json_uint(j, "client", r->client_id);
+	ctl_json_int(j, "pid", r->pid);
+	ctl_json_uint(j, "uid", r->uid);
+	ctl_json_str(j, "command", r->comm, sizeof(r->comm));
+	ctl_json_str(j, "device", r->device, sizeof(r->device));
+	ctl_json_str(j, "backend", r->backend, sizeof(r->backend));
+	ctl_json_uint(j, "level", r->level);
+	ctl_json_str(j, "state", r->state == IPC_QS_READY ? "ready" : "idle", 8);
+	ctl_json_bool(j, "running", r->running);
+	ctl_json_int(j, "priority", r->hint[IPC_KEY_PRIORITY]);
+	ctl_json_int(j, "effective_priority", r->eff_priority);
+	ctl_json_int(j, "share", r->hint[IPC_KEY_SHARE]);
+	ctl_json_int(j, "deadline_us", r->hint[IPC_KEY_DEADLINE_US]);
+	ctl_json_int(j, "laxity_us", r->hint[IPC_KEY_LAXITY_US]);
+	ctl_json_uint(j, "threshold", r->threshold);
+	ctl_json_uint(j, "batch", r->batch);
+	ctl_json_int(j, "budget_us", r->budget_ns < 0 ? -1 : r->budget_ns / 1000);
+	ctl_json_uint(j, "submitted", r->submitted);
+	ctl_json_uint(j, "completed", r->completed);
+	ctl_json_uint(j, "preemptions", r->preemptions);
+	ctl_json_uint(j, "exec_ns", r->exec_ns);
+	ctl_json_uint(j, "task_p99_ns", r->task_p99_ns);
+	ctl_json_uint(j, "preempt_p99_ns", r->preempt_p99_ns);
+}
+
+/* "5", or "10*" when the effective priority was inherited. */
+void ctl_prio_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r)
+{
+	if (r->eff_priority != r->hint[IPC_KEY_PRIORITY])
+		ctl_table_cell(t, col, "%d*", r->eff_priority);
+	else
+		ctl_table_cell(t, col, "%d", r->eff_priority);
+}
+
+static void ctl_us_cell(struct ctl_table *t, int col, int64_t us)
+{
+	char buf[32];
+
+	ctl_table_cell(t, col, "%s",
+		       us <= 0 ? "-" : ctl_fmt_ns(buf, sizeof(buf), (uint64_t)us * 1000, true));
+}
+
+static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
+{
+	static const char *const head[] = {
+		"QUEUE", "PID", "UID", "COMMAND", "DEVICE", "LV", "STATE", "PRIO", "SHARE",
+		"DEADLINE", "LAXITY", "SUBMITTED", "COMPLETED", "PREEMPT", "P99",
+	};
+	struct ctl_table t;
+	char buf[CTL_CELL_LEN];
+	size_t i;
+
+	if (n == 0) {
+		printf("No queues.\n");
+		return 0;
+	}
+	/* Right-aligned: QUEUE PID UID LV PRIO SHARE DEADLINE..P99. */
+	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x7fa7);
+	for (i = 0; i < n; i++) {
+		const struct ipc_queue_rec *r = &recs[i];
+
+		if (!ctl_table_row(&t)) {
+			ctl_table_fini(&t);
+			return -ENOMEM;
+		}
+		ctl_table_cell(&t, 0, "%llu", (unsigned long long)r->queue_id);
+		ctl_table_cell(&t, 1, "%d", r->pid);
+		ctl_table_cell(&t, 2, "%u", r->uid);
+		ctl_table_cell(&t, 3, "%s",
+			       ctl_fmt_name(buf, sizeof(buf), r->comm, sizeof(r->comm)));
+		ctl_table_cell(&t, 4, "%s",
+			       ctl_fmt_name(buf, sizeof(buf), r->device, sizeof(r->device)));
+		ctl_table_cell(&t, 5, "%u", r->level);
+		ctl_table_cell(&t, 6, "%s", ctl_qstate(r));
+		ctl_prio_cell(&t, 7, r);
+		if (r->hint[IPC_KEY_SHARE] > 0)
+			ctl_table_cell(&t, 8, "%lld", (long long)r->hint[IPC_KEY_SHARE]);
+		else
+			ctl_table_cell(&t, 8, "-");
+		ctl_us_cell(&t, 9, r->hint[IPC_KEY_DEADLINE_US]);
+		ctl_us_cell(&t, 10, r->hint[IPC_KEY_LAXITY_US]);
+		ctl_table_cell(&t, 11, "%llu", (unsigned long long)r->submitted);
+		ctl_table_cell(&t, 12, "%llu", (unsigned long long)r->completed);
+		ctl_table_cell(&t, 13, "%llu", (unsigned long long)r->preemptions);
+		ctl_table_cell(&t, 14, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
+	}
+	ctl_table_print(&t, stdout);
+	ctl_table_fini(&t);
+	return 0;
+}
+
+int ctl_list(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
+{
+	struct ipc_queue_rec *recs = NULL;
+	struct ipc_client c;
+	int32_t pid = 0;
+	size_t n, i;
+	int rc;
+
+	rc = ctl_simple_args(ctl, v, argc, argv, &pid);
+	if (rc >= 0)
+		return rc;
+	rc = ctl_connect(ctl, &c);
+	if (rc)
+		return rc;
+	rc = ipc_client_list(&c, &recs, &n);
+	if (rc < 0) {
+		rc = ctl_fail(ctl, &c, rc, "cannot list queues");
+		ipc_client_close(&c);
+		return rc;
+	}
+	ipc_client_close(&c);
+	n = ctl_filter_pid(recs, n, pid);
+	qsort(recs, n, sizeof(*recs), ctl_cmp_pid_queue);
+	if (ctl->out == CTL_OUT_JSON) {
+		struct ctl_json j;
+
+		ctl_json_init(&j, stdout);
+		ctl_json_open(&j, NULL, '{');
+		ctl_json_open(&j, "queues", '[');
+		for (i = 0; i < n; i++) {
+			ctl_json_open(&j, NULL, '{');
+			ctl_json_queue(&j, &recs[i]);
+			ctl_json_close(&j, '}');
+		}
+		ctl_json_close(&j, ']');
+		ctl_json_close(&j, '}');
+	} else if (ctl_print_list(recs, n) < 0) {
+		rc = ctl_fail(ctl, NULL, -ENOMEM, "cannot list queues");
+	}
+	free(recs);
+	return rc;
+}
+
