@@ -6,11 +6,14 @@
  * The benchmark starts a private daemon (its own temporary directory,
  * sockets and configuration, readiness by the systemd notify protocol),
  * then forks the clients a few at a time; each creates its queues through
- * the public API (mixed priorities), waits for its agent to connect and
- * for the daemon to list every queue, and then every queue repeatedly
- * sleeps, submits a short task of a few commands and waits for it. Since
- * no queue submits before the load starts, the daemon's latency
- * histograms (which count from its start) cover exactly the measured run.
+ * the public API (priorities -10, 0, 10 and 20 in turn), waits for its
+ * agent to connect, and once the daemon lists every queue, every queue
+ * repeatedly sleeps (a random phase, then gaps uniform in 0.5-1.5 times
+ * the period), submits a short task of a few commands and waits for it.
+ * No queue submits before the load starts, so the daemon's latency
+ * summaries (which count from its start) cover the run; when they can
+ * only be read after the clients exit (see read_metrics()), the events of
+ * that exit are counted and printed.
  *
  * Reported, from the daemon's metrics (xsched_event_*_seconds summaries:
  * upper bounds of log-linear buckets, within 12.5%):
@@ -20,8 +23,9 @@
  *             wakeup of these VMs plus any wait behind earlier events,
  *             reported separately as DESIGN.md section 4 asks;
  * and, from the daemon's status, events, decisions and its CPU time over
- * the run. The task latency seen by the clients and the device's busy
- * time are printed for context.
+ * the run. For context: tasks done against those offered, the device's
+ * busy time, the client processes' CPU time and the task latency they saw
+ * (on two CPUs, 256 processes can load the CPUs long before the device).
  *
  * Usage: bench_scale [--daemon PATH] [--procs N] [--queues N]
  *                    [--duration-s S] [--period-ms P] [--policy NAME] [--quick]
@@ -29,6 +33,7 @@
 #include "xsched/xsched.h"
 #include "agent/agent.h"
 #include "base/clock.h"
+#include "base/compiler.h"
 #include "base/hist.h"
 #include "ipc/ipc_client.h"
 #include "bench_util.h"
@@ -63,15 +68,17 @@ static const int32_t prio_mix[] = { -10, 0, 10, 20 };
 struct opts {
 	const char *daemon, *policy;
 	int procs, queues;
+	int daemon_nice;        /* nice value of the daemon (needs root below 0) */
 	double duration_s;
 	uint64_t period_ns;     /* mean; each gap is uniform in [0.5, 1.5] x */
 	int cmds_min, cmds_max;
 	uint64_t cmd_min_ns, cmd_max_ns;
 };
 
-/* One client process's results, in memory shared with the parent. */
+/* One client process's results, in memory shared with the parent, which
+ * reads them once the client has exited. */
 struct child_res {
-	_Atomic uint64_t tasks, cmds;
+	uint64_t tasks, cmds;
 	struct xs_hist task_lat;        /* release to completion */
 };
 
@@ -83,12 +90,13 @@ struct shared {
 
 struct bench {
 	struct opts o;
-	char dir[PATH_MAX], sock[PATH_MAX], ctl[PATH_MAX], notify[PATH_MAX];
-	char conf[PATH_MAX], log[PATH_MAX], dev_name[64];
+	/* Socket paths must fit sockaddr_un (108 bytes): a short directory. */
+	char dir[88], sock[128], ctl[128], notify[128], conf[128], log[128];
+	char dev_name[64];
 	struct sim_dev *dev;
 	pid_t daemon;
 	pid_t *kids;
-	int nkids;
+	int nkids, alive;
 	int sigfd;
 	struct shared *sh;
 	size_t sh_size;
@@ -100,7 +108,6 @@ struct bench {
 struct load {
 	const struct opts *o;
 	struct shared *sh;
-	struct child_res *res;
 	xs_queue *q;
 	uint64_t rng;
 	struct xs_hist lat;
@@ -202,7 +209,6 @@ child_main(const struct opts *o, const char *dev, int idx, struct shared *sh,
 	for (i = 0; i < o->queues; i++) {
 		l[i].o = o;
 		l[i].sh = sh;
-		l[i].res = res;
 		l[i].rng = ((uint64_t)getpid() << 20 | (uint64_t)i) * 0x9E3779B97F4A7C15ull | 1;
 		if (pthread_create(&t[i], NULL, load_main, &l[i]) != 0)
 			_exit(1);
@@ -210,8 +216,8 @@ child_main(const struct opts *o, const char *dev, int idx, struct shared *sh,
 	for (i = 0; i < o->queues; i++) {
 		pthread_join(t[i], NULL);
 		hist_add(&res->task_lat, &l[i].lat);
-		atomic_fetch_add(&res->tasks, l[i].tasks);
-		atomic_fetch_add(&res->cmds, l[i].cmds);
+		res->tasks += l[i].tasks;
+		res->cmds += l[i].cmds;
 		rc |= xs_queue_destroy(l[i].q, XS_DESTROY_DISCARD);
 		xs_hwq_destroy(hwq[i]);
 	}
@@ -265,7 +271,7 @@ static int start_daemon(struct bench *b)
 	int fd;
 
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", b->notify);
+	memcpy(sa.sun_path, b->notify, XS_MIN(strlen(b->notify), sizeof(sa.sun_path) - 1));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("bench_scale: notify socket");
 		return -1;
@@ -281,6 +287,10 @@ static int start_daemon(struct bench *b)
 		if (log >= 0)
 			dup2(log, STDERR_FILENO);
 		setenv("NOTIFY_SOCKET", b->notify, 1);
+		/* As xschedd.service does (Nice=): ahead of its clients. */
+		if (b->o.daemon_nice && setpriority(PRIO_PROCESS, 0, b->o.daemon_nice) < 0)
+			fprintf(stderr, "bench_scale: daemon nice %d: %s\n", b->o.daemon_nice,
+				strerror(errno));
 		execl(b->o.daemon, "xschedd", "--config", b->conf, "--socket", b->sock,
 		      "--control-socket", b->ctl, (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", b->o.daemon, strerror(errno));
@@ -300,9 +310,11 @@ static int start_daemon(struct bench *b)
 				break;
 			continue;
 		}
-		if (now >= end || waitpid(b->daemon, NULL, WNOHANG) != 0 ||
+		if (waitpid(b->daemon, NULL, WNOHANG) == b->daemon)
+			b->daemon = 0;
+		if (now >= end || !b->daemon ||
 		    wait_fd(b, fd, (int)((end - now) / MS) + 1) < 0) {
-			fprintf(stderr, "bench_scale: xschedd did not start (log: %s)\n", b->log);
+			fprintf(stderr, "bench_scale: xschedd did not start\n");
 			close(fd);
 			return -1;
 		}
@@ -311,16 +323,42 @@ static int start_daemon(struct bench *b)
 	return 0;
 }
 
+/*
+ * Reaps every exited child without blocking: clients are forgotten (the
+ * return value counts those that failed), the daemon is marked gone.
+ */
+static int reap(struct bench *b)
+{
+	int failed = 0, st, i;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (pid == b->daemon) {
+			b->daemon = 0;
+			continue;
+		}
+		for (i = 0; i < b->nkids; i++) {
+			if (b->kids[i] == pid) {
+				b->kids[i] = 0;
+				b->alive--;
+				failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+			}
+		}
+	}
+	return failed;
+}
+
 /* Forks the clients, START_BATCH at a time, each counted when ready. */
 static int start_clients(struct bench *b, int go[2])
 {
-	int ready[2], pending = 0, i;
+	int ready[2], pending = 0, i = 0;
+	uint64_t end = 0;
 	char c;
 
 	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
 		return -1;
-	for (i = 0; i < b->o.procs || pending > 0;) {
-		uint64_t t0 = xs_now_ns();
+	while (i < b->o.procs || pending > 0) {
+		int r;
 
 		while (i < b->o.procs && pending < START_BATCH) {
 			pid_t pid = fork();
@@ -340,17 +378,25 @@ static int start_clients(struct bench *b, int go[2])
 				goto fail;
 			}
 			b->kids[b->nkids++] = pid;
+			b->alive++;
 			pending++;
 			i++;
+			end = xs_now_ns() + START_TIMEOUT_MS * MS;
 		}
-		if (wait_fd(b, ready[0], START_TIMEOUT_MS) < 0)
+		r = wait_fd(b, ready[0], (int)((end - XS_MIN(end, xs_now_ns())) / MS) + 1);
+		if (r < 0)
 			goto fail;
-		if (xs_now_ns() - t0 >= START_TIMEOUT_MS * MS ||
-		    read(ready[0], &c, 1) != 1) {
-			fprintf(stderr, "bench_scale: a client did not start\n");
+		if (r == 1 && read(ready[0], &c, 1) == 1) {
+			pending--;
+			continue;
+		}
+		/* A signal other than a stop one (SIGCHLD), or the timeout. */
+		if (reap(b) || !b->daemon || xs_now_ns() > end) {
+			fprintf(stderr, "bench_scale: %s\n", !b->daemon ? "xschedd exited" :
+				xs_now_ns() > end ? "a client did not start in time" :
+						    "a client failed to start");
 			goto fail;
 		}
-		pending--;
 	}
 	close(ready[0]);
 	close(ready[1]);
@@ -365,7 +411,8 @@ fail:
 }
 
 /* Waits until the daemon lists every queue (the agents register them
- * after connecting). */
+ * after connecting). Setup only: the daemon has no event for it, so this
+ * asks every 10 ms. */
 static int wait_registered(struct bench *b, struct ipc_client *cl)
 {
 	uint64_t end = xs_now_ns() + START_TIMEOUT_MS * MS;
@@ -404,44 +451,58 @@ static double metric(const char *text, const char *name)
 	return -1;
 }
 
-/* Stops the load, then every process; kills what does not stop in time. */
-static int stop_all(struct bench *b)
+/* Stops the load and the clients; kills those that do not stop in time.
+ * Returns how many failed or had to be killed. */
+static int stop_clients(struct bench *b)
 {
 	uint64_t end = xs_now_ns() + STOP_TIMEOUT_MS * MS;
-	int failed = 0, left = b->nkids, i, st;
+	int failed = 0, i;
 
 	if (b->sh)
 		atomic_store(&b->sh->stop, true);
-	if (b->interrupted)
-		for (i = 0; i < b->nkids; i++)
+	for (i = 0; b->interrupted && i < b->nkids; i++)
+		if (b->kids[i] > 0)
 			kill(b->kids[i], SIGTERM);
-	while (left > 0) {
-		pid_t pid = waitpid(-1, &st, WNOHANG);
-
-		if (pid > 0 && pid != b->daemon) {
-			left--;
-			failed |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-			for (i = 0; i < b->nkids; i++)
-				if (b->kids[i] == pid)
-					b->kids[i] = 0;
-			continue;
-		}
-		if (xs_now_ns() > end) {
+	for (;;) {
+		failed += reap(b);
+		if (b->alive == 0)
+			break;
+		if (xs_now_ns() > end && end != UINT64_MAX) {
 			for (i = 0; i < b->nkids; i++)
 				if (b->kids[i] > 0)
 					kill(b->kids[i], SIGKILL);
+			failed += b->alive;
 			end = UINT64_MAX;
-			failed = 1;
 		}
-		/* SIGCHLD is blocked and read through the signalfd. */
-		wait_fd(b, -1, 20);
+		/* SIGCHLD is blocked and arrives through the signalfd. */
+		wait_fd(b, -1, 50);
 	}
+	return failed;
+}
+
+static void stop_daemon(struct bench *b)
+{
+	int st;
+
 	if (b->daemon > 0) {
 		kill(b->daemon, SIGTERM);
 		waitpid(b->daemon, &st, 0);
 		b->daemon = 0;
 	}
-	return failed;
+}
+
+/* Copies the end of the daemon's log to stderr (when something failed). */
+static void show_log(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	fprintf(stderr, "--- %s\n", path);
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stderr);
+	fclose(f);
 }
 
 static void cleanup(struct bench *b)
@@ -470,11 +531,13 @@ static const char *us(double seconds, char *buf, size_t len)
 
 static void report(struct bench *b, const struct ipc_status_reply *s0,
 		   const struct ipc_status_reply *s1, const char *text,
-		   const struct sim_dev_info *d0, const struct sim_dev_info *d1, uint64_t wall)
+		   const struct sim_dev_info *d0, const struct sim_dev_info *d1, uint64_t wall,
+		   uint64_t late)
 {
 	struct xs_hist *lat = calloc(1, sizeof(*lat));
 	uint64_t tasks = 0, cmds = 0, ev = s1->events - s0->events;
-	double secs = (double)wall / 1e9;
+	double secs = (double)wall / 1e9, p99;
+	struct rusage ru;
 	char a[32], c[32], e[32], f[32];
 	int i;
 
@@ -503,21 +566,66 @@ static void report(struct bench *b, const struct ipc_status_reply *s0,
 	       us(metric(text, "xsched_event_wakeup_seconds{quantile=\"0.5\"}"), e, sizeof(e)),
 	       us(metric(text, "xsched_event_wakeup_seconds{quantile=\"0.99\"}"), f, sizeof(f)),
 	       100.0 * (double)(s1->cpu_ns - s0->cpu_ns) / (double)wall);
-	printf("\ncontext: %llu events before the load; decision samples %.0f, wakeup "
-	       "samples %.0f (whole daemon life);\n",
+	printf("\ncontext: %llu events before the load (registrations; not in the latency "
+	       "summaries); decision samples %.0f, wakeup samples %.0f",
 	       (unsigned long long)s0->events,
 	       metric(text, "xsched_event_decision_seconds_count"),
 	       metric(text, "xsched_event_wakeup_seconds_count"));
-	printf("tasks %llu (%.0f/s), commands %llu, device busy %.1f%%, task latency at the "
-	       "clients (release to completion) P50 %.1f us, P99 %.1f us\n",
-	       (unsigned long long)tasks, (double)tasks / secs, (unsigned long long)cmds,
+	if (late != UINT64_MAX)
+		printf(", of which up to %llu from the clients' exit (metrics read after it)",
+		       (unsigned long long)late);
+	printf(";\n");
+	/* Called once every client has been reaped and before the daemon is:
+	 * the children's CPU time is the clients' (setup and exit included). */
+	getrusage(RUSAGE_CHILDREN, &ru);
+	printf("tasks %llu (%.0f/s of %.0f/s offered), commands %llu, device busy %.1f%%, "
+	       "client processes' CPU %.0f%% of one core;\n",
+	       (unsigned long long)tasks, (double)tasks / secs,
+	       (double)b->o.procs * b->o.queues * 1e9 / (double)b->o.period_ns,
+	       (unsigned long long)cmds,
 	       100.0 * (double)(d1->busy_ns - d0->busy_ns) / (double)wall,
+	       100.0 * ((double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6) / secs);
+	printf("task latency at the clients (release to completion): P50 %.1f us, "
+	       "P99 %.1f us\n",
 	       lat ? (double)xs_hist_quantile(lat, 0.5) / 1e3 : 0.0,
 	       lat ? (double)xs_hist_quantile(lat, 0.99) / 1e3 : 0.0);
+	p99 = metric(text, "xsched_event_decision_seconds{quantile=\"0.99\"}");
 	printf("goal (DESIGN.md section 4): decision P99 <= 100 us, wakeup excluded: %s\n",
-	       metric(text, "xsched_event_decision_seconds{quantile=\"0.99\"}") <= 100e-6 ?
-	       "met" : "not met");
+	       p99 < 0 ? "no samples" : p99 <= 100e-6 ? "met" : "not met");
 	free(lat);
+}
+
+/*
+ * The daemon's metrics after the run. The quantiles should be read while
+ * the load still runs; but xschedd sends a reply's chunks on its
+ * non-blocking socket without waiting for room and drops the client on
+ * EAGAIN, so with many queues (about 1 MB of per-queue lines for 1024) it
+ * drops us. Then they are read once the clients have exited, and the
+ * events of their exit, included in the quantiles, are counted in *@late.
+ */
+static int read_metrics(struct bench *b, struct ipc_client *cl,
+			const struct ipc_status_reply *s1, char **text, uint64_t *late)
+{
+	struct ipc_status_reply s2;
+	int rc = ipc_client_metrics(cl, text);
+
+	*late = UINT64_MAX;
+	ipc_client_close(cl);
+	if (rc == 0)
+		return 0;
+	fprintf(stderr, "bench_scale: metrics during the load: %s; reading them after the "
+		"clients exit\n", xs_strerror(rc));
+	if (stop_clients(b))
+		fprintf(stderr, "bench_scale: some clients failed or had to be killed\n");
+	rc = ipc_client_open(cl, b->ctl, b->sock);
+	if (rc == 0 && (rc = ipc_client_status(cl, &s2)) == 0 &&
+	    (rc = ipc_client_metrics(cl, text)) == 0)
+		*late = s2.events - s1->events;
+	ipc_client_close(cl);
+	if (rc < 0)
+		fprintf(stderr, "bench_scale: metrics: %s\n", xs_strerror(rc));
+	return rc;
 }
 
 static int measure(struct bench *b, int go_w)
@@ -525,7 +633,7 @@ static int measure(struct bench *b, int go_w)
 	struct ipc_status_reply s0, s1;
 	struct sim_dev_info d0, d1;
 	struct ipc_client cl;
-	uint64_t t0, t1, end;
+	uint64_t t0, t1 = 0, end, late = UINT64_MAX;
 	char *text = NULL;
 	int rc;
 
@@ -541,9 +649,8 @@ static int measure(struct bench *b, int go_w)
 		return -1;
 	}
 	sim_dev_info_get(b->dev, &d0);
-	t0 = xs_now_ns();
 	/* Queues start at a random phase within their first period. */
-	b->sh->start_ns = t0 + 20 * MS;
+	t0 = b->sh->start_ns = xs_now_ns() + 20 * MS;
 	close(go_w);
 	end = t0 + (uint64_t)(b->o.duration_s * 1e9);
 	while (!b->interrupted && xs_now_ns() < end)
@@ -552,16 +659,14 @@ static int measure(struct bench *b, int go_w)
 	if (!b->interrupted && ipc_client_status(&cl, &s1) == 0) {
 		t1 = xs_now_ns();
 		sim_dev_info_get(b->dev, &d1);
-		rc = ipc_client_metrics(&cl, &text);
-		if (rc < 0)
-			fprintf(stderr, "bench_scale: metrics: %s\n", xs_strerror(rc));
+		rc = read_metrics(b, &cl, &s1, &text, &late);
+	} else {
+		ipc_client_close(&cl);
 	}
-	ipc_client_close(&cl);
-	atomic_store(&b->sh->stop, true);
-	if (stop_all(b))
+	if (stop_clients(b) && !b->interrupted)
 		fprintf(stderr, "bench_scale: some clients failed or had to be killed\n");
 	if (rc == 0)
-		report(b, &s0, &s1, text, &d0, &d1, t1 - t0);
+		report(b, &s0, &s1, text, &d0, &d1, t1 - t0, late);
 	free(text);
 	return rc;
 }
@@ -577,7 +682,8 @@ static void usage(FILE *out)
 		"  --duration-s S  measured run (default 10)\n"
 		"  --period-ms P   mean time between a queue's tasks (default 200)\n"
 		"  --policy NAME   daemon policy (default hpf)\n"
-		"  --quick         32 processes x 4 queues for 3 s (CI smoke)\n");
+		"  --quick         32 processes x 4 queues for 3 s (CI smoke)\n"
+		"  --daemon-nice N run the daemon at nice N (e.g. -10 as xschedd.service)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -590,6 +696,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "period-ms", required_argument, NULL, 'P' },
 		{ "policy", required_argument, NULL, 'y' },
 		{ "quick", no_argument, NULL, 'Q' },
+		{ "daemon-nice", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -608,6 +715,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P': o->period_ns = (uint64_t)(atof(optarg) * 1e6); break;
 		case 'y': o->policy = optarg; break;
 		case 'Q': o->procs = 32; o->queues = 4; o->duration_s = 3; break;
+		case 'n': o->daemon_nice = atoi(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -643,7 +751,12 @@ static int setup(struct bench *b)
 	struct rlimit rl;
 	sigset_t mask;
 
-	snprintf(b->dir, sizeof(b->dir), "%s/xs-scale-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
+	if (snprintf(b->dir, sizeof(b->dir), "%s/xs-scale-XXXXXX",
+		     tmp && *tmp ? tmp : P_tmpdir) >= (int)sizeof(b->dir)) {
+		fprintf(stderr, "bench_scale: $TMPDIR is too long for socket paths\n");
+		b->dir[0] = '\0';
+		return -1;
+	}
 	if (!mkdtemp(b->dir)) {
 		perror("bench_scale: mkdtemp");
 		b->dir[0] = '\0';
@@ -654,10 +767,6 @@ static int setup(struct bench *b)
 	snprintf(b->notify, sizeof(b->notify), "%s/notify", b->dir);
 	snprintf(b->conf, sizeof(b->conf), "%s/xschedd.conf", b->dir);
 	snprintf(b->log, sizeof(b->log), "%s/xschedd.log", b->dir);
-	if (strlen(b->sock) + 4 >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		fprintf(stderr, "bench_scale: %s: path too long for a socket\n", b->dir);
-		return -1;
-	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -698,23 +807,17 @@ int main(int argc, char **argv)
 		return 2;
 	if (setup(&b) < 0 || start_daemon(&b) < 0)
 		goto out;
-	if (start_clients(&b, go) < 0) {
-		stop_all(&b);
+	if (start_clients(&b, go) < 0)
 		goto out;
-	}
 	rc = measure(&b, go[1]) == 0 ? 0 : 1;
 out:
-	if (b.daemon > 0)
-		stop_all(&b);
+	if (b.alive > 0)
+		stop_clients(&b);
+	stop_daemon(&b);
 	if (b.interrupted)
 		fprintf(stderr, "bench_scale: interrupted\n");
-	if (rc && b.log[0] && access(b.log, R_OK) == 0) {
-		char cmd[PATH_MAX + 16];
-
-		snprintf(cmd, sizeof(cmd), "tail -n 20 '%s' >&2", b.log);
-		if (system(cmd) < 0)
-			(void)errno;
-	}
+	if (rc && !b.interrupted && b.log[0])
+		show_log(b.log);
 	cleanup(&b);
 	if (b.sigfd >= 0)
 		close(b.sigfd);

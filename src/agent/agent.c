@@ -52,6 +52,8 @@ struct agent_queue {
 	uint32_t decision_seen;
 	int32_t threshold, batch, level;
 	int64_t budget_ns;
+	int64_t ctl_hint[IPC_HINT_KEYS];  /* xschedctl hints last taken over */
+	uint32_t ctl_taken;               /* bits of ctl_hint holding a value */
 	struct xs_pqueue pq;            /* local mode */
 	bool local;                     /* the local policy accepted it */
 };
@@ -398,6 +400,27 @@ static void agent_apply_run(struct agent_queue *aq, bool run)
 	aq->run = run;
 }
 
+/*
+ * Hints set with xschedctl become the queue's own, so they are registered
+ * again after a daemon restart. Only new values are taken: a hint the
+ * application set since keeps precedence.
+ */
+static void agent_take_ctl_hints(struct agent_queue *aq, struct ipc_slot *slot)
+{
+	uint32_t set = atomic_load(&slot->hint_set), k;
+
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
+		int64_t v = atomic_load(&slot->hint[k]);
+
+		if (!(set & (1u << k)) ||
+		    ((aq->ctl_taken & (1u << k)) && v == aq->ctl_hint[k]))
+			continue;
+		aq->ctl_hint[k] = v;
+		aq->ctl_taken |= 1u << k;
+		xq_set_hint(aq->q, (enum xs_hint)k, v);
+	}
+}
+
 /* Applies the daemon's decisions and knobs. Agent thread. */
 static void agent_apply(void)
 {
@@ -434,6 +457,7 @@ static void agent_apply(void)
 		}
 		if (l && l != aq->level && xq_set_level(aq->q, l) == 0)
 			aq->level = l;
+		agent_take_ctl_hints(aq, slot);
 		agent_apply_run(aq, atomic_load(&slot->run) != 0);
 	}
 	pthread_mutex_unlock(&ag.lock);

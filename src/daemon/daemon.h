@@ -41,7 +41,8 @@ struct xsd_queue {
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t starve_since;             /* ready and suspended since; 0: not */
 	uint64_t guard_until;              /* starvation guard grant end */
-	struct xs_hist task_lat;           /* Ready-to-Idle */
+	int32_t waits_on;                  /* slot it waits on, as last read; -1 */
+	struct xs_hist *task_lat;          /* Ready-to-Idle; apart, to keep this small */
 };
 
 struct xsd_client {
@@ -58,8 +59,13 @@ struct xsd_client {
 	bool hello;
 	uint32_t role;
 	uint32_t bad_msgs;                 /* consecutive malformed packets */
-	bool dirty;                        /* a slot changed: ring bell_out */
+	bool dirty;                        /* a slot changed: on the dirty list */
+	struct xsd_client *dirty_next;
 	bool dead;                         /* dropped; freed after the epoll batch */
+	bool want_out;                     /* EPOLLOUT requested: replies queued */
+	int epfd;
+	struct xsd_outpkt *out_head, *out_tail;
+	size_t out_bytes;
 	char comm[16];
 	struct ipc_shm *shm;
 	size_t shm_size;
@@ -84,6 +90,9 @@ struct xsd_sched {
 	uint64_t next_id;
 	uint64_t wakeup_ns;                /* policy's or the guard's next time */
 	uint64_t decisions, events, runs;
+	uint32_t waiting;                  /* ready queues waiting on another */
+	bool inherited;                    /* some priority was raised last run */
+	struct xsd_client *dirty;          /* clients to ring */
 	struct xs_hist wake_lat;           /* client event to daemon receipt */
 	struct xs_hist decide_lat;         /* receipt to decision written */
 };
@@ -112,6 +121,8 @@ int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events);
 void xsd_watch_del(struct xsd *d, struct xsd_watch *w);
 /* Rings every client whose slots changed. */
 void xsd_ring_dirty(struct xsd *d);
+/* Puts @c on the list of clients to ring. */
+void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c);
 /* Frees the clients dropped while handling the last epoll batch. */
 void xsd_reap_zombies(struct xsd *d);
 /* Resumes every queue of every client (fail-open on stop). */

@@ -36,7 +36,7 @@ void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r)
 	r->completed = atomic_load(&s->completed);
 	r->preemptions = atomic_load(&s->preemptions);
 	r->exec_ns = atomic_load(&s->exec_ns);
-	r->task_p99_ns = xs_hist_quantile(&q->task_lat, 0.99);
+	r->task_p99_ns = xs_hist_quantile(q->task_lat, 0.99);
 	r->preempt_p99_ns = atomic_load(&s->preempt_p99_ns);
 }
 
@@ -152,7 +152,7 @@ static double v_exec(const struct xsd_queue *q)
 
 static double v_task_p99(const struct xsd_queue *q)
 {
-	return (double)xs_hist_quantile(&q->task_lat, 0.99) / 1e9;
+	return (double)xs_hist_quantile(q->task_lat, 0.99) / 1e9;
 }
 
 static double v_preempt_p99(const struct xsd_queue *q)

@@ -56,7 +56,7 @@ static const struct xs_policy_ops *sched_lookup(const char *name, void **dl, int
 }
 
 /* Writes @q's decision to its slot if it changed; marks the client. */
-static bool sched_write_run(struct xsd_queue *q)
+static bool sched_write_run(struct xsd_sched *s, struct xsd_queue *q)
 {
 	struct ipc_slot *slot;
 
@@ -67,7 +67,7 @@ static bool sched_write_run(struct xsd_queue *q)
 	/* The agent reads run after seeing decision_seq change. */
 	atomic_fetch_add(&slot->decision_seq, 1);
 	q->applied = q->pq.run;
-	q->client->dirty = true;
+	xsd_mark_dirty(s, q->client);
 	return true;
 }
 
@@ -120,7 +120,7 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 			s->n--;
 			s->q[i] = s->q[s->n];
 			s->pv[i] = s->pv[s->n];
-			sched_write_run(q);
+			sched_write_run(s, q);
 			continue;
 		}
 		if (q->pq.ready && ops->queue_ready)
@@ -207,10 +207,22 @@ int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
 	return 0;
 }
 
+/* Counts queues that declare waiting on another (the client bumps
+ * status_seq when it changes waits_on). */
+static void sched_track_wait(struct xsd_sched *s, struct xsd_queue *q, int32_t w)
+{
+	if (w < 0 || (uint32_t)w >= q->client->nslots || (uint32_t)w == q->slot)
+		w = -1;
+	if ((q->waits_on >= 0) != (w >= 0))
+		s->waiting += w >= 0 ? 1 : -1;
+	q->waits_on = w;
+}
+
 void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
 {
 	size_t i;
 
+	sched_track_wait(s, q, -1);
 	if (!q->added)
 		return;
 	for (i = 0; i < s->n; i++) {
@@ -254,7 +266,7 @@ static void sched_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t
 {
 	q->pq.ready = false;
 	if (now > q->pq.ready_ns)
-		xs_hist_record(&q->task_lat, now - q->pq.ready_ns);
+		xs_hist_record(q->task_lat, now - q->pq.ready_ns);
 	if (q->added && s->ops->queue_idle)
 		s->ops->queue_idle(s->state, &q->pq, now);
 }
@@ -269,6 +281,7 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 	if (seq == q->status_seen)
 		return;
 	q->status_seen = seq;
+	sched_track_wait(s, q, atomic_load(&slot->waits_on));
 	ready = atomic_load(&slot->status) == IPC_ST_READY;
 	ready_ns = atomic_load(&slot->ready_ns);
 	s->events++;
@@ -285,32 +298,31 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 
 /*
  * Priority inheritance inside a process: a ready queue waiting on another
- * queue of its process (slot waits_on) lends it its priority, transitively.
- * Priorities only grow, so this ends after at most n rounds, cycles too.
+ * queue of its process lends it its priority, transitively. Priorities
+ * only grow, so this ends after at most n rounds, cycles too. Skipped
+ * entirely (O(1)) while no queue waits and none inherited last time.
  */
 static void sched_inherit(struct xsd_sched *s)
 {
 	bool changed = true;
 	size_t i, round;
 
+	if (!s->waiting && !s->inherited)
+		return;
+	s->inherited = false;
 	for (i = 0; i < s->n; i++)
 		s->q[i]->pq.priority = (int32_t)s->q[i]->hint[IPC_KEY_PRIORITY];
 	for (round = 0; changed && round < s->n; round++) {
 		changed = false;
 		for (i = 0; i < s->n; i++) {
 			struct xsd_queue *q = s->q[i], *t;
-			struct xsd_client *c = q->client;
-			int32_t w;
 
-			if (!q->pq.ready)
+			if (!q->pq.ready || q->waits_on < 0)
 				continue;
-			w = atomic_load(&c->shm->slot[q->slot].waits_on);
-			if (w < 0 || (uint32_t)w >= c->nslots || (uint32_t)w == q->slot)
-				continue;
-			t = c->queue[w];
+			t = q->client->queue[q->waits_on];
 			if (t && t->pq.priority < q->pq.priority) {
 				t->pq.priority = q->pq.priority;
-				changed = true;
+				s->inherited = changed = true;
 			}
 		}
 	}
@@ -362,17 +374,21 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 
 	s->runs++;
 	sched_inherit(s);
+	/* Only ready queues consume device time worth refreshing. */
 	for (i = 0; i < s->n; i++) {
 		struct xsd_queue *q = s->q[i];
-		uint64_t exec = atomic_load(&q->client->shm->slot[q->slot].exec_ns);
+		uint64_t exec;
 
+		if (!q->pq.ready)
+			continue;
+		exec = atomic_load(&q->client->shm->slot[q->slot].exec_ns);
 		if (exec > q->pq.service_ns)
 			q->pq.service_ns = exec;
 	}
 	next = s->ops->schedule(s->state, s->pv, s->n, now);
 	next = min_time(next, sched_guard(s, now));
 	for (i = 0; i < s->n; i++)
-		s->decisions += sched_write_run(s->q[i]);
+		s->decisions += sched_write_run(s, s->q[i]);
 	if (recv_ns)
 		xs_hist_record(&s->decide_lat, xs_now_ns() - recv_ns);
 	s->wakeup_ns = next;

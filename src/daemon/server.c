@@ -55,15 +55,102 @@ void xsd_watch_del(struct xsd *d, struct xsd_watch *w)
 	}
 }
 
+/*
+ * Replies that do not fit the socket's buffer (long listings, metrics) wait
+ * in a per-client queue flushed on EPOLLOUT, so a slow reader neither
+ * stalls the loop nor loses its reply. A client that lets more than
+ * XSD_OUT_MAX bytes pile up, or the whole daemon more than
+ * XSD_OUT_TOTAL_MAX, is dropped.
+ */
+#define XSD_OUT_MAX (2u << 20)
+#define XSD_OUT_TOTAL_MAX (64u << 20)
+
+struct xsd_outpkt {
+	struct xsd_outpkt *next;
+	uint32_t len;
+	uint32_t pad;
+	char data[];
+};
+
+static size_t xsd_out_total;
+
+static void xsd_out_interest(struct xsd_client *c, bool out)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = &c->sock };
+
+	if (c->want_out != out && epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->sock.fd, &ev) == 0)
+		c->want_out = out;
+}
+
+static void xsd_out_free(struct xsd_client *c)
+{
+	while (c->out_head) {
+		struct xsd_outpkt *p = c->out_head;
+
+		c->out_head = p->next;
+		xsd_out_total -= p->len;
+		free(p);
+	}
+	c->out_tail = NULL;
+	c->out_bytes = 0;
+}
+
+/* Sends what is queued. 0, or -EPIPE if the client is unreachable. */
+static int xsd_flush(struct xsd_client *c)
+{
+	while (c->out_head) {
+		struct xsd_outpkt *p = c->out_head;
+		int rc = ipc_send(c->sock.fd, p->data, p->len, NULL, 0);
+
+		if (rc == -EAGAIN)
+			return 0;
+		if (rc < 0)
+			return -EPIPE;
+		c->out_head = p->next;
+		c->out_bytes -= p->len;
+		xsd_out_total -= p->len;
+		free(p);
+	}
+	c->out_tail = NULL;
+	xsd_out_interest(c, false);
+	return 0;
+}
+
 static int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
 		    const void *body, size_t len, const int *fds, int nfds)
 {
 	union xsd_buf buf;
-	int n = ipc_build(buf.b, sizeof(buf.b), type, seq, body, len);
+	struct xsd_outpkt *p;
+	int n = ipc_build(buf.b, sizeof(buf.b), type, seq, body, len), rc;
 
 	if (n < 0)
 		return n;
-	return ipc_send(c->sock.fd, buf.b, (size_t)n, fds, nfds) < 0 ? -EPIPE : 0;
+	if (!c->out_head) {
+		rc = ipc_send(c->sock.fd, buf.b, (size_t)n, fds, nfds);
+		if (rc >= 0)
+			return 0;
+		/* Descriptors are only sent on a fresh connection. */
+		if (rc != -EAGAIN || nfds)
+			return -EPIPE;
+	}
+	if (c->out_bytes + (size_t)n > XSD_OUT_MAX ||
+	    xsd_out_total + (size_t)n > XSD_OUT_TOTAL_MAX)
+		return -ENOBUFS;
+	p = malloc(sizeof(*p) + (size_t)n);
+	if (!p)
+		return -ENOMEM;
+	p->next = NULL;
+	p->len = (uint32_t)n;
+	memcpy(p->data, buf.b, (size_t)n);
+	if (c->out_tail)
+		c->out_tail->next = p;
+	else
+		c->out_head = p;
+	c->out_tail = p;
+	c->out_bytes += (size_t)n;
+	xsd_out_total += (size_t)n;
+	xsd_out_interest(c, true);
+	return 0;
 }
 
 static int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
@@ -73,14 +160,23 @@ static int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
 	return xsd_send(c, IPC_REPLY, seq, &r, sizeof(r), NULL, 0);
 }
 
+void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c)
+{
+	if (c->dirty)
+		return;
+	c->dirty = true;
+	c->dirty_next = s->dirty;
+	s->dirty = c;
+}
+
 void xsd_ring_dirty(struct xsd *d)
 {
-	struct xsd_client *c;
 	uint64_t one = 1;
 
-	for (c = d->clients; c; c = c->next) {
-		if (!c->dirty)
-			continue;
+	while (d->sched.dirty) {
+		struct xsd_client *c = d->sched.dirty;
+
+		d->sched.dirty = c->dirty_next;
 		c->dirty = false;
 		if (write(c->bell_out, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			xsd_debug("client %llu: doorbell: %s", (unsigned long long)c->id,
@@ -116,6 +212,7 @@ static void xsd_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
 	c->nqueues--;
 	atomic_store(&c->shm->slot[slot].state, IPC_SLOT_FREE);
 	atomic_store(&c->shm->slot[slot].run, 1);
+	free(q->task_lat);
 	free(q);
 }
 
@@ -132,6 +229,16 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 	}
 	for (i = 0; c->queue && i < c->nslots; i++)
 		xsd_queue_free(d, c, i);
+	if (c->dirty) {
+		for (pp = &d->sched.dirty; *pp; pp = &(*pp)->dirty_next) {
+			if (*pp == c) {
+				*pp = c->dirty_next;
+				break;
+			}
+		}
+		c->dirty = false;
+	}
+	xsd_out_free(c);
 	xsd_watch_del(d, &c->sock);
 	xsd_watch_del(d, &c->pidw);
 	xsd_watch_del(d, &c->bell);
@@ -242,9 +349,14 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	if (c->queue[r->slot])
 		return xsd_reply(c, seq, -EBUSY);
 	q = calloc(1, sizeof(*q));
-	if (!q)
+	if (q)
+		q->task_lat = calloc(1, sizeof(*q->task_lat));
+	if (!q || !q->task_lat) {
+		free(q);
 		return xsd_reply(c, seq, -ENOMEM);
+	}
 	q->client = c;
+	q->waits_on = -1;
 	q->slot = r->slot;
 	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
 		q->hint[k] = (r->hint_set & (1u << k)) ? r->hint[k] : d->cfg.def_hint[k];
@@ -268,6 +380,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	xsd_sched_hints_changed(&d->sched, q);
 	rc = xsd_sched_add(&d->sched, q);
 	if (rc < 0) {
+		free(q->task_lat);
 		free(q);
 		return xsd_reply(c, seq, rc);
 	}
@@ -337,7 +450,6 @@ static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 		break;
 	}
 	atomic_fetch_add(&slot->decision_seq, 1);
-	q->client->dirty = true;
 }
 
 typedef void (*xsd_queue_fn)(struct xsd_queue *q, void *arg);
@@ -378,12 +490,19 @@ static void xsd_set_one(struct xsd_queue *q, void *arg)
 	struct xsd_set_arg *a = arg;
 
 	if (a->s->key < IPC_HINT_KEYS) {
+		struct ipc_slot *slot = &q->client->shm->slot[q->slot];
+
 		q->hint[a->s->key] = a->s->value;
 		q->hint_set |= 1u << a->s->key;
 		xsd_sched_hints_changed(&a->d->sched, q);
+		/* The client keeps it, so a daemon restart does not lose it. */
+		atomic_store(&slot->hint[a->s->key], a->s->value);
+		atomic_fetch_or(&slot->hint_set, 1u << a->s->key);
+		atomic_fetch_add(&slot->decision_seq, 1);
 	} else {
 		xsd_apply_knob(q, a->s->key, a->s->value);
 	}
+	xsd_mark_dirty(&a->d->sched, q->client);
 }
 
 static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
@@ -570,7 +689,14 @@ static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	struct xsd_client *c = xs_container_of(w, struct xsd_client, sock);
 	union xsd_buf buf;
 
-	(void)events;
+	if (c->dead)
+		return;
+	if ((events & EPOLLOUT) && xsd_flush(c) < 0) {
+		xsd_client_drop(d, c, "unreachable");
+		return;
+	}
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
 	while (!c->dead) {
 		size_t cap = XS_MIN(sizeof(buf.b), (size_t)d->cfg.max_message_size + 1);
 		struct ipc_msg m;
@@ -667,6 +793,7 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 		c->pidw.fn = on_client_exit;
 		c->bell.fd = -1;
 		c->bell_out = -1;
+		c->epfd = d->epfd;
 		c->next = d->clients;
 		d->clients = c;
 		d->nclients++;
@@ -709,7 +836,7 @@ void xsd_resume_all(struct xsd *d)
 				continue;
 			atomic_store(&c->shm->slot[i].run, 1);
 			atomic_fetch_add(&c->shm->slot[i].decision_seq, 1);
-			c->dirty = true;
+			xsd_mark_dirty(&d->sched, c);
 		}
 	}
 	xsd_ring_dirty(d);

@@ -218,7 +218,7 @@ enum ipc_slot_state { IPC_SLOT_FREE = 0, IPC_SLOT_USED = 1 };
 /* Client status (client-written `status`). */
 enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
 
-/* One queue. 128 bytes; see the file comment for the writer rule. */
+/* One queue. 192 bytes; see the file comment for the writer rule. */
 struct ipc_slot {
 	/* daemon */
 	_Atomic uint32_t state;
@@ -228,10 +228,14 @@ struct ipc_slot {
 	_Atomic int32_t threshold;    /* 0: keep */
 	_Atomic int32_t batch;        /* 0: keep */
 	_Atomic int64_t budget_ns;    /* 0: keep */
+	_Atomic uint32_t hint_set;    /* bit k: hint[k] was set by xschedctl */
+	uint32_t pad2;
+	_Atomic int64_t hint[IPC_HINT_KEYS]; /* for the client to keep across restarts */
 	/* client */
 	_Atomic uint32_t status;      /* enum ipc_status */
 	_Atomic uint32_t status_seq;  /* bumped with every status change */
-	_Atomic int32_t waits_on;     /* slot this queue waits on, -1: none */
+	_Atomic int32_t waits_on;     /* slot this queue waits on, -1: none; a change
+				       * is published by bumping status_seq */
 	uint32_t pad0;
 	_Atomic uint64_t ready_ns;    /* CLOCK_MONOTONIC when it last became ready */
 	_Atomic uint64_t submitted;
@@ -240,7 +244,7 @@ struct ipc_slot {
 	_Atomic uint64_t exec_ns;
 	_Atomic uint64_t preempt_p99_ns;
 	_Atomic uint64_t task_p99_ns;  /* Ready-to-Idle time */
-	uint64_t pad1[3];
+	uint64_t pad1[5];
 };
 
 struct ipc_shm {
@@ -266,7 +270,7 @@ _Static_assert(sizeof(struct ipc_queue_rec) == 208, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 136, "ipc ABI");
 _Static_assert(sizeof(struct ipc_status_reply) == 176, "ipc ABI");
-_Static_assert(sizeof(struct ipc_slot) == 128, "ipc ABI");
+_Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
 _Static_assert(IPC_LIST_PER_MSG >= 16, "list chunks too small");
 

@@ -120,22 +120,20 @@ static void fz_check_register(const struct ipc_register *r)
 	CHECK(r->budget_ns > 0 || r->budget_ns == XS_BUDGET_NONE);
 }
 
-/* Walks the records of a list reply: each must lie inside the packet. */
+/* The records of a list reply fill the packet exactly, and their strings
+ * end inside their arrays (xschedctl prints them). */
 static void fz_check_records(const struct ipc_list_reply *l, size_t body_len)
 {
 	const struct ipc_queue_rec *rec = (const void *)(l + 1);
-	volatile uint64_t sink = 0;
 	uint32_t i;
 
 	CHECK((l->flags & ~IPC_F_LAST) == 0 && l->count <= IPC_LIST_PER_MSG);
 	CHECK(body_len == sizeof(*l) + (size_t)l->count * sizeof(*rec));
-	/* Record strings are not vouched for by the decoder (the daemon writes
-	 * them; xschedctl bounds them by their arrays): read them bounded. */
-	for (i = 0; i < l->count; i++)
-		sink += rec[i].queue_id + strnlen(rec[i].comm, sizeof(rec[i].comm)) +
-			strnlen(rec[i].device, sizeof(rec[i].device)) +
-			strnlen(rec[i].backend, sizeof(rec[i].backend)) + rec[i].preempt_p99_ns;
-	(void)sink;
+	for (i = 0; i < l->count; i++) {
+		CHECK(fz_terminated(rec[i].comm, sizeof(rec[i].comm)));
+		CHECK(fz_terminated(rec[i].device, sizeof(rec[i].device)));
+		CHECK(fz_terminated(rec[i].backend, sizeof(rec[i].backend)));
+	}
 }
 
 /* The body of an accepted packet of @type: its fields and variable part. */

@@ -151,6 +151,28 @@ static void seed_full_strings(void)
 	seed("status_reply_full", IPC_STATUS_REPLY, IPC_FROM_DAEMON, &status, sizeof(status));
 }
 
+/* A list reply of two records whose strings fill their arrays. */
+static void seed_full_records(void)
+{
+	union {
+		struct {
+			struct ipc_list_reply h;
+			struct ipc_queue_rec rec[2];
+		} m;
+		uint64_t align;
+	} l;
+	int i;
+
+	l.m.h = (struct ipc_list_reply){ .flags = IPC_F_LAST, .count = 2 };
+	for (i = 0; i < 2; i++) {
+		rec_fill(&l.m.rec[i], (uint32_t)i);
+		fill(l.m.rec[i].comm, sizeof(l.m.rec[i].comm));
+		fill(l.m.rec[i].device, sizeof(l.m.rec[i].device));
+		fill(l.m.rec[i].backend, sizeof(l.m.rec[i].backend));
+	}
+	seed("list_reply_full_strings", IPC_LIST_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m));
+}
+
 int main(int argc, char **argv)
 {
 	struct ipc_hello hello = { .role = IPC_ROLE_AGENT, .comm = "app" };
@@ -213,6 +235,7 @@ int main(int argc, char **argv)
 	seed("metrics", IPC_METRICS, IPC_FROM_CLIENT, NULL, 0);
 	seed_text_replies();
 	seed_full_strings();
+	seed_full_records();
 	/* A type added to the ABI needs a seed here. */
 	for (int t = 1; t < IPC_TYPE_MAX; t++) {
 		if (!seeded[t]) {

@@ -1,0 +1,1649 @@
+/*
+ * xschedd end to end: a real daemon, real client processes (xs_load, raw
+ * IPC clients, forked children) and this test process's own XQueues, all
+ * on a private simulated device.
+ *
+ * Each case asserts behaviour, not speed: outcomes are compared across
+ * orders of magnitude (a 2 ms task next to 100 ms commands, a 100 ms
+ * cleanup budget for what takes microseconds), so they hold on a loaded
+ * two-core machine and under sanitizers. Polling (IT_WAIT_UNTIL) is used
+ * only to observe another process's state, with timeouts far above the
+ * expected time; where a case measures a bound (cleanup within 100 ms,
+ * resume within 200 ms) it measures from the event to the first
+ * observation.
+ *
+ * Everything a case starts is recorded in its fixture (it_util.h) and
+ * removed by the teardown, also after a failed assertion or a timeout.
+ */
+#include "it_util.h"
+
+#include "agent/agent.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#define WAIT_MS 10000        /* for anything that should take milliseconds */
+
+/* The end of a case: the daemon is still sound. */
+static void case_done(struct it_env *e)
+{
+	it_daemon_check(e);
+	e->ok = true;
+}
+
+/* Waits until @pid has one queue listed that is ready; returns its record. */
+static struct ipc_queue_rec wait_ready(struct it_env *e, pid_t pid)
+{
+	struct ipc_queue_rec r;
+
+	if (!IT_WAIT_UNTIL(it_queues(e, pid, &r) == 1 && r.state == IPC_QS_READY, WAIT_MS))
+		fail_msg("pid %d never showed a ready queue", (int)pid);
+	return r;
+}
+
+/* Waits until the device executed one more command (a native flood runs). */
+static void wait_device_busy(struct it_env *e)
+{
+	uint64_t n0 = it_dev_commands(e);
+
+	if (!IT_WAIT_UNTIL(it_dev_commands(e) > n0, WAIT_MS))
+		fail_msg("the device executed nothing");
+}
+
+static bool hints_equal(const struct ipc_queue_rec *a, const struct ipc_queue_rec *b)
+{
+	return !memcmp(a->hint, b->hint, sizeof(a->hint));
+}
+
+/* --- 1. HPF between two processes ----------------------------------------- */
+
+/*
+ * A low-priority process floods 100 ms commands; a high-priority one runs
+ * tasks of one 1 ms command. Under xschedd (hpf, Lv3) each high task is
+ * served at once: P99 over 200 tasks far below half a low command.
+ * Natively (no scheduler, the device's round robin) it waits for the low
+ * command in progress. After the high process is gone, the low one runs
+ * again.
+ */
+static void daemon_hpf_two_processes(void **state)
+{
+	struct it_env *e = *state;
+	struct it_result hi, nat;
+	struct ipc_queue_rec lo_rec;
+	uint64_t done0;
+	pid_t lo, h;
+
+	it_guard(80);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	lo = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "100000", "--flood",
+				      "--duration-s", "60", "--priority", "0",
+				      "--wait-connected-ms", "10000"));
+	wait_ready(e, lo);
+	h = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--cmds", "1",
+				     "--tasks", "200", "--period-us", "10000", "--priority", "10",
+				     "--wait-connected-ms", "10000"));
+	it_finish(e, h, 30000, &hi);
+	assert_int_equal(hi.tasks, 200);
+	if (hi.p99_us >= 50000)
+		fail_msg("high task P99 %.0f us under xschedd, not below half a low command",
+			 hi.p99_us);
+	assert_int_equal(it_queues(e, lo, &lo_rec), 1);
+	assert_true(lo_rec.preemptions >= 1);
+	/* The high process is gone: the low one is resumed and completes work. */
+	done0 = lo_rec.completed;
+	if (!IT_WAIT_UNTIL(it_queues(e, lo, &lo_rec) == 1 && lo_rec.running &&
+			   lo_rec.completed >= done0 + 3, WAIT_MS))
+		fail_msg("the low process did not resume (completed %llu -> %llu, running %u)",
+			 (unsigned long long)done0, (unsigned long long)lo_rec.completed,
+			 lo_rec.running);
+	it_kill(e, lo);
+
+	/* The same pair without a scheduler. */
+	{
+		const char *const vars[] = { "XSCHED_SCHEDULER=none", NULL };
+
+		lo = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "100000", "--flood",
+					      "--duration-s", "60"));
+		wait_device_busy(e);
+		h = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "1000", "--cmds", "1",
+					     "--tasks", "20", "--period-us", "50000"));
+		it_finish(e, h, 30000, &nat);
+		it_kill(e, lo);
+	}
+	print_message("high task: xschedd P99 %.0f us; native P90 %.0f us, max %.0f us\n",
+		      hi.p99_us, nat.p90_us, nat.max_us);
+	assert_int_equal(nat.tasks, 20);
+	if (nat.p90_us <= 25000 || nat.max_us <= 50000)
+		fail_msg("native high task P90 %.0f us, max %.0f us: it should wait for the "
+			 "low command (xschedd: P99 %.0f us)", nat.p90_us, nat.max_us, hi.p99_us);
+	case_done(e);
+}
+
+/* --- 2. Bandwidth partition ----------------------------------------------- */
+
+/*
+ * Two flooding processes with shares 75 and 25 (policy from the config
+ * file) for 5 s: their device time splits 75/25 within 3 points.
+ */
+static void daemon_bandwidth_75_25(void **state)
+{
+	struct it_env *e = *state;
+	struct it_result a, b;
+	char start[32];
+	double share;
+	pid_t pa, pb;
+
+	it_guard(80);
+	it_config(e, "[policy]\nname = bandwidth\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	/* Both start together, once connected. */
+	snprintf(start, sizeof(start), "%llu",
+		 (unsigned long long)(xs_now_ns() + 2 * XS_NSEC_PER_SEC));
+	pa = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--flood",
+				      "--duration-s", "5", "--share", "75",
+				      "--wait-connected-ms", "10000", "--start-at-ns", start));
+	pb = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--flood",
+				      "--duration-s", "5", "--share", "25",
+				      "--wait-connected-ms", "10000", "--start-at-ns", start));
+	it_finish(e, pa, 40000, &a);
+	it_finish(e, pb, 40000, &b);
+	assert_true(a.device_ms > 500 && b.device_ms > 100);
+	share = 100.0 * a.device_ms / (a.device_ms + b.device_ms);
+	print_message("device time %.0f ms / %.0f ms: %.1f/%.1f\n", a.device_ms, b.device_ms,
+		      share, 100.0 - share);
+	if (share < 72.0 || share > 78.0)
+		fail_msg("shares %.1f/%.1f (device %.0f ms / %.0f ms), expected 75/25 +-3",
+			 share, 100.0 - share, a.device_ms, b.device_ms);
+	case_done(e);
+}
+
+/* --- 3. EDF ------------------------------------------------------------- */
+
+/*
+ * Process A runs periodic tasks of 3 x 2 ms with an 80 ms deadline next to
+ * process B flooding 250 ms commands without a deadline. Natively, round
+ * robin makes each task wait for B's command in progress and then for one
+ * more between its own commands: ~250 ms or more, A misses (almost) every
+ * deadline. Under EDF A's queue always has the earliest deadline, B is
+ * interrupted (Lv3), and A meets them with a margin of over 70 ms.
+ */
+static void daemon_edf_meets_deadlines(void **state)
+{
+	struct it_env *e = *state;
+	const char *const a_args[] = { "--level", "3", "--cmd-us", "2000", "--cmds", "3",
+				       "--period-us", "150000", "--deadline-us", "80000", NULL };
+	const char *const native[] = { "XSCHED_SCHEDULER=none", NULL };
+	struct it_result nat, edf;
+	pid_t a, b;
+
+	it_guard(80);
+	it_daemon_start(e, IT_ARGS("--policy", "edf"));
+	it_ctl_open(e);
+
+	b = it_load(e, native, IT_ARGS("--level", "3", "--cmd-us", "250000", "--flood",
+				       "--duration-s", "60"));
+	wait_device_busy(e);
+	{
+		const char *args[20] = { "--tasks", "12" };
+		int n = 2, i;
+
+		for (i = 0; a_args[i]; i++)
+			args[n++] = a_args[i];
+		args[n] = NULL;
+		a = it_load(e, native, args);
+	}
+	it_finish(e, a, 30000, &nat);
+	it_kill(e, b);
+
+	b = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "250000", "--flood",
+				     "--duration-s", "60", "--wait-connected-ms", "10000"));
+	wait_ready(e, b);
+	{
+		const char *args[20] = { "--wait-connected-ms", "10000", "--tasks", "30" };
+		int n = 4, i;
+
+		for (i = 0; a_args[i]; i++)
+			args[n++] = a_args[i];
+		args[n] = NULL;
+		a = it_load(e, NULL, args);
+	}
+	it_finish(e, a, 30000, &edf);
+	it_kill(e, b);
+
+	print_message("missed: native %ld/12 (P50 %.0f us), edf %ld/30 (P99 %.0f us)\n",
+		      nat.missed, nat.p50_us, edf.missed, edf.p99_us);
+	assert_int_equal(nat.tasks, 12);
+	assert_int_equal(edf.tasks, 30);
+	/* At least half missed natively, at most 10% under EDF. */
+	if (nat.missed < 6 || edf.missed > 3)
+		fail_msg("missed deadlines: native %ld/12 (P50 %.0f us), edf %ld/30 (P99 %.0f us)",
+			 nat.missed, nat.p50_us, edf.missed, edf.p99_us);
+	case_done(e);
+}
+
+/* --- 4a. Clients killed at any instant ---------------------------------- */
+
+enum victim {
+	V_CONNECTED,            /* connected, said nothing */
+	V_HELLO_UNREAD,         /* HELLO sent, the reply (with fds) never read */
+	V_READY_HIGH,           /* registered at priority 50, marked ready in shm */
+	V_CHATTER,              /* requests in a loop, killed between any two */
+	V_REGISTER_LOOP,        /* register/unregister in a loop */
+};
+
+/* Child: becomes @v, writes one byte to @wfd, and waits to be killed. */
+static void victim_main(struct it_env *e, enum victim v, int wfd)
+{
+	struct ipc_registered reg;
+	int fd = ipc_connect(e->sock), fds[3], n;
+	char one = 1;
+
+	if (fd < 0)
+		_exit(10);
+	switch (v) {
+	case V_CONNECTED:
+		break;
+	case V_HELLO_UNREAD: {
+		struct ipc_hello h = { .role = IPC_ROLE_AGENT };
+
+		if (it_raw_send(fd, IPC_HELLO, 1, &h, sizeof(h)) < 0)
+			_exit(11);
+		break;
+	}
+	case V_READY_HIGH: {
+		struct ipc_shm *shm;
+		struct stat st;
+		uint64_t bell = 1;
+
+		n = it_raw_hello_agent(fd, fds);
+		if (n <= 0 || fstat(fds[0], &st) < 0)
+			_exit(12);
+		shm = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+		if (shm == MAP_FAILED || it_raw_register(fd, e->dev, 0, 50, &reg) < 0)
+			_exit(13);
+		atomic_store(&shm->slot[0].ready_ns, xs_now_ns());
+		atomic_store(&shm->slot[0].status, IPC_ST_READY);
+		atomic_fetch_add(&shm->slot[0].status_seq, 1);
+		if (write(fds[1], &bell, sizeof(bell)) < 0)
+			_exit(14);
+		break;
+	}
+	case V_CHATTER:
+	case V_REGISTER_LOOP:
+		if (v == V_CHATTER) {
+			struct ipc_hello h = { .role = IPC_ROLE_CTL };
+
+			if (it_raw_send(fd, IPC_HELLO, 1, &h, sizeof(h)) < 0 ||
+			    it_raw_answer(fd, 10000, NULL) != 0)
+				_exit(15);
+		} else if (it_raw_hello_agent(fd, NULL) <= 0) {
+			_exit(15);
+		}
+		if (write(wfd, &one, 1) < 0)
+			_exit(16);
+		for (uint32_t seq = 10;; seq++) {
+			if (v == V_CHATTER) {
+				struct ipc_list l = { 0 };
+				union it_buf buf;
+
+				it_raw_send(fd, seq % 2 ? IPC_STATUS : IPC_LIST, seq, &l,
+					    seq % 2 ? 0 : sizeof(l));
+				while ((n = it_raw_recv(fd, &buf, 10000, NULL, NULL)) > 0) {
+					const struct ipc_hdr *hd = (const void *)buf.b;
+					const struct ipc_list_reply *lr = (const void *)(hd + 1);
+
+					if (hd->type != IPC_LIST_REPLY || (lr->flags & IPC_F_LAST))
+						break;
+				}
+			} else {
+				struct ipc_unregister u = { .slot = 0 };
+
+				if (it_raw_register(fd, e->dev, 0, 1, &reg) < 0)
+					_exit(17);
+				it_raw_send(fd, IPC_UNREGISTER, seq, &u, sizeof(u));
+				it_raw_answer(fd, 10000, NULL);
+			}
+		}
+	}
+	if (write(wfd, &one, 1) < 0)
+		_exit(16);
+	for (;;)
+		pause();
+}
+
+/* Reads one byte from @fd within @ms; false on timeout or end of file. */
+static bool read_byte(int fd, unsigned ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char b;
+
+	return poll(&p, 1, (int)ms) == 1 && read(fd, &b, 1) == 1;
+}
+
+static bool write_byte(int fd)
+{
+	char b = 1;
+
+	return write(fd, &b, 1) == 1;
+}
+
+/* Kills @pid and returns the milliseconds until the daemon is back at @base. */
+static uint64_t kill_and_measure(struct it_env *e, pid_t pid, const struct ipc_status_reply *base)
+{
+	struct ipc_status_reply st;
+	uint64_t t0, ms;
+
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	t0 = xs_now_ns();
+	if (!IT_WAIT_UNTIL((st = it_status(e), st.clients == base->clients &&
+				    st.queues == base->queues), 5000))
+		fail_msg("pid %d: never cleaned up (clients %u, queues %u, expected %u, %u)",
+			 (int)pid, st.clients, st.queues, base->clients, base->queues);
+	ms = it_ms_since(t0);
+	assert_int_equal(it_reap(e, pid, WAIT_MS, NULL), 0);
+	return ms;
+}
+
+/*
+ * Clients killed at any instant of their conversation, including one
+ * holding the highest priority and one killed on the device in the middle
+ * of a command, are cleaned up within 100 ms; another client keeps
+ * completing commands throughout and is resumed when the killed
+ * high-priority client goes.
+ */
+static void daemon_client_killed_cleanup(void **state)
+{
+	struct it_env *e = *state;
+	static const enum victim victims[] = { V_CONNECTED, V_HELLO_UNREAD, V_READY_HIGH,
+					       V_CHATTER, V_REGISTER_LOOP };
+	struct ipc_status_reply base, st;
+	struct ipc_queue_rec other_rec;
+	uint64_t done0, ms;
+	pid_t other, v;
+	size_t i;
+
+	it_guard(80);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	other = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--tasks", "1000000",
+					 "--period-us", "5000", "--priority", "0",
+					 "--wait-connected-ms", "10000"));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1, WAIT_MS));
+	base = it_status(e);
+	assert_int_equal(base.clients, 2);
+	assert_int_equal(base.queues, 1);
+
+	for (i = 0; i < sizeof(victims) / sizeof(victims[0]); i++) {
+		int p[2];
+
+		assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+		v = it_fork(e);
+		if (v == 0) {
+			close(p[0]);
+			victim_main(e, victims[i], p[1]);
+		}
+		close(p[1]);
+		if (!read_byte(p[0], WAIT_MS))
+			fail_msg("victim %zu did not get ready", i);
+		close(p[0]);
+		assert_true(IT_WAIT_UNTIL((st = it_status(e), st.clients == base.clients + 1),
+					  WAIT_MS));
+		if (victims[i] == V_READY_HIGH) {
+			assert_true(IT_WAIT_UNTIL((st = it_status(e), st.queues == base.queues + 1),
+						  WAIT_MS));
+			/* Its priority suspends the other client. */
+			assert_true(IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1 &&
+						  !other_rec.running, WAIT_MS));
+		}
+		if (victims[i] >= V_CHATTER)
+			it_nap_ms(20 + 7 * (unsigned)i);      /* somewhere in its loop */
+		ms = kill_and_measure(e, v, &base);
+		print_message("victim %zu cleaned up in %llu ms\n", i, (unsigned long long)ms);
+		if (ms > 100)
+			fail_msg("victim %zu cleaned up after %llu ms", i, (unsigned long long)ms);
+		/* The other client runs and completes commands. */
+		assert_int_equal(it_queues(e, other, &other_rec), 1);
+		done0 = other_rec.completed;
+		if (!IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1 && other_rec.running &&
+				   other_rec.completed > done0, WAIT_MS))
+			fail_msg("after victim %zu the other client is stuck", i);
+	}
+
+	/* A flooding high-priority process killed on the device. */
+	v = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "5000", "--flood",
+				     "--duration-s", "60", "--priority", "10",
+				     "--wait-connected-ms", "10000"));
+	wait_ready(e, v);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1 && !other_rec.running,
+				  WAIT_MS));
+	it_nap_ms(30);
+	ms = kill_and_measure(e, v, &base);
+	print_message("flooding process cleaned up in %llu ms\n", (unsigned long long)ms);
+	if (ms > 100)
+		fail_msg("the killed flooding process was cleaned up after %llu ms",
+			 (unsigned long long)ms);
+	done0 = other_rec.completed;
+	if (!IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1 && other_rec.running &&
+			   other_rec.completed > done0 + 5, WAIT_MS))
+		fail_msg("the other client did not resume after the flooding process died");
+	it_kill(e, other);
+	case_done(e);
+}
+
+/* --- 4b. Daemon killed: fail-open ----------------------------------------- */
+
+/*
+ * Makes @e's daemon suspend a queue of this process that has work: an
+ * xs_load child at priority 10 floods the device, so hpf suspends our
+ * queue (priority 0) from its registration on, before we submit.
+ */
+static xs_queue *suspended_queue(struct it_env *e, uint64_t *seq)
+{
+	struct ipc_queue_rec r;
+	xs_queue *q;
+	pid_t hi;
+
+	/* 32 commands of 20 ms queued: ready even if it gets no CPU for 0.5 s. */
+	hi = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "20000", "--flood",
+				      "--duration-s", "60", "--priority", "10",
+				      "--wait-connected-ms", "10000"));
+	wait_ready(e, hi);
+	q = it_queue(e, 0);
+	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && it_suspended(q), WAIT_MS))
+		fail_msg("the daemon never suspended our queue");
+	assert_true(xs_agent_connected());
+	*seq = it_submit(q, 10, 2000);
+	it_nap_ms(50);
+	assert_true(it_suspended(q));
+	assert_true(xs_query(q, 1) == -EBUSY);
+	return q;
+}
+
+/*
+ * The daemon is SIGKILLed while it holds a queue of this process
+ * suspended: the agent notices the hang-up and resumes it within 200 ms.
+ */
+static void daemon_killed_resumes_queues(void **state)
+{
+	struct it_env *e = *state;
+	uint64_t seq, t0, ms;
+	xs_queue *q;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = suspended_queue(e, &seq);
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGKILL);
+	t0 = xs_now_ns();
+	if (!IT_WAIT_UNTIL(!it_suspended(q), 5000))
+		fail_msg("our queue stayed suspended after the daemon died");
+	ms = it_ms_since(t0);
+	print_message("resumed %llu ms after the daemon died\n", (unsigned long long)ms);
+	if (ms > 200)
+		fail_msg("our queue was resumed %llu ms after the daemon died",
+			 (unsigned long long)ms);
+	it_daemon_reap(e, WAIT_MS);
+	assert_int_equal(xs_wait(q, seq), 0);
+	assert_false(xs_agent_connected());
+	case_done(e);
+}
+
+/* --- 4c. No daemon ------------------------------------------------------- */
+
+/*
+ * Without a daemon queues run (this process's and an xs_load's); a daemon
+ * started later is found by the agent's reconnection and gets the queue
+ * with its hint.
+ */
+static void daemon_absent_fail_open(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec r;
+	struct it_result res;
+	uint64_t seq;
+	xs_queue *q;
+	pid_t l;
+
+	it_guard(60);
+	q = it_queue(e, 5);
+	seq = it_submit(q, 20, 1000);
+	assert_int_equal(xs_wait(q, seq), 0);
+	assert_false(xs_agent_connected());
+	assert_false(it_suspended(q));
+	l = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--tasks", "20",
+				     "--period-us", "2000", "--priority", "3"));
+	it_finish(e, l, 30000, &res);
+	assert_int_equal(res.tasks, 20);
+	assert_int_equal(res.commands, 20);
+
+	/* The backoff never exceeds 2 s. */
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	if (!IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), &r) == 1, WAIT_MS))
+		fail_msg("the agent never connected to the late daemon");
+	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 5);
+	seq = it_submit(q, 5, 1000);
+	assert_int_equal(xs_wait(q, seq), 0);
+	case_done(e);
+}
+
+/* --- 4d. Daemon restart ----------------------------------------------------- */
+
+static bool our_hints_are(struct it_env *e, int64_t prio, int64_t share, int64_t deadline)
+{
+	struct ipc_queue_rec r;
+
+	return it_queues(e, getpid(), &r) == 1 && r.hint[IPC_KEY_PRIORITY] == prio &&
+	       r.hint[IPC_KEY_SHARE] == share && r.hint[IPC_KEY_DEADLINE_US] == deadline;
+}
+
+/*
+ * The daemon dies and a new one starts on the same sockets: the agent
+ * reconnects and registers its queue again with its hints, including one
+ * set while no daemon ran; the queue runs in between.
+ */
+static void daemon_restart_reregisters(void **state)
+{
+	struct it_env *e = *state;
+	uint64_t seq;
+	xs_queue *q;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = it_queue_hints(e, 3, 40, 2000, 0);
+	assert_true(IT_WAIT_UNTIL(our_hints_are(e, 3, 40, 2000), WAIT_MS));
+
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGKILL);
+	it_daemon_reap(e, WAIT_MS);
+	assert_true(IT_WAIT_UNTIL(!xs_agent_connected(), WAIT_MS));
+	assert_int_equal(xs_queue_set_hint(q, XS_HINT_PRIORITY, 4), 0);
+	seq = it_submit(q, 5, 1000);
+	assert_int_equal(xs_wait(q, seq), 0);
+
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	if (!IT_WAIT_UNTIL(xs_agent_connected() && our_hints_are(e, 4, 40, 2000), WAIT_MS))
+		fail_msg("the queue was not registered again with its hints");
+	seq = it_submit(q, 5, 1000);
+	assert_int_equal(xs_wait(q, seq), 0);
+	case_done(e);
+}
+
+/*
+ * DESIGN 3.5: "Daemon restart: clients keep running and re-register; hints
+ * are not lost." A hint set by an administrator through the control socket
+ * (xschedctl set) must survive a restart like the application's own; so
+ * must a window knob.
+ */
+static void daemon_restart_keeps_ctl_hints(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec r;
+	xs_queue *q;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = it_queue(e, 3);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 &&
+				  r.hint[IPC_KEY_PRIORITY] == 3, WAIT_MS));
+	assert_int_equal(ipc_client_set(&e->c, IPC_TARGET_PID, (uint64_t)getpid(),
+					IPC_KEY_PRIORITY, 7), 0);
+	assert_int_equal(ipc_client_set(&e->c, IPC_TARGET_PID, (uint64_t)getpid(),
+					IPC_KEY_THRESHOLD, 4), 0);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 &&
+				  r.hint[IPC_KEY_PRIORITY] == 7 && r.threshold == 4, WAIT_MS));
+	{
+		xs_queue_info info;
+
+		assert_true(IT_WAIT_UNTIL(xs_queue_info_get(q, &info) == 0 &&
+					  info.threshold == 4, WAIT_MS));
+	}
+
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGKILL);
+	it_daemon_reap(e, WAIT_MS);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), &r) == 1,
+				  WAIT_MS));
+	assert_int_equal(r.threshold, 4);
+	if (r.hint[IPC_KEY_PRIORITY] != 7)
+		fail_msg("the priority set with ipc_client_set was lost by the restart: "
+			 "%lld after, 7 before", (long long)r.hint[IPC_KEY_PRIORITY]);
+	case_done(e);
+}
+
+/* Every queue of ours shows at the daemon the priority it has here. */
+static int hints_missing(struct it_env *e, bool print)
+{
+	struct ipc_queue_rec *r = NULL;
+	size_t n = 0, i;
+	int64_t *want, *got;
+	int k = 0, missing = 0, j;
+
+	assert_int_equal(ipc_client_list(&e->c, &r, &n), 0);
+	want = calloc((size_t)e->nq, sizeof(*want));
+	got = calloc((size_t)e->nq, sizeof(*got));
+	assert_true(want && got);
+	for (j = 0; j < e->nq; j++)
+		assert_int_equal(xs_queue_get_hint(e->q[j], XS_HINT_PRIORITY, &want[j]), 0);
+	for (i = 0; i < n && k < e->nq; i++)
+		if (r[i].pid == getpid())
+			got[k++] = r[i].hint[IPC_KEY_PRIORITY];
+	/* Priorities are distinct: compare them as sets. */
+	for (j = 0; j < e->nq; j++) {
+		int m;
+
+		for (m = 0; m < k && got[m] != want[j]; m++)
+			;
+		if (m == k) {
+			missing++;
+			if (print)
+				print_message("priority %lld of queue %d never reached the daemon\n",
+					      (long long)want[j], j);
+		}
+	}
+	free(want);
+	free(got);
+	free(r);
+	return missing + (e->nq - k);
+}
+
+/*
+ * A hint set while the agent registers its queue must reach the daemon.
+ * agent_send_register() reads the queue's hints, sends IPC_REGISTER and
+ * only then clears hints_dirty, so a hint set in between is never sent.
+ * The window is microseconds wide (wider under TSan): the case sweeps the
+ * delay between creating each of 200 queues and setting its priority
+ * (sleeping or spinning, this process and the daemon on one CPU so that
+ * the daemon's wakeup preempts the agent inside the window).
+ */
+static void daemon_hint_during_registration(void **state)
+{
+	struct it_env *e = *state;
+	enum { N = 200 };
+	cpu_set_t all, one;
+	int k, missing;
+
+	it_guard(60);
+	it_config(e, "[daemon]\nmax_queues_per_client = 256\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	sched_setaffinity(e->daemon, sizeof(one), &one);
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	/* Distinct priorities: -100 here, then -98..100. */
+	it_queue(e, -100);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+				  WAIT_MS));
+	for (k = 1; k < N; k++) {
+		xs_queue *q = it_queue_bare(e);
+		uint64_t d = (uint64_t)(k % 50) * 2 * XS_NSEC_PER_USEC;
+
+		if (k % 2) {
+			struct timespec ts = xs_ns_to_timespec(d);
+
+			nanosleep(&ts, NULL);
+		} else {
+			xs_spin_until(xs_now_ns() + d);
+		}
+		assert_int_equal(xs_queue_set_hint(q, XS_HINT_PRIORITY, k - 99), 0);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+	sched_setaffinity(e->daemon, sizeof(all), &all);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == N, WAIT_MS));
+	/* A hint follows its registration within milliseconds: allow 2 s. */
+	IT_WAIT_UNTIL(hints_missing(e, false) == 0, 2000);
+	missing = hints_missing(e, true);
+	if (missing)
+		fail_msg("%d of %d hints set while their queue registered never reached the "
+			 "daemon", missing, N);
+	case_done(e);
+}
+
+/* --- 4e. XSCHED_DISABLE ----------------------------------------------------- */
+
+/* XSCHED_DISABLE=1: no connection at all, and the work runs. */
+static void daemon_disable_passthrough(void **state)
+{
+	struct it_env *e = *state;
+	const char *const vars[] = { "XSCHED_DISABLE=1", NULL };
+	struct ipc_status_reply st;
+	struct it_result res;
+	uint64_t seq;
+	xs_queue *q;
+	pid_t l;
+	int i;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	l = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "1000", "--tasks", "40",
+				     "--period-us", "10000", "--priority", "50"));
+	setenv("XSCHED_DISABLE", "1", 1);
+	q = it_queue(e, 50);
+	seq = it_submit(q, 10, 1000);
+	for (i = 0; i < 10; i++) {
+		st = it_status(e);
+		/* Only this connection (and, when cases share the process, the
+		 * agent an earlier case started, which has no queue). */
+		assert_int_equal(st.clients - xs_agent_connected(), 1);
+		assert_int_equal(st.queues, 0);
+		it_nap_ms(20);
+	}
+	assert_int_equal(xs_wait(q, seq), 0);
+	assert_int_equal(it_queues(e, getpid(), NULL), 0);
+	it_finish(e, l, 30000, &res);
+	assert_int_equal(res.tasks, 40);
+	st = it_status(e);
+	assert_int_equal(st.clients - xs_agent_connected(), 1);
+	assert_int_equal(st.queues, 0);
+	case_done(e);
+}
+
+/* --- 4f. fork ------------------------------------------------------------ */
+
+/*
+ * A process with a registered queue forks and the child creates its own
+ * queue. The child starts unmanaged: it inherits no connection (the
+ * agent's atfork handler drops the parent's) and registers its own queues
+ * through its own agent, so the daemon lists two pids. The parent's
+ * registration is unaffected, and the child's exit removes only the
+ * child's queues.
+ */
+static void daemon_fork_client(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec pr, cr, after;
+	int up[2], down[2], st;
+	uint64_t seq;
+	xs_queue *q;
+	pid_t child;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = it_queue(e, 5);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &pr) == 1 &&
+				  pr.hint[IPC_KEY_PRIORITY] == 5, WAIT_MS));
+	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
+	child = it_fork(e);
+	if (child == 0) {
+		xs_queue_config cfg = XS_QUEUE_CONFIG_INIT;
+		xs_hwq *h;
+		xs_queue *cq;
+		uint64_t end = xs_now_ns() + WAIT_MS * IT_MS, s;
+		xs_cmd *c;
+
+		cfg.level = 3;
+		setenv("XSCHED_PRIORITY", "1", 1);        /* part of the registration */
+		if (xs_sim_hwq_create(e->dev, &h) < 0 || xs_queue_create(h, &cfg, &cq) < 0)
+			_exit(2);
+		while (!xs_agent_connected() && xs_now_ns() < end)
+			it_nap_ms(1);
+		if (!xs_agent_connected())
+			_exit(3);
+		if (xs_sim_kernel(1000000, &c) < 0 || xs_submit(cq, c, &s) < 0 ||
+		    xs_wait(cq, s) < 0)
+			_exit(4);
+		if (!write_byte(up[1]) || !read_byte(down[0], 60000))
+			_exit(5);
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	if (!read_byte(up[0], WAIT_MS))
+		fail_msg("the forked child did not register its queue");
+	assert_true(IT_WAIT_UNTIL(it_queues(e, child, &cr) == 1 &&
+				  cr.hint[IPC_KEY_PRIORITY] == 1, WAIT_MS));
+	assert_int_equal(it_queues(e, 0, NULL), 2);
+	assert_int_equal(it_queues(e, getpid(), &after), 1);
+	assert_true(cr.pid != after.pid);
+	assert_true(cr.client_id != after.client_id);
+	assert_true(cr.queue_id != after.queue_id);
+	assert_true(after.queue_id == pr.queue_id && after.client_id == pr.client_id);
+	assert_int_equal(after.hint[IPC_KEY_PRIORITY], 5);
+
+	assert_true(write_byte(down[1]));
+	assert_int_equal(it_reap(e, child, WAIT_MS, &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(up[0]);
+	close(down[1]);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, child, NULL) == 0, WAIT_MS));
+	assert_int_equal(it_queues(e, getpid(), &after), 1);
+	assert_true(after.queue_id == pr.queue_id && after.client_id == pr.client_id);
+	assert_int_equal(after.hint[IPC_KEY_PRIORITY], 5);
+	assert_true(xs_agent_connected());
+	seq = it_submit(q, 3, 1000);
+	assert_int_equal(xs_wait(q, seq), 0);
+	case_done(e);
+}
+
+/* --- 5. Security ------------------------------------------------------------ */
+
+#define SEC_CEILING 5
+
+/* What the unprivileged child got from the daemon, in two phases. */
+struct sec_report {
+	int ctl_connect;
+	int reg;
+	int64_t reg_prio;
+	uint64_t qid;
+	int hint_above, hint_above1, hint_ceiling, hint_lower;
+	int open_rc, open_control;
+	int set_other_q, set_other_pid, set_own_above, set_own_lower, policy_set;
+	int list_rc, list_n, list_foreign;
+};
+
+static void sec_child(struct it_env *e, uid_t uid, gid_t gid, uint64_t root_qid, pid_t parent,
+		      int wfd, int rfd)
+{
+	struct sec_report r;
+	struct ipc_registered reg = { 0 };
+	struct ipc_queue_rec *recs = NULL;
+	struct ipc_client c;
+	size_t n = 0, i;
+	int fd;
+
+	memset(&r, 0, sizeof(r));
+	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+		_exit(10);
+	/* Changing credentials cleared the parent-death signal. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(11);
+	r.ctl_connect = ipc_connect(e->ctl);
+	if (r.ctl_connect >= 0)
+		close(r.ctl_connect);
+	fd = ipc_connect(e->sock);
+	if (fd < 0 || it_raw_hello_agent(fd, NULL) <= 0)
+		_exit(12);
+	r.reg = it_raw_register(fd, e->dev, 0, 50, &reg);
+	r.reg_prio = reg.hint[IPC_KEY_PRIORITY];
+	r.qid = reg.queue_id;
+	if (write(wfd, &r, sizeof(r)) != sizeof(r) || !read_byte(rfd, 60000))
+		_exit(13);
+
+	r.hint_above = it_raw_set_hint(fd, 0, IPC_KEY_PRIORITY, 50);
+	r.hint_above1 = it_raw_set_hint(fd, 0, IPC_KEY_PRIORITY, SEC_CEILING + 1);
+	r.hint_ceiling = it_raw_set_hint(fd, 0, IPC_KEY_PRIORITY, SEC_CEILING);
+	r.hint_lower = it_raw_set_hint(fd, 0, IPC_KEY_PRIORITY, 2);
+	r.open_rc = ipc_client_open(&c, e->ctl, e->sock);
+	r.open_control = c.control;
+	if (r.open_rc == 0) {
+		r.set_other_q = ipc_client_set(&c, IPC_TARGET_QUEUE, root_qid, IPC_KEY_PRIORITY, -5);
+		r.set_other_pid = ipc_client_set(&c, IPC_TARGET_PID, (uint64_t)parent,
+						 IPC_KEY_PRIORITY, -5);
+		r.set_own_above = ipc_client_set(&c, IPC_TARGET_QUEUE, r.qid, IPC_KEY_PRIORITY, 50);
+		r.set_own_lower = ipc_client_set(&c, IPC_TARGET_QUEUE, r.qid, IPC_KEY_PRIORITY, 1);
+		r.policy_set = ipc_client_policy_set(&c, "edf");
+		r.list_rc = ipc_client_list(&c, &recs, &n);
+		r.list_n = (int)n;
+		for (i = 0; r.list_rc == 0 && i < n; i++)
+			r.list_foreign += recs[i].uid != uid;
+		free(recs);
+		ipc_client_close(&c);
+	}
+	if (write(wfd, &r, sizeof(r)) != sizeof(r) || !read_byte(rfd, 60000))
+		_exit(14);
+	_exit(0);
+}
+
+static bool read_report(int fd, struct sec_report *r)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, WAIT_MS) == 1 && read(fd, r, sizeof(*r)) == sizeof(*r);
+}
+
+/*
+ * A client of another uid (a user created for the test) against the
+ * per-uid ceiling, other users' queues, the policy and the control socket.
+ */
+static void daemon_security_uid(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec root_rec, rec;
+	struct sec_report r;
+	struct passwd *pw;
+	struct group *gr;
+	struct stat sst;
+	char user[32], conf[256], policy[IPC_POLICY_LEN];
+	int up[2], down[2], st;
+	uid_t uid;
+	gid_t gid;
+	pid_t child;
+
+	it_guard(60);
+	if (geteuid() != 0)
+		skip();
+	if (access("/usr/sbin/useradd", X_OK) < 0 || access(IT_USERDEL, X_OK) < 0 ||
+	    access("/usr/sbin/groupadd", X_OK) < 0 || access(IT_GROUPDEL, X_OK) < 0)
+		skip();
+	snprintf(user, sizeof(user), "xstest1-%d", (int)getpid());
+	{
+		char *argv[] = { (char *)"useradd", (char *)"-M", (char *)"-N", (char *)"-s",
+				 (char *)"/usr/sbin/nologin", user, NULL };
+
+		assert_int_equal(it_run_cmd("/usr/sbin/useradd", argv), 0);
+		snprintf(e->user, sizeof(e->user), "%s", user);
+	}
+	if (!getgrnam("xsched")) {
+		char *argv[] = { (char *)"groupadd", (char *)"xsched", NULL };
+
+		assert_int_equal(it_run_cmd("/usr/sbin/groupadd", argv), 0);
+		snprintf(e->group, sizeof(e->group), "xsched");
+	}
+	gr = getgrnam("xsched");
+	assert_non_null(gr);
+	pw = getpwnam(user);
+	assert_non_null(pw);
+	uid = pw->pw_uid;
+	gid = pw->pw_gid;
+	assert_true(uid != 0);
+	snprintf(conf, sizeof(conf), "[limits]\npriority_ceiling = 0\nuid.%u.priority_ceiling = %d\n",
+		 (unsigned)uid, SEC_CEILING);
+	it_config(e, conf);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	/* The control socket is for root and group xsched only. */
+	assert_int_equal(stat(e->ctl, &sst), 0);
+	assert_int_equal(sst.st_mode & 0777, 0660);
+	assert_int_equal(sst.st_gid, gr->gr_gid);
+
+	it_queue(e, 20);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &root_rec) == 1 &&
+				  root_rec.hint[IPC_KEY_PRIORITY] == 20, WAIT_MS));
+	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
+	child = it_fork(e);
+	if (child == 0)
+		sec_child(e, uid, gid, root_rec.queue_id, getppid(), up[1], down[0]);
+	close(up[1]);
+	close(down[0]);
+
+	/* Phase 1: connecting and registering. */
+	if (!read_report(up[0], &r))
+		fail_msg("the unprivileged child did not report (see its exit status)");
+	assert_int_equal(r.ctl_connect, -EACCES);      /* control socket: refused */
+	assert_int_equal(r.reg, 0);
+	assert_int_equal(r.reg_prio, SEC_CEILING);     /* asked 50: clamped */
+	assert_true(it_queue_rec(e, r.qid, &rec));
+	assert_int_equal(rec.uid, uid);
+	assert_int_equal(rec.hint[IPC_KEY_PRIORITY], SEC_CEILING);
+	assert_true(write_byte(down[1]));
+
+	/* Phase 2: changing things. */
+	if (!read_report(up[0], &r))
+		fail_msg("the unprivileged child did not report phase 2");
+	assert_int_equal(r.hint_above, -EPERM);        /* own hint above the ceiling */
+	assert_int_equal(r.hint_above1, -EPERM);
+	assert_int_equal(r.hint_ceiling, 0);           /* up to the ceiling is fine */
+	assert_int_equal(r.hint_lower, 0);             /* lowering is fine */
+	assert_int_equal(r.open_rc, 0);                /* falls back to the client socket */
+	assert_false(r.open_control);
+	assert_int_equal(r.set_other_q, -EPERM);       /* root's queue, by id */
+	assert_int_equal(r.set_other_pid, -EPERM);     /* root's process, by pid */
+	assert_int_equal(r.set_own_above, -EPERM);     /* own queue above the ceiling */
+	assert_int_equal(r.set_own_lower, 0);          /* own queue lowered */
+	assert_int_equal(r.policy_set, -EPERM);        /* the policy */
+	assert_int_equal(r.list_rc, 0);
+	assert_int_equal(r.list_n, 1);                 /* sees only its own queue */
+	assert_int_equal(r.list_foreign, 0);
+
+	assert_true(it_queue_rec(e, r.qid, &rec));
+	assert_int_equal(rec.hint[IPC_KEY_PRIORITY], 1);
+	assert_true(it_queue_rec(e, root_rec.queue_id, &rec));
+	assert_int_equal(rec.hint[IPC_KEY_PRIORITY], 20);
+	assert_int_equal(ipc_client_policy_get(&e->c, policy, sizeof(policy)), 0);
+	assert_string_equal(policy, "hpf");
+
+	assert_true(write_byte(down[1]));
+	assert_int_equal(it_reap(e, child, WAIT_MS, &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(up[0]);
+	close(down[1]);
+	case_done(e);
+}
+
+/* --- 6. Policy switch and reload ------------------------------------------- */
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct ipc_queue_rec *x = a, *y = b;
+
+	return x->queue_id < y->queue_id ? -1 : x->queue_id > y->queue_id;
+}
+
+/* Every queue, sorted by id; *@n of them. */
+static struct ipc_queue_rec *all_queues(struct it_env *e, size_t *n)
+{
+	struct ipc_queue_rec *r = NULL;
+
+	assert_int_equal(ipc_client_list(&e->c, &r, n), 0);
+	qsort(r, *n, sizeof(*r), rec_cmp);
+	return r;
+}
+
+static void assert_same_hints(struct it_env *e, const struct ipc_queue_rec *want, size_t n)
+{
+	struct ipc_queue_rec *now;
+	size_t m, i;
+
+	now = all_queues(e, &m);
+	assert_int_equal(m, n);
+	for (i = 0; i < n; i++) {
+		assert_true(now[i].queue_id == want[i].queue_id);
+		if (!hints_equal(&now[i], &want[i]))
+			fail_msg("queue %llu: hints changed", (unsigned long long)want[i].queue_id);
+	}
+	free(now);
+}
+
+static void assert_policy(struct it_env *e, const char *name)
+{
+	char got[IPC_POLICY_LEN];
+	struct ipc_status_reply st;
+
+	assert_int_equal(ipc_client_policy_get(&e->c, got, sizeof(got)), 0);
+	assert_string_equal(got, name);
+	st = it_status(e);
+	assert_string_equal(st.policy, name);
+}
+
+/* Both queues of ours are listed with every hint they were created with. */
+static bool switch_hints_arrived(struct it_env *e)
+{
+	struct ipc_queue_rec *r;
+	size_t n, i;
+	int good = 0;
+
+	r = all_queues(e, &n);
+	for (i = 0; i < n; i++) {
+		if (r[i].pid != getpid())
+			continue;
+		good += r[i].hint[IPC_KEY_PRIORITY] == 7 && r[i].hint[IPC_KEY_SHARE] == 30 &&
+			r[i].hint[IPC_KEY_DEADLINE_US] == 5000 &&
+			r[i].hint[IPC_KEY_LAXITY_US] == 300;
+		good += r[i].hint[IPC_KEY_PRIORITY] == -3 && r[i].hint[IPC_KEY_SHARE] == 70;
+	}
+	free(r);
+	return good == 2;
+}
+
+/*
+ * Hot switches bandwidth -> edf -> hpf keep every queue and hint (this
+ * process's, given at creation, and an xs_load's, from XSCHED_PRIORITY
+ * and XSCHED_SHARE); an unknown policy is refused and changes nothing.
+ */
+static void daemon_policy_switch_keeps_hints(void **state)
+{
+	struct it_env *e = *state;
+	const char *const vars[] = { "XSCHED_PRIORITY=2", "XSCHED_SHARE=10", NULL };
+	static const char *const order[] = { "edf", "hpf", "bandwidth", "hpf" };
+	struct ipc_queue_rec *snap, lr;
+	xs_queue *q1, *q2;
+	uint64_t done0;
+	size_t n, i;
+	pid_t l;
+
+	it_guard(60);
+	it_config(e, "[policy]\nname = bandwidth\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_policy(e, "bandwidth");
+	q1 = it_queue_hints(e, 7, 30, 5000, 300);
+	q2 = it_queue_hints(e, -3, 70, 0, 0);
+	l = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "500", "--tasks", "1000000",
+				     "--period-us", "3000", "--wait-connected-ms", "10000"));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, l, &lr) == 1 && lr.hint[IPC_KEY_PRIORITY] == 2 &&
+				  lr.hint[IPC_KEY_SHARE] == 10, WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, 0, NULL) == 3, WAIT_MS));
+	/* Wait for every hint of ours to arrive, then take the reference. */
+	if (!IT_WAIT_UNTIL(switch_hints_arrived(e), WAIT_MS)) {
+		snap = all_queues(e, &n);
+		for (i = 0; i < n; i++)
+			print_message("queue %llu pid %d: priority %lld share %lld deadline %lld "
+				      "laxity %lld\n", (unsigned long long)snap[i].queue_id,
+				      snap[i].pid, (long long)snap[i].hint[1],
+				      (long long)snap[i].hint[2], (long long)snap[i].hint[3],
+				      (long long)snap[i].hint[4]);
+		fail_msg("the hints of our queues did not all reach the daemon");
+	}
+	snap = all_queues(e, &n);
+	assert_int_equal(n, 3);
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		assert_int_equal(ipc_client_policy_set(&e->c, order[i]), 0);
+		assert_policy(e, order[i]);
+		assert_same_hints(e, snap, n);
+	}
+	assert_true(ipc_client_policy_set(&e->c, "no-such-policy") < 0);
+	assert_policy(e, "hpf");
+	assert_true(ipc_client_policy_set(&e->c, "/nonexistent/policy.so") < 0);
+	assert_policy(e, "hpf");
+	assert_same_hints(e, snap, n);
+	free(snap);
+
+	/* Work goes on after the switches. */
+	assert_int_equal(xs_wait(q2, it_submit(q2, 3, 1000)), 0);
+	assert_int_equal(xs_wait(q1, it_submit(q1, 3, 1000)), 0);
+	assert_int_equal(it_queues(e, l, &lr), 1);
+	done0 = lr.completed;
+	assert_true(IT_WAIT_UNTIL(it_queues(e, l, &lr) == 1 && lr.completed > done0 + 5, WAIT_MS));
+	it_kill(e, l);
+	case_done(e);
+}
+
+/*
+ * SIGHUP re-reads the configuration file: a new policy applies and the
+ * notify protocol says RELOADING=1 (with MONOTONIC_USEC) then READY=1. A
+ * broken file or an unknown policy keeps the running one.
+ */
+static void daemon_sighup_reload(void **state)
+{
+	struct it_env *e = *state;
+	char msg[512];
+	struct ipc_queue_rec r;
+
+	it_guard(60);
+	it_config(e, "[policy]\nname = hpf\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_policy(e, "hpf");
+	it_queue(e, 4);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 &&
+				  r.hint[IPC_KEY_PRIORITY] == 4, WAIT_MS));
+
+	it_config(e, "[policy]\nname = edf\n");
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, msg, sizeof(msg)), 0);
+	assert_non_null(strstr(msg, "MONOTONIC_USEC="));
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_policy(e, "edf");
+	assert_int_equal(it_queues(e, getpid(), &r), 1);
+	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 4);
+
+	it_config(e, "[policy]\nname = hpf\nno_such_key = 1\n");
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_policy(e, "edf");
+
+	it_config(e, "[policy]\nname = no-such-policy\n");
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_policy(e, "edf");
+	assert_int_equal(it_queues(e, getpid(), &r), 1);
+	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 4);
+	case_done(e);
+}
+
+/* --- 7. Malformed input and limits ----------------------------------------- */
+
+/* Open descriptors of process @pid. */
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	assert_non_null(dir);
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* An answer that refuses: an error reply or a closed connection. */
+static void assert_refused(int answer, const char *what)
+{
+	if (answer == -ETIMEDOUT)
+		fail_msg("%s: no answer", what);
+	if (answer >= 0 && answer != 1)
+		fail_msg("%s: accepted", what);
+}
+
+static int raw_connect(struct it_env *e)
+{
+	int fd = ipc_connect(e->sock);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static int raw_ctl(struct it_env *e)
+{
+	struct ipc_hello h = { .role = IPC_ROLE_CTL };
+	int fd = raw_connect(e);
+
+	assert_true(it_raw_send(fd, IPC_HELLO, 1, &h, sizeof(h)) > 0);
+	assert_int_equal(it_raw_answer(fd, WAIT_MS, NULL), 0);
+	return fd;
+}
+
+static int raw_agent(struct it_env *e)
+{
+	int fd = raw_connect(e);
+
+	assert_true(it_raw_hello_agent(fd, NULL) > 0);
+	return fd;
+}
+
+/* A connection that got an error reply still works. */
+static void assert_alive(int fd, int answer)
+{
+	if (answer != 1) {
+		assert_true(it_raw_send(fd, IPC_STATUS, 77, NULL, 0) > 0);
+		assert_int_equal(it_raw_answer(fd, WAIT_MS, NULL), 0);
+	}
+}
+
+/* Sends a packet of @type with @body, built with header fields overridden. */
+static int raw_packet(int fd, uint16_t version, uint16_t type, uint32_t len_field,
+		      const void *body, size_t len)
+{
+	union it_buf buf;
+	struct ipc_hdr h = { .magic = IPC_MAGIC, .version = version, .type = type,
+			     .len = len_field, .seq = 5 };
+
+	memcpy(buf.b, &h, sizeof(h));
+	if (len)
+		memcpy(buf.b + sizeof(h), body, len);
+	return it_raw_bytes(fd, buf.b, sizeof(h) + len);
+}
+
+#define FULL_LEN(body) ((uint32_t)(sizeof(struct ipc_hdr) + sizeof(body)))
+
+/*
+ * Garbage, truncated headers, a wrong version, a lying or huge length, a
+ * wrong type, requests out of order, out-of-range fields, descriptors
+ * attached, a client that never reads: each gets an error reply or its
+ * own connection closed, the daemon leaks no descriptor, keeps answering,
+ * and a registered client keeps working.
+ */
+static void daemon_malformed_input(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_hello hello = { .role = IPC_ROLE_CTL };
+	struct ipc_queue_rec other_rec;
+	struct ipc_status_reply st;
+	union it_buf big;
+	uint64_t done0;
+	int fds0, fd, a, i;
+	pid_t other;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	other = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "500", "--tasks", "1000000",
+					 "--period-us", "3000", "--wait-connected-ms", "10000"));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1, WAIT_MS));
+	done0 = other_rec.completed;
+	fds0 = count_fds(e->daemon);
+
+	/* Garbage that does not even frame. */
+	fd = raw_connect(e);
+	memset(big.b, 0xa5, 64);
+	assert_true(it_raw_bytes(fd, big.b, 64) > 0);
+	assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "garbage");
+	close(fd);
+
+	/* Half a header, then 3 bytes. */
+	fd = raw_connect(e);
+	{
+		struct ipc_hdr h = { .magic = IPC_MAGIC, .version = IPC_VERSION,
+				     .type = IPC_HELLO, .len = 8 };
+
+		assert_true(it_raw_bytes(fd, &h, 8) > 0);
+		a = it_raw_answer(fd, WAIT_MS, NULL);
+		assert_refused(a, "truncated header");
+		if (a != 1) {
+			assert_true(it_raw_bytes(fd, "abc", 3) > 0);
+			assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "3 bytes");
+		}
+	}
+	close(fd);
+
+	/* An empty packet. */
+	fd = raw_connect(e);
+	assert_true(it_raw_bytes(fd, "", 0) >= 0);
+	assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "empty packet");
+	close(fd);
+
+	/* Wrong version. */
+	fd = raw_connect(e);
+	assert_true(raw_packet(fd, IPC_VERSION + 7, IPC_HELLO, FULL_LEN(hello), &hello,
+			       sizeof(hello)) > 0);
+	a = it_raw_answer(fd, WAIT_MS, NULL);
+	assert_refused(a, "wrong version");
+	close(fd);
+
+	/* A length field that lies (huge, and short), and a huge packet. */
+	fd = raw_connect(e);
+	assert_true(raw_packet(fd, IPC_VERSION, IPC_HELLO, 0xfffffff0u, &hello,
+			       sizeof(hello)) > 0);
+	assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "huge length field");
+	close(fd);
+	fd = raw_connect(e);
+	assert_true(raw_packet(fd, IPC_VERSION, IPC_HELLO, 20, &hello, sizeof(hello)) > 0);
+	assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "short length field");
+	close(fd);
+	fd = raw_connect(e);
+	{
+		static char huge[64 * 1024];
+		struct ipc_hdr h = { .magic = IPC_MAGIC, .version = IPC_VERSION,
+				     .type = IPC_HELLO, .len = sizeof(huge) };
+
+		memcpy(huge, &h, sizeof(h));
+		assert_true(it_raw_bytes(fd, huge, sizeof(huge)) > 0);
+		assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "64 KiB packet");
+	}
+	close(fd);
+
+	/* Wrong types: unknown, and one only the daemon sends. */
+	fd = raw_connect(e);
+	assert_true(raw_packet(fd, IPC_VERSION, 99, FULL_LEN(hello), &hello, sizeof(hello)) > 0);
+	assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "unknown type");
+	close(fd);
+	fd = raw_connect(e);
+	{
+		struct ipc_reply r = { 0 };
+
+		assert_true(raw_packet(fd, IPC_VERSION, IPC_REPLY, FULL_LEN(r), &r, sizeof(r)) > 0);
+		assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "daemon-only type");
+	}
+	close(fd);
+
+	/* Before HELLO; a bad HELLO; a second HELLO. */
+	fd = raw_connect(e);
+	assert_true(it_raw_send(fd, IPC_STATUS, 3, NULL, 0) > 0);
+	assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "request before hello");
+	close(fd);
+	fd = raw_connect(e);
+	{
+		struct ipc_hello h = { .role = 7 };
+
+		assert_true(it_raw_send(fd, IPC_HELLO, 1, &h, sizeof(h)) > 0);
+		assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "hello with role 7");
+	}
+	close(fd);
+	fd = raw_connect(e);
+	{
+		struct ipc_hello h = { .role = IPC_ROLE_CTL };
+
+		memset(h.comm, 'x', sizeof(h.comm));            /* no NUL */
+		assert_true(it_raw_send(fd, IPC_HELLO, 1, &h, sizeof(h)) > 0);
+		assert_refused(it_raw_answer(fd, WAIT_MS, NULL), "hello without NUL");
+	}
+	close(fd);
+	fd = raw_ctl(e);
+	assert_true(it_raw_send(fd, IPC_HELLO, 2, &hello, sizeof(hello)) > 0);
+	a = it_raw_answer(fd, WAIT_MS, NULL);
+	assert_refused(a, "second hello");
+	assert_alive(fd, a);
+	close(fd);
+
+	/* Valid headers, fields out of range, from an agent. */
+	fd = raw_agent(e);
+	{
+		struct ipc_register r = it_reg_body(e->dev, 0, 1);
+		struct ipc_set_hint h = { .slot = 0, .key = IPC_KEY_PRIORITY, .value = 1000 };
+		struct ipc_ctl_set c = { .target = 9, .key = IPC_KEY_PRIORITY, .id = 1 };
+		struct ipc_unregister u = { .slot = 0, .pad = 3 };
+		struct ipc_list l = { .flags = 1 };
+
+		r.level = 9;
+		assert_true(it_raw_send(fd, IPC_REGISTER, 10, &r, sizeof(r)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "register level 9");
+		assert_alive(fd, a);
+		r = it_reg_body(e->dev, 100000, 1);
+		assert_true(it_raw_send(fd, IPC_REGISTER, 11, &r, sizeof(r)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "register slot 100000");
+		assert_alive(fd, a);
+		r = it_reg_body(e->dev, 0, 1);
+		r.batch = r.threshold + 1;
+		assert_true(it_raw_send(fd, IPC_REGISTER, 12, &r, sizeof(r)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "register batch > threshold");
+		assert_alive(fd, a);
+		r = it_reg_body(e->dev, 0, 1);
+		memset(r.device, 'd', sizeof(r.device));
+		assert_true(it_raw_send(fd, IPC_REGISTER, 13, &r, sizeof(r)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "register device no NUL");
+		assert_alive(fd, a);
+		assert_true(it_raw_send(fd, IPC_SET_HINT, 14, &h, sizeof(h)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "priority 1000");
+		assert_alive(fd, a);
+		h.value = 1;
+		h.slot = 0;
+		assert_true(it_raw_send(fd, IPC_SET_HINT, 15, &h, sizeof(h)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "hint of no queue");
+		assert_alive(fd, a);
+		h.slot = 0xffffffffu;
+		assert_true(it_raw_send(fd, IPC_SET_HINT, 16, &h, sizeof(h)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "hint of slot 2^32-1");
+		assert_alive(fd, a);
+		assert_true(it_raw_send(fd, IPC_CTL_SET, 17, &c, sizeof(c)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "ctl set target 9");
+		assert_alive(fd, a);
+		assert_true(it_raw_send(fd, IPC_UNREGISTER, 18, &u, sizeof(u)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "unregister pad");
+		assert_alive(fd, a);
+		u.pad = 0;
+		u.slot = 60000;
+		assert_true(it_raw_send(fd, IPC_UNREGISTER, 19, &u, sizeof(u)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "unregister slot 60000");
+		assert_alive(fd, a);
+		assert_true(it_raw_send(fd, IPC_LIST, 20, &l, sizeof(l)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "list flags");
+		assert_alive(fd, a);
+		/* Body one byte short of the type's size. */
+		r = it_reg_body(e->dev, 0, 1);
+		assert_true(raw_packet(fd, IPC_VERSION, IPC_REGISTER, FULL_LEN(r) - 1, &r,
+				       sizeof(r) - 1) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "register body short");
+		assert_alive(fd, a);
+	}
+	close(fd);
+
+	/* A control client registering; descriptors attached to a request. */
+	fd = raw_ctl(e);
+	{
+		struct ipc_register r = it_reg_body(e->dev, 0, 1);
+		union it_buf b;
+		int pass[3], n;
+
+		assert_true(it_raw_send(fd, IPC_REGISTER, 30, &r, sizeof(r)) > 0);
+		assert_refused(a = it_raw_answer(fd, WAIT_MS, NULL), "register by a control client");
+		assert_alive(fd, a);
+		for (i = 0; i < 3; i++)
+			pass[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		n = ipc_build(b.b, sizeof(b.b), IPC_STATUS, 31, NULL, 0);
+		assert_true(ipc_send(fd, b.b, (size_t)n, pass, 3) > 0);
+		for (i = 0; i < 3; i++)
+			close(pass[i]);
+		a = it_raw_answer(fd, WAIT_MS, NULL);
+		assert_true(a == 0 || a == 1 || (a < 0 && a != -ETIMEDOUT));
+	}
+	close(fd);
+
+	/* A stream of bad packets: the client is dropped, others are not. */
+	fd = raw_agent(e);
+	for (i = 0; i < 40; i++) {
+		struct ipc_set_hint h = { .slot = 0, .key = 77, .value = 1 };
+
+		if (it_raw_send(fd, IPC_SET_HINT, (uint32_t)i, &h, sizeof(h)) < 0)
+			break;
+	}
+	for (a = 0; a != 1;) {
+		a = it_raw_answer(fd, WAIT_MS, NULL);
+		if (a == -ETIMEDOUT)
+			fail_msg("a client sending only bad packets is never dropped");
+	}
+	close(fd);
+
+	/* A client that sends requests and never reads: the daemon never blocks. */
+	fd = raw_ctl(e);
+	{
+		int fl = fcntl(fd, F_GETFL);
+
+		assert_int_equal(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
+		for (i = 0; i < 20000; i++) {
+			struct ipc_list l = { 0 };
+
+			if (it_raw_send(fd, IPC_LIST, (uint32_t)i, &l, sizeof(l)) < 0)
+				break;
+			if (i % 1000 == 0)
+				it_status(e);           /* the daemon keeps answering */
+		}
+	}
+	st = it_status(e);
+	close(fd);
+
+	/* Everything refused is gone, nothing leaked, the other client works. */
+	if (!IT_WAIT_UNTIL((st = it_status(e), st.clients == 2 && st.queues == 1) &&
+			   count_fds(e->daemon) == fds0, WAIT_MS))
+		fail_msg("daemon: %u clients, %u queues, %d fds (expected 2, 1, %d)",
+			 st.clients, st.queues, count_fds(e->daemon), fds0);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1 &&
+				  other_rec.completed > done0 + 10, WAIT_MS));
+	it_kill(e, other);
+	case_done(e);
+}
+
+/*
+ * max_clients = 2: this process's control connection and its agent fill
+ * it; a third connection is closed, and the slot comes back once one
+ * leaves. max_queues_per_client = 2: a third queue of this process is not
+ * registered and runs unscheduled while the daemon suspends a registered
+ * one.
+ */
+static void daemon_limits(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_status_reply st;
+	struct ipc_client extra;
+	xs_queue *q1, *q2, *q3;
+	uint64_t s2, s3;
+	int fd;
+
+	it_guard(60);
+	it_config(e, "[daemon]\nmax_clients = 2\nmax_queues_per_client = 2\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q1 = it_queue(e, 10);
+	q2 = it_queue(e, 0);
+	q3 = it_queue(e, 0);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
+				  WAIT_MS));
+	st = it_status(e);
+	assert_int_equal(st.clients, 2);
+	assert_int_equal(st.queues, 2);
+
+	/* A third client: connected by the kernel, closed by the daemon. */
+	fd = raw_connect(e);
+	{
+		struct ipc_hello h = { .role = IPC_ROLE_CTL };
+
+		it_raw_send(fd, IPC_HELLO, 1, &h, sizeof(h));
+		assert_int_equal(it_raw_answer(fd, WAIT_MS, NULL), 1);
+	}
+	close(fd);
+	assert_true(ipc_client_open(&extra, e->ctl, e->sock) < 0);
+	st = it_status(e);
+	assert_int_equal(st.clients, 2);
+
+	/* The extra queue runs while a registered one is suspended. */
+	it_submit(q1, 40, 10000);
+	assert_true(IT_WAIT_UNTIL(it_suspended(q2), WAIT_MS));
+	s2 = it_submit(q2, 1, 1000);
+	s3 = it_submit(q3, 1, 1000);
+	assert_int_equal(xs_wait(q3, s3), 0);
+	assert_false(it_suspended(q3));
+	assert_true(it_suspended(q2));
+	assert_int_equal(xs_query(q2, s2), -EBUSY);
+	assert_true(xs_query(q1, it_qstats(q1).submitted) == -EBUSY);
+
+	/* A freed client slot can be taken again. */
+	it_ctl_close(e);
+	assert_true(IT_WAIT_UNTIL(ipc_client_open(&e->c, e->ctl, e->sock) == 0, WAIT_MS));
+	st = it_status(e);
+	assert_int_equal(st.clients, 2);
+	assert_int_equal(xs_wait(q2, s2), 0);
+	case_done(e);
+}
+
+/* --- 8. SIGTERM ------------------------------------------------------------ */
+
+/*
+ * SIGTERM: STOPPING=1, every queue resumed (ours was suspended), the
+ * sockets removed, exit status 0 (which, in the sanitizer builds, also
+ * means no leak report).
+ */
+static void daemon_sigterm_resumes(void **state)
+{
+	struct it_env *e = *state;
+	uint64_t seq;
+	xs_queue *q;
+	int st;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = suspended_queue(e, &seq);
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGTERM);
+	st = it_daemon_reap(e, WAIT_MS);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("xschedd ended with status 0x%x on SIGTERM", st);
+	assert_int_equal(it_notify_wait(e, "STOPPING=1", WAIT_MS, NULL, 0), 0);
+	if (!IT_WAIT_UNTIL(!it_suspended(q), 2000))
+		fail_msg("our queue stayed suspended after xschedd stopped");
+	assert_int_equal(xs_wait(q, seq), 0);
+	assert_int_equal(access(e->sock, F_OK), -1);
+	assert_int_equal(access(e->ctl, F_OK), -1);
+	case_done(e);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(daemon_hpf_two_processes, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_bandwidth_75_25, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_edf_meets_deadlines, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_client_killed_cleanup, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_killed_resumes_queues, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_absent_fail_open, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_restart_reregisters, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_restart_keeps_ctl_hints, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_hint_during_registration, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_disable_passthrough, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_fork_client, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_security_uid, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_policy_switch_keeps_hints, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_malformed_input, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_limits, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
