@@ -85,7 +85,7 @@ struct it_env {
 	bool ok;                        /* the case reached its end */
 };
 
-/* The environment the SIGALRM handler cleans up. */
+/* The environment the alarm and termination handler cleans up. */
 static struct it_env *it_cur;
 
 static inline void it_nap_ms(unsigned ms)
@@ -185,10 +185,11 @@ static inline void it_remove_files(struct it_env *e)
 
 static void it_on_alarm(int sig)
 {
-	static const char msg[] = "test_daemon: the case timed out (alarm guard)\n";
+	static const char timeout[] = "test_daemon: the case timed out (alarm guard)\n";
+	static const char killed[] = "test_daemon: terminated by a signal, cleaning up\n";
+	const char *msg = sig == SIGALRM ? timeout : killed;
 
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
+	if (write(2, msg, strlen(msg)) < 0)
 		(void)errno;
 	if (it_cur) {
 		it_kill_all(it_cur);
@@ -216,6 +217,11 @@ static inline int it_slot(struct it_env *e)
 
 static inline void it_child_init(pid_t parent)
 {
+	/* The parent's cleanup handler is not ours to run. */
+	it_cur = NULL;
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
 	/* Dies with the test; a parent already gone means we are orphans. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -882,7 +888,10 @@ static int it_setup(void **state)
 	it_cur = e;
 	if (getpriority(PRIO_PROCESS, 0) > IT_NICE)
 		setpriority(PRIO_PROCESS, 0, IT_NICE);        /* best effort */
+	/* A timeout, or ctest/timeout(1)/^C stopping us, still cleans up. */
 	signal(SIGALRM, it_on_alarm);
+	signal(SIGTERM, it_on_alarm);
+	signal(SIGINT, it_on_alarm);
 	it_guard(60);
 
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -4,7 +4,7 @@
  * on a private simulated device.
  *
  * Each case asserts behaviour, not speed: outcomes are compared across
- * orders of magnitude (a 2 ms task next to 100 ms commands, a 100 ms
+ * orders of magnitude (a 1 ms task next to 100 ms commands, a 100 ms
  * cleanup budget for what takes microseconds), so they hold on a loaded
  * two-core machine and under sanitizers. Polling (IT_WAIT_UNTIL) is used
  * only to observe another process's state, with timeouts far above the
@@ -20,6 +20,7 @@
 #include "agent/agent.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -621,6 +622,8 @@ static void daemon_restart_keeps_ctl_hints(void **state)
 	case_done(e);
 }
 
+/* --- Hints set while a queue registers ------------------------------------ */
+
 /* Every queue of ours shows at the daemon the priority it has here. */
 static int hints_missing(struct it_env *e, bool print)
 {
@@ -709,6 +712,73 @@ static void daemon_hint_during_registration(void **state)
 	if (missing)
 		fail_msg("%d of %d hints set while their queue registered never reached the "
 			 "daemon", missing, N);
+	case_done(e);
+}
+
+/* --- 4g. Fail-open when the daemon hangs ------------------------------- */
+
+struct create_arg {
+	const char *dev;
+	xs_hwq *hwq;
+	xs_queue *q;
+	_Atomic bool done;
+};
+
+static void *create_queue_thread(void *p)
+{
+	struct create_arg *a = p;
+
+	if (xs_sim_hwq_create(a->dev, &a->hwq) == 0 && xs_queue_create(a->hwq, NULL, &a->q) < 0)
+		a->q = NULL;
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+/*
+ * Fail-open must not depend on the daemon dying: when it hangs (stopped,
+ * stuck) the application's calls must not hang with it. The agent thread
+ * sends on its blocking socket while holding the agent lock, so once the
+ * daemon stops reading and the socket buffer is full (a few hundred
+ * messages: here, hint changes) it blocks in sendmsg() with the lock held,
+ * and xs_queue_create() (xs_agent_register() takes the lock) blocks in
+ * the application until the daemon reads again.
+ */
+static void daemon_hung_does_not_block_api(void **state)
+{
+	struct it_env *e = *state;
+	struct create_arg a = { .dev = e->dev };
+	struct ipc_queue_rec r;
+	bool returned;
+	pthread_t t;
+	xs_queue *q;
+	int i;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = it_queue_hints(e, 3, 40, 2000, 300);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 &&
+				  r.hint[IPC_KEY_PRIORITY] == 3, WAIT_MS));
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGSTOP);
+	/* Each change makes the agent send the queue's hints; nobody reads. */
+	for (i = 0; i < 3000; i++) {
+		assert_int_equal(xs_queue_set_hint(q, XS_HINT_PRIORITY, i % 50), 0);
+		if (i % 10 == 9)
+			it_nap_ms(1);
+	}
+	assert_int_equal(pthread_create(&t, NULL, create_queue_thread, &a), 0);
+	returned = IT_WAIT_UNTIL(atomic_load(&a.done), 2000);
+	/* Let the daemon read again, so that a blocked call completes. */
+	it_daemon_signal(e, SIGCONT);
+	if (!IT_WAIT_UNTIL(atomic_load(&a.done), WAIT_MS))
+		fail_msg("xs_queue_create() still blocked after the daemon resumed");
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_non_null(a.q);
+	xs_queue_destroy(a.q, XS_DESTROY_DISCARD);
+	xs_hwq_destroy(a.hwq);
+	if (!returned)
+		fail_msg("xs_queue_create() blocked while the daemon was stopped");
 	case_done(e);
 }
 
@@ -1633,6 +1703,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_restart_reregisters, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_restart_keeps_ctl_hints, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_hint_during_registration, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_hung_does_not_block_api, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_disable_passthrough, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_fork_client, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_security_uid, it_setup, it_teardown),
