@@ -23,12 +23,13 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-static volatile sig_atomic_t stop;
+/* Atomic, not sig_atomic_t: the handler may run on the agent's thread. */
+static _Atomic bool stop;
 
 static void on_term(int sig)
 {
 	(void)sig;
-	stop = 1;
+	atomic_store(&stop, true);
 }
 
 struct opts {
@@ -102,7 +103,7 @@ static uint64_t flood(xs_queue *q, const struct opts *o, uint64_t end)
 {
 	uint64_t n = 0;
 
-	while (!stop && xs_now_ns() < end) {
+	while (!atomic_load(&stop) && xs_now_ns() < end) {
 		xs_queue_stats st;
 		xs_cmd *c;
 
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 		lat = calloc((size_t)o.tasks, sizeof(*lat));
 		if (!lat)
 			return 1;
-		for (i = 0; i < o.tasks && !stop && xs_now_ns() < end; i++) {
+		for (i = 0; i < o.tasks && !atomic_load(&stop) && xs_now_ns() < end; i++) {
 			uint64_t release = next, seq = 0;
 			int k;
 

@@ -37,6 +37,7 @@
 #define AGENT_BACKOFF_MIN_NS (50 * XS_NSEC_PER_MSEC)
 #define AGENT_BACKOFF_MAX_NS (2 * XS_NSEC_PER_SEC)
 #define AGENT_REPLY_TIMEOUT_MS 2000
+#define AGENT_SEND_TIMEOUT_MS 1000
 
 struct agent_queue {
 	struct xq *q;
@@ -64,6 +65,7 @@ static struct agent {
 	struct agent_queue *tab[AGENT_SLOTS];
 	uint32_t unreg[AGENT_SLOTS];    /* slots to unregister at the daemon */
 	uint32_t nunreg;
+	uint32_t nqueues;
 	enum xs_agent_mode mode;
 	bool started;
 	int wake_fd;
@@ -190,51 +192,107 @@ union agent_buf {
 	uint64_t align;
 };
 
+/*
+ * Sends one packet. The socket is non-blocking: a daemon that does not read
+ * for AGENT_SEND_TIMEOUT_MS is treated as gone (the caller disconnects and
+ * every queue runs), so a hung daemon cannot hang the application.
+ */
 static int agent_send(uint16_t type, const void *body, size_t len)
 {
 	union agent_buf buf;
-	int n = ipc_build(buf.b, sizeof(buf.b), type, ++ag.seq, body, len);
+	int n = ipc_build(buf.b, sizeof(buf.b), type, ++ag.seq, body, len), rc;
 
 	if (n < 0)
 		return n;
-	return ipc_send(ag.sock, buf.b, (size_t)n, NULL, 0) < 0 ? -EPIPE : 0;
+	for (;;) {
+		struct pollfd pfd = { .fd = ag.sock, .events = POLLOUT };
+
+		rc = ipc_send(ag.sock, buf.b, (size_t)n, NULL, 0);
+		if (rc != -EAGAIN)
+			return rc < 0 ? -EPIPE : 0;
+		if (poll(&pfd, 1, AGENT_SEND_TIMEOUT_MS) != 1)
+			return -ETIMEDOUT;
+	}
 }
 
-static void agent_send_hints(struct agent_queue *aq)
+/* Packets the agent thread sends, built under the agent lock, sent after. */
+struct agent_out {
+	uint16_t type;
+	uint16_t len;
+	union {
+		struct ipc_register reg;
+		struct ipc_unregister unreg;
+		struct ipc_set_hint hint;
+	} body;
+};
+
+struct agent_outq {
+	struct agent_out *p;
+	size_t n, cap;
+};
+
+static struct agent_out *agent_out_add(struct agent_outq *q, uint16_t type, size_t len)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 16;
+		struct agent_out *grown = realloc(q->p, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		q->p = grown;
+		q->cap = cap;
+	}
+	memset(&q->p[q->n], 0, sizeof(q->p[q->n]));
+	q->p[q->n].type = type;
+	q->p[q->n].len = (uint16_t)len;
+	return &q->p[q->n++];
+}
+
+static void agent_build_hints(struct agent_outq *out, struct agent_queue *aq)
 {
 	int64_t hint[XQ_HINTS];
 	uint32_t set = xq_hints(aq->q, hint), k;
 
 	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
-		struct ipc_set_hint h = { .slot = aq->index, .key = k, .value = hint[k] };
+		struct agent_out *o;
 
-		if ((set & (1u << k)) && ipc_hint_valid(k, hint[k]))
-			agent_send(IPC_SET_HINT, &h, sizeof(h));
+		if (!(set & (1u << k)) || !ipc_hint_valid(k, hint[k]))
+			continue;
+		o = agent_out_add(out, IPC_SET_HINT, sizeof(o->body.hint));
+		if (o)
+			o->body.hint = (struct ipc_set_hint){
+				.slot = aq->index, .key = k, .value = hint[k],
+			};
 	}
 }
 
-static void agent_send_register(struct agent_queue *aq)
+static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 {
-	struct ipc_register r = { .slot = aq->index };
+	struct agent_out *o = agent_out_add(out, IPC_REGISTER, sizeof(struct ipc_register));
+	struct ipc_register *r;
 	int64_t hint[XQ_HINTS];
 	xs_queue_info info;
 	uint32_t k;
 
-	xq_info(aq->q, &info);
-	r.hint_set = xq_hints(aq->q, hint) & 0x1eu;
-	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
-		r.hint[k] = hint[k];
-	r.level = (uint32_t)info.level;
-	r.level_max = (uint32_t)info.level_max;
-	r.threshold = info.threshold;
-	r.batch = info.batch;
-	r.budget_ns = info.budget_ns;
-	snprintf(r.device, sizeof(r.device), "%s",
-		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
-	snprintf(r.backend, sizeof(r.backend), "%s", info.backend);
-	if (agent_send(IPC_REGISTER, &r, sizeof(r)) == 0)
-		aq->reg_sent = true;
+	if (!o)
+		return;
+	r = &o->body.reg;
+	/* Cleared first: a hint set while we read them is sent again. */
 	atomic_store(&aq->hints_dirty, false);
+	xq_info(aq->q, &info);
+	r->slot = aq->index;
+	r->hint_set = xq_hints(aq->q, hint) & 0x1eu;
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
+		r->hint[k] = hint[k];
+	r->level = (uint32_t)info.level;
+	r->level_max = (uint32_t)info.level_max;
+	r->threshold = info.threshold;
+	r->batch = info.batch;
+	r->budget_ns = info.budget_ns;
+	snprintf(r->device, sizeof(r->device), "%s",
+		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
+	snprintf(r->backend, sizeof(r->backend), "%s", info.backend);
+	aq->reg_sent = true;
 }
 
 /* Fail-open: every queue runs, and the connection is gone. */
@@ -332,6 +390,7 @@ static int agent_connect(void)
 		goto fail_fds;
 	}
 	close(fds[0]);
+	fcntl(ag.sock, F_SETFL, fcntl(ag.sock, F_GETFL) | O_NONBLOCK);
 	ag.shm_size = r->shm_size;
 	ag.bell_out = fds[2];
 	/* Current status first, then publish the mapping to observers. */
@@ -361,19 +420,26 @@ fail:
 	return -EPROTO;
 }
 
-/* Sends what the table says the daemon does not know yet. Agent thread. */
+/*
+ * Sends what the table says the daemon does not know yet. Agent thread. The
+ * packets are built under the agent lock and sent without it, so that
+ * application threads registering queues never wait for the socket.
+ */
 static void agent_sync_daemon(void)
 {
 	struct ipc_shm *shm = atomic_load(&ag.shm);
-	uint32_t i;
+	struct agent_outq out = { 0 };
+	size_t i;
 
 	if (!shm)
 		return;
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < ag.nunreg; i++) {
-		struct ipc_unregister u = { .slot = ag.unreg[i] };
+		struct agent_out *o = agent_out_add(&out, IPC_UNREGISTER,
+						    sizeof(struct ipc_unregister));
 
-		agent_send(IPC_UNREGISTER, &u, sizeof(u));
+		if (o)
+			o->body.unreg.slot = ag.unreg[i];
 	}
 	ag.nunreg = 0;
 	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
@@ -382,11 +448,18 @@ static void agent_sync_daemon(void)
 		if (!aq)
 			continue;
 		if (!aq->reg_sent)
-			agent_send_register(aq);
+			agent_build_register(&out, aq);
 		else if (aq->registered && atomic_exchange(&aq->hints_dirty, false))
-			agent_send_hints(aq);
+			agent_build_hints(&out, aq);
 	}
 	pthread_mutex_unlock(&ag.lock);
+	for (i = 0; i < out.n; i++) {
+		if (agent_send(out.p[i].type, &out.p[i].body, out.p[i].len) < 0) {
+			agent_disconnect();
+			break;
+		}
+	}
+	free(out.p);
 }
 
 static void agent_apply_run(struct agent_queue *aq, bool run)
@@ -550,11 +623,22 @@ static int agent_local_init(void)
 
 /* --- the agent thread ----------------------------------------------------- */
 
+/* Whether the process has queues, or unregistrations still to send. */
+static bool agent_busy(void)
+{
+	bool busy;
+
+	pthread_mutex_lock(&ag.lock);
+	busy = ag.nqueues || ag.nunreg;
+	pthread_mutex_unlock(&ag.lock);
+	return busy;
+}
+
 static int agent_timeout_ms(void)
 {
 	uint64_t now = xs_now_ns(), at = 0;
 
-	if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0)
+	if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0 && agent_busy())
 		at = ag.next_try_ns;
 	else if (ag.mode == XS_AGENT_LOCAL && ag.pwake_ns)
 		at = ag.pwake_ns;
@@ -571,7 +655,14 @@ static void *agent_main(void *arg)
 		nfds_t n = 0;
 		uint64_t v;
 
-		if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0 && xs_now_ns() >= ag.next_try_ns) {
+		/* A process without queues holds no connection (nor daemon slot). */
+		if (ag.sock >= 0 && !agent_busy()) {
+			agent_disconnect();
+			ag.backoff_ns = 0;
+			ag.next_try_ns = 0;
+		}
+		if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0 && agent_busy() &&
+		    xs_now_ns() >= ag.next_try_ns) {
 			if (agent_connect() < 0) {
 				ag.next_try_ns = xs_now_ns() + ag.backoff_ns;
 				ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
@@ -610,6 +701,7 @@ static void agent_atfork_child(void)
 	/* The parent's connection and thread are not ours: start afresh. */
 	memset(ag.tab, 0, sizeof(ag.tab));
 	ag.nunreg = 0;
+	ag.nqueues = 0;
 	ag.started = false;
 	if (ag.wake_fd >= 0)
 		close(ag.wake_fd);
@@ -742,6 +834,7 @@ int xs_agent_register(struct xq *q)
 	aq->pq.client = (uint64_t)getpid();
 	aq->pq.device = agent_device_hash(xq_hwq(q)->device);
 	ag.tab[i] = aq;
+	ag.nqueues++;
 	/* A queue the local policy refuses runs unscheduled. */
 	aq->local = ag.mode == XS_AGENT_LOCAL &&
 		    (!ag.pops->queue_add || ag.pops->queue_add(ag.pstate, &aq->pq) == 0);
@@ -769,6 +862,7 @@ void xs_agent_unregister(struct xq *q)
 		if (ag.tab[i] && ag.tab[i]->q == q) {
 			aq = ag.tab[i];
 			ag.tab[i] = NULL;
+			ag.nqueues--;
 			break;
 		}
 	}

@@ -23,6 +23,7 @@ struct xsd_config {
 	char control_socket[108];
 	char control_group[64];
 	uint32_t max_clients;
+	uint32_t max_clients_per_uid;      /* for non-root users */
 	uint32_t max_queues_per_client;
 	uint32_t max_message_size;
 	char policy[128];

@@ -57,6 +57,7 @@ struct xsd_client {
 	gid_t gid;
 	bool privileged;                   /* root, or on the control socket */
 	bool hello;
+	uint64_t accepted_ns;
 	uint32_t role;
 	uint32_t bad_msgs;                 /* consecutive malformed packets */
 	bool dirty;                        /* a slot changed: on the dirty list */
@@ -102,7 +103,8 @@ struct xsd {
 	const char *config_path;
 	bool config_required;
 	int epfd;
-	struct xsd_watch listen_client, listen_control, sig, timer;
+	struct xsd_watch listen_client, listen_control, sig, timer, house;
+	uint32_t pending_hello;            /* connections that did not say HELLO */
 	struct xsd_client *clients;
 	struct xsd_client *zombies;        /* dropped during this epoll batch */
 	uint32_t nclients;

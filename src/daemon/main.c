@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);
 	d.sig.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d.sig.fn = on_signal;
-	d.listen_client.fd = d.listen_control.fd = d.timer.fd = -1;
+	d.listen_client.fd = d.listen_control.fd = d.timer.fd = d.house.fd = -1;
 	d.next_client_id = 1;
 	d.start_ns = xs_now_ns();
 	if (d.epfd < 0 || d.sig.fd < 0 || xsd_watch_add(&d, &d.sig, EPOLLIN) < 0) {

@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #define XSD_MAX_BAD_MSGS 8
+/* A connection must say HELLO within this time, or it is closed. */
+#define XSD_HELLO_TIMEOUT_NS (2 * XS_NSEC_PER_SEC)
 
 union xsd_buf {
 	char b[IPC_MSG_MAX + 1];
@@ -227,6 +229,8 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 			break;
 		}
 	}
+	if (!c->hello)
+		d->pending_hello--;
 	for (i = 0; c->queue && i < c->nslots; i++)
 		xsd_queue_free(d, c, i);
 	if (c->dirty) {
@@ -649,6 +653,7 @@ static int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg 
 		if (c->hello)
 			return xsd_reply(c, seq, -EALREADY);
 		c->hello = true;
+		d->pending_hello--;
 		c->role = h->role;
 		memcpy(c->comm, h->comm, sizeof(c->comm));
 		return h->role == IPC_ROLE_AGENT ? xsd_hello_agent(d, c, seq) :
@@ -755,6 +760,45 @@ static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	xsd_decide(d, recv_ns);
 }
 
+static uint32_t xsd_uid_clients(struct xsd *d, uid_t uid)
+{
+	struct xsd_client *c;
+	uint32_t n = 0;
+
+	for (c = d->clients; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
+/* Housekeeping ticks once a second while connections await their HELLO. */
+static void xsd_house_arm(struct xsd *d, bool on)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (on) {
+		its.it_value.tv_sec = 1;
+		its.it_interval.tv_sec = 1;
+	}
+	timerfd_settime(d->house.fd, 0, &its, NULL);
+}
+
+static void on_house(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	uint64_t now = xs_now_ns(), v;
+	struct xsd_client *c, *next;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	for (c = d->clients; c; c = next) {
+		next = c->next;
+		if (!c->hello && now - c->accepted_ns > XSD_HELLO_TIMEOUT_NS)
+			xsd_client_drop(d, c, "no HELLO in time");
+	}
+	if (!d->pending_hello)
+		xsd_house_arm(d, false);
+}
+
 static void xsd_accept(struct xsd *d, int lfd, bool control)
 {
 	for (;;) {
@@ -767,9 +811,10 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 				xsd_warn("accept: %s", strerror(errno));
 			return;
 		}
-		if (d->nclients >= d->cfg.max_clients || ipc_peer_cred(fd, &cred) < 0) {
+		if (d->nclients >= d->cfg.max_clients || ipc_peer_cred(fd, &cred) < 0 ||
+		    (cred.uid != 0 && xsd_uid_clients(d, cred.uid) >= d->cfg.max_clients_per_uid)) {
 			xsd_warn("refusing a connection: %s", d->nclients >= d->cfg.max_clients ?
-				 "client limit reached" : "no peer credentials");
+				 "client limit reached" : "per-user client limit reached");
 			close(fd);
 			continue;
 		}
@@ -783,6 +828,9 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 			continue;
 		}
 		c->id = d->next_client_id++;
+		c->accepted_ns = xs_now_ns();
+		if (d->pending_hello++ == 0)
+			xsd_house_arm(d, true);
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		c->gid = cred.gid;
@@ -864,6 +912,10 @@ int xsd_server_start(struct xsd *d)
 	d->timer.fn = on_timer;
 	if (d->timer.fd < 0 || xsd_watch_add(d, &d->timer, EPOLLIN) < 0)
 		return -errno;
+	d->house.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->house.fn = on_house;
+	if (d->house.fd < 0 || xsd_watch_add(d, &d->house, EPOLLIN) < 0)
+		return -errno;
 	xsd_mkdir_parent(d->cfg.socket);
 	xsd_mkdir_parent(d->cfg.control_socket);
 	fd = ipc_listen(d->cfg.socket, 0666, (gid_t)-1, 128);
@@ -897,4 +949,5 @@ void xsd_server_stop(struct xsd *d)
 	unlink(d->cfg.socket);
 	unlink(d->cfg.control_socket);
 	xsd_watch_del(d, &d->timer);
+	xsd_watch_del(d, &d->house);
 }
