@@ -739,7 +739,82 @@ static void sim_fork_child_attaches_afresh(void **state)
 	sim_dev_close(f.dev);
 }
 
+static void sim_wait_orders_across_queues(void **state)
+{
+	struct fixture f;
+	struct sim_hwq *a, *b;
+	struct sim_cmd k = kernel(300 * US), w = { .kind = SIM_CMD_WAIT };
+	struct sim_hwq_info ia, ib;
+	uint32_t hw[16];
+	uint64_t seq[16];
+	size_t n, i;
+
+	(void)state;
+	open_dev(&f, "wait", SIM_ARB_RR, 3, false);
+	gate_close(&f);
+	assert_int_equal(sim_hwq_create(f.dev, &a), 0);
+	assert_int_equal(sim_hwq_create(f.dev, &b), 0);
+	/* a: WAIT(b reaches 3), k; b: k k k. Round-robin alone would run a's
+	 * kernel second; the wait holds it back, without holding the engine. */
+	w.wait_hwq = sim_hwq_index(b);
+	w.wait_seq = 3;
+	assert_int_equal(sim_hwq_launch(a, &w, NULL), 0);
+	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(sim_hwq_launch(b, &k, NULL), 0);
+	assert_int_equal(sim_dev_trace_start(f.dev, 16), 0);
+	gate_open(&f);
+	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
+	assert_int_equal(sim_hwq_wait_all(b, 0), 0);
+	sim_hwq_info_get(a, &ia);
+	sim_hwq_info_get(b, &ib);
+	n = trace(&f, hw, seq, 16);
+	/* Started: a's WAIT (seq 1) may show anywhere, but a's kernel (seq 2)
+	 * only after b's third. */
+	{
+		size_t b3 = n, a2 = n;
+
+		for (i = 0; i < n; i++) {
+			if (hw[i] == ib.index && seq[i] == 3)
+				b3 = i;
+			if (hw[i] == ia.index && seq[i] == 2)
+				a2 = i;
+		}
+		assert_true(b3 < n && a2 < n);
+		assert_true(a2 > b3);
+	}
+	/* Bad waits are refused. */
+	w.wait_seq = 0;
+	assert_int_equal(sim_hwq_launch(a, &w, NULL), -EINVAL);
+	sim_hwq_destroy(a);
+	sim_hwq_destroy(b);
+	close_dev(&f);
+}
+
+static void sim_wait_on_gone_queue_proceeds(void **state)
+{
+	struct fixture f;
+	struct sim_hwq *a, *b;
+	struct sim_cmd w = { .kind = SIM_CMD_WAIT, .wait_seq = 100 };
+
+	(void)state;
+	open_dev(&f, "waitgone", SIM_ARB_RR, 3, false);
+	assert_int_equal(sim_hwq_create(f.dev, &a), 0);
+	assert_int_equal(sim_hwq_create(f.dev, &b), 0);
+	w.wait_hwq = sim_hwq_index(b);
+	assert_int_equal(sim_hwq_launch(a, &w, NULL), 0);
+	/* b will never reach 100: once it is destroyed, a is not stuck. */
+	sim_hwq_destroy(b);
+	alarm(30);
+	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
+	alarm(0);
+	sim_hwq_destroy(a);
+	close_dev(&f);
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(sim_wait_orders_across_queues),
+	cmocka_unit_test(sim_wait_on_gone_queue_proceeds),
 	cmocka_unit_test(sim_bad_names),
 	cmocka_unit_test(sim_bad_options),
 	cmocka_unit_test(sim_open_is_shared_per_process),

@@ -38,6 +38,8 @@ enum sim_cmd_kind {
 	SIM_CMD_MEMSET,      /* memset(dst, value, size), then spin */
 	SIM_CMD_EVENT,       /* *timestamp = device time; no duration */
 	SIM_CMD_HOLD,        /* spin until *hold != 0: holds the engine (tests) */
+	SIM_CMD_WAIT,        /* the queue waits (not holding the engine) until queue
+			      * wait_hwq of the same device finished wait_seq */
 };
 
 /* A command descriptor; copied by sim_hwq_launch(). */
@@ -53,6 +55,8 @@ struct sim_cmd {
 	int value;                   /* MEMSET */
 	uint64_t *timestamp;         /* EVENT */
 	const _Atomic uint32_t *hold;/* HOLD */
+	uint32_t wait_hwq;           /* WAIT: index of the queue (sim_hwq_index()) */
+	uint64_t wait_seq;           /* WAIT: its command to wait for */
 };
 
 struct sim_dev_opts {
@@ -127,6 +131,9 @@ int sim_hwq_create(struct sim_dev *dev, struct sim_hwq **out);
 void sim_hwq_destroy(struct sim_hwq *hwq);
 
 struct sim_dev *sim_hwq_dev(struct sim_hwq *hwq);
+
+/* The queue's index on its device, as named by a WAIT command. */
+uint32_t sim_hwq_index(const struct sim_hwq *hwq);
 
 /*
  * Launches a copy of @cmd; *@seq receives its sequence number on the queue

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define SIM_ABI_MAGIC 0x3156454d49535358ull /* "XSSIMEV1" little-endian */
-#define SIM_ABI_VERSION 1u
+#define SIM_ABI_VERSION 2u
 
 #define SIM_MAX_CTX 512u   /* processes attached at once */
 #define SIM_MAX_HWQ 2048u  /* hardware queues at once */
@@ -48,7 +48,7 @@ struct sim_shm_ctx {
 	uint64_t pad1[5];
 };
 
-/* Hot state of one hardware queue, read by every arbiter. 64 bytes. */
+/* Hot state of one hardware queue, read by every arbiter. 128 bytes. */
 struct sim_shm_hwq {
 	_Atomic uint32_t state;     /* writer: claimer, owner at destroy, reaper */
 	_Atomic uint32_t ctx;       /* owning context; writer: claimer */
@@ -59,7 +59,11 @@ struct sim_shm_hwq {
 	_Atomic uint64_t busy_ns;   /* device time spent on it; writer: owner's executor */
 	_Atomic uint64_t executed;  /* commands run to completion; writer: owner's executor */
 	_Atomic uint64_t interrupts;/* Lv3 stops of a running command; writer: owner's executor */
-	uint64_t pad0;
+	_Atomic uint32_t wait_on;   /* 1 + queue whose progress the head WAIT needs; 0: none;
+				     * writer: owner's executor */
+	uint32_t pad0;
+	_Atomic uint64_t wait_seq;  /* that queue's command to wait for */
+	uint64_t pad1[7];
 };
 
 struct sim_shm_dev {
@@ -89,11 +93,11 @@ struct sim_shm_dev {
 };
 
 _Static_assert(sizeof(struct sim_shm_ctx) == 64, "sim ctx ABI");
-_Static_assert(sizeof(struct sim_shm_hwq) == 64, "sim hwq ABI");
+_Static_assert(sizeof(struct sim_shm_hwq) == 128, "sim hwq ABI");
 _Static_assert(offsetof(struct sim_shm_dev, turn) == 64, "sim dev ABI");
 _Static_assert(offsetof(struct sim_shm_dev, live_mask) == 128, "sim dev ABI");
 _Static_assert(sizeof(struct sim_shm_dev) ==
-	       128 + SIM_MAX_HWQ / 8 + SIM_MAX_CTX * 64 + SIM_MAX_HWQ * 64 +
+	       128 + SIM_MAX_HWQ / 8 + SIM_MAX_CTX * 64 + SIM_MAX_HWQ * 128 +
 	       (uint64_t)SIM_MAX_HWQ * SIM_RING * 8, "sim dev ABI");
 _Static_assert((SIM_RING & (SIM_RING - 1)) == 0, "ring size is a power of two");
 

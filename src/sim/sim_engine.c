@@ -31,6 +31,22 @@ static _Thread_local struct sim_dev *sim_executor_of;
 
 static void sim_flush_notify(struct sim_dev *dev);
 
+/*
+ * A queue whose head WAIT names another queue can run once that queue got
+ * far enough, or is gone (a dead queue must not block it forever).
+ */
+static bool sim_wait_satisfied(const struct sim_shm_dev *shm, const struct sim_shm_hwq *h)
+{
+	uint32_t on = atomic_load(&h->wait_on);
+	const struct sim_shm_hwq *t;
+
+	if (!on || on > SIM_MAX_HWQ)
+		return true;
+	t = &shm->hwq[on - 1];
+	return atomic_load(&t->state) != SIM_SLOT_LIVE ||
+	       atomic_load(&t->done) >= atomic_load(&h->wait_seq);
+}
+
 bool sim_hwq_eligible(const struct sim_shm_dev *shm, uint32_t idx)
 {
 	const struct sim_shm_hwq *h = &shm->hwq[idx];
@@ -39,7 +55,9 @@ bool sim_hwq_eligible(const struct sim_shm_dev *shm, uint32_t idx)
 		return false;
 	if (sim_ctl_blocks(atomic_load(&h->ctl)))
 		return false;
-	return atomic_load(&h->submitted) > atomic_load(&h->done);
+	if (atomic_load(&h->submitted) <= atomic_load(&h->done))
+		return false;
+	return sim_wait_satisfied(shm, h);
 }
 
 /* Next eligible queue after @after in round-robin order, or SIM_NO_HWQ. */
@@ -307,6 +325,18 @@ static void sim_execute_turn(struct sim_dev *dev, uint32_t idx)
 	{
 		struct sim_entry *e = &hq->ring[done & SIM_RING_MASK];
 		int status;
+
+		if (e->cmd.kind == SIM_CMD_WAIT) {
+			/* Publish what the head waits for; arbiters skip us until
+			 * then. Done at once if it is already satisfied. */
+			atomic_store(&h->wait_seq, e->cmd.wait_seq);
+			atomic_store(&h->wait_on, e->cmd.wait_hwq + 1);
+			if (!sim_wait_satisfied(dev->shm, h))
+				goto quiet;
+			atomic_store(&h->wait_on, 0);
+			sim_entry_finish(hq, e, done, SIM_E_DONE, 0);
+			goto quiet;
+		}
 
 		sim_trace(dev, idx, done + 1);
 		if (sim_entry_run(hq, e, &status))

@@ -74,6 +74,8 @@ int sim_hwq_create(struct sim_dev *dev, struct sim_hwq **out)
 	atomic_store(&hq->shm->busy_ns, 0);
 	atomic_store(&hq->shm->executed, 0);
 	atomic_store(&hq->shm->interrupts, 0);
+	atomic_store(&hq->shm->wait_on, 0);
+	atomic_store(&hq->shm->wait_seq, 0);
 	atomic_store(&dev->local[i], hq);
 	atomic_store(&hq->shm->state, SIM_SLOT_LIVE);
 	atomic_fetch_or(&shm->live_mask[i / 64], 1ull << (i % 64));
@@ -132,6 +134,11 @@ struct sim_dev *sim_hwq_dev(struct sim_hwq *hq)
 	return hq->dev;
 }
 
+uint32_t sim_hwq_index(const struct sim_hwq *hq)
+{
+	return hq->index;
+}
+
 static int sim_cmd_check(const struct sim_cmd *c)
 {
 	switch (c->kind) {
@@ -145,6 +152,8 @@ static int sim_cmd_check(const struct sim_cmd *c)
 		return 0;
 	case SIM_CMD_HOLD:
 		return c->hold ? 0 : -EINVAL;
+	case SIM_CMD_WAIT:
+		return c->wait_hwq < SIM_MAX_HWQ && c->wait_seq ? 0 : -EINVAL;
 	default:
 		return -EINVAL;
 	}
@@ -209,7 +218,8 @@ int sim_hwq_launch(struct sim_hwq *hq, const struct sim_cmd *cmd, uint64_t *seq)
 		sim_hwq_block(hq, s - SIM_RING + SIM_RING / 16, false);
 	e = &hq->ring[(s - 1) & SIM_RING_MASK];
 	e->cmd = *cmd;
-	e->remaining_ns = cmd->kind == SIM_CMD_EVENT ? 0 : cmd->duration_ns;
+	e->remaining_ns = cmd->kind == SIM_CMD_EVENT || cmd->kind == SIM_CMD_WAIT ?
+			  0 : cmd->duration_ns;
 	e->data_done = false;
 	atomic_store(&e->exec_ns, 0);
 	atomic_store(&e->seq, s);

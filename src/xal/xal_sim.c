@@ -192,7 +192,7 @@ int xal_sim_cmd_create(const struct sim_cmd *desc, void *owned,
 {
 	struct xal_sim_cmd *c;
 
-	if (!desc || !out || desc->kind < SIM_CMD_KERNEL || desc->kind > SIM_CMD_HOLD) {
+	if (!desc || !out || desc->kind < SIM_CMD_KERNEL || desc->kind > SIM_CMD_WAIT) {
 		free(owned);
 		return -EINVAL;
 	}
