@@ -47,6 +47,8 @@ struct agent_queue {
 	_Atomic uint64_t ready_ns;
 	_Atomic uint32_t status_seq;
 	_Atomic bool hints_dirty;
+	_Atomic(void *) blocked_on;     /* XQueue our next command waits on */
+	void *blocked_seen;             /* agent thread: as last published */
 	/* agent thread, under the agent lock */
 	bool reg_sent, registered;
 	bool run;                       /* last decision applied */
@@ -162,7 +164,6 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 {
 	struct agent_queue *aq = ctx;
 
-	(void)q;
 	switch (ev) {
 	case XQ_EVENT_READY:
 		atomic_store(&aq->ready_ns, xs_now_ns());
@@ -180,6 +181,12 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 		break;
 	case XQ_EVENT_HINT:
 		atomic_store(&aq->hints_dirty, true);
+		agent_wake();
+		break;
+	case XQ_EVENT_BLOCKED:
+	case XQ_EVENT_UNBLOCKED:
+		/* The agent thread tells the daemon which queue we wait on. */
+		atomic_store(&aq->blocked_on, ev == XQ_EVENT_BLOCKED ? xq_blocked_on_locked(q) : NULL);
 		agent_wake();
 		break;
 	}
@@ -324,6 +331,7 @@ static void agent_disconnect(void)
 		if (!aq)
 			continue;
 		aq->reg_sent = aq->registered = false;
+		aq->blocked_seen = NULL;
 		if (!aq->run) {
 			xq_resume(aq->q);
 			aq->run = true;
@@ -421,6 +429,36 @@ fail:
 }
 
 /*
+ * Publishes which queue of the process each queue waits on (cross-stream
+ * dependencies), so the daemon lends it the waiter's priority. Agent lock
+ * held; the slot's waits_on is ours to write, announced by status_seq.
+ */
+static void agent_publish_waits(struct ipc_shm *shm)
+{
+	uint64_t one = 1;
+	bool rang = false;
+	uint32_t i, j;
+
+	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+		struct agent_queue *aq = ag.tab[i];
+		void *on;
+		int32_t w = -1;
+
+		if (!aq || (on = atomic_load(&aq->blocked_on)) == aq->blocked_seen)
+			continue;
+		aq->blocked_seen = on;
+		for (j = 0; on && j < AGENT_SLOTS && j < shm->nslots; j++)
+			if (ag.tab[j] && (void *)ag.tab[j]->q == on)
+				w = (int32_t)j;
+		atomic_store(&shm->slot[i].waits_on, w);
+		atomic_fetch_add(&shm->slot[i].status_seq, 1);
+		rang = true;
+	}
+	if (rang && write(atomic_load(&ag.bell_in), &one, sizeof(one)) < 0)
+		(void)errno;
+}
+
+/*
  * Sends what the table says the daemon does not know yet. Agent thread. The
  * packets are built under the agent lock and sent without it, so that
  * application threads registering queues never wait for the socket.
@@ -452,6 +490,7 @@ static void agent_sync_daemon(void)
 		else if (aq->registered && atomic_exchange(&aq->hints_dirty, false))
 			agent_build_hints(&out, aq);
 	}
+	agent_publish_waits(shm);
 	pthread_mutex_unlock(&ag.lock);
 	for (i = 0; i < out.n; i++) {
 		if (agent_send(out.p[i].type, &out.p[i].body, out.p[i].len) < 0) {

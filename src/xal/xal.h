@@ -59,6 +59,16 @@ struct xal_cmd_ops {
 	 * submitted; on any thread, no lock held. Must not be NULL.
 	 */
 	void (*destroy)(struct xal_cmd *cmd);
+
+	/*
+	 * Optional. NULL when @cmd may launch now; otherwise an opaque
+	 * pointer naming what it waits for (e.g. another XQueue that must
+	 * first launch an event record). Called with the XQueue lock held,
+	 * before each launch attempt; must not block or take that XQueue's
+	 * lock. The XQueue stops launching (keeping order) until it returns
+	 * NULL; whoever makes it NULL calls xq_kick().
+	 */
+	void *(*blocked_on)(struct xal_cmd *cmd);
 };
 
 struct xal_cmd {

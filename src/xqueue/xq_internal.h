@@ -52,6 +52,7 @@ struct xq {
 	_Atomic uint32_t kick_word;   /* futex: bumped by suspend to cut the worker's sleeps */
 	bool stopping;
 	bool relaunch_barrier;        /* flush mode: no launch until in-flight resolved */
+	void *blocked_on;             /* the head's gate (xal_cmd_ops.blocked_on) */
 
 	struct xq_list pending;       /* submitted, not launched */
 	struct xq_list inflight;      /* launched, not retired; ordered by seq */

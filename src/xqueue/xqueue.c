@@ -244,13 +244,25 @@ static void xq_launch_one(struct xq *q, struct xal_cmd *c)
 	q->launched_seq = c->xq_seq;
 }
 
+/* Whether @c's gate lets it launch now; reports changes. Lock held. */
+static bool xq_gate_open(struct xq *q, struct xal_cmd *c)
+{
+	void *on = c->ops->blocked_on ? c->ops->blocked_on(c) : NULL;
+
+	if (on != q->blocked_on) {
+		q->blocked_on = on;
+		xq_notify(q, on ? XQ_EVENT_BLOCKED : XQ_EVENT_UNBLOCKED);
+	}
+	return on == NULL;
+}
+
 /* Launches buffered commands while the window admits them. Lock held. */
 static void xq_launch_pending(struct xq *q)
 {
 	bool any = false;
 
 	while (q->pending.head && xq_may_launch(q) &&
-	       xq_window_has_room(q, q->pending.head)) {
+	       xq_window_has_room(q, q->pending.head) && xq_gate_open(q, q->pending.head)) {
 		xq_launch_one(q, xq_list_pop(&q->pending));
 		any = true;
 	}
@@ -331,6 +343,19 @@ static void xq_handle_flush(struct xq *q)
 	q->flush_epoch++;
 	xq_window_reset(q);
 	pthread_cond_broadcast(&q->cond);
+}
+
+/* Waits on @cv; while the queue is gated, only for XQ_GATE_POLL_NS. */
+static void xq_cond_wait(struct xq *q, pthread_cond_t *cv)
+{
+	struct timespec ts;
+
+	if (!q->blocked_on) {
+		pthread_cond_wait(cv, &q->lock);
+		return;
+	}
+	ts = xs_ns_to_timespec(xs_now_ns() + XQ_GATE_POLL_NS);
+	pthread_cond_timedwait(cv, &q->lock, &ts);
 }
 
 static void xq_wait_resumed(struct xq *q)
@@ -462,9 +487,9 @@ static void xq_complete_through(struct xq *q, uint64_t seq)
 		if (q->completed_seq >= seq)
 			break;
 		if (q->inflight.n == 0) {
-			/* Suspended (or a flush being resolved): wait for it. */
+			/* Suspended, a flush being resolved, or gated: wait. */
 			q->waiters++;
-			pthread_cond_wait(&q->cond, &q->lock);
+			xq_cond_wait(q, &q->cond);
 			q->waiters--;
 			continue;
 		}
@@ -514,10 +539,11 @@ static void *xq_worker_main(void *arg)
 		}
 		if (q->stopping && !q->pending.n && !q->inflight.n)
 			break;
-		if (q->pending.n && xq_may_launch(q) && !q->completers)
+		if (q->pending.n && xq_may_launch(q) && !q->completers && !q->blocked_on)
 			continue;
 		{
-			struct timespec ts = xs_ns_to_timespec(xs_now_ns() + XQ_WORKER_IDLE_NS);
+			struct timespec ts = xs_ns_to_timespec(xs_now_ns() +
+				(q->blocked_on ? XQ_GATE_POLL_NS : XQ_WORKER_IDLE_NS));
 			int rc;
 
 			q->worker_idle = true;
@@ -617,7 +643,8 @@ int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
 	s = ++q->next_seq;
 	cmd->xq_seq = s;
 	q->st.submitted++;
-	if (!q->pending.head && xq_may_launch(q) && xq_window_has_room(q, cmd)) {
+	if (!q->pending.head && xq_may_launch(q) && xq_window_has_room(q, cmd) &&
+	    xq_gate_open(q, cmd)) {
 		xq_launch_one(q, cmd);
 		q->st.direct_launches++;
 		xq_retire_local(q);
@@ -826,6 +853,18 @@ void xq_counters_locked(struct xq *q, struct xq_counters *out)
 uint64_t xq_preempt_p99_locked(struct xq *q)
 {
 	return xs_hist_quantile(&q->preempt_hist, 0.99);
+}
+
+void *xq_blocked_on_locked(struct xq *q)
+{
+	return q->blocked_on;
+}
+
+void xq_kick(struct xq *q)
+{
+	/* Condition variables may be signalled without their mutex. */
+	pthread_cond_broadcast(&q->cond);
+	pthread_cond_signal(&q->wcond);
 }
 
 bool xq_suspended(struct xq *q)

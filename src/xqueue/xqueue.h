@@ -43,6 +43,8 @@ enum xq_event {
 	XQ_EVENT_IDLE = 2,  /* every submitted command completed */
 	XQ_EVENT_HINT = 3,  /* a hint changed */
 	XQ_EVENT_PROGRESS = 4, /* commands completed (counters moved) */
+	XQ_EVENT_BLOCKED = 5,  /* the next command waits for something (xq_blocked_on_locked) */
+	XQ_EVENT_UNBLOCKED = 6,
 };
 
 /* Counters an observer may read with xq_counters_locked(). */
@@ -98,6 +100,19 @@ void xq_counters_locked(struct xq *q, struct xq_counters *out);
 
 /* P99 preemption latency (ns); only from an observer callback. */
 uint64_t xq_preempt_p99_locked(struct xq *q);
+
+/* What the next command waits for (xal_cmd_ops.blocked_on), or NULL;
+ * only from an observer callback. */
+void *xq_blocked_on_locked(struct xq *q);
+
+/*
+ * Tells @q that what its next command waited for may have happened. Any
+ * thread, any locks held (it takes none): a wakeup lost to a race is
+ * made up within XQ_GATE_POLL_NS.
+ */
+void xq_kick(struct xq *q);
+
+#define XQ_GATE_POLL_NS 1000000
 
 int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns);
 

@@ -1,0 +1,56 @@
+/*
+ * Internals of libxsched-cuda.so, the CUDA driver API shim.
+ *
+ * The shim carries the SONAME libcuda.so.1 and exports every driver
+ * function: the ones it schedules are C hooks (cu_hooks.def lists them),
+ * every other name is a trampoline to the real driver (cu_trampolines.S).
+ * The real driver is opened by absolute path, never through the loader's
+ * search (which could return the shim itself). dlopen/dlsym hooks hand the
+ * shim to applications that open libcuda under another name.
+ */
+#ifndef XS_CU_SHIM_H
+#define XS_CU_SHIM_H
+
+#include "cuda/cu_api.h"
+
+#include <stdbool.h>
+
+#define XS_CU_HOOK __attribute__((visibility("default")))
+
+/* The real driver's functions the shim calls (resolved by cu_load()). */
+extern struct cu_fns cu_real;
+
+/* Answer of the dl*_pick functions meaning "return NULL". */
+#define XS_DL_NULL ((void *)1)
+
+/*
+ * Loads the real driver once (thread-safe). Returns 0, or -ENOENT when no
+ * real driver was found (every call then fails as without a driver).
+ */
+int cu_load(void);
+
+/* Path of the real driver in use ("" before cu_load() or without one). */
+const char *cu_real_path(void);
+
+/*
+ * True when calls must go straight to the driver: scheduling disabled
+ * (XSCHED_DISABLE=1, XSCHED_SCHEDULER=none), a forked child of a process
+ * that used CUDA, or a call made while the shim itself is inside the
+ * driver (reentrancy during initialisation).
+ */
+bool cu_passthrough(void);
+
+/* Marks the current thread as inside the driver on the shim's behalf. */
+void cu_enter_driver(void);
+void cu_leave_driver(void);
+
+/*
+ * The shim's own entry point for @name (a hooked export, see
+ * cu_hooks.def), or NULL if the shim does not hook it.
+ */
+void *cu_hook_for_name(const char *name);
+
+/* The hook whose real counterpart is @real (a driver function address). */
+void *cu_hook_for_real(void *real, const char *symbol, bool per_thread);
+
+#endif
