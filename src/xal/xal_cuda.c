@@ -249,8 +249,16 @@ static void xal_cuda_cmd_destroy(struct xal_cmd *cmd)
 	free(c);
 }
 
+static void *xal_cuda_cmd_blocked_on(struct xal_cmd *cmd)
+{
+	struct xal_cuda_cmd *c = to_cmd(cmd);
+
+	return c->ops->blocked_on ? c->ops->blocked_on(c) : NULL;
+}
+
 static const struct xal_cmd_ops xal_cuda_cmd_ops = {
 	.destroy = xal_cuda_cmd_destroy,
+	.blocked_on = xal_cuda_cmd_blocked_on,
 };
 
 void xal_cuda_cmd_init(struct xal_cuda_cmd *c, const struct xal_cuda_cmd_ops *ops,

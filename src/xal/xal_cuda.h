@@ -33,6 +33,8 @@ struct xal_cuda_cmd_ops {
 	CUresult (*issue)(struct xal_cuda_cmd *c, const struct cu_fns *cu);
 	/* Frees what the command owns (deep copies); may be NULL. */
 	void (*fini)(struct xal_cuda_cmd *c);
+	/* Optional: xal_cmd_ops.blocked_on for this command. */
+	void *(*blocked_on)(struct xal_cuda_cmd *c);
 };
 
 struct xal_cuda_cmd {
@@ -59,10 +61,10 @@ int xal_cuda_hwq_create(const struct cu_fns *cu, CUcontext ctx, const char *devi
 CUresult xal_cuda_hwq_error(struct xal_hwq *hwq);
 
 /*
- * Initialises @c (allocated by the caller, embedding struct xal_cuda_cmd
- * first) for @stream of @ctx. @size is the whole allocation (freed with
- * free() on destroy, after ops->fini). @est_key groups equal commands for
- * duration learning, @kind is enum xal_cmd_kind.
+ * Initialises @c (calloc()ed by the caller, embedding struct xal_cuda_cmd
+ * first; freed with free() on destroy, after ops->fini) for @stream of
+ * @ctx. @est_key groups equal commands for duration learning, @kind is
+ * enum xal_cmd_kind.
  */
 void xal_cuda_cmd_init(struct xal_cuda_cmd *c, const struct xal_cuda_cmd_ops *ops,
 		       CUcontext ctx, CUstream stream, uint32_t kind, uint64_t est_key);

@@ -65,6 +65,7 @@ struct xq {
 	uint64_t next_seq;            /* last sequence number given */
 	uint64_t completed_seq;       /* every command <= this completed */
 	uint64_t launched_seq;        /* last command launched */
+	_Atomic uint64_t launched_pub;/* launched_seq, readable without the lock */
 	uint64_t flush_epoch;         /* bumped when flushed commands are re-pended */
 	int32_t error;                /* first unreported command error */
 	bool busy;                    /* between READY and IDLE */

@@ -242,6 +242,7 @@ static void xq_launch_one(struct xq *q, struct xal_cmd *c)
 	xq_list_push(&q->inflight, c);
 	q->inflight_est_ns += c->xq_est_ns;
 	q->launched_seq = c->xq_seq;
+	atomic_store_explicit(&q->launched_pub, c->xq_seq, memory_order_release);
 }
 
 /* Whether @c's gate lets it launch now; reports changes. Lock held. */
@@ -677,6 +678,35 @@ int xq_wait(struct xq *q, uint64_t seq)
 	return rc;
 }
 
+int xq_flush(struct xq *q)
+{
+	uint64_t target;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	target = q->next_seq;
+	q->completers++;
+	while (q->launched_seq < target && q->completed_seq < target) {
+		xq_launch_pending(q);
+		if (q->launched_seq >= target)
+			break;
+		if (q->inflight.n == 0) {
+			q->waiters++;
+			xq_cond_wait(q, &q->cond);
+			q->waiters--;
+			continue;
+		}
+		/* The window is full: free some of it. */
+		if (xq_sync_step(q, xq_refill_target(q), true) == -EAGAIN)
+			xq_wait_resumed(q);
+	}
+	if (--q->completers == 0 && (q->pending.n || q->inflight.n))
+		xq_worker_kick(q);
+	xq_unlock(q);
+	return 0;
+}
+
 int xq_wait_all(struct xq *q)
 {
 	int rc;
@@ -853,6 +883,11 @@ void xq_counters_locked(struct xq *q, struct xq_counters *out)
 uint64_t xq_preempt_p99_locked(struct xq *q)
 {
 	return xs_hist_quantile(&q->preempt_hist, 0.99);
+}
+
+uint64_t xq_launched(struct xq *q)
+{
+	return atomic_load_explicit(&q->launched_pub, memory_order_acquire);
 }
 
 void *xq_blocked_on_locked(struct xq *q)

@@ -82,6 +82,14 @@ int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq);
 /* See xs_wait()/xs_wait_all()/xs_query(). */
 int xq_wait(struct xq *q, uint64_t seq);
 int xq_wait_all(struct xq *q);
+
+/*
+ * Blocks until every command submitted so far has been launched (not
+ * necessarily completed), waiting while the queue is suspended. For calls
+ * that must reach the driver after the queue's earlier work, such as the
+ * start of a stream capture.
+ */
+int xq_flush(struct xq *q);
 int xq_query(struct xq *q, uint64_t seq);
 
 /* See xs_suspend()/xs_resume(). */
@@ -104,6 +112,12 @@ uint64_t xq_preempt_p99_locked(struct xq *q);
 /* What the next command waits for (xal_cmd_ops.blocked_on), or NULL;
  * only from an observer callback. */
 void *xq_blocked_on_locked(struct xq *q);
+
+/*
+ * The last command launched (sequence number), read without the lock: a
+ * gate (xal_cmd_ops.blocked_on) of another queue may call it.
+ */
+uint64_t xq_launched(struct xq *q);
 
 /*
  * Tells @q that what its next command waited for may have happened. Any

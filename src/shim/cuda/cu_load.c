@@ -230,6 +230,22 @@ const char *cu_real_path(void)
 	return cu_path;
 }
 
+void *cu_real_sym(const char *name);
+void *cu_self_sym(const char *name);
+
+/* The real driver's function @name, or NULL. */
+void *cu_real_sym(const char *name)
+{
+	return cu_load() == 0 ? cu_dlsym(cu_handle, name) : NULL;
+}
+
+/* This library's own entry point @name (a hook or a trampoline). */
+void *cu_self_sym(const char *name)
+{
+	cu_load();
+	return cu_self ? cu_dlsym(cu_self, name) : NULL;
+}
+
 /* Called by the trampolines on an entry point's first use. */
 __attribute__((visibility("hidden"))) void *xs_cu_resolve(unsigned idx);
 

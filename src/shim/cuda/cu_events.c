@@ -1,0 +1,113 @@
+/*
+ * The event table (see cu_events.h): a hash map under a mutex, touched
+ * only by event records, waits and queries.
+ */
+#include "shim/cuda/cu_events.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define EV_BUCKETS 256
+
+struct ev_entry {
+	struct ev_entry *next;
+	CUevent ev;
+	struct cs_queue *q;
+	uint64_t seq;
+};
+
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ev_entry *ev_table[EV_BUCKETS];
+
+static unsigned ev_hash(CUevent ev)
+{
+	uintptr_t x = (uintptr_t)ev;
+
+	return (unsigned)((x >> 4) ^ (x >> 12)) % EV_BUCKETS;
+}
+
+static struct ev_entry **ev_find(CUevent ev)
+{
+	struct ev_entry **pp;
+
+	for (pp = &ev_table[ev_hash(ev)]; *pp; pp = &(*pp)->next)
+		if ((*pp)->ev == ev)
+			return pp;
+	return NULL;
+}
+
+void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq)
+{
+	struct ev_entry **pp, *e;
+
+	pthread_mutex_lock(&ev_lock);
+	pp = ev_find(ev);
+	if (pp) {
+		e = *pp;
+	} else {
+		e = calloc(1, sizeof(*e));
+		if (e) {
+			e->ev = ev;
+			e->next = ev_table[ev_hash(ev)];
+			ev_table[ev_hash(ev)] = e;
+		}
+	}
+	if (e) {
+		e->q = q;
+		e->seq = seq;
+	}
+	pthread_mutex_unlock(&ev_lock);
+}
+
+bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq)
+{
+	struct ev_entry **pp;
+	bool found = false;
+
+	pthread_mutex_lock(&ev_lock);
+	pp = ev_find(ev);
+	if (pp) {
+		*q = (*pp)->q;
+		*seq = (*pp)->seq;
+		found = true;
+	}
+	pthread_mutex_unlock(&ev_lock);
+	return found;
+}
+
+void ev_forget(CUevent ev)
+{
+	struct ev_entry **pp, *e = NULL;
+
+	pthread_mutex_lock(&ev_lock);
+	pp = ev_find(ev);
+	if (pp) {
+		e = *pp;
+		*pp = e->next;
+	}
+	pthread_mutex_unlock(&ev_lock);
+	free(e);
+}
+
+void ev_queue_gone(struct cs_queue *q)
+{
+	unsigned b;
+
+	pthread_mutex_lock(&ev_lock);
+	for (b = 0; b < EV_BUCKETS; b++) {
+		struct ev_entry **pp = &ev_table[b];
+
+		while (*pp) {
+			struct ev_entry *e = *pp;
+
+			if (e->q == q) {
+				*pp = e->next;
+				free(e);
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ev_lock);
+}

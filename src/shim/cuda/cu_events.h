@@ -1,0 +1,30 @@
+/*
+ * Events as the shim sees them: for each event, the queue and sequence
+ * number of its last record, so that queries, synchronisations, elapsed
+ * times and cross-stream waits answer for the record the application
+ * made, even while it is still buffered.
+ */
+#ifndef XS_CU_EVENTS_H
+#define XS_CU_EVENTS_H
+
+#include "shim/cuda/cu_sched.h"
+
+/* Notes that @ev's last record is command @seq of @q. */
+void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq);
+
+/*
+ * The queue of @ev's last record and its sequence number; false if it was
+ * never recorded through a scheduled stream.
+ */
+bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq);
+
+/* Forgets @ev (destroyed). */
+void ev_forget(CUevent ev);
+
+/*
+ * Forgets records made on @q, whose stream is being destroyed once all its
+ * work completed: those events then answer from the driver alone.
+ */
+void ev_queue_gone(struct cs_queue *q);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * The driver entry points the CUDA shim schedules (cu_hooks.def lists
+ * them). Each one either becomes a command of its stream's XQueue or
+ * first brings that queue to the point the driver would have reached
+ * (launched or completed), then makes the call itself; nothing a stream
+ * takes goes around its queue. A per-thread-default-stream variant (_ptsz,
+ * _ptds) shares the implementation of its base, with NULL meaning the
+ * calling thread's per-thread stream.
+ *
+ * Whenever a call cannot be scheduled (no context, an unknown stream, a
+ * capture, a kernel whose parameter layout is unknown, pass-through mode)
+ * it goes straight to the driver, after flushing the stream's queue where
+ * order matters.
+ */
+#include "shim/cuda/cu_cmds.h"
+#include "shim/cuda/cu_events.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+void *cu_real_sym(const char *name);
+
+/* The real driver's variant @name of @base, looked up once. */
+#define REAL_VARIANT(base, name)                                                   \
+	({                                                                         \
+		static __typeof__(&base) fp_;                                      \
+		__typeof__(&base) f_ = __atomic_load_n(&fp_, __ATOMIC_ACQUIRE);    \
+		if (!f_) {                                                         \
+			f_ = (__typeof__(&base))cu_real_sym(name);                 \
+			__atomic_store_n(&fp_, f_, __ATOMIC_RELEASE);              \
+		}                                                                  \
+		f_;                                                                \
+	})
+
+/* The real entry point for a call of @base, per-thread variant or not. */
+#define REAL(ptsz, base, suffix) ((ptsz) ? REAL_VARIANT(base, #base suffix) : cu_real.base)
+
+/* The stream to schedule on, or NULL to pass through. */
+static struct cs_stream *sched_stream(CUstream h, bool ptsz)
+{
+	if (cu_load() < 0 || cu_passthrough())
+		return NULL;
+	return cs_stream_of(h, ptsz);
+}
+
+static CUresult submit_or_fail(struct cs_stream *s, struct xal_cuda_cmd *c, uint64_t *seq)
+{
+	CUresult err = cs_error(s);
+
+	if (err != CUDA_SUCCESS) {
+		/* A sticky error fails every later call of the context. */
+		c->base.ops->destroy(&c->base);
+		return err;
+	}
+	return cs_submit(s, c, seq);
+}
+
+/* Defines the base entry point and its per-thread-stream variant. */
+#define XS_CU_PAIR(ret, base, variant, params, ...)                                \
+	__typeof__(base) variant;                                                  \
+	XS_CU_HOOK ret base params { return do_##base(false, __VA_ARGS__); }       \
+	XS_CU_HOOK ret variant params { return do_##base(true, __VA_ARGS__); }
+
+/* --- kernels ---------------------------------------------------------------- */
+
+static CUresult do_cuLaunchKernel(bool ptsz, CUfunction f, unsigned gx, unsigned gy,
+				  unsigned gz, unsigned bx, unsigned by, unsigned bz,
+				  unsigned shmem, CUstream h, void **params, void **extra)
+{
+	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_kernel(s, f, grid, block, shmem, params, extra, false)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuLaunchKernel, "_ptsz")(f, gx, gy, gz, bx, by, bz, shmem,
+						   s ? s->real : h, params, extra);
+}
+
+#define LAUNCH_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
+		       unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params, \
+		       void **extra)
+#define LAUNCH_ARGS f, gx, gy, gz, bx, by, bz, shmem, h, params, extra
+XS_CU_PAIR(CUresult, cuLaunchKernel, cuLaunchKernel_ptsz, LAUNCH_PARAMS, LAUNCH_ARGS)
+
+static CUresult do_cuLaunchCooperativeKernel(bool ptsz, CUfunction f, unsigned gx,
+					     unsigned gy, unsigned gz, unsigned bx,
+					     unsigned by, unsigned bz, unsigned shmem,
+					     CUstream h, void **params)
+{
+	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_kernel(s, f, grid, block, shmem, params, NULL, true)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuLaunchCooperativeKernel, "_ptsz")(f, gx, gy, gz, bx, by, bz,
+							      shmem, s ? s->real : h, params);
+}
+
+XS_CU_PAIR(CUresult, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz,
+	   (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	    unsigned bz, unsigned shmem, CUstream h, void **params),
+	   f, gx, gy, gz, bx, by, bz, shmem, h, params)
+
+static CUresult do_cuLaunchKernelEx(bool ptsz, const CUlaunchConfig *cfg, CUfunction f,
+				    void **params, void **extra)
+{
+	struct cs_stream *s = cfg ? sched_stream(cfg->hStream, ptsz) : NULL;
+	struct xal_cuda_cmd *c;
+	CUlaunchConfig real;
+
+	if (s && (c = cmd_kernel_ex(s, cfg, f, params, extra)))
+		return submit_or_fail(s, c, NULL);
+	if (!s)
+		return REAL(ptsz, cuLaunchKernelEx, "_ptsz")(cfg, f, params, extra);
+	cs_flush(s);
+	real = *cfg;
+	real.hStream = s->real;
+	return REAL(ptsz, cuLaunchKernelEx, "_ptsz")(&real, f, params, extra);
+}
+
+XS_CU_PAIR(CUresult, cuLaunchKernelEx, cuLaunchKernelEx_ptsz,
+	   (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra),
+	   cfg, f, params, extra)
+
+/* --- asynchronous copies and memsets ------------------------------------------- */
+
+static CUresult do_cuMemcpyAsync(bool ptsz, CUdeviceptr dst, CUdeviceptr src, size_t n,
+				 CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	/* With unified addressing either side may be pageable host memory:
+	 * a pageable destination makes the copy synchronous, as natively. */
+	if (s && cu_mem_registered((void *)(uintptr_t)dst) &&
+	    (c = cmd_copy(s, dst, src, (const void *)(uintptr_t)src, NULL, n)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuMemcpyAsync, "_ptsz")(dst, src, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyAsync, cuMemcpyAsync_ptsz,
+	   (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h), dst, src, n, h)
+
+static CUresult do_cuMemcpyHtoDAsync_v2(bool ptsz, CUdeviceptr dst, const void *src,
+					size_t n, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_copy(s, dst, (CUdeviceptr)(uintptr_t)src, src, NULL, n)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuMemcpyHtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
+	   (CUdeviceptr dst, const void *src, size_t n, CUstream h), dst, src, n, h)
+
+static CUresult do_cuMemcpyDtoHAsync_v2(bool ptsz, void *dst, CUdeviceptr src, size_t n,
+					CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	/* Into pageable memory the copy is complete on return (native). */
+	if (s && cu_mem_registered(dst) &&
+	    (c = cmd_copy(s, (CUdeviceptr)(uintptr_t)dst, src, NULL, dst, n)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuMemcpyDtoHAsync_v2, "_ptsz")(dst, src, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
+	   (void *dst, CUdeviceptr src, size_t n, CUstream h), dst, src, n, h)
+
+static CUresult do_cuMemcpyDtoDAsync_v2(bool ptsz, CUdeviceptr dst, CUdeviceptr src,
+					size_t n, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_copy(s, dst, src, NULL, NULL, n)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuMemcpyDtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
+	   (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h), dst, src, n, h)
+
+static CUresult do_cuMemcpy2DAsync_v2(bool ptsz, const CUDA_MEMCPY2D *p, CUstream h)
+{
+	struct cs_stream *s = p ? sched_stream(h, ptsz) : NULL;
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_copy2d(s, p)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuMemcpy2DAsync_v2, "_ptsz")(p, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz,
+	   (const CUDA_MEMCPY2D *p, CUstream h), p, h)
+
+static CUresult do_cuMemcpy3DAsync_v2(bool ptsz, const CUDA_MEMCPY3D *p, CUstream h)
+{
+	struct cs_stream *s = p ? sched_stream(h, ptsz) : NULL;
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_copy3d(s, p)))
+		return submit_or_fail(s, c, NULL);
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuMemcpy3DAsync_v2, "_ptsz")(p, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz,
+	   (const CUDA_MEMCPY3D *p, CUstream h), p, h)
+
+static CUresult do_cuMemsetD8Async(bool ptsz, CUdeviceptr dst, unsigned char v, size_t n,
+				   CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_memset(s, dst, v, n, 1)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuMemsetD8Async, "_ptsz")(dst, v, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemsetD8Async, cuMemsetD8Async_ptsz,
+	   (CUdeviceptr dst, unsigned char v, size_t n, CUstream h), dst, v, n, h)
+
+static CUresult do_cuMemsetD32Async(bool ptsz, CUdeviceptr dst, unsigned v, size_t n,
+				    CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_memset(s, dst, v, n, 4)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuMemsetD32Async, "_ptsz")(dst, v, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemsetD32Async, cuMemsetD32Async_ptsz,
+	   (CUdeviceptr dst, unsigned v, size_t n, CUstream h), dst, v, n, h)
+
+/* --- host functions, graphs, stream-ordered memory, values --------------------- */
+
+static CUresult do_cuLaunchHostFunc(bool ptsz, CUstream h, CUhostFn fn, void *data)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && fn && (c = cmd_host_fn(s, fn, data)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuLaunchHostFunc, "_ptsz")(s ? s->real : h, fn, data);
+}
+
+XS_CU_PAIR(CUresult, cuLaunchHostFunc, cuLaunchHostFunc_ptsz,
+	   (CUstream h, CUhostFn fn, void *data), h, fn, data)
+
+static CUresult do_cuStreamAddCallback(bool ptsz, CUstream h, CUstreamCallback cb,
+				       void *data, unsigned flags)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && cb && (c = cmd_callback(s, cb, data, flags)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuStreamAddCallback, "_ptsz")(s ? s->real : h, cb, data, flags);
+}
+
+XS_CU_PAIR(CUresult, cuStreamAddCallback, cuStreamAddCallback_ptsz,
+	   (CUstream h, CUstreamCallback cb, void *data, unsigned flags), h, cb, data, flags)
+
+static CUresult do_cuGraphLaunch(bool ptsz, CUgraphExec g, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && g && (c = cmd_graph(s, g, false)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuGraphLaunch, "_ptsz")(g, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec g, CUstream h), g, h)
+
+static CUresult do_cuGraphUpload(bool ptsz, CUgraphExec g, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && g && (c = cmd_graph(s, g, true)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuGraphUpload, "_ptsz")(g, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuGraphUpload, cuGraphUpload_ptsz, (CUgraphExec g, CUstream h), g, h)
+
+static CUresult do_cuMemAllocAsync(bool ptsz, CUdeviceptr *p, size_t n, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+
+	/* The pointer is returned now: the call itself goes to the driver,
+	 * after the work submitted before it. */
+	if (s)
+		cs_flush(s);
+	return REAL(ptsz, cuMemAllocAsync, "_ptsz")(p, n, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemAllocAsync, cuMemAllocAsync_ptsz,
+	   (CUdeviceptr *p, size_t n, CUstream h), p, n, h)
+
+static CUresult do_cuMemFreeAsync(bool ptsz, CUdeviceptr p, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_free_async(s, p)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemFreeAsync, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream h), p, h)
+
+static CUresult do_cuMemPrefetchAsync_v2(bool ptsz, CUdeviceptr p, size_t n,
+					 CUmemLocation loc, unsigned flags, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_prefetch(s, p, n, loc, flags)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuMemPrefetchAsync_v2, "_ptsz")(p, n, loc, flags, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz,
+	   (CUdeviceptr p, size_t n, CUmemLocation loc, unsigned flags, CUstream h),
+	   p, n, loc, flags, h)
+
+static CUresult do_cuStreamWriteValue32_v2(bool ptsz, CUstream h, CUdeviceptr a,
+					   cuuint32_t v, unsigned flags)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_value32(s, a, v, flags, false)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuStreamWriteValue32_v2, "_ptsz")(s ? s->real : h, a, v, flags);
+}
+
+XS_CU_PAIR(CUresult, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz,
+	   (CUstream h, CUdeviceptr a, cuuint32_t v, unsigned flags), h, a, v, flags)
+
+static CUresult do_cuStreamWaitValue32_v2(bool ptsz, CUstream h, CUdeviceptr a,
+					  cuuint32_t v, unsigned flags)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_value32(s, a, v, flags, true)))
+		return submit_or_fail(s, c, NULL);
+	return REAL(ptsz, cuStreamWaitValue32_v2, "_ptsz")(s ? s->real : h, a, v, flags);
+}
+
+XS_CU_PAIR(CUresult, cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz,
+	   (CUstream h, CUdeviceptr a, cuuint32_t v, unsigned flags), h, a, v, flags)

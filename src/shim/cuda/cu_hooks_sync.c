@@ -1,0 +1,386 @@
+/*
+ * Entry points that synchronise, create or destroy, and the events: the
+ * other half of the scheduled driver API (see cu_hooks.c for the model).
+ *
+ * Synchronous calls wait for what the driver would have made them wait
+ * for, then go to the driver: a stream synchronisation for its queue, a
+ * synchronous copy or memset (legacy default stream semantics) for the
+ * context's group, cuMemFree and cuCtxSynchronize for every queue of the
+ * context. Event queries and synchronisations answer for the record the
+ * application made, buffered or not.
+ */
+#include "shim/cuda/cu_cmds.h"
+#include "shim/cuda/cu_events.h"
+
+#include <stdint.h>
+
+void *cu_real_sym(const char *name);
+
+#define REAL_VARIANT(base, name)                                                   \
+	({                                                                         \
+		static __typeof__(&base) fp_;                                      \
+		__typeof__(&base) f_ = __atomic_load_n(&fp_, __ATOMIC_ACQUIRE);    \
+		if (!f_) {                                                         \
+			f_ = (__typeof__(&base))cu_real_sym(name);                 \
+			__atomic_store_n(&fp_, f_, __ATOMIC_RELEASE);              \
+		}                                                                  \
+		f_;                                                                \
+	})
+#define REAL(ptsz, base, suffix) ((ptsz) ? REAL_VARIANT(base, #base suffix) : cu_real.base)
+
+#define XS_CU_PAIR(ret, base, variant, params, ...)                                \
+	__typeof__(base) variant;                                                  \
+	XS_CU_HOOK ret base params { return do_##base(false, __VA_ARGS__); }       \
+	XS_CU_HOOK ret variant params { return do_##base(true, __VA_ARGS__); }
+
+static bool scheduling(void)
+{
+	return cu_load() == 0 && !cu_passthrough();
+}
+
+/* --- streams --------------------------------------------------------------- */
+
+XS_CU_HOOK CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuStreamCreate(ph, flags);
+	if (rc == CUDA_SUCCESS && scheduling())
+		cs_stream_created(*ph, flags);
+	return rc;
+}
+
+XS_CU_HOOK CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int prio)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuStreamCreateWithPriority(ph, flags, prio);
+	if (rc == CUDA_SUCCESS && scheduling())
+		cs_stream_created(*ph, flags);
+	return rc;
+}
+
+XS_CU_HOOK CUresult cuStreamDestroy_v2(CUstream h)
+{
+	CUresult err;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* Buffered work must reach the driver before its stream goes. */
+	err = scheduling() ? cs_stream_destroyed(h) : CUDA_SUCCESS;
+	(void)err;
+	return cu_real.cuStreamDestroy_v2(h);
+}
+
+static CUresult do_cuStreamSynchronize(bool ptsz, CUstream h)
+{
+	struct cs_stream *s = scheduling() ? cs_stream_of(h, ptsz) : NULL;
+
+	if (s) {
+		CUresult err = cs_sync(s);
+
+		if (err != CUDA_SUCCESS)
+			return err;
+	}
+	return REAL(ptsz, cuStreamSynchronize, "_ptsz")(s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream h), h)
+
+static CUresult do_cuStreamQuery(bool ptsz, CUstream h)
+{
+	struct cs_stream *s = scheduling() ? cs_stream_of(h, ptsz) : NULL;
+
+	if (s) {
+		CUresult rc = cs_query(s);
+
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	return REAL(ptsz, cuStreamQuery, "_ptsz")(s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuStreamQuery, cuStreamQuery_ptsz, (CUstream h), h)
+
+/*
+ * A capture records what the stream receives from now on: what was
+ * submitted before must reach the driver first, and later work goes
+ * straight to it until the capture ends.
+ */
+static CUresult do_cuStreamBeginCapture_v2(bool ptsz, CUstream h, CUstreamCaptureMode mode)
+{
+	struct cs_stream *s = scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	CUresult rc;
+
+	if (s)
+		cs_flush(s);
+	rc = REAL(ptsz, cuStreamBeginCapture_v2, "_ptsz")(s ? s->real : h, mode);
+	if (rc == CUDA_SUCCESS && s)
+		atomic_store(&s->capturing, true);
+	return rc;
+}
+
+XS_CU_PAIR(CUresult, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz,
+	   (CUstream h, CUstreamCaptureMode mode), h, mode)
+
+/* The stream is capturing, so cs_stream_of() would not return it. */
+static struct cs_stream *capturing_stream(CUstream h, bool ptsz)
+{
+	struct cs_stream *s;
+
+	if (!scheduling())
+		return NULL;
+	s = cs_stream_of_any(h, ptsz);
+	return s && atomic_load(&s->capturing) ? s : NULL;
+}
+
+static CUresult do_cuStreamEndCapture(bool ptsz, CUstream h, CUgraph *g)
+{
+	struct cs_stream *s = capturing_stream(h, ptsz);
+	CUresult rc = REAL(ptsz, cuStreamEndCapture, "_ptsz")(s ? s->real : h, g);
+
+	if (s)
+		atomic_store(&s->capturing, false);
+	return rc;
+}
+
+XS_CU_PAIR(CUresult, cuStreamEndCapture, cuStreamEndCapture_ptsz, (CUstream h, CUgraph *g),
+	   h, g)
+
+/* --- events ------------------------------------------------------------------ */
+
+static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
+{
+	struct cs_stream *s = ev && scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	struct xal_cuda_cmd *c;
+	uint64_t seq;
+	CUresult rc;
+
+	if (s && (c = cmd_event_record(s, ev, 0, false))) {
+		rc = cs_submit(s, c, &seq);
+		if (rc == CUDA_SUCCESS)
+			ev_recorded(ev, s->q, seq);
+		return rc;
+	}
+	return REAL(ptsz, cuEventRecord, "_ptsz")(ev, s ? s->real : h);
+}
+
+XS_CU_PAIR(CUresult, cuEventRecord, cuEventRecord_ptsz, (CUevent ev, CUstream h), ev, h)
+
+static CUresult do_cuEventRecordWithFlags(bool ptsz, CUevent ev, CUstream h, unsigned flags)
+{
+	struct cs_stream *s = ev && scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	struct xal_cuda_cmd *c;
+	uint64_t seq;
+	CUresult rc;
+
+	if (s && (c = cmd_event_record(s, ev, flags, true))) {
+		rc = cs_submit(s, c, &seq);
+		if (rc == CUDA_SUCCESS)
+			ev_recorded(ev, s->q, seq);
+		return rc;
+	}
+	return REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(ev, s ? s->real : h, flags);
+}
+
+XS_CU_PAIR(CUresult, cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz,
+	   (CUevent ev, CUstream h, unsigned flags), ev, h, flags)
+
+static CUresult do_cuStreamWaitEvent(bool ptsz, CUstream h, CUevent ev, unsigned flags)
+{
+	struct cs_stream *s = ev && scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	struct xal_cuda_cmd *c;
+
+	if (s && (c = cmd_wait_event(s, ev, flags)))
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuStreamWaitEvent, "_ptsz")(s ? s->real : h, ev, flags);
+}
+
+XS_CU_PAIR(CUresult, cuStreamWaitEvent, cuStreamWaitEvent_ptsz,
+	   (CUstream h, CUevent ev, unsigned flags), h, ev, flags)
+
+/* Whether @ev's last scheduled record completed; NOT_READY if not yet. */
+static CUresult ev_state(CUevent ev, bool wait)
+{
+	struct cs_queue *q;
+	uint64_t seq;
+
+	if (!scheduling() || !ev_last(ev, &q, &seq))
+		return CUDA_SUCCESS;
+	if (wait) {
+		if (xq_wait(q->xq, seq) < 0)
+			return xal_cuda_hwq_error(q->hwq);
+		return CUDA_SUCCESS;
+	}
+	return xq_query(q->xq, seq) == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+XS_CU_HOOK CUresult cuEventQuery(CUevent ev)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = ev ? ev_state(ev, false) : CUDA_SUCCESS;
+	return rc != CUDA_SUCCESS ? rc : cu_real.cuEventQuery(ev);
+}
+
+XS_CU_HOOK CUresult cuEventSynchronize(CUevent ev)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = ev ? ev_state(ev, true) : CUDA_SUCCESS;
+	return rc != CUDA_SUCCESS ? rc : cu_real.cuEventSynchronize(ev);
+}
+
+XS_CU_HOOK CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (a && (rc = ev_state(a, false)) != CUDA_SUCCESS)
+		return rc;
+	if (b && (rc = ev_state(b, false)) != CUDA_SUCCESS)
+		return rc;
+	return cu_real.cuEventElapsedTime_v2(ms, a, b);
+}
+
+/* The CUDA 12 entry point of the same call. */
+__typeof__(cuEventElapsedTime_v2) cuEventElapsedTime;
+
+XS_CU_HOOK CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+	static __typeof__(&cuEventElapsedTime) real;
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!real)
+		real = (__typeof__(&cuEventElapsedTime))cu_real_sym("cuEventElapsedTime");
+	if (a && (rc = ev_state(a, false)) != CUDA_SUCCESS)
+		return rc;
+	if (b && (rc = ev_state(b, false)) != CUDA_SUCCESS)
+		return rc;
+	return real ? real(ms, a, b) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+XS_CU_HOOK CUresult cuEventDestroy_v2(CUevent ev)
+{
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ev && scheduling()) {
+		/* A buffered record must not reach the driver after this. */
+		ev_state(ev, true);
+		ev_forget(ev);
+	}
+	return cu_real.cuEventDestroy_v2(ev);
+}
+
+/* --- synchronous copies and memsets (legacy default stream semantics) ---------- */
+
+/* Waits for the work a synchronous call on @h's default stream would. */
+static CUresult sync_default(bool ptds)
+{
+	struct cs_stream *s = scheduling() ? cs_stream_of(NULL, ptds) : NULL;
+
+	return s ? cs_sync(s) : CUDA_SUCCESS;
+}
+
+#define SYNC_CALL(ptds, base, suffix, ...)                                         \
+	({                                                                         \
+		CUresult err_ = sync_default(ptds);                                \
+		err_ != CUDA_SUCCESS ? err_ :                                      \
+				       REAL(ptds, base, suffix)(__VA_ARGS__);      \
+	})
+
+static CUresult do_cuMemcpy(bool ptds, CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+	return SYNC_CALL(ptds, cuMemcpy, "_ptds", d, s, n);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpy, cuMemcpy_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n),
+	   d, s, n)
+
+static CUresult do_cuMemcpyHtoD_v2(bool ptds, CUdeviceptr d, const void *s, size_t n)
+{
+	return SYNC_CALL(ptds, cuMemcpyHtoD_v2, "_ptds", d, s, n);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds,
+	   (CUdeviceptr d, const void *s, size_t n), d, s, n)
+
+static CUresult do_cuMemcpyDtoH_v2(bool ptds, void *d, CUdeviceptr s, size_t n)
+{
+	return SYNC_CALL(ptds, cuMemcpyDtoH_v2, "_ptds", d, s, n);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds,
+	   (void *d, CUdeviceptr s, size_t n), d, s, n)
+
+static CUresult do_cuMemcpyDtoD_v2(bool ptds, CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+	return SYNC_CALL(ptds, cuMemcpyDtoD_v2, "_ptds", d, s, n);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds,
+	   (CUdeviceptr d, CUdeviceptr s, size_t n), d, s, n)
+
+static CUresult do_cuMemcpy2D_v2(bool ptds, const CUDA_MEMCPY2D *p)
+{
+	return SYNC_CALL(ptds, cuMemcpy2D_v2, "_ptds", p);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *p), p)
+
+static CUresult do_cuMemcpy3D_v2(bool ptds, const CUDA_MEMCPY3D *p)
+{
+	return SYNC_CALL(ptds, cuMemcpy3D_v2, "_ptds", p);
+}
+
+XS_CU_PAIR(CUresult, cuMemcpy3D_v2, cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *p), p)
+
+static CUresult do_cuMemsetD8_v2(bool ptds, CUdeviceptr d, unsigned char v, size_t n)
+{
+	return SYNC_CALL(ptds, cuMemsetD8_v2, "_ptds", d, v, n);
+}
+
+XS_CU_PAIR(CUresult, cuMemsetD8_v2, cuMemsetD8_v2_ptds,
+	   (CUdeviceptr d, unsigned char v, size_t n), d, v, n)
+
+static CUresult do_cuMemsetD32_v2(bool ptds, CUdeviceptr d, unsigned v, size_t n)
+{
+	return SYNC_CALL(ptds, cuMemsetD32_v2, "_ptds", d, v, n);
+}
+
+XS_CU_PAIR(CUresult, cuMemsetD32_v2, cuMemsetD32_v2_ptds,
+	   (CUdeviceptr d, unsigned v, size_t n), d, v, n)
+
+/* --- context-wide -------------------------------------------------------------- */
+
+XS_CU_HOOK CUresult cuCtxSynchronize(void)
+{
+	CUresult err;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	err = scheduling() ? cs_ctx_sync() : CUDA_SUCCESS;
+	return err != CUDA_SUCCESS ? err : cu_real.cuCtxSynchronize();
+}
+
+XS_CU_HOOK CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* The driver synchronises the context before freeing; so do we,
+	 * over the work still buffered. */
+	if (scheduling())
+		cs_ctx_sync();
+	return cu_real.cuMemFree_v2(p);
+}

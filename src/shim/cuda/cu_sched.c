@@ -1,0 +1,344 @@
+/*
+ * Streams, contexts and their XQueues (see cu_sched.h).
+ *
+ * Tables are small hash maps under one reader-writer lock: lookups (every
+ * intercepted call) take it shared, creations and destructions exclusive.
+ * Per-thread default streams live in a thread-local list, destroyed when
+ * the thread exits (after their work completed).
+ */
+#include "shim/cuda/cu_sched.h"
+#include "agent/agent.h"
+#include "shim/cuda/cu_events.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CS_BUCKETS 256
+
+struct cs_ctx {
+	struct cs_ctx *next;
+	CUcontext ctx;
+	char device[32];
+	struct cs_queue group;          /* legacy, blocking and per-thread streams */
+	struct cs_stream legacy;
+};
+
+struct cs_tls_stream {
+	struct cs_tls_stream *next;
+	struct cs_stream s;
+};
+
+static pthread_rwlock_t cs_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct cs_stream *cs_streams[CS_BUCKETS];
+static struct cs_ctx *cs_ctxs;
+static pthread_key_t cs_tls_key;
+static pthread_once_t cs_tls_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct cs_tls_stream *cs_tls;
+
+static unsigned cs_hash(const void *p)
+{
+	uintptr_t x = (uintptr_t)p;
+
+	return (unsigned)((x >> 4) ^ (x >> 12)) % CS_BUCKETS;
+}
+
+static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const char *device)
+{
+	struct xq_config cfg = { .level = 1 };
+	int rc = xal_cuda_hwq_create(&cu_real, ctx, device, &q->hwq);
+
+	if (rc < 0)
+		return rc;
+	rc = xq_create(q->hwq, &cfg, &q->xq);
+	if (rc < 0) {
+		q->hwq->ops->hwq_destroy(q->hwq);
+		q->hwq = NULL;
+		return rc;
+	}
+	xs_agent_register(q->xq);
+	return 0;
+}
+
+static void cs_queue_fini(struct cs_queue *q)
+{
+	if (!q->xq)
+		return;
+	xs_agent_unregister(q->xq);
+	xq_destroy(q->xq, XS_DESTROY_DRAIN);
+	q->hwq->ops->hwq_destroy(q->hwq);
+	q->xq = NULL;
+	q->hwq = NULL;
+}
+
+/* The shim's state of the current context, created on first use. */
+static struct cs_ctx *cs_ctx_current(void)
+{
+	struct cs_ctx *c;
+	CUcontext ctx = NULL;
+	CUdevice dev = 0;
+
+	if (cu_real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+		return NULL;
+	pthread_rwlock_rdlock(&cs_lock);
+	for (c = cs_ctxs; c && c->ctx != ctx; c = c->next)
+		;
+	pthread_rwlock_unlock(&cs_lock);
+	if (c)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->ctx = ctx;
+	cu_real.cuCtxGetDevice(&dev);
+	snprintf(c->device, sizeof(c->device), "cuda:%d", dev);
+	if (cs_queue_init(&c->group, ctx, c->device) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->legacy.handle = CU_STREAM_LEGACY;
+	c->legacy.real = CU_STREAM_LEGACY;
+	c->legacy.ctx = c;
+	c->legacy.cuctx = ctx;
+	c->legacy.q = &c->group;
+	pthread_rwlock_wrlock(&cs_lock);
+	{
+		struct cs_ctx *other;
+
+		for (other = cs_ctxs; other && other->ctx != ctx; other = other->next)
+			;
+		if (other) {
+			/* Another thread won the race: use its state. */
+			pthread_rwlock_unlock(&cs_lock);
+			cs_queue_fini(&c->group);
+			free(c);
+			return other;
+		}
+	}
+	c->next = cs_ctxs;
+	cs_ctxs = c;
+	pthread_rwlock_unlock(&cs_lock);
+	return c;
+}
+
+/* Thread exit: per-thread streams are destroyed once their work is done. */
+static void cs_tls_destroy(void *arg)
+{
+	struct cs_tls_stream *t = arg;
+
+	while (t) {
+		struct cs_tls_stream *next = t->next;
+
+		xq_wait_all(t->s.q->xq);
+		cu_real.cuStreamDestroy_v2(t->s.real);
+		free(t);
+		t = next;
+	}
+}
+
+static void cs_tls_init(void)
+{
+	pthread_key_create(&cs_tls_key, cs_tls_destroy);
+}
+
+static struct cs_stream *cs_per_thread(struct cs_ctx *c)
+{
+	struct cs_tls_stream *t;
+
+	for (t = cs_tls; t; t = t->next)
+		if (t->s.ctx == c)
+			return &t->s;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	/* A blocking stream: ordered against the legacy stream like the
+	 * per-thread default stream it stands for. */
+	if (cu_real.cuStreamCreate(&t->s.real, CU_STREAM_DEFAULT) != CUDA_SUCCESS) {
+		free(t);
+		return NULL;
+	}
+	t->s.handle = CU_STREAM_PER_THREAD;
+	t->s.ctx = c;
+	t->s.cuctx = c->ctx;
+	t->s.q = &c->group;
+	pthread_once(&cs_tls_once, cs_tls_init);
+	t->next = cs_tls;
+	cs_tls = t;
+	pthread_setspecific(cs_tls_key, cs_tls);
+	return &t->s;
+}
+
+struct cs_stream *cs_stream_of(CUstream h, bool ptsz)
+{
+	struct cs_stream *s = cs_stream_of_any(h, ptsz);
+
+	return s && !atomic_load(&s->capturing) ? s : NULL;
+}
+
+struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz)
+{
+	struct cs_stream *s;
+	struct cs_ctx *c;
+
+	if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+		c = cs_ctx_current();
+		if (!c)
+			return NULL;
+		if (h == CU_STREAM_PER_THREAD || (h == NULL && ptsz))
+			s = cs_per_thread(c);
+		else
+			s = &c->legacy;
+	} else {
+		pthread_rwlock_rdlock(&cs_lock);
+		for (s = cs_streams[cs_hash(h)]; s && s->handle != h; s = s->next)
+			;
+		pthread_rwlock_unlock(&cs_lock);
+	}
+	return s;
+}
+
+void cs_stream_created(CUstream h, unsigned int flags)
+{
+	struct cs_ctx *c = cs_ctx_current();
+	struct cs_stream *s;
+	unsigned b;
+
+	if (!c || !h)
+		return;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->handle = h;
+	s->real = h;
+	s->ctx = c;
+	s->cuctx = c->ctx;
+	if (flags & CU_STREAM_NON_BLOCKING) {
+		s->q = calloc(1, sizeof(*s->q));
+		if (!s->q || cs_queue_init(s->q, c->ctx, c->device) < 0) {
+			/* Unscheduled, but still correct: calls go straight through. */
+			free(s->q);
+			free(s);
+			return;
+		}
+		s->own = true;
+	} else {
+		s->q = &c->group;
+	}
+	b = cs_hash(h);
+	pthread_rwlock_wrlock(&cs_lock);
+	s->next = cs_streams[b];
+	cs_streams[b] = s;
+	pthread_rwlock_unlock(&cs_lock);
+}
+
+CUresult cs_stream_destroyed(CUstream h)
+{
+	struct cs_stream **pp, *s = NULL;
+	CUresult rc = CUDA_SUCCESS;
+	unsigned b = cs_hash(h);
+
+	pthread_rwlock_wrlock(&cs_lock);
+	for (pp = &cs_streams[b]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->handle == h) {
+			s = *pp;
+			*pp = s->next;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&cs_lock);
+	if (!s)
+		return CUDA_SUCCESS;
+	/* The stream's buffered work must reach the driver before it goes. */
+	if (s->own) {
+		cs_queue_fini(s->q);
+		ev_queue_gone(s->q);
+		free(s->q);
+	} else if (xq_wait_all(s->q->xq) < 0) {
+		rc = xal_cuda_hwq_error(s->q->hwq);
+	}
+	free(s);
+	return rc;
+}
+
+CUresult cs_submit(struct cs_stream *s, struct xal_cuda_cmd *c, uint64_t *seq)
+{
+	int rc = xq_submit(s->q->xq, &c->base, seq);
+
+	return rc == 0 ? CUDA_SUCCESS : rc == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY :
+							CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cs_error(struct cs_stream *s)
+{
+	return xal_cuda_hwq_error(s->q->hwq);
+}
+
+CUresult cs_sync(struct cs_stream *s)
+{
+	if (xq_wait_all(s->q->xq) < 0)
+		return cs_error(s);
+	return cs_error(s);
+}
+
+CUresult cs_query(struct cs_stream *s)
+{
+	xs_queue_stats st;
+	CUresult err = cs_error(s);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	xq_stats(s->q->xq, &st);
+	if (st.pending || st.in_flight) {
+		/* Let completions be noticed: a query must not stay stale. */
+		if (st.submitted && xq_query(s->q->xq, st.submitted) == 0)
+			return cs_error(s);
+		return CUDA_ERROR_NOT_READY;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cs_flush(struct cs_stream *s)
+{
+	xq_flush(s->q->xq);
+	return cs_error(s);
+}
+
+CUresult cs_ctx_sync(void)
+{
+	struct cs_ctx *c = cs_ctx_current();
+	struct xq **qs = NULL;
+	size_t n = 0, cap = 0, i, b;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!c)
+		return CUDA_SUCCESS;
+	/* Queues are only destroyed with their stream, by the application:
+	 * synchronising a context while destroying its streams is its race. */
+	pthread_rwlock_rdlock(&cs_lock);
+	for (b = 0; b < CS_BUCKETS; b++) {
+		struct cs_stream *s;
+
+		for (s = cs_streams[b]; s; s = s->next) {
+			if (s->ctx != c || !s->own)
+				continue;
+			if (n == cap) {
+				struct xq **grown = realloc(qs, (cap ? 2 * cap : 16) * sizeof(*qs));
+
+				if (!grown)
+					break;
+				qs = grown;
+				cap = cap ? 2 * cap : 16;
+			}
+			qs[n++] = s->q->xq;
+		}
+	}
+	pthread_rwlock_unlock(&cs_lock);
+	if (xq_wait_all(c->group.xq) < 0)
+		rc = xal_cuda_hwq_error(c->group.hwq);
+	for (i = 0; i < n; i++)
+		xq_wait_all(qs[i]);
+	free(qs);
+	return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * Streams and contexts as the CUDA shim schedules them.
+ *
+ * Every stream the application uses maps to an XQueue. Non-blocking
+ * streams get one each. The legacy default stream, the blocking streams
+ * and the per-thread default streams of a context share one XQueue (the
+ * context's "group"): the driver orders those streams implicitly against
+ * each other, which stays true only if their commands reach it in the
+ * order the application issued them. A per-thread default stream is
+ * replaced by a blocking stream of the shim's own, created per thread and
+ * context, because the driver resolves CU_STREAM_PER_THREAD on the calling
+ * thread and commands may be launched from the XQueue's worker.
+ */
+#ifndef XS_CU_SCHED_H
+#define XS_CU_SCHED_H
+
+#include "shim/cuda/cu_shim.h"
+#include "xal/xal_cuda.h"
+#include "xqueue/xqueue.h"
+
+#include <stdatomic.h>
+
+struct cs_ctx;
+
+/* One XQueue and its hardware-queue wrapper. */
+struct cs_queue {
+	struct xq *xq;
+	struct xal_hwq *hwq;
+};
+
+struct cs_stream {
+	struct cs_stream *next;         /* hash chain */
+	CUstream handle;                /* what the application passes */
+	CUstream real;                  /* what the driver receives */
+	struct cs_ctx *ctx;
+	CUcontext cuctx;                /* the driver's context of the stream */
+	struct cs_queue *q;             /* own, or the context's group */
+	bool own;
+	_Atomic bool capturing;         /* work goes straight to the driver */
+};
+
+/*
+ * The scheduled stream for the application's @h on this thread: NULL and
+ * CU_STREAM_LEGACY name the context's legacy stream, unless @ptsz (a
+ * per-thread-default-stream entry point) makes NULL the per-thread stream;
+ * CU_STREAM_PER_THREAD always is. NULL when the call must go straight to
+ * the driver: no current context, an unknown handle, or a capture.
+ */
+struct cs_stream *cs_stream_of(CUstream h, bool ptsz);
+
+/* As cs_stream_of(), capturing streams included. */
+struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz);
+
+/* Records a stream the application created. */
+void cs_stream_created(CUstream h, unsigned int flags);
+
+/*
+ * Forgets @h: its buffered work is launched and completed first. Returns
+ * the queue's sticky error, else CUDA_SUCCESS.
+ */
+CUresult cs_stream_destroyed(CUstream h);
+
+/* Submits @c; returns its sequence number in *@seq. */
+CUresult cs_submit(struct cs_stream *s, struct xal_cuda_cmd *c, uint64_t *seq);
+
+/* Waits for every command submitted to @s's queue. */
+CUresult cs_sync(struct cs_stream *s);
+
+/* CUDA_SUCCESS if everything submitted to @s completed, else NOT_READY. */
+CUresult cs_query(struct cs_stream *s);
+
+/*
+ * Waits for every queue of the current context (the context's work as
+ * cuCtxSynchronize and the implicitly synchronising calls see it).
+ */
+CUresult cs_ctx_sync(void);
+
+/* Launches everything buffered on @s's queue and waits until it is. */
+CUresult cs_flush(struct cs_stream *s);
+
+/* The sticky error of @s's queue. */
+CUresult cs_error(struct cs_stream *s);
+
+#endif
