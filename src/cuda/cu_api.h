@@ -34,6 +34,16 @@ typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUarray_st *CUarray;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUgreenCtx_st *CUgreenCtx;
+typedef struct CUexecAffinityParam_st CUexecAffinityParam;
+typedef struct CUctxCigParam_st CUctxCigParam;
+
+/* Parameters of cuCtxCreate_v4 (NULL: none). */
+typedef struct CUctxCreateParams_st {
+	CUexecAffinityParam *execAffinityParams;
+	int numExecAffinityParams;
+	CUctxCigParam *cigParams;
+} CUctxCreateParams;
 
 typedef void (*CUhostFn)(void *userData);
 typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
@@ -67,6 +77,10 @@ enum {
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
 	CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+	CUDA_ERROR_STREAM_CAPTURE_MERGE = 902,
+	CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+	CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+	CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905,
 	CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
 	CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
 	CUDA_ERROR_UNKNOWN = 999,
@@ -77,13 +91,25 @@ enum {
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
 
 enum { CU_STREAM_DEFAULT = 0x0, CU_STREAM_NON_BLOCKING = 0x1 };
-enum { CU_EVENT_DEFAULT = 0x0, CU_EVENT_BLOCKING_SYNC = 0x1, CU_EVENT_DISABLE_TIMING = 0x2 };
-enum { CU_EVENT_RECORD_DEFAULT = 0x0 };
-enum { CU_CTX_SCHED_AUTO = 0x0 };
+enum { CU_EVENT_DEFAULT = 0x0, CU_EVENT_BLOCKING_SYNC = 0x1, CU_EVENT_DISABLE_TIMING = 0x2,
+       CU_EVENT_INTERPROCESS = 0x4 };
+enum { CU_EVENT_RECORD_DEFAULT = 0x0, CU_EVENT_RECORD_EXTERNAL = 0x1 };
+enum { CU_EVENT_WAIT_DEFAULT = 0x0, CU_EVENT_WAIT_EXTERNAL = 0x1 };
+enum { CU_CTX_SCHED_AUTO = 0x0, CU_CTX_SCHED_SPIN = 0x1, CU_CTX_SCHED_YIELD = 0x2,
+       CU_CTX_SCHED_BLOCKING_SYNC = 0x4, CU_CTX_SCHED_MASK = 0x7, CU_CTX_FLAGS_MASK = 0xff };
+enum { CU_MEMHOSTALLOC_PORTABLE = 0x1, CU_MEMHOSTALLOC_DEVICEMAP = 0x2,
+       CU_MEMHOSTALLOC_WRITECOMBINED = 0x4 };
 enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_ARRAY = 3,
        CU_MEMORYTYPE_UNIFIED = 4 };
-enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2 };
-enum { CU_STREAM_WAIT_VALUE_GEQ = 0x0, CU_STREAM_WAIT_VALUE_EQ = 0x1 };
+enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+       CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3, CU_POINTER_ATTRIBUTE_HOST_POINTER = 4 };
+enum { CU_STREAM_WAIT_VALUE_GEQ = 0x0, CU_STREAM_WAIT_VALUE_EQ = 0x1,
+       CU_STREAM_WAIT_VALUE_AND = 0x2, CU_STREAM_WAIT_VALUE_NOR = 0x3,
+       CU_STREAM_WAIT_VALUE_FLUSH = 1 << 30 };
+enum { CU_STREAM_WRITE_VALUE_DEFAULT = 0x0, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 0x1 };
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2,
+       CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4,
+       CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8 };
 enum { CU_STREAM_CAPTURE_STATUS_NONE = 0, CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
        CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 };
 enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
@@ -104,9 +130,20 @@ typedef enum CUdriverProcAddressQueryResult_enum {
 typedef int CUdevice_attribute;
 enum {
 	CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+	CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+	CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
+	CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
+	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+	CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+	CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+	CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
 	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31,
+	CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	CU_DEVICE_ATTRIBUTE_MAX = 148, /* CUDA 13.0: one past the last attribute */
 };
 
 typedef int CUjit_option;
@@ -195,6 +232,8 @@ typedef struct CUDA_MEMCPY3D_st {
 	X(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion,   \
 				cuuint64_t flags,                                  \
 				CUdriverProcAddressQueryResult *symbolStatus))     \
+	X(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion,      \
+			     cuuint64_t flags))                                    \
 	X(cuGetExportTable, (const void **ppExportTable, const CUuuid *pExportTableId)) \
 	X(cuDeviceGet, (CUdevice *device, int ordinal))                            \
 	X(cuDeviceGetCount, (int *count))                                          \
@@ -206,13 +245,19 @@ typedef struct CUDA_MEMCPY3D_st {
 	X(cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                            \
 	X(cuDevicePrimaryCtxGetState, (CUdevice dev, unsigned int *flags, int *active)) \
 	X(cuCtxCreate_v2, (CUcontext *pctx, unsigned int flags, CUdevice dev))     \
+	X(cuCtxCreate_v3, (CUcontext *pctx, CUexecAffinityParam *paramsArray,      \
+			   int numParams, unsigned int flags, CUdevice dev))       \
+	X(cuCtxCreate_v4, (CUcontext *pctx, CUctxCreateParams *ctxCreateParams,    \
+			   unsigned int flags, CUdevice dev))                      \
 	X(cuCtxDestroy_v2, (CUcontext ctx))                                        \
 	X(cuCtxSetCurrent, (CUcontext ctx))                                        \
 	X(cuCtxGetCurrent, (CUcontext *pctx))                                      \
 	X(cuCtxPushCurrent_v2, (CUcontext ctx))                                    \
 	X(cuCtxPopCurrent_v2, (CUcontext *pctx))                                   \
 	X(cuCtxGetDevice, (CUdevice *device))                                      \
+	X(cuCtxGetDevice_v2, (CUdevice *device, CUcontext ctx))                    \
 	X(cuCtxSynchronize, (void))                                                \
+	X(cuCtxSynchronize_v2, (CUcontext ctx))                                    \
 	X(cuCtxGetStreamPriorityRange, (int *leastPriority, int *greatestPriority)) \
 	X(cuModuleLoadData, (CUmodule *module, const void *image))                 \
 	X(cuModuleLoad, (CUmodule *module, const char *fname))                     \
@@ -263,6 +308,7 @@ typedef struct CUDA_MEMCPY3D_st {
 	X(cuStreamGetPriority, (CUstream hStream, int *priority))                  \
 	X(cuStreamGetFlags, (CUstream hStream, unsigned int *flags))               \
 	X(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx))                     \
+	X(cuStreamGetCtx_v2, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)) \
 	X(cuStreamSynchronize, (CUstream hStream))                                 \
 	X(cuStreamQuery, (CUstream hStream))                                       \
 	X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags)) \
@@ -282,6 +328,7 @@ typedef struct CUDA_MEMCPY3D_st {
 	X(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags)) \
 	X(cuEventQuery, (CUevent hEvent))                                          \
 	X(cuEventSynchronize, (CUevent hEvent))                                    \
+	X(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd)) \
 	X(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd)) \
 	X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, \
 			   unsigned int gridDimZ, unsigned int blockDimX,          \
@@ -313,5 +360,184 @@ struct cu_fns {
 	XS_CU_FUNCTIONS(XS_CU_FN_PTR)
 #undef XS_CU_FN_PTR
 };
+
+/*
+ * Per-thread-default-stream variants, exported by the driver next to their
+ * base function with the same prototype: in a _ptsz (stream) or _ptds
+ * (synchronous call) variant a NULL stream means the calling thread's
+ * per-thread default stream instead of the legacy one. One line each:
+ * X(variant, base).
+ */
+#define XS_CU_PTSZ(X)                                                              \
+	X(cuMemcpy_ptds, cuMemcpy)                                                 \
+	X(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2)                                   \
+	X(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2)                                   \
+	X(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2)                                   \
+	X(cuMemcpy2D_v2_ptds, cuMemcpy2D_v2)                                       \
+	X(cuMemcpy3D_v2_ptds, cuMemcpy3D_v2)                                       \
+	X(cuMemsetD8_v2_ptds, cuMemsetD8_v2)                                       \
+	X(cuMemsetD32_v2_ptds, cuMemsetD32_v2)                                     \
+	X(cuMemcpyAsync_ptsz, cuMemcpyAsync)                                       \
+	X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2)                         \
+	X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2)                         \
+	X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2)                         \
+	X(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync_v2)                             \
+	X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync_v2)                             \
+	X(cuMemsetD8Async_ptsz, cuMemsetD8Async)                                   \
+	X(cuMemsetD32Async_ptsz, cuMemsetD32Async)                                 \
+	X(cuMemAllocAsync_ptsz, cuMemAllocAsync)                                   \
+	X(cuMemFreeAsync_ptsz, cuMemFreeAsync)                                     \
+	X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync_v2)                       \
+	X(cuStreamGetPriority_ptsz, cuStreamGetPriority)                           \
+	X(cuStreamGetFlags_ptsz, cuStreamGetFlags)                                 \
+	X(cuStreamGetCtx_ptsz, cuStreamGetCtx)                                     \
+	X(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx_v2)                               \
+	X(cuStreamSynchronize_ptsz, cuStreamSynchronize)                           \
+	X(cuStreamQuery_ptsz, cuStreamQuery)                                       \
+	X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent)                               \
+	X(cuStreamAddCallback_ptsz, cuStreamAddCallback)                           \
+	X(cuLaunchHostFunc_ptsz, cuLaunchHostFunc)                                 \
+	X(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32_v2)                   \
+	X(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32_v2)                     \
+	X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2)                   \
+	X(cuStreamEndCapture_ptsz, cuStreamEndCapture)                             \
+	X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing)                           \
+	X(cuEventRecord_ptsz, cuEventRecord)                                       \
+	X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags)                     \
+	X(cuLaunchKernel_ptsz, cuLaunchKernel)                                     \
+	X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx)                                 \
+	X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel)               \
+	X(cuGraphLaunch_ptsz, cuGraphLaunch)                                       \
+	X(cuGraphUpload_ptsz, cuGraphUpload)
+
+#define XS_CU_DECLARE_PTSZ(variant, base) __typeof__(base) variant;
+XS_CU_PTSZ(XS_CU_DECLARE_PTSZ)
+#undef XS_CU_DECLARE_PTSZ
+
+/*
+ * How cuGetProcAddress answers, one line per (symbol, version) step:
+ * X("symbol", first cudaVersion, function, per-thread function). A symbol
+ * is the base name without a version suffix; the line with the highest
+ * first version not above the caller's cudaVersion gives the function;
+ * below the first line of a symbol the answer is "version not
+ * sufficient". The per-thread function answers flags =
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM; it is the function itself
+ * where no variant exists. Versions are those of the driver API typedefs
+ * (PFN_<symbol>_v<version>); older variants that xsched does not declare
+ * (cuMemAlloc before _v2, ...) start the symbol at the variant it does.
+ */
+#define XS_CU_PROCS(X)                                                             \
+	X("cuInit", 2000, cuInit, cuInit)                                          \
+	X("cuDriverGetVersion", 2020, cuDriverGetVersion, cuDriverGetVersion)      \
+	X("cuGetErrorString", 6000, cuGetErrorString, cuGetErrorString)            \
+	X("cuGetErrorName", 6000, cuGetErrorName, cuGetErrorName)                  \
+	X("cuGetProcAddress", 11030, cuGetProcAddress, cuGetProcAddress)           \
+	X("cuGetProcAddress", 12000, cuGetProcAddress_v2, cuGetProcAddress_v2)     \
+	X("cuGetExportTable", 3000, cuGetExportTable, cuGetExportTable)            \
+	X("cuDeviceGet", 2000, cuDeviceGet, cuDeviceGet)                           \
+	X("cuDeviceGetCount", 2000, cuDeviceGetCount, cuDeviceGetCount)            \
+	X("cuDeviceGetName", 2000, cuDeviceGetName, cuDeviceGetName)               \
+	X("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2, cuDeviceTotalMem_v2)      \
+	X("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute, cuDeviceGetAttribute) \
+	X("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability,           \
+	  cuDeviceComputeCapability)                                               \
+	X("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,             \
+	  cuDevicePrimaryCtxRetain)                                                \
+	X("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2,       \
+	  cuDevicePrimaryCtxRelease_v2)                                            \
+	X("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState,         \
+	  cuDevicePrimaryCtxGetState)                                              \
+	X("cuCtxCreate", 3020, cuCtxCreate_v2, cuCtxCreate_v2)                     \
+	X("cuCtxCreate", 11040, cuCtxCreate_v3, cuCtxCreate_v3)                    \
+	X("cuCtxCreate", 12050, cuCtxCreate_v4, cuCtxCreate_v4)                    \
+	X("cuCtxDestroy", 4000, cuCtxDestroy_v2, cuCtxDestroy_v2)                  \
+	X("cuCtxSetCurrent", 4000, cuCtxSetCurrent, cuCtxSetCurrent)               \
+	X("cuCtxGetCurrent", 4000, cuCtxGetCurrent, cuCtxGetCurrent)               \
+	X("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2, cuCtxPushCurrent_v2)      \
+	X("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2, cuCtxPopCurrent_v2)         \
+	X("cuCtxGetDevice", 2000, cuCtxGetDevice, cuCtxGetDevice)                  \
+	X("cuCtxGetDevice", 13000, cuCtxGetDevice_v2, cuCtxGetDevice_v2)           \
+	X("cuCtxSynchronize", 2000, cuCtxSynchronize, cuCtxSynchronize)            \
+	X("cuCtxSynchronize", 13000, cuCtxSynchronize_v2, cuCtxSynchronize_v2)     \
+	X("cuCtxGetStreamPriorityRange", 5050, cuCtxGetStreamPriorityRange,       \
+	  cuCtxGetStreamPriorityRange)                                             \
+	X("cuModuleLoadData", 2000, cuModuleLoadData, cuModuleLoadData)            \
+	X("cuModuleLoad", 2000, cuModuleLoad, cuModuleLoad)                        \
+	X("cuModuleGetFunction", 2000, cuModuleGetFunction, cuModuleGetFunction)   \
+	X("cuModuleUnload", 2000, cuModuleUnload, cuModuleUnload)                  \
+	X("cuLibraryLoadData", 12000, cuLibraryLoadData, cuLibraryLoadData)        \
+	X("cuLibraryGetKernel", 12000, cuLibraryGetKernel, cuLibraryGetKernel)     \
+	X("cuLibraryUnload", 12000, cuLibraryUnload, cuLibraryUnload)              \
+	X("cuKernelGetFunction", 12000, cuKernelGetFunction, cuKernelGetFunction)  \
+	X("cuFuncGetParamInfo", 12040, cuFuncGetParamInfo, cuFuncGetParamInfo)     \
+	X("cuMemAlloc", 3020, cuMemAlloc_v2, cuMemAlloc_v2)                        \
+	X("cuMemFree", 3020, cuMemFree_v2, cuMemFree_v2)                           \
+	X("cuMemAllocHost", 3020, cuMemAllocHost_v2, cuMemAllocHost_v2)            \
+	X("cuMemHostAlloc", 2020, cuMemHostAlloc, cuMemHostAlloc)                  \
+	X("cuMemFreeHost", 2000, cuMemFreeHost, cuMemFreeHost)                     \
+	X("cuMemGetInfo", 3020, cuMemGetInfo_v2, cuMemGetInfo_v2)                  \
+	X("cuPointerGetAttribute", 4000, cuPointerGetAttribute, cuPointerGetAttribute) \
+	X("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds)                               \
+	X("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds)             \
+	X("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds)             \
+	X("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds)             \
+	X("cuMemcpyAsync", 4000, cuMemcpyAsync, cuMemcpyAsync_ptsz)                \
+	X("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz) \
+	X("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz) \
+	X("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz) \
+	X("cuMemcpy2D", 3020, cuMemcpy2D_v2, cuMemcpy2D_v2_ptds)                   \
+	X("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz)    \
+	X("cuMemcpy3D", 3020, cuMemcpy3D_v2, cuMemcpy3D_v2_ptds)                   \
+	X("cuMemcpy3DAsync", 3020, cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz)    \
+	X("cuMemsetD8", 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds)                   \
+	X("cuMemsetD32", 3020, cuMemsetD32_v2, cuMemsetD32_v2_ptds)                \
+	X("cuMemsetD8Async", 3020, cuMemsetD8Async, cuMemsetD8Async_ptsz)          \
+	X("cuMemsetD32Async", 3020, cuMemsetD32Async, cuMemsetD32Async_ptsz)       \
+	X("cuMemAllocAsync", 11020, cuMemAllocAsync, cuMemAllocAsync_ptsz)         \
+	X("cuMemFreeAsync", 11020, cuMemFreeAsync, cuMemFreeAsync_ptsz)            \
+	X("cuMemPrefetchAsync", 12020, cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz) \
+	X("cuStreamCreate", 2000, cuStreamCreate, cuStreamCreate)                  \
+	X("cuStreamCreateWithPriority", 5050, cuStreamCreateWithPriority,         \
+	  cuStreamCreateWithPriority)                                              \
+	X("cuStreamDestroy", 4000, cuStreamDestroy_v2, cuStreamDestroy_v2)         \
+	X("cuStreamGetPriority", 5050, cuStreamGetPriority, cuStreamGetPriority_ptsz) \
+	X("cuStreamGetFlags", 5050, cuStreamGetFlags, cuStreamGetFlags_ptsz)       \
+	X("cuStreamGetCtx", 9020, cuStreamGetCtx, cuStreamGetCtx_ptsz)             \
+	X("cuStreamGetCtx", 12050, cuStreamGetCtx_v2, cuStreamGetCtx_v2_ptsz)      \
+	X("cuStreamSynchronize", 2000, cuStreamSynchronize, cuStreamSynchronize_ptsz) \
+	X("cuStreamQuery", 2000, cuStreamQuery, cuStreamQuery_ptsz)                \
+	X("cuStreamWaitEvent", 3020, cuStreamWaitEvent, cuStreamWaitEvent_ptsz)    \
+	X("cuStreamAddCallback", 5000, cuStreamAddCallback, cuStreamAddCallback_ptsz) \
+	X("cuLaunchHostFunc", 10000, cuLaunchHostFunc, cuLaunchHostFunc_ptsz)      \
+	X("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2,                 \
+	  cuStreamWriteValue32_v2_ptsz)                                            \
+	X("cuStreamWaitValue32", 11070, cuStreamWaitValue32_v2,                   \
+	  cuStreamWaitValue32_v2_ptsz)                                             \
+	X("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2,                 \
+	  cuStreamBeginCapture_v2_ptsz)                                            \
+	X("cuStreamEndCapture", 10000, cuStreamEndCapture, cuStreamEndCapture_ptsz) \
+	X("cuStreamIsCapturing", 10000, cuStreamIsCapturing, cuStreamIsCapturing_ptsz) \
+	X("cuEventCreate", 2000, cuEventCreate, cuEventCreate)                     \
+	X("cuEventDestroy", 4000, cuEventDestroy_v2, cuEventDestroy_v2)            \
+	X("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz)                \
+	X("cuEventRecordWithFlags", 11010, cuEventRecordWithFlags,                \
+	  cuEventRecordWithFlags_ptsz)                                             \
+	X("cuEventQuery", 2000, cuEventQuery, cuEventQuery)                        \
+	X("cuEventSynchronize", 2000, cuEventSynchronize, cuEventSynchronize)      \
+	X("cuEventElapsedTime", 2000, cuEventElapsedTime, cuEventElapsedTime)      \
+	X("cuEventElapsedTime", 12080, cuEventElapsedTime_v2, cuEventElapsedTime_v2) \
+	X("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz)             \
+	X("cuLaunchKernelEx", 11060, cuLaunchKernelEx, cuLaunchKernelEx_ptsz)      \
+	X("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel,           \
+	  cuLaunchCooperativeKernel_ptsz)                                          \
+	X("cuGraphCreate", 10000, cuGraphCreate, cuGraphCreate)                    \
+	X("cuGraphDestroy", 10000, cuGraphDestroy, cuGraphDestroy)                 \
+	X("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags,               \
+	  cuGraphInstantiateWithFlags)                                             \
+	X("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags,      \
+	  cuGraphInstantiateWithFlags)                                             \
+	X("cuGraphExecDestroy", 10000, cuGraphExecDestroy, cuGraphExecDestroy)     \
+	X("cuGraphLaunch", 10000, cuGraphLaunch, cuGraphLaunch_ptsz)               \
+	X("cuGraphUpload", 11010, cuGraphUpload, cuGraphUpload_ptsz)
 
 #endif

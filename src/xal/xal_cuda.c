@@ -18,7 +18,7 @@ struct xal_cuda_hwq {
 	struct xal_hwq base;
 	const struct cu_fns *cu;
 	CUcontext ctx;
-	_Atomic CUresult error;         /* first error, sticky */
+	_Atomic CUresult error;         /* first error not reported yet */
 	pthread_mutex_t lock;           /* below */
 	CUstream *streams;              /* launched on since the last sync_all */
 	size_t nstreams, cap;
@@ -235,7 +235,7 @@ int xal_cuda_hwq_create(const struct cu_fns *cu, CUcontext ctx, const char *devi
 
 CUresult xal_cuda_hwq_error(struct xal_hwq *hwq)
 {
-	return atomic_load(&to_hwq(hwq)->error);
+	return atomic_exchange(&to_hwq(hwq)->error, CUDA_SUCCESS);
 }
 
 static void xal_cuda_cmd_destroy(struct xal_cmd *cmd)

@@ -10,8 +10,9 @@
  * ordering). CUDA exposes no preemption to the host: Lv1 only.
  *
  * Errors: a failed launch or sync records the driver's CUresult as the
- * queue's sticky error (CUDA errors are sticky per context) and returns
- * -EIO to the XQueue; the shim returns the CUresult at the next sync.
+ * queue's pending error and returns -EIO to the XQueue; the shim returns
+ * the CUresult at the next synchronisation, once (errors the driver keeps
+ * sticky, such as a faulted context, it reports again by itself).
  */
 #ifndef XS_XAL_CUDA_H
 #define XS_XAL_CUDA_H
@@ -57,7 +58,7 @@ struct xal_cuda_hwq;
 int xal_cuda_hwq_create(const struct cu_fns *cu, CUcontext ctx, const char *device,
 			struct xal_hwq **out);
 
-/* The queue's sticky CUresult (CUDA_SUCCESS if none). */
+/* Takes the queue's pending CUresult (CUDA_SUCCESS if none). */
 CUresult xal_cuda_hwq_error(struct xal_hwq *hwq);
 
 /*

@@ -380,7 +380,9 @@ static uint64_t xq_prompt_deadline(struct xq *q, const struct xal_cmd *target)
 	uint64_t start, expected = 0;
 	const struct xal_cmd *c;
 
-	if (!q->ops->query || target != q->inflight.tail)
+	/* Only with exact device times: a learned estimate that includes
+	 * waiting behind other queues would make us sleep past completion. */
+	if (!q->ops->query || !q->ops->cmd_time || target != q->inflight.tail)
 		return 0;
 	start = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
 	for (c = q->inflight.head; c; c = c->xq_next)

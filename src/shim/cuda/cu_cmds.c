@@ -142,6 +142,21 @@ static size_t extra_buffer(void **extra, void **buf)
 	return *buf ? size : 0;
 }
 
+bool cmd_kernel_args_valid(CUfunction f, void **params, void **extra)
+{
+	const struct param_info *pi;
+	void *buf;
+
+	if (params && extra)
+		return false;
+	if (extra)
+		return extra_buffer(extra, &buf) != 0;
+	pi = pi_get(f);
+	if (!pi || !pi->known)
+		return true;
+	return params || pi->n == 0;
+}
+
 /*
  * Allocates a kernel command with room for @attrs_size bytes of launch
  * attributes and the parameters, and copies the parameters in.

@@ -13,6 +13,13 @@
 
 #include "shim/cuda/cu_sched.h"
 
+/*
+ * False when the driver would refuse these arguments at the call (no
+ * parameters for a kernel that takes some, a malformed extra[]), as far
+ * as the reported layout tells; true when unknown.
+ */
+bool cmd_kernel_args_valid(CUfunction f, void **params, void **extra);
+
 struct xal_cuda_cmd *cmd_kernel(struct cs_stream *s, CUfunction f, const unsigned grid[3],
 				const unsigned block[3], unsigned shmem,
 				void **params, void **extra, bool cooperative);

@@ -13,7 +13,7 @@
 struct ev_entry {
 	struct ev_entry *next;
 	CUevent ev;
-	struct cs_queue *q;
+	struct cs_queue *q;     /* NULL: not recorded through a scheduled stream */
 	uint64_t seq;
 };
 
@@ -37,25 +37,46 @@ static struct ev_entry **ev_find(CUevent ev)
 	return NULL;
 }
 
+void ev_created(CUevent ev)
+{
+	struct ev_entry *e = calloc(1, sizeof(*e));
+	unsigned b = ev_hash(ev);
+
+	if (!e)
+		return;
+	e->ev = ev;
+	pthread_mutex_lock(&ev_lock);
+	/* A handle the driver reuses starts afresh. */
+	if (ev_find(ev)) {
+		struct ev_entry **pp = ev_find(ev), *old = *pp;
+
+		*pp = old->next;
+		free(old);
+	}
+	e->next = ev_table[b];
+	ev_table[b] = e;
+	pthread_mutex_unlock(&ev_lock);
+}
+
+bool ev_alive(CUevent ev)
+{
+	bool alive;
+
+	pthread_mutex_lock(&ev_lock);
+	alive = ev_find(ev) != NULL;
+	pthread_mutex_unlock(&ev_lock);
+	return alive;
+}
+
 void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq)
 {
-	struct ev_entry **pp, *e;
+	struct ev_entry **pp;
 
 	pthread_mutex_lock(&ev_lock);
 	pp = ev_find(ev);
 	if (pp) {
-		e = *pp;
-	} else {
-		e = calloc(1, sizeof(*e));
-		if (e) {
-			e->ev = ev;
-			e->next = ev_table[ev_hash(ev)];
-			ev_table[ev_hash(ev)] = e;
-		}
-	}
-	if (e) {
-		e->q = q;
-		e->seq = seq;
+		(*pp)->q = q;
+		(*pp)->seq = seq;
 	}
 	pthread_mutex_unlock(&ev_lock);
 }
@@ -67,7 +88,7 @@ bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq)
 
 	pthread_mutex_lock(&ev_lock);
 	pp = ev_find(ev);
-	if (pp) {
+	if (pp && (*pp)->q) {
 		*q = (*pp)->q;
 		*seq = (*pp)->seq;
 		found = true;
@@ -98,16 +119,9 @@ void ev_queue_gone(struct cs_queue *q)
 	for (b = 0; b < EV_BUCKETS; b++) {
 		struct ev_entry **pp = &ev_table[b];
 
-		while (*pp) {
-			struct ev_entry *e = *pp;
-
-			if (e->q == q) {
-				*pp = e->next;
-				free(e);
-			} else {
-				pp = &e->next;
-			}
-		}
+		for (; *pp; pp = &(*pp)->next)
+			if ((*pp)->q == q)
+				(*pp)->q = NULL;
 	}
 	pthread_mutex_unlock(&ev_lock);
 }

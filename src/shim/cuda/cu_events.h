@@ -9,7 +9,13 @@
 
 #include "shim/cuda/cu_sched.h"
 
-/* Notes that @ev's last record is command @seq of @q. */
+/* Notes an event the application created. */
+void ev_created(CUevent ev);
+
+/* Whether @ev was created and not destroyed since. */
+bool ev_alive(CUevent ev);
+
+/* Notes that @ev's last record is command @seq of @q (if alive). */
 void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq);
 
 /*

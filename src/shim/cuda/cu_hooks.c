@@ -45,13 +45,6 @@ static struct cs_stream *sched_stream(CUstream h, bool ptsz)
 
 static CUresult submit_or_fail(struct cs_stream *s, struct xal_cuda_cmd *c, uint64_t *seq)
 {
-	CUresult err = cs_error(s);
-
-	if (err != CUDA_SUCCESS) {
-		/* A sticky error fails every later call of the context. */
-		c->base.ops->destroy(&c->base);
-		return err;
-	}
 	return cs_submit(s, c, seq);
 }
 
@@ -71,6 +64,9 @@ static CUresult do_cuLaunchKernel(bool ptsz, CUfunction f, unsigned gx, unsigned
 	struct cs_stream *s = sched_stream(h, ptsz);
 	struct xal_cuda_cmd *c;
 
+	/* What the driver refuses at once must not become a late error. */
+	if (s && (!f || !cmd_kernel_args_valid(f, params, extra)))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel(s, f, grid, block, shmem, params, extra, false)))
 		return submit_or_fail(s, c, NULL);
 	if (s)
@@ -94,6 +90,8 @@ static CUresult do_cuLaunchCooperativeKernel(bool ptsz, CUfunction f, unsigned g
 	struct cs_stream *s = sched_stream(h, ptsz);
 	struct xal_cuda_cmd *c;
 
+	if (s && (!f || !cmd_kernel_args_valid(f, params, NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel(s, f, grid, block, shmem, params, NULL, true)))
 		return submit_or_fail(s, c, NULL);
 	if (s)
@@ -114,6 +112,9 @@ static CUresult do_cuLaunchKernelEx(bool ptsz, const CUlaunchConfig *cfg, CUfunc
 	struct xal_cuda_cmd *c;
 	CUlaunchConfig real;
 
+	if (s && (!f || (cfg->numAttrs && !cfg->attrs) ||
+		  !cmd_kernel_args_valid(f, params, extra)))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel_ex(s, cfg, f, params, extra)))
 		return submit_or_fail(s, c, NULL);
 	if (!s)

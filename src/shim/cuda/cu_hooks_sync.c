@@ -153,9 +153,27 @@ XS_CU_PAIR(CUresult, cuStreamEndCapture, cuStreamEndCapture_ptsz, (CUstream h, C
 
 /* --- events ------------------------------------------------------------------ */
 
+XS_CU_HOOK CUresult cuEventCreate(CUevent *ev, unsigned int flags)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuEventCreate(ev, flags);
+	if (rc == CUDA_SUCCESS && scheduling())
+		ev_created(*ev);
+	return rc;
+}
+
+/* Destroyed or unknown events go to the driver, which refuses them. */
+static struct cs_stream *event_stream(CUevent ev, CUstream h, bool ptsz)
+{
+	return ev && scheduling() && ev_alive(ev) ? cs_stream_of(h, ptsz) : NULL;
+}
+
 static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
 {
-	struct cs_stream *s = ev && scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	struct cs_stream *s = event_stream(ev, h, ptsz);
 	struct xal_cuda_cmd *c;
 	uint64_t seq;
 	CUresult rc;
@@ -173,7 +191,7 @@ XS_CU_PAIR(CUresult, cuEventRecord, cuEventRecord_ptsz, (CUevent ev, CUstream h)
 
 static CUresult do_cuEventRecordWithFlags(bool ptsz, CUevent ev, CUstream h, unsigned flags)
 {
-	struct cs_stream *s = ev && scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	struct cs_stream *s = event_stream(ev, h, ptsz);
 	struct xal_cuda_cmd *c;
 	uint64_t seq;
 	CUresult rc;
@@ -192,7 +210,7 @@ XS_CU_PAIR(CUresult, cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz,
 
 static CUresult do_cuStreamWaitEvent(bool ptsz, CUstream h, CUevent ev, unsigned flags)
 {
-	struct cs_stream *s = ev && scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	struct cs_stream *s = event_stream(ev, h, ptsz);
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_wait_event(s, ev, flags)))

@@ -78,7 +78,7 @@ CUresult cs_ctx_sync(void);
 /* Launches everything buffered on @s's queue and waits until it is. */
 CUresult cs_flush(struct cs_stream *s);
 
-/* The sticky error of @s's queue. */
+/* Takes the pending error of @s's queue (reported once). */
 CUresult cs_error(struct cs_stream *s);
 
 #endif

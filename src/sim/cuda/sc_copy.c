@@ -1,0 +1,432 @@
+/*
+ * Copies and memsets of the simulated CUDA driver: the 1D, 2D and 3D
+ * copies, synchronous and asynchronous, and the 8- and 32-bit memsets,
+ * with their per-thread-stream variants.
+ *
+ * Design: every copy becomes one region operation (struct sc_region) on a
+ * stream. Synchronous calls run on the legacy stream (the per-thread one
+ * for _ptds) and wait for their command, so they are ordered with all the
+ * implicit synchronisation of that stream. Asynchronous calls follow the
+ * real driver for pageable (unregistered) host memory: a pageable source
+ * is staged into a driver buffer at the call, so the application may
+ * reuse it on return; a pageable destination is written before the call
+ * returns (the call waits for its command). Pinned memory is copied when
+ * the stream gets there. During capture nothing is staged or awaited: the
+ * recorded copy reads and writes the application's memory when the graph
+ * runs. Arrays (CU_MEMORYTYPE_ARRAY) do not exist here:
+ * CUDA_ERROR_INVALID_VALUE. Memsets wait in their synchronous form too
+ * (allowed: the driver may return earlier, never later).
+ */
+#include "sim/cuda/sc_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a copy side must be: any host memory, or registered memory. */
+enum { SC_ANY = 0, SC_REG = 1 };
+
+/* Packs @r's source into a contiguous buffer the copy then reads. */
+static int sc_stage(struct sc_region *r, void **staging)
+{
+	size_t row = r->width, plane = row * r->height, z, y;
+	uint8_t *b = malloc(plane * r->depth);
+
+	if (!b)
+		return -ENOMEM;
+	for (z = 0; z < r->depth; z++)
+		for (y = 0; y < r->height; y++)
+			memcpy(b + z * plane + y * row, r->src + z * r->sslice + y * r->spitch, row);
+	r->src = b;
+	r->spitch = row;
+	r->sslice = plane;
+	r->src_reg = false;
+	*staging = b;
+	return 0;
+}
+
+/*
+ * Submits region copy @r to stream @h. @sync: wait for it (synchronous
+ * call); @src_pageable / @dst_pageable select the pageable-memory
+ * semantics of asynchronous calls.
+ */
+static int sc_copy_submit(CUstream h, bool pt, struct sc_region *r, bool src_pageable,
+			  bool dst_pageable, bool sync)
+{
+	struct sc_op op = { .kind = SC_OP_COPY };
+	struct CUstream_st *s;
+	struct CUctx_st *ctx;
+	struct sc_hwq *q;
+	uint64_t seq = 0;
+	int rc = sc_stream_acquire(h, pt, &s);
+
+	if (rc < 0)
+		return rc;
+	if (sync && s->cap) {
+		sc_capture_invalidate(s->cap);
+		sc_stream_release(s);
+		return -EPERM;
+	}
+	if (!r->width || !r->height || !r->depth) {
+		sc_stream_release(s);
+		return 0;
+	}
+	op.u.copy.r = *r;
+	if (!s->cap && !sync && src_pageable)
+		rc = sc_stage(&op.u.copy.r, &op.u.copy.staging);
+	if (rc == 0)
+		rc = sc_stream_op(s, &op, &seq);
+	q = s->q;
+	ctx = s->ctx;
+	sc_stream_release(s);
+	if (rc == 0 && seq && (sync || dst_pageable)) {
+		sc_hwq_wait(q, seq);
+		rc = atomic_load(&ctx->sticky);
+	}
+	return rc;
+}
+
+/* Checks one side of a copy: 0 or -EINVAL; *@pageable set. */
+static int sc_side(const void *p, size_t n, int need, bool *pageable)
+{
+	enum sc_mem_kind kind;
+
+	if (sc_mem_classify(p, n, &kind) < 0)
+		return -EINVAL;
+	if (need == SC_REG && kind == SC_MEM_PAGEABLE)
+		return -EINVAL;
+	*pageable = kind == SC_MEM_PAGEABLE;
+	return 0;
+}
+
+static CUresult sc_copy1d(void *dst, const void *src, size_t n, int dst_need, int src_need,
+			  CUstream h, bool pt, bool sync)
+{
+	struct sc_region r = { .dst = dst, .src = src, .dpitch = n, .spitch = n,
+			       .dslice = n, .sslice = n, .width = n, .height = 1, .depth = 1 };
+	bool dpage = false, spage = false;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (n && (sc_side(dst, n, dst_need, &dpage) < 0 || sc_side(src, n, src_need, &spage) < 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	r.dst_reg = !dpage;
+	r.src_reg = !spage;
+	return sc_result(sc_copy_submit(h, pt, &r, spage, dpage, sync));
+}
+
+#define SC_DPTR(p) ((void *)(uintptr_t)(p))
+
+/* Unified addressing: either side may be host or device memory. */
+SC_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return sc_copy1d(SC_DPTR(dst), SC_DPTR(src), ByteCount, SC_ANY, SC_ANY, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return sc_copy1d(SC_DPTR(dst), SC_DPTR(src), ByteCount, SC_ANY, SC_ANY, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), srcHost, ByteCount, SC_REG, SC_ANY, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost,
+					size_t ByteCount)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), srcHost, ByteCount, SC_REG, SC_ANY, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return sc_copy1d(dstHost, SC_DPTR(srcDevice), ByteCount, SC_ANY, SC_REG, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return sc_copy1d(dstHost, SC_DPTR(srcDevice), ByteCount, SC_ANY, SC_REG, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+				   size_t ByteCount)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), SC_DPTR(srcDevice), ByteCount, SC_REG, SC_REG, NULL,
+			 false, true);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+					size_t ByteCount)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), SC_DPTR(srcDevice), ByteCount, SC_REG, SC_REG, NULL,
+			 true, true);
+}
+
+SC_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+				 CUstream hStream)
+{
+	return sc_copy1d(SC_DPTR(dst), SC_DPTR(src), ByteCount, SC_ANY, SC_ANY, hStream, false,
+			 false);
+}
+
+SC_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+				      CUstream hStream)
+{
+	return sc_copy1d(SC_DPTR(dst), SC_DPTR(src), ByteCount, SC_ANY, SC_ANY, hStream, true,
+			 false);
+}
+
+SC_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+					size_t ByteCount, CUstream hStream)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), srcHost, ByteCount, SC_REG, SC_ANY, hStream, false,
+			 false);
+}
+
+SC_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
+					     size_t ByteCount, CUstream hStream)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), srcHost, ByteCount, SC_REG, SC_ANY, hStream, true,
+			 false);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+					CUstream hStream)
+{
+	return sc_copy1d(dstHost, SC_DPTR(srcDevice), ByteCount, SC_ANY, SC_REG, hStream, false,
+			 false);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice,
+					     size_t ByteCount, CUstream hStream)
+{
+	return sc_copy1d(dstHost, SC_DPTR(srcDevice), ByteCount, SC_ANY, SC_REG, hStream, true,
+			 false);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+					size_t ByteCount, CUstream hStream)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), SC_DPTR(srcDevice), ByteCount, SC_REG, SC_REG,
+			 hStream, false, false);
+}
+
+SC_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+					     size_t ByteCount, CUstream hStream)
+{
+	return sc_copy1d(SC_DPTR(dstDevice), SC_DPTR(srcDevice), ByteCount, SC_REG, SC_REG,
+			 hStream, true, false);
+}
+
+/* One side of a 2D/3D copy, as the descriptor gives it. */
+struct sc_side3d {
+	CUmemorytype type;
+	const void *host;
+	CUdeviceptr dev;
+	size_t x, y, z, pitch, height;
+};
+
+/*
+ * Resolves a side of a @width x @height x @depth copy to its first byte,
+ * pitch and slice pitch, and checks its memory. 0 or -EINVAL.
+ */
+static int sc_side3d(const struct sc_side3d *sd, size_t width, size_t height, size_t depth,
+		     uint8_t **base, size_t *pitch, size_t *slice, bool *pageable)
+{
+	const uint8_t *p;
+	size_t span;
+
+	switch (sd->type) {
+	case CU_MEMORYTYPE_HOST:
+		p = sd->host;
+		break;
+	case CU_MEMORYTYPE_DEVICE:
+	case CU_MEMORYTYPE_UNIFIED:
+		p = SC_DPTR(sd->dev);
+		break;
+	default:
+		return -EINVAL;
+	}
+	*pitch = sd->pitch ? sd->pitch : width;
+	if (!p || *pitch < width || (depth > 1 && sd->height < height))
+		return -EINVAL;
+	*slice = *pitch * (depth > 1 ? sd->height : height);
+	p += sd->z * *slice + sd->y * *pitch + sd->x;
+	span = (depth - 1) * *slice + (height - 1) * *pitch + width;
+	if (sc_side(p, span, sd->type == CU_MEMORYTYPE_DEVICE ? SC_REG : SC_ANY, pageable) < 0)
+		return -EINVAL;
+	*base = (uint8_t *)p;
+	return 0;
+}
+
+static CUresult sc_copy3d(const struct sc_side3d *src, const struct sc_side3d *dst,
+			  size_t width, size_t height, size_t depth, CUstream h, bool pt, bool sync)
+{
+	struct sc_region r = { .width = width, .height = height, .depth = depth };
+	bool spage = false, dpage = false;
+	uint8_t *s;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (width && height && depth) {
+		if (sc_side3d(src, width, height, depth, &s, &r.spitch, &r.sslice, &spage) < 0 ||
+		    sc_side3d(dst, width, height, depth, &r.dst, &r.dpitch, &r.dslice, &dpage) < 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		r.src = s;
+		r.src_reg = !spage;
+		r.dst_reg = !dpage;
+	}
+	return sc_result(sc_copy_submit(h, pt, &r, spage, dpage, sync));
+}
+
+static CUresult sc_copy2d(const CUDA_MEMCPY2D *c, CUstream h, bool pt, bool sync)
+{
+	struct sc_side3d src, dst;
+
+	if (!c)
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	src = (struct sc_side3d){ c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
+				  c->srcY, 0, c->srcPitch, c->Height };
+	dst = (struct sc_side3d){ c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
+				  c->dstY, 0, c->dstPitch, c->Height };
+	return sc_copy3d(&src, &dst, c->WidthInBytes, c->Height, 1, h, pt, sync);
+}
+
+static CUresult sc_copy3d_desc(const CUDA_MEMCPY3D *c, CUstream h, bool pt, bool sync)
+{
+	struct sc_side3d src, dst;
+
+	if (!c || c->srcLOD || c->dstLOD || c->reserved0 || c->reserved1)
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	src = (struct sc_side3d){ c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
+				  c->srcY, c->srcZ, c->srcPitch, c->srcHeight };
+	dst = (struct sc_side3d){ c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
+				  c->dstY, c->dstZ, c->dstPitch, c->dstHeight };
+	return sc_copy3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, h, pt, sync);
+}
+
+SC_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+	return sc_copy2d(pCopy, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+	return sc_copy2d(pCopy, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+	return sc_copy2d(pCopy, hStream, false, false);
+}
+
+SC_EXPORT CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+	return sc_copy2d(pCopy, hStream, true, false);
+}
+
+SC_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
+{
+	return sc_copy3d_desc(pCopy, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
+{
+	return sc_copy3d_desc(pCopy, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+	return sc_copy3d_desc(pCopy, hStream, false, false);
+}
+
+SC_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+	return sc_copy3d_desc(pCopy, hStream, true, false);
+}
+
+static CUresult sc_memset(CUdeviceptr dptr, uint32_t value, uint32_t elem, size_t n,
+			  CUstream h, bool pt, bool sync)
+{
+	struct sc_op op = { .kind = SC_OP_MEMSET };
+	struct CUstream_st *s;
+	struct CUctx_st *ctx;
+	struct sc_hwq *q;
+	bool page;
+	uint64_t seq = 0;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (n && (n > SIZE_MAX / elem || (dptr & (elem - 1)) ||
+		  sc_side(SC_DPTR(dptr), n * elem, SC_REG, &page) < 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sc_stream_acquire(h, pt, &s);
+	if (rc < 0)
+		return sc_result(rc);
+	if (sync && s->cap) {
+		sc_capture_invalidate(s->cap);
+		rc = -EPERM;
+	} else if (n) {
+		op.u.memset.dst = SC_DPTR(dptr);
+		op.u.memset.value = value;
+		op.u.memset.elem = elem;
+		op.u.memset.n = n;
+		rc = sc_stream_op(s, &op, &seq);
+	}
+	q = s->q;
+	ctx = s->ctx;
+	sc_stream_release(s);
+	if (rc == 0 && sync && seq) {
+		sc_hwq_wait(q, seq);
+		rc = atomic_load(&ctx->sticky);
+	}
+	return sc_result(rc);
+}
+
+SC_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	return sc_memset(dstDevice, uc, 1, N, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	return sc_memset(dstDevice, uc, 1, N, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+	return sc_memset(dstDevice, ui, 4, N, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+	return sc_memset(dstDevice, ui, 4, N, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+				   CUstream hStream)
+{
+	return sc_memset(dstDevice, uc, 1, N, hStream, false, false);
+}
+
+SC_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+					CUstream hStream)
+{
+	return sc_memset(dstDevice, uc, 1, N, hStream, true, false);
+}
+
+SC_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+				    CUstream hStream)
+{
+	return sc_memset(dstDevice, ui, 4, N, hStream, false, false);
+}
+
+SC_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+					 CUstream hStream)
+{
+	return sc_memset(dstDevice, ui, 4, N, hStream, true, false);
+}

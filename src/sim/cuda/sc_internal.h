@@ -1,0 +1,351 @@
+/*
+ * Internals of the simulated CUDA driver: libcuda.so.1 implementing the
+ * driver API (src/cuda/cu_api.h) over the simulated XPU (src/sim/sim.h).
+ *
+ * Design: each stream is one hardware queue of the simulated device, and
+ * every ordering rule of the driver API (events, the legacy default
+ * stream's implicit synchronisation, stream-ordered frees, waits on memory
+ * values) becomes a WAIT command between queues, launched by the calling
+ * thread: a call blocks only where the API says it does. Work is described
+ * once, as an operation (struct sc_op), which a capturing stream records
+ * and any other stream turns into a device command; the data part of every
+ * command runs on the device's executor thread, which is where the
+ * simulated "hardware" touches memory.
+ *
+ * Handles given to applications are pointers to the structures below,
+ * looked up in a registry before any use (sc_handle.c), so a destroyed or
+ * made-up handle yields CUDA_ERROR_INVALID_HANDLE instead of a crash.
+ * Contexts and hardware queues are never freed, only recycled, so stale
+ * references held by events, per-thread tables and device commands stay
+ * safe to read.
+ *
+ * Locks, outermost first: sc_drv.lock (context list, primary context) ->
+ * ctx->lock (the context's streams, events, captures) -> leaf locks
+ * (handle registry, memory registry, queue pool, event stamps, capture
+ * list, wait-value list). The executor thread takes leaf locks only.
+ *
+ * Internal functions return 0 or a negative errno; sc_result() turns them
+ * into CUresult values at the API boundary (one table, sc_error.c).
+ */
+#ifndef XS_SC_INTERNAL_H
+#define XS_SC_INTERNAL_H
+
+#include "cuda/cu_api.h"
+#include "sim/sim.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Only the driver API leaves the library (with the version script). */
+#define SC_EXPORT __attribute__((visibility("default")))
+#define SC_VISIBLE(name, params) SC_EXPORT CUresult name params;
+XS_CU_FUNCTIONS(SC_VISIBLE)
+#undef SC_VISIBLE
+#define SC_VISIBLE_PTSZ(variant, base) SC_EXPORT __typeof__(base) variant;
+XS_CU_PTSZ(SC_VISIBLE_PTSZ)
+#undef SC_VISIBLE_PTSZ
+
+#define SC_DRIVER_VERSION 13000
+#define SC_DEVICE_NAME "xsched simulated XPU"
+#define SC_DEVICE_MEM (16ull << 30)   /* modelled device memory */
+#define SC_ALIGN 256u                 /* device allocation alignment */
+#define SC_PRIO_LEAST 0
+#define SC_PRIO_GREATEST (-5)
+#define SC_STAMPS 2048u               /* event timestamps kept per queue */
+#define SC_PARAM_MAX 64u              /* kernel parameter bytes */
+
+/* ---- driver (sc_init.c) ---- */
+
+struct sc_driver {
+	pthread_mutex_t lock;         /* contexts, the primary context */
+	struct sim_dev *dev;          /* after a successful cuInit */
+	_Atomic int state;            /* SC_DRV_* */
+	int init_err;                 /* -errno of the first cuInit */
+};
+
+enum { SC_DRV_NONE = 0, SC_DRV_READY, SC_DRV_FAILED, SC_DRV_FORKED };
+
+extern struct sc_driver sc_drv;
+
+/* 0 once cuInit succeeded in this process; -ENXIO otherwise. */
+int sc_ready(void);
+
+/* ---- errors (sc_error.c) ---- */
+
+/* The CUresult for 0 or a negative errno (CUDA_ERROR_UNKNOWN if unmapped). */
+CUresult sc_result(int err);
+
+/* ---- handle registry (sc_handle.c) ---- */
+
+enum sc_htype {
+	SC_H_CTX = 1, SC_H_STREAM, SC_H_EVENT, SC_H_MODULE, SC_H_FUNC,
+	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC,
+};
+
+struct CUctx_st;
+
+int sc_handle_add(const void *h, enum sc_htype type, struct CUctx_st *owner);
+bool sc_handle_valid(const void *h, enum sc_htype type);
+bool sc_handle_del(const void *h, enum sc_htype type);
+size_t sc_handle_drain(struct CUctx_st *owner, enum sc_htype type, void **out, size_t cap);
+
+/* ---- hardware queues (sc_queue.c) ---- */
+
+struct sc_stamp {
+	uint64_t seq;                 /* record this slot belongs to (sc_stamp_lock) */
+	uint64_t ns;                  /* written by the device's EVENT command */
+};
+
+/*
+ * A hardware queue of the device, recycled through a pool and never freed:
+ * events and WAIT commands may name it after its stream is gone.
+ */
+struct sc_hwq {
+	struct sim_hwq *hq;
+	uint32_t index;               /* sim_hwq_index() */
+	uint64_t launched;            /* last seq; by its current user, under that user's lock */
+	uint32_t stamp_next;          /* same */
+	struct sc_hwq *next;          /* pool link */
+	struct sc_stamp stamps[SC_STAMPS];
+};
+
+int sc_hwq_get(struct sc_hwq **out);
+void sc_hwq_put(struct sc_hwq *q);
+int sc_hwq_launch(struct sc_hwq *q, const struct sim_cmd *cmd, uint64_t *seq);
+bool sc_hwq_done(struct sc_hwq *q, uint64_t seq);
+void sc_hwq_wait(struct sc_hwq *q, uint64_t seq);
+uint64_t *sc_hwq_stamp(struct sc_hwq *q, uint64_t seq, uint32_t *slot);
+int sc_hwq_stamp_read(struct sc_hwq *q, uint32_t slot, uint64_t seq, uint64_t *ns);
+
+/* A set of (queue, seq) to wait for outside the context lock. */
+struct sc_waitset {
+	size_t n, cap;
+	struct sc_wait {
+		struct sc_hwq *q;
+		uint64_t seq;
+	} *v;
+};
+
+int sc_waitset_add(struct sc_waitset *w, struct sc_hwq *q, uint64_t seq);
+void sc_waitset_wait(struct sc_waitset *w);
+bool sc_waitset_done(const struct sc_waitset *w);
+void sc_waitset_fini(struct sc_waitset *w);
+
+/* ---- kernels (sc_kernels.c) ---- */
+
+struct sc_kernel_def {
+	const char *name;
+	unsigned nparams;
+	uint16_t offset[4], size[4];
+	size_t params_size;
+	/* On the executor thread: 0, -EFAULT (bad address) or -EIO (fault). */
+	int (*run)(const uint8_t *params);
+	uint64_t (*duration)(const uint8_t *params);
+};
+
+extern const struct sc_kernel_def sc_kernels[];
+extern const size_t sc_nkernels;
+const struct sc_kernel_def *sc_kernel_find(const char *name);
+
+/* ---- operations (sc_submit.c) ---- */
+
+enum sc_op_kind {
+	SC_OP_KERNEL = 1, SC_OP_COPY, SC_OP_MEMSET, SC_OP_HOST, SC_OP_CALLBACK,
+	SC_OP_WRITE32, SC_OP_WAIT32, SC_OP_FREE,
+};
+
+/* A copy of depth slices of height rows of width bytes. */
+struct sc_region {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t dpitch, dslice, spitch, sslice;
+	size_t width, height, depth;
+	bool dst_reg, src_reg;        /* registered memory, checked when it runs */
+};
+
+/* One unit of stream work, by value: recorded by capture, run by a queue. */
+struct sc_op {
+	uint32_t kind;
+	union {
+		struct {
+			const struct sc_kernel_def *def;
+			uint8_t params[SC_PARAM_MAX];
+		} kernel;
+		struct {
+			struct sc_region r;
+			void *staging;    /* owned: freed once copied */
+		} copy;
+		struct {
+			uint8_t *dst;
+			uint32_t value;
+			uint32_t elem;    /* 1 or 4 bytes */
+			size_t n;
+		} memset;
+		struct {
+			CUhostFn fn;
+			void *data;
+		} host;
+		struct {
+			CUstreamCallback fn;
+			void *data;
+			CUstream handle;
+		} callback;
+		struct {
+			uint32_t *addr;
+			uint32_t value;
+			uint32_t flags;
+		} value;
+		struct {
+			void *ptr;
+		} free;
+	} u;
+};
+
+void sc_op_fini(struct sc_op *op);
+
+/* ---- contexts (sc_ctx.c) ---- */
+
+struct CUstream_st;
+
+struct CUctx_st {
+	pthread_mutex_t lock;
+	_Atomic bool live;
+	bool primary;
+	unsigned flags;
+	uint64_t gen;                 /* lock; bumped by each teardown */
+	_Atomic int sticky;           /* first device fault: -EIO, -EFAULT; 0 */
+	struct CUstream_st *legacy;   /* lock; created on first use */
+	struct CUstream_st *streams;  /* lock; user, per-thread and destroyed-busy */
+	struct CUctx_st *next;        /* sc_drv.lock: free list */
+};
+
+int sc_ctx_current(struct CUctx_st **out);
+int sc_ctx_resolve(CUcontext c, struct CUctx_st **out);
+void sc_ctx_fault(struct CUctx_st *ctx, int err);
+int sc_ctx_sync(struct CUctx_st *ctx);
+
+/* ---- streams (sc_stream.c) ---- */
+
+enum { SC_S_USER = 0, SC_S_LEGACY, SC_S_THREAD };
+
+struct sc_capture;
+
+struct CUstream_st {
+	struct CUctx_st *ctx;
+	struct sc_hwq *q;
+	unsigned flags;
+	int priority;
+	uint8_t kind;                 /* SC_S_* */
+	bool destroyed;               /* handle gone, work still pending */
+	uint64_t last;                /* last seq launched through this stream */
+	uint64_t legacy_seen;         /* legacy seq this stream already waits for */
+	uint64_t synced;              /* own seq the legacy stream already waits for */
+	struct sc_capture *cap;       /* capture this stream records into */
+	struct CUstream_st *next;     /* ctx->streams */
+};
+
+int sc_stream_acquire(CUstream h, bool pt, struct CUstream_st **out);
+void sc_stream_release(struct CUstream_st *s);
+bool sc_stream_blocking(const struct CUstream_st *s);
+int sc_stream_waitset(struct CUstream_st *s, struct sc_waitset *w);
+void sc_stream_reap(struct CUctx_st *ctx);
+void sc_stream_teardown(struct CUctx_st *ctx);
+void sc_stream_thread_exit(void *table);
+
+/* ---- submission (sc_submit.c); ctx->lock held ---- */
+
+int sc_stream_prepare(struct CUstream_st *s);
+int sc_stream_launch(struct CUstream_st *s, const struct sim_cmd *cmd, uint64_t *seq);
+int sc_stream_op(struct CUstream_st *s, struct sc_op *op, uint64_t *seq);
+
+/* ---- capture and graphs (sc_capture.c) ---- */
+
+struct sc_oplist {
+	size_t n, cap;
+	struct sc_op *ops;
+};
+
+struct CUgraph_st {
+	struct sc_oplist l;
+};
+
+struct CUgraphExec_st {
+	struct CUctx_st *ctx;
+	struct sc_oplist l;
+};
+
+struct sc_capture {
+	uint64_t id;
+	int mode;
+	pthread_t thread;
+	struct CUstream_st *origin;
+	struct CUgraph_st *graph;
+	bool invalidated;
+	struct sc_capture *next;      /* active captures (capture list lock) */
+};
+
+int sc_capture_add(struct sc_capture *c, const struct sc_op *op);
+void sc_capture_invalidate(struct sc_capture *c);
+struct sc_capture *sc_capture_find(struct CUctx_st *ctx, uint64_t id);
+void sc_capture_end(struct CUctx_st *ctx, struct sc_capture *c);
+int sc_capture_unsafe(void);
+void sc_exec_free(struct CUgraphExec_st *e);
+
+/* ---- events (sc_event.c) ---- */
+
+struct CUevent_st {
+	struct CUctx_st *ctx;
+	unsigned flags;
+	struct sc_hwq *q;             /* ctx->lock: last record; NULL: never */
+	uint64_t seq;
+	uint32_t slot;
+	bool have_ts;
+	uint64_t ts;
+	uint64_t cap_id;              /* recorded in this capture (0: none) */
+};
+
+/* ---- memory (sc_memreg.c) ---- */
+
+enum sc_mem_kind { SC_MEM_PAGEABLE = 0, SC_MEM_DEVICE = 1, SC_MEM_HOST = 2 };
+
+int sc_mem_alloc(size_t size, enum sc_mem_kind kind, struct CUctx_st *ctx, void **out);
+int sc_mem_free(void *base, enum sc_mem_kind kind, struct CUctx_st **owner);
+int sc_mem_owner(void *base, enum sc_mem_kind kind, struct CUctx_st **owner);
+int sc_mem_mark_freeing(void *base);
+void sc_mem_release(void *base);
+int sc_mem_classify(const void *p, size_t len, enum sc_mem_kind *kind);
+int sc_mem_lookup(const void *p, enum sc_mem_kind *kind, struct CUctx_st **ctx);
+bool sc_mem_accessible(const void *p, size_t len);
+uint64_t sc_mem_device_used(void);
+void sc_mem_drain(struct CUctx_st *ctx);
+
+/* ---- modules (sc_module.c) ---- */
+
+struct CUfunc_st {
+	const struct sc_kernel_def *def;
+};
+
+struct CUmod_st {
+	struct CUfunc_st *funcs;      /* one per built-in kernel */
+};
+
+struct CUkern_st {
+	const struct sc_kernel_def *def;
+	struct CUfunc_st func;        /* cuKernelGetFunction's answer */
+};
+
+struct CUlib_st {
+	struct CUkern_st *kernels;    /* one per built-in kernel */
+};
+
+const struct sc_kernel_def *sc_func_def(CUfunction f);
+void sc_module_free(struct CUmod_st *m);
+
+/* ---- stream memory operations (sc_waitval.c) ---- */
+
+int sc_waitval_launch(struct CUstream_st *s, const struct sc_op *op, uint64_t *seq);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * Memory management of the simulated CUDA driver: device and pinned host
+ * allocations, stream-ordered allocation, pointer attributes and memory
+ * information. Copies and memsets are in sc_copy.c.
+ *
+ * Design: device memory is host memory tracked by the memory registry
+ * (sc_memreg.c), so the executor thread computes on it directly and misuse
+ * is detected. Frees synchronise as the real driver's do: cuMemFree and
+ * cuMemFreeHost wait for the owning context's work first, cuMemFreeAsync
+ * frees when its stream reaches it. cuMemAllocAsync allocates at the call
+ * (the memory is usable by the stream's later work, which is all the API
+ * promises); the stream-ordered pair cannot be captured here.
+ */
+#include "sim/cuda/sc_internal.h"
+
+#include <errno.h>
+
+static CUresult sc_alloc(void **out, size_t size, enum sc_mem_kind kind)
+{
+	struct CUctx_st *ctx;
+	int rc = sc_ctx_current(&ctx);
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (!out || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sc_capture_unsafe();
+	if (rc == 0)
+		rc = atomic_load(&ctx->sticky);
+	if (rc == 0)
+		rc = sc_mem_alloc(size, kind, ctx, out);
+	return sc_result(rc);
+}
+
+/* 256-byte aligned device memory, counted against the modelled 16 GiB. */
+SC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	void *p = NULL;
+	CUresult r = sc_alloc(dptr ? &p : NULL, bytesize, SC_MEM_DEVICE);
+
+	if (r == CUDA_SUCCESS)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return r;
+}
+
+SC_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	return sc_alloc(pp, bytesize, SC_MEM_HOST);
+}
+
+/* Portable, mapped and write-combined flags are accepted; all memory is all three. */
+SC_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+	if (Flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+				CU_MEMHOSTALLOC_WRITECOMBINED))
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	return sc_alloc(pp, bytesize, SC_MEM_HOST);
+}
+
+/* Waits for the owner's work, then frees. */
+static CUresult sc_free(void *p, enum sc_mem_kind kind)
+{
+	struct CUctx_st *ctx, *owner;
+	int rc = sc_ctx_current(&ctx), sticky;
+
+	if (rc < 0)
+		return sc_result(rc);
+	rc = sc_capture_unsafe();
+	if (rc < 0)
+		return sc_result(rc);
+	if (sc_mem_owner(p, kind, &owner) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	sticky = sc_ctx_sync(owner);
+	rc = sc_mem_free(p, kind, NULL);
+	return sc_result(rc < 0 ? rc : sticky);
+}
+
+/* Freeing 0 does nothing. */
+SC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	if (!dptr) {
+		struct CUctx_st *ctx;
+
+		return sc_result(sc_ctx_current(&ctx));
+	}
+	return sc_free((void *)(uintptr_t)dptr, SC_MEM_DEVICE);
+}
+
+SC_EXPORT CUresult cuMemFreeHost(void *p)
+{
+	return sc_free(p, SC_MEM_HOST);
+}
+
+SC_EXPORT CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *totalBytes)
+{
+	struct CUctx_st *ctx;
+	int rc = sc_ctx_current(&ctx);
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (!freeBytes || !totalBytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	*totalBytes = (size_t)SC_DEVICE_MEM;
+	*freeBytes = (size_t)(SC_DEVICE_MEM - sc_mem_device_used());
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Attributes of registered memory (any address inside an allocation);
+ * pageable memory is unknown to the driver: CUDA_ERROR_INVALID_VALUE.
+ */
+SC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+					 CUdeviceptr ptr)
+{
+	void *p = (void *)(uintptr_t)ptr;
+	struct CUctx_st *owner;
+	enum sc_mem_kind kind;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (!data || sc_mem_lookup(p, &kind, &owner) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (attribute) {
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(CUmemorytype *)data = kind == SC_MEM_DEVICE ? CU_MEMORYTYPE_DEVICE :
+							       CU_MEMORYTYPE_HOST;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = owner;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		*(CUdeviceptr *)data = ptr;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (kind != SC_MEM_HOST)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(void **)data = p;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static CUresult sc_alloc_async(CUdeviceptr *dptr, size_t size, CUstream h, bool pt)
+{
+	struct CUstream_st *s;
+	void *p = NULL;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (!dptr || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sc_stream_acquire(h, pt, &s);
+	if (rc < 0)
+		return sc_result(rc);
+	if (s->cap) {
+		sc_capture_invalidate(s->cap);
+		rc = -EPERM;
+	}
+	if (rc == 0)
+		rc = atomic_load(&s->ctx->sticky);
+	if (rc == 0)
+		rc = sc_mem_alloc(size, SC_MEM_DEVICE, s->ctx, &p);
+	sc_stream_release(s);
+	if (rc == 0)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return sc_result(rc);
+}
+
+SC_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return sc_alloc_async(dptr, bytesize, hStream, false);
+}
+
+SC_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return sc_alloc_async(dptr, bytesize, hStream, true);
+}
+
+static CUresult sc_free_async(CUdeviceptr dptr, CUstream h, bool pt)
+{
+	struct sc_op op = { .kind = SC_OP_FREE };
+	struct CUstream_st *s;
+	void *p = (void *)(uintptr_t)dptr;
+	int rc = sc_stream_acquire(h, pt, &s);
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (s->cap) {
+		sc_capture_invalidate(s->cap);
+		rc = -EPERM;
+	}
+	if (rc == 0)
+		rc = sc_mem_mark_freeing(p);
+	if (rc == 0) {
+		op.u.free.ptr = p;
+		rc = sc_stream_op(s, &op, NULL);
+		if (rc < 0)
+			sc_mem_release(p);   /* a faulted context orders nothing */
+	}
+	sc_stream_release(s);
+	return sc_result(rc);
+}
+
+/* Frees when the stream reaches this point; the pointer is invalid at once. */
+SC_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	return sc_free_async(dptr, hStream, false);
+}
+
+SC_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+	return sc_free_async(dptr, hStream, true);
+}
+
+static CUresult sc_prefetch(CUdeviceptr ptr, size_t count, unsigned int flags, CUstream h,
+			    bool pt)
+{
+	struct CUstream_st *s;
+	enum sc_mem_kind kind;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (flags || !count || sc_mem_classify((void *)(uintptr_t)ptr, count, &kind) < 0 ||
+	    kind == SC_MEM_PAGEABLE)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sc_stream_acquire(h, pt, &s);
+	if (rc < 0)
+		return sc_result(rc);
+	sc_stream_release(s);
+	return CUDA_SUCCESS;
+}
+
+/* All memory is where the device can use it: validated, then nothing to do. */
+SC_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count,
+					 CUmemLocation location, unsigned int flags,
+					 CUstream hStream)
+{
+	(void)location;
+	return sc_prefetch(devPtr, count, flags, hStream, false);
+}
+
+SC_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count,
+					      CUmemLocation location, unsigned int flags,
+					      CUstream hStream)
+{
+	(void)location;
+	return sc_prefetch(devPtr, count, flags, hStream, true);
+}

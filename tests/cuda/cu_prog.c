@@ -1,0 +1,314 @@
+/*
+ * A CUDA driver-API application for the shim's tests, run natively and
+ * under the shim on the simulated driver: each phase prints one line, and
+ * the test compares the two runs line by line. The phases exercise the
+ * orderings the shim must keep (within a stream, across streams through
+ * events, the legacy default stream against blocking streams, per-thread
+ * default streams), the asynchronous-copy semantics of pageable memory,
+ * events, host functions, graphs from stream capture, errors and bad input.
+ * The data kernels of the simulated driver (xs_fill, xs_inc, xs_scale,
+ * xs_checksum) make any reordering visible as a different checksum.
+ *
+ * Usage: cu_prog [PHASE...]   (no argument: every phase)
+ */
+#include "cuda/cu_api.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 4096
+
+static CUfunction f_fill, f_inc, f_scale, f_sum, f_spin;
+static CUdeviceptr d_a, d_b, d_sum;
+
+#define CK(call)                                                                   \
+	do {                                                                       \
+		CUresult rc_ = (call);                                             \
+		if (rc_ != CUDA_SUCCESS) {                                         \
+			printf("error %s = %d at line %d\n", #call, rc_, __LINE__); \
+			exit(1);                                                   \
+		}                                                                  \
+	} while (0)
+
+static void fill(CUstream s, CUdeviceptr p, unsigned v)
+{
+	uint64_t n = N;
+	void *args[] = { &p, &v, &n };
+
+	CK(cuLaunchKernel(f_fill, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+static void inc(CUstream s, CUdeviceptr p)
+{
+	uint64_t n = N;
+	void *args[] = { &p, &n };
+
+	CK(cuLaunchKernel(f_inc, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+static void scale(CUstream s, CUdeviceptr p, unsigned k)
+{
+	uint64_t n = N;
+	void *args[] = { &p, &k, &n };
+
+	CK(cuLaunchKernel(f_scale, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+static void spin(CUstream s, uint64_t ns)
+{
+	void *args[] = { &ns };
+
+	CK(cuLaunchKernel(f_spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+/* Checksum of @p, computed on the device, after the legacy stream. */
+static unsigned long long checksum(CUdeviceptr p)
+{
+	uint64_t n = N * 4, out[2] = { 0, 0 };
+	void *args[] = { &p, &n, &d_sum };
+
+	CK(cuLaunchKernel(f_sum, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	CK(cuMemcpyDtoH_v2(out, d_sum, sizeof(out)));
+	return (unsigned long long)out[0];
+}
+
+/* Within one stream: fill, inc, scale, inc must apply in order. */
+static void phase_order(void)
+{
+	CUstream s;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	fill(s, d_a, 5);
+	for (int i = 0; i < 20; i++) {
+		inc(s, d_a);
+		scale(s, d_a, 3);
+	}
+	CK(cuStreamSynchronize(s));
+	printf("order %llx\n", checksum(d_a));
+	CK(cuStreamDestroy_v2(s));
+}
+
+/* Across non-blocking streams, an event orders work; a long spin on the
+ * first stream makes a missing wait visible. */
+static void phase_events(void)
+{
+	CUstream s1, s2;
+	CUevent e;
+
+	CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+	fill(s1, d_a, 2);
+	spin(s1, 2000000);
+	inc(s1, d_a);
+	CK(cuEventRecord(e, s1));
+	CK(cuStreamWaitEvent(s2, e, 0));
+	scale(s2, d_a, 7);
+	CK(cuStreamSynchronize(s2));
+	printf("events %llx\n", checksum(d_a));
+	CK(cuEventDestroy_v2(e));
+	CK(cuStreamDestroy_v2(s1));
+	CK(cuStreamDestroy_v2(s2));
+}
+
+/* The legacy default stream waits for blocking streams and back. */
+static void phase_legacy(void)
+{
+	CUstream b;
+
+	CK(cuStreamCreate(&b, CU_STREAM_DEFAULT));
+	fill(NULL, d_a, 3);
+	spin(NULL, 2000000);
+	inc(b, d_a);          /* after the legacy work */
+	spin(b, 2000000);
+	scale(NULL, d_a, 5);  /* after the blocking stream's work */
+	CK(cuCtxSynchronize());
+	printf("legacy %llx\n", checksum(d_a));
+	CK(cuStreamDestroy_v2(b));
+}
+
+/* Per-thread default stream through the entry points cudart fetches with
+ * cuGetProcAddress(flags=2), and the CU_STREAM_PER_THREAD handle. */
+static void phase_ptsz(void)
+{
+	__typeof__(&cuLaunchKernel) launch;
+	__typeof__(&cuStreamSynchronize) ssync;
+	CUdriverProcAddressQueryResult st;
+	CUdeviceptr p = d_b;
+	unsigned v = 9;
+	uint64_t n = N;
+	void *args[] = { &p, &v, &n }, *args2[] = { &p, &n };
+
+	CK(cuGetProcAddress_v2("cuLaunchKernel", (void **)&launch, 12000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	CK(cuGetProcAddress_v2("cuStreamSynchronize", (void **)&ssync, 12000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	CK(launch(f_fill, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	CK(launch(f_inc, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD, args2, NULL));
+	CK(ssync(NULL));
+	printf("ptsz %llx status %d\n", checksum(d_b), st);
+}
+
+/* Pageable memory: an async H2D source is reusable on return; an async
+ * D2H destination is complete on return. */
+static void phase_pageable(void)
+{
+	unsigned *h = malloc(N * 4), *back = malloc(N * 4);
+	CUstream s;
+	unsigned long long sum = 0;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < N; i++)
+		h[i] = (unsigned)i;
+	spin(s, 2000000);
+	CK(cuMemcpyHtoDAsync_v2(d_b, h, N * 4, s));
+	memset(h, 0xff, N * 4);
+	inc(s, d_b);
+	CK(cuMemcpyDtoHAsync_v2(back, d_b, N * 4, s));
+	for (int i = 0; i < N; i++)
+		sum += back[i];
+	printf("pageable %llu\n", sum);
+	CK(cuStreamDestroy_v2(s));
+	free(h);
+	free(back);
+}
+
+static void host_fn(void *arg)
+{
+	unsigned *order = arg;
+
+	order[order[0] + 1] = order[0] + 100;
+	order[0]++;
+}
+
+/* Host functions run in stream order with the kernels. */
+static void phase_host(void)
+{
+	static unsigned order[8];
+	CUstream s;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	spin(s, 1000000);
+	CK(cuLaunchHostFunc(s, host_fn, order));
+	spin(s, 1000000);
+	CK(cuLaunchHostFunc(s, host_fn, order));
+	CK(cuStreamSynchronize(s));
+	printf("host %u %u %u\n", order[0], order[1], order[2]);
+	CK(cuStreamDestroy_v2(s));
+}
+
+/* Event timing, and queries that see unfinished work. */
+static void phase_timing(void)
+{
+	CUevent a, b;
+	CUstream s;
+	float ms = 0;
+	CUresult q;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&a, CU_EVENT_DEFAULT));
+	CK(cuEventCreate(&b, CU_EVENT_DEFAULT));
+	CK(cuEventRecord(a, s));
+	spin(s, 5000000);
+	CK(cuEventRecord(b, s));
+	q = cuEventQuery(b);
+	CK(cuEventSynchronize(b));
+	CK(cuEventElapsedTime_v2(&ms, a, b));
+	printf("timing query=%d after=%d elapsed_ge_5ms=%d\n", q, cuEventQuery(b), ms >= 4.9f);
+	CK(cuEventDestroy_v2(a));
+	CK(cuEventDestroy_v2(b));
+	CK(cuStreamDestroy_v2(s));
+}
+
+/* A captured sequence, instantiated and launched twice. */
+static void phase_graph(void)
+{
+	CUgraphExec exec;
+	CUgraph g;
+	CUstream s;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	fill(s, d_a, 4);
+	CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	inc(s, d_a);
+	scale(s, d_a, 2);
+	CK(cuStreamEndCapture(s, &g));
+	CK(cuGraphInstantiateWithFlags(&exec, g, 0));
+	CK(cuGraphLaunch(exec, s));
+	CK(cuGraphLaunch(exec, s));
+	CK(cuStreamSynchronize(s));
+	printf("graph %llx\n", checksum(d_a));
+	CK(cuGraphExecDestroy(exec));
+	CK(cuGraphDestroy(g));
+	CK(cuStreamDestroy_v2(s));
+}
+
+/* Bad input gives the driver's error codes. */
+static void phase_errors(void)
+{
+	CUstream s;
+	CUevent e;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamDestroy_v2(s));
+	CK(cuEventCreate(&e, 0));
+	CK(cuEventDestroy_v2(e));
+	printf("errors launch_bad_stream=%d sync_bad_stream=%d record_dead_event=%d "
+	       "query_dead_event=%d null_params=%d free_bad=%d\n",
+	       cuLaunchKernel(f_inc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+	       cuStreamSynchronize(s), cuEventRecord(e, NULL), cuEventQuery(e),
+	       cuLaunchKernel(f_inc, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+	       cuMemFree_v2((CUdeviceptr)0x10));
+}
+
+/* Whether this process runs under the shim (its own marker symbol). */
+static void phase_shim(void)
+{
+	int (*queues)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "xs_cuda_queues");
+
+	printf("shim %s\n", queues ? "active" : "absent");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} phases[] = {
+		{ "order", phase_order }, { "events", phase_events },
+		{ "legacy", phase_legacy }, { "ptsz", phase_ptsz },
+		{ "pageable", phase_pageable }, { "host", phase_host },
+		{ "timing", phase_timing }, { "graph", phase_graph },
+		{ "errors", phase_errors }, { "shim", phase_shim },
+	};
+	CUmodule m;
+	CUcontext ctx;
+	CUdevice dev;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&m, "xs"));
+	CK(cuModuleGetFunction(&f_fill, m, "xs_fill"));
+	CK(cuModuleGetFunction(&f_inc, m, "xs_inc"));
+	CK(cuModuleGetFunction(&f_scale, m, "xs_scale"));
+	CK(cuModuleGetFunction(&f_sum, m, "xs_checksum"));
+	CK(cuModuleGetFunction(&f_spin, m, "xs_spin"));
+	CK(cuMemAlloc_v2(&d_a, N * 4));
+	CK(cuMemAlloc_v2(&d_b, N * 4));
+	CK(cuMemAlloc_v2(&d_sum, 16));
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		int run = argc == 1;
+
+		for (int j = 1; j < argc; j++)
+			run |= !strcmp(argv[j], phases[i].name);
+		if (run)
+			phases[i].fn();
+	}
+	CK(cuCtxSynchronize());
+	return 0;
+}
