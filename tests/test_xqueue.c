@@ -1410,6 +1410,51 @@ static void xq_direct_launch_idle_queue(void **state)
 	fx_fini(f);
 }
 
+/* Threads of this process (/proc/self/status). */
+static int thread_count(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* xq_reap() stops an idle worker; later work starts a new one. */
+static void xq_reap_idle_worker(void **state)
+{
+	struct rec *r = rec_new(40);
+	struct fx *f;
+	uint64_t s;
+	int base;
+
+	(void)state;
+	f = fx_new("reap", 3, false);
+	fx_queue(f, false, 0, 4, 2, 0);
+	base = thread_count();
+	/* Buffered work makes the worker start. */
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	s = rec_submit(f->q, r, 0, 20, 20 * US);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait(f->q, s), 0);
+	assert_true(thread_count() > base);
+	xq_reap(f->q);
+	assert_int_equal(thread_count(), base);
+	xq_reap(f->q);          /* nothing to reap: no effect */
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	s = rec_submit(f->q, r, 20, 40, 20 * US);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait(f->q, s), 0);
+	rec_check_once_in_order(r, 40);
+	fx_fini(f);
+	rec_free(r);
+}
+
 static const struct xal_ops bad_version_ops = {
 	.version = XAL_OPS_VERSION + 1,
 	.size = sizeof(struct xal_ops),
@@ -1500,6 +1545,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(xq_set_window_runtime),
 	cmocka_unit_test(xq_direct_launch_idle_queue),
 	cmocka_unit_test(xq_create_checks_config),
+	cmocka_unit_test(xq_reap_idle_worker),
 };
 
 XS_TEST_MAIN(tests)

@@ -74,6 +74,7 @@ struct xq {
 	uint32_t waiters;             /* threads in pthread_cond_wait(cond) */
 	uint32_t completers;          /* threads in xq_complete_through() */
 	bool worker_running, worker_idle, worker_zombie;
+	bool worker_quit;             /* xq_reap(): leave when idle */
 	pthread_t worker;
 
 	uint64_t susp_gen;            /* bumped at every suspend and resume */

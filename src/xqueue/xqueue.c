@@ -133,6 +133,34 @@ static void xq_worker_kick(struct xq *q)
 	pthread_attr_destroy(&attr);
 }
 
+/* Whether the worker has nothing to do but wait. Lock held. */
+static bool xq_worker_unneeded(struct xq *q)
+{
+	return !q->pending.n && !q->inflight.n && !q->stopping && !q->completers;
+}
+
+void xq_reap(struct xq *q)
+{
+	const struct timespec tick = { 0, 100000 };
+
+	pthread_mutex_lock(&q->lock);
+	if (q->worker_running && q->worker_idle && xq_worker_unneeded(q)) {
+		q->worker_quit = true;
+		pthread_cond_signal(&q->wcond);
+		/* Bounded: new work may keep it running, which is fine. */
+		for (int i = 0; i < 1000 && q->worker_running; i++) {
+			pthread_mutex_unlock(&q->lock);
+			nanosleep(&tick, NULL);
+			pthread_mutex_lock(&q->lock);
+		}
+	}
+	if (q->worker_zombie && !q->worker_running) {
+		pthread_join(q->worker, NULL);
+		q->worker_zombie = false;
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
 static bool xq_may_launch(struct xq *q)
 {
 	if (atomic_load_explicit(&q->suspended, memory_order_relaxed))
@@ -552,13 +580,13 @@ static void *xq_worker_main(void *arg)
 			q->worker_idle = true;
 			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
 			q->worker_idle = false;
-			if (rc == ETIMEDOUT && !q->pending.n && !q->inflight.n &&
-			    !q->stopping && !q->completers)
+			if ((rc == ETIMEDOUT || q->worker_quit) && xq_worker_unneeded(q))
 				break;
 		}
 	}
 	q->worker_running = false;
 	q->worker_zombie = true;
+	q->worker_quit = false;
 	xq_unlock(q);
 	return NULL;
 }

@@ -92,6 +92,13 @@ int xq_wait_all(struct xq *q);
 int xq_flush(struct xq *q);
 int xq_query(struct xq *q, uint64_t seq);
 
+/*
+ * Stops the worker thread if it only waits for work, and joins it (it is
+ * started again when work comes). For libraries that never destroy their
+ * queues, at process exit: no finished thread stays unjoined.
+ */
+void xq_reap(struct xq *q);
+
 /* See xs_suspend()/xs_resume(). */
 int xq_suspend(struct xq *q, unsigned flags);
 int xq_resume(struct xq *q);

@@ -81,6 +81,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	lat = calloc((size_t)tasks, sizeof(*lat));
+	if (!lat)
+		return 1;
 	for (i = 0; i < tasks; i++) {
 		uint64_t t0 = now_ns();
 		struct timespec gap = { 0, 5000000 };
@@ -97,5 +99,6 @@ int main(int argc, char **argv)
 	printf("tasks=%d p50_us=%.1f p99_us=%.1f max_us=%.1f launched=%llu\n", tasks,
 	       lat[tasks / 2] / 1e3, lat[(tasks * 99) / 100] / 1e3, lat[tasks - 1] / 1e3,
 	       (unsigned long long)launched);
+	free(lat);
 	return 0;
 }

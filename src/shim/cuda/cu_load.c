@@ -48,7 +48,7 @@ typedef void *(*dlopen_fn)(const char *, int);
 struct cu_fns cu_real;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
-static pthread_once_t cu_dl_once = PTHREAD_ONCE_INIT;
+static bool cu_dl_ready;
 static void *cu_handle;          /* the real driver */
 static void *cu_self;            /* this library, as dlopen would return it */
 static char cu_path[PATH_MAX];
@@ -61,29 +61,48 @@ static CUresult cu_missing(void)
 	return CUDA_ERROR_NOT_INITIALIZED;
 }
 
-static void cu_dl_init(void)
+/*
+ * The dl hooks run inside everyone's dlsym/dlopen, including a sanitizer
+ * runtime's own lookups before it is initialised: that path must not be
+ * instrumented, and answers non-CUDA names without touching anything.
+ */
+#define CU_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+
+CU_EARLY static void cu_dl_resolve(void)
 {
 	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
 
 	if (!p)
 		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	xs_real_dlsym = p;
+	__atomic_store_n(&xs_real_dlsym, p, __ATOMIC_RELAXED);
 	p = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
 	if (!p)
 		p = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
-	xs_real_dlopen = p;
+	__atomic_store_n(&xs_real_dlopen, p, __ATOMIC_RELAXED);
+	__atomic_store_n(&cu_dl_ready, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * Resolves the real dlsym/dlopen once. No pthread_once: the hooks run while
+ * a sanitizer runtime initialises, before its pthread interceptors work.
+ * Threads that race resolve the same pointers.
+ */
+CU_EARLY static void cu_dl_init(void)
+{
+	if (!__atomic_load_n(&cu_dl_ready, __ATOMIC_ACQUIRE))
+		cu_dl_resolve();
 }
 
 static void *cu_dlsym(void *h, const char *name)
 {
-	pthread_once(&cu_dl_once, cu_dl_init);
-	return ((dlsym_fn)xs_real_dlsym)(h, name);
+	cu_dl_init();
+	return ((dlsym_fn)__atomic_load_n(&xs_real_dlsym, __ATOMIC_RELAXED))(h, name);
 }
 
 static void *cu_dlopen(const char *path, int flags)
 {
-	pthread_once(&cu_dl_once, cu_dl_init);
-	return ((dlopen_fn)xs_real_dlopen)(path, flags);
+	cu_dl_init();
+	return ((dlopen_fn)__atomic_load_n(&xs_real_dlopen, __ATOMIC_RELAXED))(path, flags);
 }
 
 /* --- finding the real driver -------------------------------------------- */
@@ -308,6 +327,24 @@ void cu_leave_driver(void)
 
 /* --- dlopen / dlsym ------------------------------------------------------- */
 
+/* Whether @s starts with @prefix (no library call: see CU_EARLY). */
+CU_EARLY static bool cu_starts(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return false;
+	return true;
+}
+
+/* Whether @name may name the driver: "libcuda.so" somewhere in it. */
+CU_EARLY static bool cu_maybe_driver(const char *name)
+{
+	for (; name && *name; name++)
+		if (*name == 'l' && cu_starts(name, "libcuda.so"))
+			return true;
+	return false;
+}
+
 /* Names applications use to open the driver. */
 static bool cu_is_driver_name(const char *name)
 {
@@ -325,10 +362,20 @@ static bool cu_is_driver_name(const char *name)
 
 __attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
 __attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const char *name);
+static void *cu_dlopen_driver(const char *name, int flags);
+static void *cu_dlsym_driver(void *handle, const char *name);
 
-void *xs_dlopen_pick(const char *name, int flags)
+CU_EARLY void *xs_dlopen_pick(const char *name, int flags)
 {
-	pthread_once(&cu_dl_once, cu_dl_init);
+	cu_dl_init();
+	if (!cu_maybe_driver(name))
+		return NULL;
+	return cu_dlopen_driver(name, flags);
+}
+
+/* dlopen of a name that may be the driver's: the shim's answer or NULL. */
+static void *cu_dlopen_driver(const char *name, int flags)
+{
 	if (cu_in_driver || !cu_is_driver_name(name))
 		return NULL;
 	(void)flags;
@@ -338,10 +385,18 @@ void *xs_dlopen_pick(const char *name, int flags)
 	return cu_self;
 }
 
-void *xs_dlsym_pick(void *handle, const char *name)
+CU_EARLY void *xs_dlsym_pick(void *handle, const char *name)
 {
-	pthread_once(&cu_dl_once, cu_dl_init);
-	if (cu_in_driver || !name || name[0] != 'c' || name[1] != 'u')
+	cu_dl_init();
+	if (!name || name[0] != 'c' || name[1] != 'u' || !handle)
+		return NULL;
+	return cu_dlsym_driver(handle, name);
+}
+
+/* dlsym of a CUDA name: our entry point when @handle is the driver's. */
+static void *cu_dlsym_driver(void *handle, const char *name)
+{
+	if (cu_in_driver)
 		return NULL;
 	/* Lookups in the real driver's handle get our entry points too. */
 	if (handle && handle == cu_handle)

@@ -55,6 +55,14 @@ XS_CU_HOOK int xs_cuda_queues(void)
 	return atomic_load(&cs_nqueues);
 }
 
+static void cs_reap_at_exit(void);
+static pthread_once_t cs_reap_once = PTHREAD_ONCE_INIT;
+
+static void cs_reap_register(void)
+{
+	atexit(cs_reap_at_exit);
+}
+
 static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const char *device)
 {
 	struct xq_config cfg = { .level = 1 };
@@ -70,6 +78,7 @@ static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const char *device)
 	}
 	xs_agent_register(q->xq);
 	atomic_fetch_add(&cs_nqueues, 1);
+	pthread_once(&cs_reap_once, cs_reap_register);
 	return 0;
 }
 
@@ -351,4 +360,24 @@ CUresult cs_ctx_sync(void)
 		xq_wait_all(qs[i]);
 	free(qs);
 	return rc;
+}
+
+/*
+ * At exit applications rarely destroy their streams: join the workers that
+ * already went idle so that the process leaves no finished thread unjoined.
+ * Workers still busy are left running, as exit() allows. Registered with
+ * atexit() when the first queue is made, to run before the handlers of
+ * libraries loaded earlier (a sanitizer's leak check among them).
+ */
+static void cs_reap_at_exit(void)
+{
+	pthread_rwlock_rdlock(&cs_lock);
+	for (struct cs_ctx *c = cs_ctxs; c; c = c->next)
+		if (c->group.xq)
+			xq_reap(c->group.xq);
+	for (int b = 0; b < CS_BUCKETS; b++)
+		for (struct cs_stream *s = cs_streams[b]; s; s = s->next)
+			if (s->own && s->q && s->q->xq)
+				xq_reap(s->q->xq);
+	pthread_rwlock_unlock(&cs_lock);
 }

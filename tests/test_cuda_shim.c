@@ -1,0 +1,240 @@
+/*
+ * The CUDA shim, end to end, on the simulated CUDA driver: unmodified
+ * driver-API programs (tests/cuda/) run natively and under the shim and
+ * must print the same results; each way an application can reach the
+ * driver (linked, preloaded shim, the shim first on LD_LIBRARY_PATH,
+ * dlopen of libcuda.so.1 or of libcuda.so, cudart-style cuGetProcAddress
+ * with and without the per-thread-stream flag) must end up in the shim;
+ * without a driver the shim answers as the system would; XSCHED_DISABLE
+ * passes through; and a high-priority process keeps its latency while a
+ * low-priority one floods, through xschedd.
+ */
+#include "test_util.h"
+#include "it_util.h"
+
+#include <errno.h>
+
+#define CU_SHIM_RUN_MS 60000
+
+/* The preload list of the shim (sanitizer runtime first, when built so). */
+static const char *shim_preload(void)
+{
+	static char buf[1024];
+
+	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s%s%s", XS_SAN_RT, XS_SAN_RT[0] ? " " : "",
+		 XS_SHIM_PATH);
+	return buf;
+}
+
+static const char *sim_lib_var(void)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "XSCHED_CUDA_LIB=%s/libcuda.so.1", XS_SIM_CUDA_DIR);
+	return buf;
+}
+
+static const char *native_path_var(void)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "LD_LIBRARY_PATH=%s", XS_SIM_CUDA_DIR);
+	return buf;
+}
+
+/* Runs @argv with @vars, waits for it (exit 0) and returns its stdout. */
+static char *run(struct it_env *e, const char *const *argv, const char *const *vars)
+{
+	pid_t pid = it_spawn(e, argv, vars, true, -1);
+	int i = it_kid_index(e, pid), st = 0, fd = e->kid_out[i];
+	size_t len = 0, cap = 8192;
+	char *out = calloc(1, cap);
+	ssize_t n;
+
+	assert_non_null(out);
+	while ((n = read(fd, out + len, cap - 1 - len)) > 0) {
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			out = realloc(out, cap *= 2);
+			assert_non_null(out);
+		}
+	}
+	out[len] = '\0';
+	if (it_wait_pid(pid, CU_SHIM_RUN_MS, &st) < 0)
+		fail_msg("%s still running", argv[0]);
+	e->kid[i] = 0;
+	close(fd);
+	e->kid_out[i] = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		print_error("%s failed (status 0x%x): %s\n", argv[0], st, out);
+		free(out);
+		fail();
+	}
+	return out;
+}
+
+/* The output without its "shim ..." line. */
+static char *without_shim_line(char *s)
+{
+	char *p = strstr(s, "shim ");
+
+	if (p)
+		*p = '\0';
+	return s;
+}
+
+static void cuda_shim_matches_native(void **state)
+{
+	struct it_env *e = *state;
+	const char *native_vars[] = { native_path_var(), "XSCHED_SCHEDULER=local", NULL };
+	const char *shim_vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+				    "XSCHED_SCHEDULER=local", NULL };
+	char *native = run(e, IT_ARGS(XS_CU_PROG), native_vars);
+	char *shim = run(e, IT_ARGS(XS_CU_PROG), shim_vars);
+
+	assert_non_null(strstr(native, "shim absent"));
+	assert_non_null(strstr(shim, "shim active"));
+	/* Every phase: orderings, pageable copies, events, host functions,
+	 * graphs, errors — the same results, line for line. */
+	assert_non_null(strstr(native, "errors "));
+	assert_string_equal(without_shim_line(native), without_shim_line(shim));
+	free(native);
+	free(shim);
+	e->ok = true;
+}
+
+static void cuda_shim_first_on_library_path(void **state)
+{
+	struct it_env *e = *state;
+	char dir[IT_PATH + 16], link[IT_PATH + 32], path_var[IT_PATH * 2 + 32];
+	const char *vars[] = { path_var, sim_lib_var(), "XSCHED_SCHEDULER=local", NULL };
+	char *out;
+
+	/* The shim under the name libcuda.so.1, found before the driver. */
+	snprintf(dir, sizeof(dir), "%s/lib", e->dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(link, sizeof(link), "%s/libcuda.so.1", dir);
+	assert_int_equal(symlink(XS_SHIM_PATH, link), 0);
+	snprintf(path_var, sizeof(path_var), "LD_LIBRARY_PATH=%s:%s", dir, XS_SIM_CUDA_DIR);
+	out = run(e, IT_ARGS(XS_CU_PROG, "order", "events", "legacy", "shim"), vars);
+	assert_non_null(strstr(out, "shim active"));
+	free(out);
+	/* cudart-style loading finds it there too. */
+	out = run(e, IT_ARGS(XS_CU_LOADER, "libcuda.so.1"), vars);
+	assert_non_null(strstr(out, "result 42 42"));
+	assert_non_null(strstr(out, "launch via shim"));
+	free(out);
+	unlink(link);
+	rmdir(dir);
+	e->ok = true;
+}
+
+/* cudart's way in, by @name, with the per-thread-stream flag if @ptsz. */
+static void loader_case(struct it_env *e, const char *name, bool ptsz)
+{
+	const char *native_vars[] = { native_path_var(), NULL };
+	const char *shim_vars[] = { sim_lib_var(), shim_preload(), "XSCHED_SCHEDULER=local", NULL };
+	char *native = run(e, IT_ARGS(XS_CU_LOADER, name, ptsz ? "ptsz" : "plain"), native_vars);
+	char *shim = run(e, IT_ARGS(XS_CU_LOADER, name, ptsz ? "ptsz" : "plain"), shim_vars);
+
+	assert_non_null(strstr(native, "result 42 42"));
+	assert_non_null(strstr(native, "launch via driver"));
+	assert_non_null(strstr(shim, "result 42 42"));
+	assert_non_null(strstr(shim, "launch via shim"));
+	free(native);
+	free(shim);
+	e->ok = true;
+}
+
+static void cuda_loader_soname(void **state)
+{
+	loader_case(*state, "libcuda.so.1", false);
+}
+
+static void cuda_loader_ptsz(void **state)
+{
+	loader_case(*state, "libcuda.so.1", true);
+}
+
+/* The development name maps the real file; the dlopen hook catches it. */
+static void cuda_loader_other_name(void **state)
+{
+	loader_case(*state, "libcuda.so", false);
+}
+
+static void cuda_no_driver_as_native(void **state)
+{
+	struct it_env *e = *state;
+	const char *native_vars[] = { "LD_LIBRARY_PATH=/nonexistent", NULL };
+	const char *shim_vars[] = { "XSCHED_CUDA_LIB=/nonexistent/libcuda.so.1", shim_preload(),
+				    NULL };
+	char *native = run(e, IT_ARGS(XS_CU_LOADER, "libcuda.so.1"), native_vars);
+	char *shim = run(e, IT_ARGS(XS_CU_LOADER, "libcuda.so.1"), shim_vars);
+
+	assert_non_null(strstr(native, "no driver"));
+	assert_string_equal(native, shim);
+	free(native);
+	free(shim);
+	e->ok = true;
+}
+
+static void cuda_disable_is_pass_through(void **state)
+{
+	struct it_env *e = *state;
+	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+			       "XSCHED_DISABLE=1", NULL };
+	const char *native_vars[] = { native_path_var(), NULL };
+	char *native = run(e, IT_ARGS(XS_CU_PROG, "order", "legacy", "errors"), native_vars);
+	char *off = run(e, IT_ARGS(XS_CU_PROG, "order", "legacy", "errors"), vars);
+	char *loader = run(e, IT_ARGS(XS_CU_LOADER, "libcuda.so.1"), vars);
+
+	assert_string_equal(native, off);
+	/* No queue was made, and cuGetProcAddress hands out the driver's own. */
+	assert_non_null(strstr(loader, "launch via driver"));
+	free(native);
+	free(off);
+	free(loader);
+	e->ok = true;
+}
+
+static void cuda_priorities_through_daemon(void **state)
+{
+	struct it_env *e = *state;
+	const char *low_vars[] = { sim_lib_var(), shim_preload(), "XSCHED_PRIORITY=0", NULL };
+	const char *high_vars[] = { sim_lib_var(), shim_preload(), "XSCHED_PRIORITY=10", NULL };
+	double p50 = 0;
+	pid_t low;
+	char *out, *p;
+
+	it_daemon_start(e, NULL);
+	/* The low process floods 20 ms kernels; the high one's tasks are 10
+	 * kernels of 1 ms. Natively each high kernel waits for a low one
+	 * (about 200 ms a task); with the daemon only the first does. */
+	low = it_spawn(e, IT_ARGS(XS_CU_LOAD, "--flood", "8", "--cmd-us", "20000"), low_vars,
+		       false, -1);
+	it_nap_ms(1000);
+	out = run(e, IT_ARGS(XS_CU_LOAD, "--tasks", "20", "--cmds", "10", "--cmd-us", "1000"),
+		  high_vars);
+	p = strstr(out, "p50_us=");
+	assert_non_null(p);
+	p50 = strtod(p + 7, NULL);
+	assert_true(p50 > 9000);
+	assert_true(p50 < 100000);
+	free(out);
+	it_kill(e, low);
+	it_daemon_check(e);
+	e->ok = true;
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test_setup_teardown(cuda_shim_matches_native, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_shim_first_on_library_path, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_loader_soname, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_loader_ptsz, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_loader_other_name, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_no_driver_as_native, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_disable_is_pass_through, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_priorities_through_daemon, it_setup, it_teardown),
+};
+
+XS_TEST_MAIN(tests)
