@@ -37,6 +37,7 @@ typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgreenCtx_st *CUgreenCtx;
 typedef struct CUexecAffinityParam_st CUexecAffinityParam;
 typedef struct CUctxCigParam_st CUctxCigParam;
+typedef struct CUmemcpyAttributes_st CUmemcpyAttributes;
 
 /* Parameters of cuCtxCreate_v4 (NULL: none). */
 typedef struct CUctxCreateParams_st {
@@ -296,8 +297,16 @@ typedef struct CUDA_MEMCPY3D_st {
 	X(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream))      \
 	X(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N))      \
 	X(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N))      \
+	X(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N))    \
 	X(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)) \
 	X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
+	X(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N,  \
+			     CUstream hStream))                                    \
+	X(cuMemsetD2D8Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, \
+			      size_t Width, size_t Height, CUstream hStream))      \
+	X(cuMemcpyBatchAsync_v2, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
+				  size_t count, CUmemcpyAttributes *attrs,        \
+				  size_t *attrsIdxs, size_t numAttrs, CUstream hStream)) \
 	X(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream)) \
 	X(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream))                    \
 	X(cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation location, \
@@ -377,6 +386,7 @@ struct cu_fns {
 	X(cuMemcpy3D_v2_ptds, cuMemcpy3D_v2)                                       \
 	X(cuMemsetD8_v2_ptds, cuMemsetD8_v2)                                       \
 	X(cuMemsetD32_v2_ptds, cuMemsetD32_v2)                                     \
+	X(cuMemsetD16_v2_ptds, cuMemsetD16_v2)                                     \
 	X(cuMemcpyAsync_ptsz, cuMemcpyAsync)                                       \
 	X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2)                         \
 	X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2)                         \
@@ -385,6 +395,9 @@ struct cu_fns {
 	X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync_v2)                             \
 	X(cuMemsetD8Async_ptsz, cuMemsetD8Async)                                   \
 	X(cuMemsetD32Async_ptsz, cuMemsetD32Async)                                 \
+	X(cuMemsetD16Async_ptsz, cuMemsetD16Async)                                 \
+	X(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async)                               \
+	X(cuMemcpyBatchAsync_v2_ptsz, cuMemcpyBatchAsync_v2)                       \
 	X(cuMemAllocAsync_ptsz, cuMemAllocAsync)                                   \
 	X(cuMemFreeAsync_ptsz, cuMemFreeAsync)                                     \
 	X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync_v2)                       \
@@ -493,6 +506,10 @@ XS_CU_PTSZ(XS_CU_DECLARE_PTSZ)
 	X("cuMemsetD32", 3020, cuMemsetD32_v2, cuMemsetD32_v2_ptds)                \
 	X("cuMemsetD8Async", 3020, cuMemsetD8Async, cuMemsetD8Async_ptsz)          \
 	X("cuMemsetD32Async", 3020, cuMemsetD32Async, cuMemsetD32Async_ptsz)       \
+	X("cuMemsetD16", 3020, cuMemsetD16_v2, cuMemsetD16_v2_ptds)                \
+	X("cuMemsetD16Async", 3020, cuMemsetD16Async, cuMemsetD16Async_ptsz)       \
+	X("cuMemsetD2D8Async", 3020, cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz)    \
+	X("cuMemcpyBatchAsync", 13000, cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync_v2_ptsz) \
 	X("cuMemAllocAsync", 11020, cuMemAllocAsync, cuMemAllocAsync_ptsz)         \
 	X("cuMemFreeAsync", 11020, cuMemFreeAsync, cuMemFreeAsync_ptsz)            \
 	X("cuMemPrefetchAsync", 12020, cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz) \

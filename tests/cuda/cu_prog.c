@@ -263,6 +263,77 @@ static void phase_errors(void)
 	       cuMemFree_v2((CUdeviceptr)0x10));
 }
 
+/* Enough work on @s that an XQueue still buffers some of it (more than
+ * its launch window), behind a spin. */
+static void backlog(CUstream s, CUdeviceptr p, unsigned v)
+{
+	fill(s, p, v);
+	spin(s, 2000000);
+	for (int i = 0; i < 40; i++)
+		inc(s, p);
+}
+
+/*
+ * Calls the shim passes to the driver rather than buffering (generic
+ * hooks): each must land behind the stream's earlier work. A memset with
+ * the stream in a register, one 2D memset with it as the sixth argument,
+ * a batch copy with it on the stack, the per-thread variant, and a
+ * synchronous memset of the legacy stream.
+ */
+static void phase_generic(void)
+{
+	__typeof__(&cuLaunchKernel) launch_pt;
+	__typeof__(&cuMemsetD16Async) memset16_pt;
+	__typeof__(&cuStreamSynchronize) sync_pt;
+	CUdriverProcAddressQueryResult st;
+	CUdeviceptr dst[2] = { d_b, d_b + N * 2 }, src[2] = { d_a, d_a + N * 2 };
+	size_t sizes[2] = { N * 2, N * 2 }, idx = 0;
+	CUdeviceptr p = d_b;
+	unsigned v = 4;
+	uint64_t n = N;
+	void *fill_args[] = { &p, &v, &n }, *inc_args[] = { &p, &n };
+	unsigned long long a, b, c, d;
+	CUstream s;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	backlog(s, d_a, 1);
+	CK(cuMemsetD16Async(d_a, 0x0102, N, s));
+	inc(s, d_a);
+	CK(cuStreamSynchronize(s));
+	a = checksum(d_a);
+
+	backlog(s, d_a, 2);
+	CK(cuMemsetD2D8Async(d_a, 64, 7, 16, N * 4 / 64, s));
+	inc(s, d_a);
+	CK(cuStreamSynchronize(s));
+	b = checksum(d_a);
+
+	backlog(s, d_a, 3);
+	CK(cuMemcpyBatchAsync_v2(dst, src, sizes, 2, NULL, &idx, 1, s));
+	inc(s, d_a);
+	CK(cuStreamSynchronize(s));
+	c = checksum(d_b);
+
+	CK(cuGetProcAddress_v2("cuLaunchKernel", (void **)&launch_pt, 12000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	CK(cuGetProcAddress_v2("cuMemsetD16Async", (void **)&memset16_pt, 12000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	CK(cuGetProcAddress_v2("cuStreamSynchronize", (void **)&sync_pt, 12000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	CK(launch_pt(f_fill, 1, 1, 1, 1, 1, 1, 0, NULL, fill_args, NULL));
+	for (int i = 0; i < 40; i++)
+		CK(launch_pt(f_inc, 1, 1, 1, 1, 1, 1, 0, NULL, inc_args, NULL));
+	CK(memset16_pt(d_b, 0x0304, N / 2, NULL));
+	CK(launch_pt(f_inc, 1, 1, 1, 1, 1, 1, 0, NULL, inc_args, NULL));
+	CK(sync_pt(NULL));
+	d = checksum(d_b);
+
+	backlog(NULL, d_a, 5);
+	CK(cuMemsetD16_v2(d_a, 0x0506, N / 2));
+	printf("generic %llx %llx %llx %llx %llx\n", a, b, c, d, checksum(d_a));
+	CK(cuStreamDestroy_v2(s));
+}
+
 /* Whether this process runs under the shim (its own marker symbol). */
 static void phase_shim(void)
 {
@@ -281,7 +352,8 @@ int main(int argc, char **argv)
 		{ "legacy", phase_legacy }, { "ptsz", phase_ptsz },
 		{ "pageable", phase_pageable }, { "host", phase_host },
 		{ "timing", phase_timing }, { "graph", phase_graph },
-		{ "errors", phase_errors }, { "shim", phase_shim },
+		{ "errors", phase_errors }, { "generic", phase_generic },
+		{ "shim", phase_shim },
 	};
 	CUmodule m;
 	CUcontext ctx;

@@ -72,7 +72,7 @@ static CUresult do_cuLaunchKernel(bool ptsz, CUfunction f, unsigned gx, unsigned
 	if (s)
 		cs_flush(s);
 	return REAL(ptsz, cuLaunchKernel, "_ptsz")(f, gx, gy, gz, bx, by, bz, shmem,
-						   s ? s->real : h, params, extra);
+						   s ? s->real : cs_real_handle(h, ptsz), params, extra);
 }
 
 #define LAUNCH_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
@@ -97,7 +97,7 @@ static CUresult do_cuLaunchCooperativeKernel(bool ptsz, CUfunction f, unsigned g
 	if (s)
 		cs_flush(s);
 	return REAL(ptsz, cuLaunchCooperativeKernel, "_ptsz")(f, gx, gy, gz, bx, by, bz,
-							      shmem, s ? s->real : h, params);
+							      shmem, s ? s->real : cs_real_handle(h, ptsz), params);
 }
 
 XS_CU_PAIR(CUresult, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz,
@@ -117,11 +117,12 @@ static CUresult do_cuLaunchKernelEx(bool ptsz, const CUlaunchConfig *cfg, CUfunc
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel_ex(s, cfg, f, params, extra)))
 		return submit_or_fail(s, c, NULL);
-	if (!s)
+	if (!cfg)
 		return REAL(ptsz, cuLaunchKernelEx, "_ptsz")(cfg, f, params, extra);
-	cs_flush(s);
+	if (s)
+		cs_flush(s);
 	real = *cfg;
-	real.hStream = s->real;
+	real.hStream = s ? s->real : cs_real_handle(cfg->hStream, ptsz);
 	return REAL(ptsz, cuLaunchKernelEx, "_ptsz")(&real, f, params, extra);
 }
 
@@ -144,7 +145,7 @@ static CUresult do_cuMemcpyAsync(bool ptsz, CUdeviceptr dst, CUdeviceptr src, si
 		return submit_or_fail(s, c, NULL);
 	if (s)
 		cs_flush(s);
-	return REAL(ptsz, cuMemcpyAsync, "_ptsz")(dst, src, n, s ? s->real : h);
+	return REAL(ptsz, cuMemcpyAsync, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyAsync, cuMemcpyAsync_ptsz,
@@ -160,7 +161,7 @@ static CUresult do_cuMemcpyHtoDAsync_v2(bool ptsz, CUdeviceptr dst, const void *
 		return submit_or_fail(s, c, NULL);
 	if (s)
 		cs_flush(s);
-	return REAL(ptsz, cuMemcpyHtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : h);
+	return REAL(ptsz, cuMemcpyHtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
@@ -178,7 +179,7 @@ static CUresult do_cuMemcpyDtoHAsync_v2(bool ptsz, void *dst, CUdeviceptr src, s
 		return submit_or_fail(s, c, NULL);
 	if (s)
 		cs_flush(s);
-	return REAL(ptsz, cuMemcpyDtoHAsync_v2, "_ptsz")(dst, src, n, s ? s->real : h);
+	return REAL(ptsz, cuMemcpyDtoHAsync_v2, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
@@ -192,7 +193,7 @@ static CUresult do_cuMemcpyDtoDAsync_v2(bool ptsz, CUdeviceptr dst, CUdeviceptr 
 
 	if (s && (c = cmd_copy(s, dst, src, NULL, NULL, n)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemcpyDtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : h);
+	return REAL(ptsz, cuMemcpyDtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
@@ -207,7 +208,7 @@ static CUresult do_cuMemcpy2DAsync_v2(bool ptsz, const CUDA_MEMCPY2D *p, CUstrea
 		return submit_or_fail(s, c, NULL);
 	if (s)
 		cs_flush(s);
-	return REAL(ptsz, cuMemcpy2DAsync_v2, "_ptsz")(p, s ? s->real : h);
+	return REAL(ptsz, cuMemcpy2DAsync_v2, "_ptsz")(p, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz,
@@ -222,7 +223,7 @@ static CUresult do_cuMemcpy3DAsync_v2(bool ptsz, const CUDA_MEMCPY3D *p, CUstrea
 		return submit_or_fail(s, c, NULL);
 	if (s)
 		cs_flush(s);
-	return REAL(ptsz, cuMemcpy3DAsync_v2, "_ptsz")(p, s ? s->real : h);
+	return REAL(ptsz, cuMemcpy3DAsync_v2, "_ptsz")(p, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz,
@@ -236,7 +237,7 @@ static CUresult do_cuMemsetD8Async(bool ptsz, CUdeviceptr dst, unsigned char v, 
 
 	if (s && (c = cmd_memset(s, dst, v, n, 1)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemsetD8Async, "_ptsz")(dst, v, n, s ? s->real : h);
+	return REAL(ptsz, cuMemsetD8Async, "_ptsz")(dst, v, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemsetD8Async, cuMemsetD8Async_ptsz,
@@ -250,7 +251,7 @@ static CUresult do_cuMemsetD32Async(bool ptsz, CUdeviceptr dst, unsigned v, size
 
 	if (s && (c = cmd_memset(s, dst, v, n, 4)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemsetD32Async, "_ptsz")(dst, v, n, s ? s->real : h);
+	return REAL(ptsz, cuMemsetD32Async, "_ptsz")(dst, v, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemsetD32Async, cuMemsetD32Async_ptsz,
@@ -265,7 +266,7 @@ static CUresult do_cuLaunchHostFunc(bool ptsz, CUstream h, CUhostFn fn, void *da
 
 	if (s && fn && (c = cmd_host_fn(s, fn, data)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuLaunchHostFunc, "_ptsz")(s ? s->real : h, fn, data);
+	return REAL(ptsz, cuLaunchHostFunc, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), fn, data);
 }
 
 XS_CU_PAIR(CUresult, cuLaunchHostFunc, cuLaunchHostFunc_ptsz,
@@ -279,7 +280,7 @@ static CUresult do_cuStreamAddCallback(bool ptsz, CUstream h, CUstreamCallback c
 
 	if (s && cb && (c = cmd_callback(s, cb, data, flags)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuStreamAddCallback, "_ptsz")(s ? s->real : h, cb, data, flags);
+	return REAL(ptsz, cuStreamAddCallback, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), cb, data, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamAddCallback, cuStreamAddCallback_ptsz,
@@ -292,7 +293,7 @@ static CUresult do_cuGraphLaunch(bool ptsz, CUgraphExec g, CUstream h)
 
 	if (s && g && (c = cmd_graph(s, g, false)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuGraphLaunch, "_ptsz")(g, s ? s->real : h);
+	return REAL(ptsz, cuGraphLaunch, "_ptsz")(g, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec g, CUstream h), g, h)
@@ -304,7 +305,7 @@ static CUresult do_cuGraphUpload(bool ptsz, CUgraphExec g, CUstream h)
 
 	if (s && g && (c = cmd_graph(s, g, true)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuGraphUpload, "_ptsz")(g, s ? s->real : h);
+	return REAL(ptsz, cuGraphUpload, "_ptsz")(g, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuGraphUpload, cuGraphUpload_ptsz, (CUgraphExec g, CUstream h), g, h)
@@ -317,7 +318,7 @@ static CUresult do_cuMemAllocAsync(bool ptsz, CUdeviceptr *p, size_t n, CUstream
 	 * after the work submitted before it. */
 	if (s)
 		cs_flush(s);
-	return REAL(ptsz, cuMemAllocAsync, "_ptsz")(p, n, s ? s->real : h);
+	return REAL(ptsz, cuMemAllocAsync, "_ptsz")(p, n, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemAllocAsync, cuMemAllocAsync_ptsz,
@@ -330,7 +331,7 @@ static CUresult do_cuMemFreeAsync(bool ptsz, CUdeviceptr p, CUstream h)
 
 	if (s && (c = cmd_free_async(s, p)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, s ? s->real : h);
+	return REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemFreeAsync, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream h), p, h)
@@ -343,7 +344,7 @@ static CUresult do_cuMemPrefetchAsync_v2(bool ptsz, CUdeviceptr p, size_t n,
 
 	if (s && (c = cmd_prefetch(s, p, n, loc, flags)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemPrefetchAsync_v2, "_ptsz")(p, n, loc, flags, s ? s->real : h);
+	return REAL(ptsz, cuMemPrefetchAsync_v2, "_ptsz")(p, n, loc, flags, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz,
@@ -358,7 +359,7 @@ static CUresult do_cuStreamWriteValue32_v2(bool ptsz, CUstream h, CUdeviceptr a,
 
 	if (s && (c = cmd_value32(s, a, v, flags, false)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuStreamWriteValue32_v2, "_ptsz")(s ? s->real : h, a, v, flags);
+	return REAL(ptsz, cuStreamWriteValue32_v2, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), a, v, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz,
@@ -372,7 +373,7 @@ static CUresult do_cuStreamWaitValue32_v2(bool ptsz, CUstream h, CUdeviceptr a,
 
 	if (s && (c = cmd_value32(s, a, v, flags, true)))
 		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuStreamWaitValue32_v2, "_ptsz")(s ? s->real : h, a, v, flags);
+	return REAL(ptsz, cuStreamWaitValue32_v2, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), a, v, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz,

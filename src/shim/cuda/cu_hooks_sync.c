@@ -3,10 +3,9 @@
  * other half of the scheduled driver API (see cu_hooks.c for the model).
  *
  * Synchronous calls wait for what the driver would have made them wait
- * for, then go to the driver: a stream synchronisation for its queue, a
- * synchronous copy or memset (legacy default stream semantics) for the
- * context's group, cuMemFree and cuCtxSynchronize for every queue of the
- * context. Event queries and synchronisations answer for the record the
+ * for, then go to the driver: a stream synchronisation for its queue,
+ * cuMemFree and cuCtxSynchronize for every queue of the context (the
+ * synchronous copies and memsets are generic hooks, cu_passes.c). Event queries and synchronisations answer for the record the
  * application made, buffered or not.
  */
 #include "shim/cuda/cu_cmds.h"
@@ -64,6 +63,14 @@ XS_CU_HOOK CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags,
 	return rc;
 }
 
+/* The first version, same semantics. */
+CUresult cuStreamDestroy(CUstream h);
+
+XS_CU_HOOK CUresult cuStreamDestroy(CUstream h)
+{
+	return cuStreamDestroy_v2(h);
+}
+
 XS_CU_HOOK CUresult cuStreamDestroy_v2(CUstream h)
 {
 	CUresult err;
@@ -86,7 +93,7 @@ static CUresult do_cuStreamSynchronize(bool ptsz, CUstream h)
 		if (err != CUDA_SUCCESS)
 			return err;
 	}
-	return REAL(ptsz, cuStreamSynchronize, "_ptsz")(s ? s->real : h);
+	return REAL(ptsz, cuStreamSynchronize, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream h), h)
@@ -101,7 +108,7 @@ static CUresult do_cuStreamQuery(bool ptsz, CUstream h)
 		if (rc != CUDA_SUCCESS)
 			return rc;
 	}
-	return REAL(ptsz, cuStreamQuery, "_ptsz")(s ? s->real : h);
+	return REAL(ptsz, cuStreamQuery, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuStreamQuery, cuStreamQuery_ptsz, (CUstream h), h)
@@ -118,7 +125,7 @@ static CUresult do_cuStreamBeginCapture_v2(bool ptsz, CUstream h, CUstreamCaptur
 
 	if (s)
 		cs_flush(s);
-	rc = REAL(ptsz, cuStreamBeginCapture_v2, "_ptsz")(s ? s->real : h, mode);
+	rc = REAL(ptsz, cuStreamBeginCapture_v2, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), mode);
 	if (rc == CUDA_SUCCESS && s)
 		atomic_store(&s->capturing, true);
 	return rc;
@@ -126,6 +133,48 @@ static CUresult do_cuStreamBeginCapture_v2(bool ptsz, CUstream h, CUstreamCaptur
 
 XS_CU_PAIR(CUresult, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz,
 	   (CUstream h, CUstreamCaptureMode mode), h, mode)
+
+/* The first version: a capture in the global mode. */
+static CUresult do_cuStreamBeginCapture(bool ptsz, CUstream h)
+{
+	return do_cuStreamBeginCapture_v2(ptsz, h, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+CUresult cuStreamBeginCapture(CUstream h);
+XS_CU_PAIR(CUresult, cuStreamBeginCapture, cuStreamBeginCapture_ptsz, (CUstream h), h)
+
+/*
+ * Capture into an existing graph: the same treatment; the extra arguments
+ * (nodes, edges) pass through untyped.
+ */
+typedef CUresult (*capture_to_graph_fn)(CUstream h, CUgraph g, const void *deps,
+					const void *edges, size_t n, CUstreamCaptureMode mode);
+
+static CUresult do_cuStreamBeginCaptureToGraph(bool ptsz, CUstream h, CUgraph g,
+					       const void *deps, const void *edges, size_t n,
+					       CUstreamCaptureMode mode)
+{
+	capture_to_graph_fn real = (capture_to_graph_fn)cu_real_sym(
+		ptsz ? "cuStreamBeginCaptureToGraph_ptsz" : "cuStreamBeginCaptureToGraph");
+	struct cs_stream *s = scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	CUresult rc;
+
+	if (!real)
+		return cu_load() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_NOT_FOUND;
+	if (s)
+		cs_flush(s);
+	rc = real(s ? s->real : cs_real_handle(h, ptsz), g, deps, edges, n, mode);
+	if (rc == CUDA_SUCCESS && s)
+		atomic_store(&s->capturing, true);
+	return rc;
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream h, CUgraph g, const void *deps,
+				     const void *edges, size_t n, CUstreamCaptureMode mode);
+XS_CU_PAIR(CUresult, cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_ptsz,
+	   (CUstream h, CUgraph g, const void *deps, const void *edges, size_t n,
+	    CUstreamCaptureMode mode),
+	   h, g, deps, edges, n, mode)
 
 /* The stream is capturing, so cs_stream_of() would not return it. */
 static struct cs_stream *capturing_stream(CUstream h, bool ptsz)
@@ -141,7 +190,7 @@ static struct cs_stream *capturing_stream(CUstream h, bool ptsz)
 static CUresult do_cuStreamEndCapture(bool ptsz, CUstream h, CUgraph *g)
 {
 	struct cs_stream *s = capturing_stream(h, ptsz);
-	CUresult rc = REAL(ptsz, cuStreamEndCapture, "_ptsz")(s ? s->real : h, g);
+	CUresult rc = REAL(ptsz, cuStreamEndCapture, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), g);
 
 	if (s)
 		atomic_store(&s->capturing, false);
@@ -184,7 +233,7 @@ static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
 			ev_recorded(ev, s->q, seq);
 		return rc;
 	}
-	return REAL(ptsz, cuEventRecord, "_ptsz")(ev, s ? s->real : h);
+	return REAL(ptsz, cuEventRecord, "_ptsz")(ev, s ? s->real : cs_real_handle(h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuEventRecord, cuEventRecord_ptsz, (CUevent ev, CUstream h), ev, h)
@@ -202,7 +251,7 @@ static CUresult do_cuEventRecordWithFlags(bool ptsz, CUevent ev, CUstream h, uns
 			ev_recorded(ev, s->q, seq);
 		return rc;
 	}
-	return REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(ev, s ? s->real : h, flags);
+	return REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(ev, s ? s->real : cs_real_handle(h, ptsz), flags);
 }
 
 XS_CU_PAIR(CUresult, cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz,
@@ -215,7 +264,7 @@ static CUresult do_cuStreamWaitEvent(bool ptsz, CUstream h, CUevent ev, unsigned
 
 	if (s && (c = cmd_wait_event(s, ev, flags)))
 		return cs_submit(s, c, NULL);
-	return REAL(ptsz, cuStreamWaitEvent, "_ptsz")(s ? s->real : h, ev, flags);
+	return REAL(ptsz, cuStreamWaitEvent, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), ev, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamWaitEvent, cuStreamWaitEvent_ptsz,
@@ -300,85 +349,6 @@ XS_CU_HOOK CUresult cuEventDestroy_v2(CUevent ev)
 	}
 	return cu_real.cuEventDestroy_v2(ev);
 }
-
-/* --- synchronous copies and memsets (legacy default stream semantics) ---------- */
-
-/* Waits for the work a synchronous call on @h's default stream would. */
-static CUresult sync_default(bool ptds)
-{
-	struct cs_stream *s = scheduling() ? cs_stream_of(NULL, ptds) : NULL;
-
-	return s ? cs_sync(s) : CUDA_SUCCESS;
-}
-
-#define SYNC_CALL(ptds, base, suffix, ...)                                         \
-	({                                                                         \
-		CUresult err_ = sync_default(ptds);                                \
-		err_ != CUDA_SUCCESS ? err_ :                                      \
-				       REAL(ptds, base, suffix)(__VA_ARGS__);      \
-	})
-
-static CUresult do_cuMemcpy(bool ptds, CUdeviceptr d, CUdeviceptr s, size_t n)
-{
-	return SYNC_CALL(ptds, cuMemcpy, "_ptds", d, s, n);
-}
-
-XS_CU_PAIR(CUresult, cuMemcpy, cuMemcpy_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n),
-	   d, s, n)
-
-static CUresult do_cuMemcpyHtoD_v2(bool ptds, CUdeviceptr d, const void *s, size_t n)
-{
-	return SYNC_CALL(ptds, cuMemcpyHtoD_v2, "_ptds", d, s, n);
-}
-
-XS_CU_PAIR(CUresult, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds,
-	   (CUdeviceptr d, const void *s, size_t n), d, s, n)
-
-static CUresult do_cuMemcpyDtoH_v2(bool ptds, void *d, CUdeviceptr s, size_t n)
-{
-	return SYNC_CALL(ptds, cuMemcpyDtoH_v2, "_ptds", d, s, n);
-}
-
-XS_CU_PAIR(CUresult, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds,
-	   (void *d, CUdeviceptr s, size_t n), d, s, n)
-
-static CUresult do_cuMemcpyDtoD_v2(bool ptds, CUdeviceptr d, CUdeviceptr s, size_t n)
-{
-	return SYNC_CALL(ptds, cuMemcpyDtoD_v2, "_ptds", d, s, n);
-}
-
-XS_CU_PAIR(CUresult, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds,
-	   (CUdeviceptr d, CUdeviceptr s, size_t n), d, s, n)
-
-static CUresult do_cuMemcpy2D_v2(bool ptds, const CUDA_MEMCPY2D *p)
-{
-	return SYNC_CALL(ptds, cuMemcpy2D_v2, "_ptds", p);
-}
-
-XS_CU_PAIR(CUresult, cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *p), p)
-
-static CUresult do_cuMemcpy3D_v2(bool ptds, const CUDA_MEMCPY3D *p)
-{
-	return SYNC_CALL(ptds, cuMemcpy3D_v2, "_ptds", p);
-}
-
-XS_CU_PAIR(CUresult, cuMemcpy3D_v2, cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *p), p)
-
-static CUresult do_cuMemsetD8_v2(bool ptds, CUdeviceptr d, unsigned char v, size_t n)
-{
-	return SYNC_CALL(ptds, cuMemsetD8_v2, "_ptds", d, v, n);
-}
-
-XS_CU_PAIR(CUresult, cuMemsetD8_v2, cuMemsetD8_v2_ptds,
-	   (CUdeviceptr d, unsigned char v, size_t n), d, v, n)
-
-static CUresult do_cuMemsetD32_v2(bool ptds, CUdeviceptr d, unsigned v, size_t n)
-{
-	return SYNC_CALL(ptds, cuMemsetD32_v2, "_ptds", d, v, n);
-}
-
-XS_CU_PAIR(CUresult, cuMemsetD32_v2, cuMemsetD32_v2_ptds,
-	   (CUdeviceptr d, unsigned v, size_t n), d, v, n)
 
 /* --- context-wide -------------------------------------------------------------- */
 

@@ -14,6 +14,13 @@ static const char *const cu_hooked[] = {
 #define XS_CU_HOOKED(name) #name,
 #include "shim/cuda/cu_hooks.def"
 #undef XS_CU_HOOKED
+#define XS_CU_FLUSH(name, arg, ptsz) #name,
+#define XS_CU_TRANSLATE(name, arg, ptsz) #name,
+#define XS_CU_SYNC(name, ptds) #name,
+#include "shim/cuda/cu_passes.def"
+#undef XS_CU_FLUSH
+#undef XS_CU_TRANSLATE
+#undef XS_CU_SYNC
 };
 
 #define CU_NHOOKED (sizeof(cu_hooked) / sizeof(cu_hooked[0]))

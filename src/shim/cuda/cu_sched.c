@@ -219,6 +219,20 @@ struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz)
 	return s;
 }
 
+CUstream cs_real_handle(CUstream h, bool ptsz)
+{
+	struct cs_ctx *c;
+
+	/* Stand-ins exist only where calls were scheduled. */
+	if (!cs_tls || (h != CU_STREAM_PER_THREAD && !(h == NULL && ptsz)))
+		return h;
+	c = cs_ctx_current();
+	for (struct cs_tls_stream *t = cs_tls; c && t; t = t->next)
+		if (t->s.ctx == c)
+			return t->s.real;
+	return h;
+}
+
 void cs_stream_created(CUstream h, unsigned int flags)
 {
 	struct cs_ctx *c = cs_ctx_current();

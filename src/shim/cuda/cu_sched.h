@@ -51,6 +51,13 @@ struct cs_stream *cs_stream_of(CUstream h, bool ptsz);
 /* As cs_stream_of(), capturing streams included. */
 struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz);
 
+/*
+ * The handle the driver receives for the application's @h when a call is
+ * not scheduled (a capture, for instance): the calling thread's stand-in
+ * for its per-thread stream if it has one, else @h itself.
+ */
+CUstream cs_real_handle(CUstream h, bool ptsz);
+
 /* Records a stream the application created. */
 void cs_stream_created(CUstream h, unsigned int flags);
 

@@ -15,8 +15,12 @@
 .macro XS_TRAMP name
 	.weak	\name
 	.type	\name, @function
+	.globl	xs_t_\name		/* for cu_passes.S, which overrides \name */
+	.hidden	xs_t_\name
+	.type	xs_t_\name, @function
 	.p2align 4
 \name:
+xs_t_\name:
 	movq	xs_cu_real+(xs_idx*8)(%rip), %rax
 	testq	%rax, %rax
 	jz	1f

@@ -430,3 +430,85 @@ SC_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui,
 {
 	return sc_memset(dstDevice, ui, 4, N, hStream, true, false);
 }
+
+SC_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
+{
+	return sc_memset(dstDevice, us, 2, N, NULL, false, true);
+}
+
+SC_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N)
+{
+	return sc_memset(dstDevice, us, 2, N, NULL, true, true);
+}
+
+SC_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
+				    CUstream hStream)
+{
+	return sc_memset(dstDevice, us, 2, N, hStream, false, false);
+}
+
+SC_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N,
+					 CUstream hStream)
+{
+	return sc_memset(dstDevice, us, 2, N, hStream, true, false);
+}
+
+/* Row by row, each row an ordinary memset of the stream. */
+static CUresult sc_memset_2d(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h,
+			     CUstream s, bool pt)
+{
+	CUresult rc = CUDA_SUCCESS;
+
+	if (h > 1 && pitch < w)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t y = 0; y < h && rc == CUDA_SUCCESS; y++)
+		rc = pt ? cuMemsetD8Async_ptsz(d + y * pitch, v, w, s) :
+			  cuMemsetD8Async(d + y * pitch, v, w, s);
+	return rc;
+}
+
+SC_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+				     size_t Width, size_t Height, CUstream hStream)
+{
+	return sc_memset_2d(dstDevice, dstPitch, uc, Width, Height, hStream, false);
+}
+
+SC_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+					  unsigned char uc, size_t Width, size_t Height,
+					  CUstream hStream)
+{
+	return sc_memset_2d(dstDevice, dstPitch, uc, Width, Height, hStream, true);
+}
+
+/* Copy i as an ordinary copy of the stream; the attributes are hints. */
+static CUresult sc_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+			      size_t count, size_t numAttrs, CUstream s, bool pt)
+{
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!count || !dsts || !srcs || !sizes || !numAttrs)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count && rc == CUDA_SUCCESS; i++)
+		rc = pt ? cuMemcpyAsync_ptsz(dsts[i], srcs[i], sizes[i], s) :
+			  cuMemcpyAsync(dsts[i], srcs[i], sizes[i], s);
+	return rc;
+}
+
+SC_EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+					 size_t count, CUmemcpyAttributes *attrs,
+					 size_t *attrsIdxs, size_t numAttrs, CUstream hStream)
+{
+	(void)attrs;
+	(void)attrsIdxs;
+	return sc_copy_batch(dsts, srcs, sizes, count, numAttrs, hStream, false);
+}
+
+SC_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs,
+					      size_t *sizes, size_t count,
+					      CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+					      size_t numAttrs, CUstream hStream)
+{
+	(void)attrs;
+	(void)attrsIdxs;
+	return sc_copy_batch(dsts, srcs, sizes, count, numAttrs, hStream, true);
+}

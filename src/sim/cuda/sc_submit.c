@@ -84,6 +84,13 @@ static int sc_memset_run(uint8_t *dst, uint32_t value, uint32_t elem, size_t n)
 		memset(dst, (int)(value & 0xff), n);
 		return 0;
 	}
+	if (elem == 2) {
+		uint16_t v16 = (uint16_t)value;
+
+		for (i = 0; i < n; i++)
+			memcpy(dst + 2 * i, &v16, 2);
+		return 0;
+	}
 	for (i = 0; i < n; i++)
 		memcpy(dst + 4 * i, &value, 4);
 	return 0;
