@@ -10,6 +10,7 @@
  * dlopen, RTLD_LOCAL, by absolute path.
  */
 #include "shim/cuda/cu_shim.h"
+#include "agent/agent.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -297,22 +298,22 @@ static void cu_register_atfork(void)
 
 bool cu_passthrough(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	static bool disabled;
-	const char *v;
+	/* 0: not decided yet, 1: scheduling, 2: pass-through (decided once:
+	 * this is on every intercepted call). */
+	static int mode;
+	int m;
 
 	if (cu_in_driver || atomic_load_explicit(&cu_forked, memory_order_relaxed))
 		return true;
-	if (!__atomic_load_n(&disabled, __ATOMIC_RELAXED)) {
+	m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+	if (!m) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+
 		pthread_once(&once, cu_register_atfork);
-		v = getenv("XSCHED_DISABLE");
-		if (v && *v && strcmp(v, "0"))
-			__atomic_store_n(&disabled, true, __ATOMIC_RELAXED);
-		v = getenv("XSCHED_SCHEDULER");
-		if (v && !strcmp(v, "none"))
-			__atomic_store_n(&disabled, true, __ATOMIC_RELAXED);
+		m = xs_agent_mode() == XS_AGENT_NONE ? 2 : 1;
+		__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
 	}
-	return __atomic_load_n(&disabled, __ATOMIC_RELAXED);
+	return m == 2;
 }
 
 void cu_enter_driver(void)

@@ -1,0 +1,292 @@
+/*
+ * CPU cost of a kernel launch on the application's thread: direct calls to
+ * the simulated CUDA driver ("native") against the same calls through the
+ * CUDA shim (LD_PRELOAD, local scheduler), in the same run.
+ *
+ * The benchmark re-runs itself as a child per measurement, alternating
+ * native and shim children so that drifts of a noisy machine hit both.
+ * Each child launches a zero-length kernel (xs_spin 0) on a non-blocking
+ * stream in batches, synchronising between batches (not timed), and
+ * reports per batch the thread CPU time (CLOCK_THREAD_CPUTIME_ID) and the
+ * wall time per launch. Two task sizes: one XQueue launch window (every
+ * launch goes to the driver from the application's thread, as natively,
+ * and each task pays the queue's idle->busy transition: the worst case)
+ * and far beyond it (launches are buffered and the XQueue's worker makes
+ * the driver calls). The parent prints medians and P99 of the
+ * per-launch figures and the shim's extra CPU per launch (median shim minus
+ * median native). Process CPU per launch is reported too: under the shim
+ * the XQueue's worker thread launches part of the work, off the
+ * application's thread.
+ *
+ * Usage: bench_cuda_launch [--batches N] [--rounds N] [--quick]
+ *                          [--driver-dir DIR] [--shim PATH]
+ */
+#include "xsched/xsched.h"
+#include "cuda/cu_api.h"
+#include "bench_util.h"
+
+#include <errno.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#ifndef XS_SIM_CUDA_DIR
+#define XS_SIM_CUDA_DIR ""
+#endif
+#ifndef XS_SHIM_PATH
+#define XS_SHIM_PATH ""
+#endif
+
+struct opts {
+	int batches, batch, rounds;
+	const char *driver_dir, *shim;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define CK(call)                                                                   \
+	do {                                                                       \
+		CUresult rc_ = (call);                                             \
+		if (rc_ != CUDA_SUCCESS) {                                         \
+			fprintf(stderr, "bench_cuda_launch: %s = %d\n", #call, rc_); \
+			exit(1);                                                   \
+		}                                                                  \
+	} while (0)
+
+/*
+ * The child: one line per batch on stdout, "thread_ns wall_ns process_ns"
+ * per launch in tenths of ns, after a warm-up batch.
+ */
+static int child(int batches, int batch)
+{
+	CUcontext ctx;
+	CUfunction spin;
+	CUmodule m;
+	CUstream s;
+	CUdevice dev;
+	uint64_t ns = 0;
+	void *args[] = { &ns };
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&m, "xs"));
+	CK(cuModuleGetFunction(&spin, m, "xs_spin"));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (int b = -1; b < batches; b++) {
+		uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		uint64_t w0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t t1, w1, p1;
+
+		for (int i = 0; i < batch; i++)
+			CK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+		w1 = clock_ns(CLOCK_MONOTONIC);
+		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		CK(cuStreamSynchronize(s));
+		p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		if (b >= 0)
+			printf("%llu %llu %llu\n",
+			       (unsigned long long)((t1 - t0) * 10 / (uint64_t)batch),
+			       (unsigned long long)((w1 - w0) * 10 / (uint64_t)batch),
+			       (unsigned long long)((p1 - p0) * 10 / (uint64_t)batch));
+	}
+	CK(cuStreamDestroy_v2(s));
+	return 0;
+}
+
+struct samples {
+	uint64_t *thread, *wall, *proc;
+	size_t n, cap;
+};
+
+static int samples_add(struct samples *s, uint64_t t, uint64_t w, uint64_t p)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		uint64_t *a = realloc(s->thread, cap * sizeof(*a));
+
+		if (!a)
+			return -1;
+		s->thread = a;
+		a = realloc(s->wall, cap * sizeof(*a));
+		if (!a)
+			return -1;
+		s->wall = a;
+		a = realloc(s->proc, cap * sizeof(*a));
+		if (!a)
+			return -1;
+		s->proc = a;
+		s->cap = cap;
+	}
+	s->thread[s->n] = t;
+	s->wall[s->n] = w;
+	s->proc[s->n] = p;
+	s->n++;
+	return 0;
+}
+
+/* Runs one child with @shim or natively; appends its batches to @out. */
+static int run_child(const char *self, const struct opts *o, bool shim, struct samples *out)
+{
+	char lib[4096], pre[4096], path[4096], nb[32], bs[32];
+	unsigned long long t, w, p;
+	int fds[2], st = 0;
+	FILE *in;
+	pid_t pid;
+
+	snprintf(lib, sizeof(lib), "XSCHED_CUDA_LIB=%s/libcuda.so.1", o->driver_dir);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
+	snprintf(path, sizeof(path), "LD_LIBRARY_PATH=%s", o->driver_dir);
+	snprintf(nb, sizeof(nb), "%d", o->batches);
+	snprintf(bs, sizeof(bs), "%d", o->batch);
+	if (pipe(fds) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *argv[] = { (char *)self, "--child", nb, bs, NULL };
+
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		putenv(path);
+		unsetenv("LD_PRELOAD");
+		if (shim) {
+			putenv(lib);
+			putenv(pre);
+			putenv("XSCHED_SCHEDULER=local");
+		}
+		execv(self, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	if (!in)
+		return -1;
+	while (fscanf(in, "%llu %llu %llu", &t, &w, &p) == 3)
+		if (samples_add(out, t, w, p) < 0)
+			break;
+	fclose(in);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "bench_cuda_launch: %s child failed (status 0x%x)\n",
+			shim ? "shim" : "native", st);
+		return -1;
+	}
+	return 0;
+}
+
+static void row(const char *name, struct samples *s)
+{
+	printf("%-8s %8zu  %8.1f %8.1f   %8.1f %8.1f   %8.1f\n", name, s->n,
+	       bench_pct(s->thread, s->n, 50) / 10.0, bench_pct(s->thread, s->n, 99) / 10.0,
+	       bench_pct(s->wall, s->n, 50) / 10.0, bench_pct(s->wall, s->n, 99) / 10.0,
+	       bench_pct(s->proc, s->n, 50) / 10.0);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_cuda_launch [--batches N] [--rounds N] [--quick] "
+			"[--driver-dir DIR] [--shim PATH]\n");
+	exit(2);
+}
+
+static void samples_free(struct samples *s)
+{
+	free(s->thread);
+	free(s->wall);
+	free(s->proc);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Median of the per-launch thread CPU, in ns. */
+static double thread_p50(struct samples *s)
+{
+	return bench_pct(s->thread, s->n, 50) / 10.0;
+}
+
+/* Alternating native and shim children with batches of @batch launches. */
+static int measure(const struct opts *o, int batch, const char *what, double *extra)
+{
+	struct samples nat = { 0 }, shim = { 0 };
+	struct opts c = *o;
+	int rc = 0;
+
+	c.batch = batch;
+	for (int r = 0; r < o->rounds && rc == 0; r++)
+		if (run_child("/proc/self/exe", &c, false, &nat) < 0 ||
+		    run_child("/proc/self/exe", &c, true, &shim) < 0)
+			rc = -1;
+	if (rc == 0) {
+		printf("\n%s: %d rounds x %d batches x %d launches per mode\n", what, o->rounds,
+		       o->batches, batch);
+		printf("ns per launch   batches  thread-p50 thread-p99   wall-p50  wall-p99   "
+		       "process-p50\n");
+		row("native", &nat);
+		row("shim", &shim);
+		*extra = thread_p50(&shim) - thread_p50(&nat);
+		printf("shim extra CPU per launch on the app thread (median): %.1f ns, ratio %.2f\n",
+		       *extra, thread_p50(&shim) / (thread_p50(&nat) > 0 ? thread_p50(&nat) : 1));
+	}
+	samples_free(&nat);
+	samples_free(&shim);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .batches = 200, .batch = 0, .rounds = 4,
+			  .driver_dir = XS_SIM_CUDA_DIR, .shim = XS_SHIM_PATH };
+	double direct = 0, buffered = 0;
+
+	if (argc == 4 && !strcmp(argv[1], "--child"))
+		return child(atoi(argv[2]), atoi(argv[3]));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--quick")) {
+			o.batches = 40;
+			o.rounds = 2;
+		} else if (!strcmp(a, "--batches") && v) {
+			o.batches = atoi(v), i++;
+		} else if (!strcmp(a, "--rounds") && v) {
+			o.rounds = atoi(v), i++;
+		} else if (!strcmp(a, "--driver-dir") && v) {
+			o.driver_dir = v, i++;
+		} else if (!strcmp(a, "--shim") && v) {
+			o.shim = v, i++;
+		} else {
+			usage();
+		}
+	}
+	if (o.batches < 1 || o.rounds < 1 || !o.driver_dir[0] || !o.shim[0])
+		usage();
+	bench_print_machine(stdout);
+	printf("kernel launches (xs_spin, 0 ns) on a non-blocking stream, synchronised "
+	       "between batches\n");
+	/*
+	 * Tasks of one window: every launch reaches the driver from the
+	 * application's thread, as natively, and each task also pays the
+	 * queue's idle->busy transition (scheduler notification, worker
+	 * wakeup): the worst case per launch.
+	 */
+	if (measure(&o, XS_DEFAULT_THRESHOLD, "tasks of 16 launches (one launch window each)",
+		    &direct) < 0)
+		return 1;
+	/* Long tasks: beyond the window, launches are buffered and the
+	 * XQueue's worker thread makes the driver calls. */
+	if (measure(&o, 16 * XS_DEFAULT_THRESHOLD, "tasks of 256 launches", &buffered) < 0)
+		return 1;
+	printf("\nsummary: extra app-thread CPU per launch %.1f ns in 16-launch tasks "
+	       "(%.1f us per task), %.1f ns in 256-launch tasks (goal <= 250 ns)\n", direct,
+	       direct * XS_DEFAULT_THRESHOLD / 1000.0, buffered);
+	return 0;
+}
