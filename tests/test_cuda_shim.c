@@ -178,6 +178,42 @@ static void cuda_no_driver_as_native(void **state)
 	e->ok = true;
 }
 
+/*
+ * A <<<>>> program built by nvcc (cudart static): without any driver it
+ * reports the driver's absence under the shim exactly as natively, and on
+ * the simulated driver (which has no export tables for cudart) it fails
+ * the same way in both runs: the shim forwards what it does not schedule.
+ */
+static void cuda_runtime_program_as_native(void **state)
+{
+#ifdef XS_CU_RUNTIME_PROG
+	struct it_env *e = *state;
+	const char *none_native[] = { "LD_LIBRARY_PATH=/nonexistent", NULL };
+	const char *none_shim[] = { "XSCHED_CUDA_LIB=/nonexistent/libcuda.so.1", shim_preload(),
+				    NULL };
+	const char *sim_native[] = { native_path_var(), NULL };
+	const char *sim_shim[] = { sim_lib_var(), shim_preload(), NULL };
+	char *native = run(e, IT_ARGS(XS_CU_RUNTIME_PROG), none_native);
+	char *shim = run(e, IT_ARGS(XS_CU_RUNTIME_PROG), none_shim);
+
+	/* cudaErrorInsufficientDriver */
+	assert_non_null(strstr(native, "count -1 err 35"));
+	assert_string_equal(native, shim);
+	free(native);
+	free(shim);
+	native = run(e, IT_ARGS(XS_CU_RUNTIME_PROG), sim_native);
+	shim = run(e, IT_ARGS(XS_CU_RUNTIME_PROG), sim_shim);
+	assert_string_equal(native, shim);
+	free(native);
+	free(shim);
+	e->ok = true;
+#else
+	(void)state;
+	print_message("nvcc not found at configure time: nothing to run\n");
+	skip();
+#endif
+}
+
 static void cuda_disable_is_pass_through(void **state)
 {
 	struct it_env *e = *state;
@@ -194,6 +230,35 @@ static void cuda_disable_is_pass_through(void **state)
 	free(native);
 	free(off);
 	free(loader);
+	e->ok = true;
+}
+
+/*
+ * A high-priority stream waits on an event of a low-priority stream whose
+ * record is still buffered (cu_prog "deps"): under the daemon and under the
+ * in-process policy the dependency lends the low stream the priority, so
+ * the program finishes, with the native result.
+ */
+static void cuda_cross_stream_wait_no_deadlock(void **state)
+{
+	struct it_env *e = *state;
+	const char *native_vars[] = { native_path_var(), NULL };
+	const char *local_vars[] = { sim_lib_var(), shim_preload(), "XSCHED_SCHEDULER=local",
+				     NULL };
+	const char *global_vars[] = { sim_lib_var(), shim_preload(), NULL };
+	char *native = run(e, IT_ARGS(XS_CU_PROG, "deps"), native_vars);
+	char *local = run(e, IT_ARGS(XS_CU_PROG, "deps"), local_vars);
+	char *global;
+
+	assert_non_null(strstr(native, "priorities 1"));
+	assert_string_equal(native, local);
+	it_daemon_start(e, NULL);
+	global = run(e, IT_ARGS(XS_CU_PROG, "deps"), global_vars);
+	assert_string_equal(native, global);
+	it_daemon_check(e);
+	free(native);
+	free(local);
+	free(global);
 	e->ok = true;
 }
 
@@ -233,7 +298,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_loader_ptsz, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_loader_other_name, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_no_driver_as_native, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_runtime_program_as_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_disable_is_pass_through, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_cross_stream_wait_no_deadlock, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_priorities_through_daemon, it_setup, it_teardown),
 };
 

@@ -602,6 +602,39 @@ static void agent_recv(void)
 
 /* --- local mode ----------------------------------------------------------- */
 
+/*
+ * A ready queue whose next command waits for another queue of this process
+ * (a CUDA event of another stream, say) lends it its priority, through
+ * chains of waits: otherwise the waited-on queue could stay suspended for
+ * the very queue that waits on it. ag.lock held; priorities are reloaded
+ * from the hints at every scheduling pass.
+ */
+static void agent_local_inherit(void)
+{
+	bool changed = true;
+
+	for (int pass = 0; changed && pass < AGENT_SLOTS; pass++) {
+		changed = false;
+		for (uint32_t i = 0; i < AGENT_SLOTS; i++) {
+			struct agent_queue *aq = ag.tab[i];
+			void *on;
+
+			if (!aq || !aq->local || !aq->pq.ready ||
+			    !(on = atomic_load(&aq->blocked_on)))
+				continue;
+			for (uint32_t j = 0; j < AGENT_SLOTS; j++) {
+				struct agent_queue *t = ag.tab[j];
+
+				if (t && t->local && (void *)t->q == on &&
+				    t->pq.priority < aq->pq.priority) {
+					t->pq.priority = aq->pq.priority;
+					changed = true;
+				}
+			}
+		}
+	}
+}
+
 static void agent_local_schedule(void)
 {
 	struct xs_pqueue *pv[AGENT_SLOTS];
@@ -640,6 +673,7 @@ static void agent_local_schedule(void)
 		aq->pq.run = aq->run;
 		pv[n++] = &aq->pq;
 	}
+	agent_local_inherit();
 	ag.pwake_ns = n ? ag.pops->schedule(ag.pstate, pv, n, xs_now_ns()) : 0;
 	for (i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i] && ag.tab[i]->local)

@@ -62,7 +62,6 @@ enum {
 	CUDA_ERROR_NOT_INITIALIZED = 3,
 	CUDA_ERROR_DEINITIALIZED = 4,
 	CUDA_ERROR_STUB_LIBRARY = 34,
-	CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
 	CUDA_ERROR_NO_DEVICE = 100,
 	CUDA_ERROR_INVALID_DEVICE = 101,
 	CUDA_ERROR_INVALID_IMAGE = 200,
@@ -162,8 +161,13 @@ typedef int CUmemorytype;
 #define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
 
 typedef int CUlaunchAttributeID;
+/*
+ * Only the size matters to xsched, but the alignment too to the ABI: some
+ * of the driver's members are pointers (events, graph nodes), which makes
+ * the union, and CUlaunchAttribute with it, pointer-aligned.
+ */
 typedef union CUlaunchAttributeValue_union {
-	char pad[64];
+	_Alignas(void *) char pad[64];
 } CUlaunchAttributeValue;
 
 typedef struct CUlaunchAttribute_st {

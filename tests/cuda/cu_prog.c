@@ -334,6 +334,37 @@ static void phase_generic(void)
 	CK(cuStreamDestroy_v2(s));
 }
 
+/*
+ * A high-priority stream waits for an event of a low-priority one whose
+ * record is still buffered behind a backlog: a priority scheduler that
+ * suspends the low stream for the high one must let it run (the dependency
+ * is exposed to the scheduler), or this never finishes.
+ */
+static void phase_deps(void)
+{
+	int least, greatest;
+	CUstream lo, hi;
+	CUevent e;
+
+	CK(cuCtxGetStreamPriorityRange(&least, &greatest));
+	CK(cuStreamCreateWithPriority(&lo, CU_STREAM_NON_BLOCKING, least));
+	CK(cuStreamCreateWithPriority(&hi, CU_STREAM_NON_BLOCKING, greatest));
+	CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+	fill(lo, d_a, 6);
+	for (int i = 0; i < 40; i++) {
+		spin(lo, 250000);
+		inc(lo, d_a);
+	}
+	CK(cuEventRecord(e, lo));
+	CK(cuStreamWaitEvent(hi, e, 0));
+	scale(hi, d_a, 3);
+	CK(cuStreamSynchronize(hi));
+	printf("deps %llx priorities %d\n", checksum(d_a), least != greatest);
+	CK(cuEventDestroy_v2(e));
+	CK(cuStreamDestroy_v2(lo));
+	CK(cuStreamDestroy_v2(hi));
+}
+
 /* Whether this process runs under the shim (its own marker symbol). */
 static void phase_shim(void)
 {
@@ -353,6 +384,7 @@ int main(int argc, char **argv)
 		{ "pageable", phase_pageable }, { "host", phase_host },
 		{ "timing", phase_timing }, { "graph", phase_graph },
 		{ "errors", phase_errors }, { "generic", phase_generic },
+		{ "deps", phase_deps },
 		{ "shim", phase_shim },
 	};
 	CUmodule m;

@@ -47,7 +47,7 @@ XS_CU_HOOK CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	rc = cu_real.cuStreamCreate(ph, flags);
 	if (rc == CUDA_SUCCESS && scheduling())
-		cs_stream_created(*ph, flags);
+		cs_stream_created(*ph, flags, 0);
 	return rc;
 }
 
@@ -58,8 +58,12 @@ XS_CU_HOOK CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags,
 	if (cu_load() < 0)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	rc = cu_real.cuStreamCreateWithPriority(ph, flags, prio);
-	if (rc == CUDA_SUCCESS && scheduling())
-		cs_stream_created(*ph, flags);
+	/* The driver clamps the priority to the device's range: ask it. */
+	if (rc == CUDA_SUCCESS && scheduling()) {
+		if (cu_real.cuStreamGetPriority(*ph, &prio) != CUDA_SUCCESS)
+			prio = 0;
+		cs_stream_created(*ph, flags, prio);
+	}
 	return rc;
 }
 

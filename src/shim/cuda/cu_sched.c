@@ -233,7 +233,7 @@ CUstream cs_real_handle(CUstream h, bool ptsz)
 	return h;
 }
 
-void cs_stream_created(CUstream h, unsigned int flags)
+void cs_stream_created(CUstream h, unsigned int flags, int prio)
 {
 	struct cs_ctx *c = cs_ctx_current();
 	struct cs_stream *s;
@@ -257,6 +257,12 @@ void cs_stream_created(CUstream h, unsigned int flags)
 			return;
 		}
 		s->own = true;
+		if (prio) {
+			int64_t hint[XQ_HINTS];
+
+			xq_hints(s->q->xq, hint);
+			xq_set_hint(s->q->xq, XS_HINT_PRIORITY, hint[XS_HINT_PRIORITY] - prio);
+		}
 	} else {
 		s->q = &c->group;
 	}

@@ -58,8 +58,13 @@ struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz);
  */
 CUstream cs_real_handle(CUstream h, bool ptsz);
 
-/* Records a stream the application created. */
-void cs_stream_created(CUstream h, unsigned int flags);
+/*
+ * Records a stream the application created. A non-blocking stream has its
+ * own XQueue, whose priority hint is the process's (XSCHED_PRIORITY, else 0)
+ * minus the stream's CUDA priority @prio (lower CUDA numbers are higher
+ * priorities); the other streams share the context's queue.
+ */
+void cs_stream_created(CUstream h, unsigned int flags, int prio);
 
 /*
  * Forgets @h: its buffered work is launched and completed first. Returns

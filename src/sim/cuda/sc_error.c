@@ -53,8 +53,6 @@ static const struct sc_error {
 	{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down" },
 	{ CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY",
 	  "stub library loaded instead of a driver" },
-	{ CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER",
-	  "driver older than the runtime" },
 	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no device available" },
 	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
 	{ CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "invalid kernel image" },
