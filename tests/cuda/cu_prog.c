@@ -14,14 +14,18 @@
 #include "cuda/cu_api.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define N 4096
 
 static CUfunction f_fill, f_inc, f_scale, f_sum, f_spin;
 static CUdeviceptr d_a, d_b, d_sum;
+static CUcontext ctx_main;
 
 #define CK(call)                                                                   \
 	do {                                                                       \
@@ -365,6 +369,101 @@ static void phase_deps(void)
 	CK(cuStreamDestroy_v2(hi));
 }
 
+struct capturer {
+	pthread_barrier_t *bar;
+	CUgraphExec exec;
+	CUresult rc;
+};
+
+/* Captures inc, scale on its own stream while the main thread computes. */
+static void *capture_main(void *arg)
+{
+	struct capturer *c = arg;
+	CUresult rc = CUDA_SUCCESS;
+	CUstream s;
+	CUgraph g;
+
+	if (cuCtxSetCurrent(ctx_main) || cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
+		c->rc = CUDA_ERROR_UNKNOWN;
+		pthread_barrier_wait(c->bar);
+		pthread_barrier_wait(c->bar);
+		return NULL;
+	}
+	rc = cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+	if (rc == CUDA_SUCCESS) {
+		inc(s, d_b);
+		scale(s, d_b, 5);
+	}
+	pthread_barrier_wait(c->bar);   /* capturing: the main thread works */
+	pthread_barrier_wait(c->bar);   /* the main thread is done */
+	if (rc == CUDA_SUCCESS && (rc = cuStreamEndCapture(s, &g)) == CUDA_SUCCESS) {
+		rc = cuGraphInstantiateWithFlags(&c->exec, g, 0);
+		cuGraphDestroy(g);
+	}
+	cuStreamDestroy_v2(s);
+	c->rc = rc;
+	return NULL;
+}
+
+/*
+ * A capture on one thread (thread-local mode) while another thread's
+ * stream does scheduled work: that work is not captured and computes as
+ * usual; the captured graph then runs as recorded.
+ */
+static void phase_capture_mt(void)
+{
+	pthread_barrier_t bar;
+	struct capturer c = { .bar = &bar };
+	unsigned long long a;
+	pthread_t t;
+	CUstream s;
+
+	pthread_barrier_init(&bar, NULL, 2);
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	if (pthread_create(&t, NULL, capture_main, &c)) {
+		printf("capture_mt no thread\n");
+		exit(1);
+	}
+	pthread_barrier_wait(&bar);
+	backlog(s, d_a, 8);
+	CK(cuStreamSynchronize(s));
+	a = checksum(d_a);
+	pthread_barrier_wait(&bar);
+	pthread_join(t, NULL);
+	CK(c.rc);
+	fill(s, d_b, 2);
+	CK(cuGraphLaunch(c.exec, s));
+	CK(cuGraphLaunch(c.exec, s));
+	CK(cuStreamSynchronize(s));
+	printf("capture_mt %llx %llx\n", a, checksum(d_b));
+	CK(cuGraphExecDestroy(c.exec));
+	CK(cuStreamDestroy_v2(s));
+	pthread_barrier_destroy(&bar);
+}
+
+/*
+ * fork() while a stream has buffered work: the child sees the driver as
+ * natively (the shim steps aside in it) and the parent's work completes.
+ */
+static void phase_fork(void)
+{
+	int st = 0, v = 0;
+	CUstream s;
+	pid_t pid;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	backlog(s, d_a, 9);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(cuDriverGetVersion(&v) == CUDA_SUCCESS && v > 0 ? 0 : 3);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		st = -1;
+	CK(cuStreamSynchronize(s));
+	printf("fork %llx child %d\n", checksum(d_a), WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	CK(cuStreamDestroy_v2(s));
+}
+
 /* Whether this process runs under the shim (its own marker symbol). */
 static void phase_shim(void)
 {
@@ -384,7 +483,8 @@ int main(int argc, char **argv)
 		{ "pageable", phase_pageable }, { "host", phase_host },
 		{ "timing", phase_timing }, { "graph", phase_graph },
 		{ "errors", phase_errors }, { "generic", phase_generic },
-		{ "deps", phase_deps },
+		{ "deps", phase_deps }, { "capture_mt", phase_capture_mt },
+		{ "fork", phase_fork },
 		{ "shim", phase_shim },
 	};
 	CUmodule m;
@@ -396,6 +496,7 @@ int main(int argc, char **argv)
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
+	ctx_main = ctx;
 	CK(cuModuleLoadData(&m, "xs"));
 	CK(cuModuleGetFunction(&f_fill, m, "xs_fill"));
 	CK(cuModuleGetFunction(&f_inc, m, "xs_inc"));
