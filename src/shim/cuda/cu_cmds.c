@@ -300,61 +300,62 @@ struct xal_cuda_cmd *cmd_copy(struct cs_stream *s, CUdeviceptr dst, CUdeviceptr 
 	return &k->c;
 }
 
-struct cmd_copy2d {
+/* A 2D or 3D copy: the descriptor is copied into the command. */
+struct cmd_copydesc {
 	struct xal_cuda_cmd c;
-	CUDA_MEMCPY2D p;
+	union {
+		CUDA_MEMCPY2D d2;
+		CUDA_MEMCPY3D d3;
+	} p;
 };
 
 static CUresult copy2d_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
-	return cu->cuMemcpy2DAsync_v2(&((struct cmd_copy2d *)c)->p, c->stream);
+	return cu->cuMemcpy2DAsync_v2(&((struct cmd_copydesc *)c)->p.d2, c->stream);
 }
-
-static const struct xal_cuda_cmd_ops copy2d_ops = { .issue = copy2d_issue };
-
-struct xal_cuda_cmd *cmd_copy2d(struct cs_stream *s, const CUDA_MEMCPY2D *p)
-{
-	struct cmd_copy2d *k;
-
-	/* Host memory the driver does not know needs the caller's semantics. */
-	if ((p->srcMemoryType == CU_MEMORYTYPE_HOST && !cu_mem_registered(p->srcHost)) ||
-	    (p->dstMemoryType == CU_MEMORYTYPE_HOST && !cu_mem_registered(p->dstHost)))
-		return NULL;
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return NULL;
-	xal_cuda_cmd_init(&k->c, &copy2d_ops, s->cuctx, s->real, XAL_CMD_COPY,
-			  p->WidthInBytes * p->Height);
-	k->p = *p;
-	return &k->c;
-}
-
-struct cmd_copy3d {
-	struct xal_cuda_cmd c;
-	CUDA_MEMCPY3D p;
-};
 
 static CUresult copy3d_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
-	return cu->cuMemcpy3DAsync_v2(&((struct cmd_copy3d *)c)->p, c->stream);
+	return cu->cuMemcpy3DAsync_v2(&((struct cmd_copydesc *)c)->p.d3, c->stream);
 }
 
+static const struct xal_cuda_cmd_ops copy2d_ops = { .issue = copy2d_issue };
 static const struct xal_cuda_cmd_ops copy3d_ops = { .issue = copy3d_issue };
 
-struct xal_cuda_cmd *cmd_copy3d(struct cs_stream *s, const CUDA_MEMCPY3D *p)
+/*
+ * A copy whose host sides (if any) the driver knows, or NULL: host memory
+ * the driver does not know needs the caller's semantics (the caller then
+ * goes to the driver itself).
+ */
+static struct xal_cuda_cmd *cmd_copydesc(struct cs_stream *s, const struct xal_cuda_cmd_ops *ops,
+					 const void *desc, size_t len, uint64_t bytes,
+					 CUmemorytype src_type, const void *src_host,
+					 CUmemorytype dst_type, const void *dst_host)
 {
-	struct cmd_copy3d *k;
+	struct cmd_copydesc *k;
 
-	if ((p->srcMemoryType == CU_MEMORYTYPE_HOST && !cu_mem_registered(p->srcHost)) ||
-	    (p->dstMemoryType == CU_MEMORYTYPE_HOST && !cu_mem_registered(p->dstHost)))
+	if ((src_type == CU_MEMORYTYPE_HOST && !cu_mem_registered(src_host)) ||
+	    (dst_type == CU_MEMORYTYPE_HOST && !cu_mem_registered(dst_host)))
 		return NULL;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
-	xal_cuda_cmd_init(&k->c, &copy3d_ops, s->cuctx, s->real, XAL_CMD_COPY,
-			  p->WidthInBytes * p->Height * p->Depth);
-	k->p = *p;
+	xal_cuda_cmd_init(&k->c, ops, s->cuctx, s->real, XAL_CMD_COPY, bytes);
+	memcpy(&k->p, desc, len);
 	return &k->c;
+}
+
+struct xal_cuda_cmd *cmd_copy2d(struct cs_stream *s, const CUDA_MEMCPY2D *p)
+{
+	return cmd_copydesc(s, &copy2d_ops, p, sizeof(*p), p->WidthInBytes * p->Height,
+			    p->srcMemoryType, p->srcHost, p->dstMemoryType, p->dstHost);
+}
+
+struct xal_cuda_cmd *cmd_copy3d(struct cs_stream *s, const CUDA_MEMCPY3D *p)
+{
+	return cmd_copydesc(s, &copy3d_ops, p, sizeof(*p),
+			    p->WidthInBytes * p->Height * p->Depth, p->srcMemoryType, p->srcHost,
+			    p->dstMemoryType, p->dstHost);
 }
 
 struct cmd_memset {

@@ -18,23 +18,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-void *cu_real_sym(const char *name);
-
-/* The real driver's variant @name of @base, looked up once. */
-#define REAL_VARIANT(base, name)                                                   \
-	({                                                                         \
-		static __typeof__(&base) fp_;                                      \
-		__typeof__(&base) f_ = __atomic_load_n(&fp_, __ATOMIC_ACQUIRE);    \
-		if (!f_) {                                                         \
-			f_ = (__typeof__(&base))cu_real_sym(name);                 \
-			__atomic_store_n(&fp_, f_, __ATOMIC_RELEASE);              \
-		}                                                                  \
-		f_;                                                                \
-	})
-
-/* The real entry point for a call of @base, per-thread variant or not. */
-#define REAL(ptsz, base, suffix) ((ptsz) ? REAL_VARIANT(base, #base suffix) : cu_real.base)
-
 /* The stream to schedule on, or NULL to pass through. */
 static struct cs_stream *sched_stream(CUstream h, bool ptsz)
 {
@@ -47,12 +30,6 @@ static CUresult submit_or_fail(struct cs_stream *s, struct xal_cuda_cmd *c, uint
 {
 	return cs_submit(s, c, seq);
 }
-
-/* Defines the base entry point and its per-thread-stream variant. */
-#define XS_CU_PAIR(ret, base, variant, params, ...)                                \
-	__typeof__(base) variant;                                                  \
-	XS_CU_HOOK ret base params { return do_##base(false, __VA_ARGS__); }       \
-	XS_CU_HOOK ret variant params { return do_##base(true, __VA_ARGS__); }
 
 /* --- kernels ---------------------------------------------------------------- */
 

@@ -13,25 +13,6 @@
 
 #include <stdint.h>
 
-void *cu_real_sym(const char *name);
-
-#define REAL_VARIANT(base, name)                                                   \
-	({                                                                         \
-		static __typeof__(&base) fp_;                                      \
-		__typeof__(&base) f_ = __atomic_load_n(&fp_, __ATOMIC_ACQUIRE);    \
-		if (!f_) {                                                         \
-			f_ = (__typeof__(&base))cu_real_sym(name);                 \
-			__atomic_store_n(&fp_, f_, __ATOMIC_RELEASE);              \
-		}                                                                  \
-		f_;                                                                \
-	})
-#define REAL(ptsz, base, suffix) ((ptsz) ? REAL_VARIANT(base, #base suffix) : cu_real.base)
-
-#define XS_CU_PAIR(ret, base, variant, params, ...)                                \
-	__typeof__(base) variant;                                                  \
-	XS_CU_HOOK ret base params { return do_##base(false, __VA_ARGS__); }       \
-	XS_CU_HOOK ret variant params { return do_##base(true, __VA_ARGS__); }
-
 static bool scheduling(void)
 {
 	return cu_load() == 0 && !cu_passthrough();

@@ -250,7 +250,6 @@ const char *cu_real_path(void)
 	return cu_path;
 }
 
-void *cu_real_sym(const char *name);
 void *cu_self_sym(const char *name);
 
 /* The real driver's function @name, or NULL. */

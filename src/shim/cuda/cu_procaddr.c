@@ -25,7 +25,6 @@ static const char *const cu_hooked[] = {
 
 #define CU_NHOOKED (sizeof(cu_hooked) / sizeof(cu_hooked[0]))
 
-void *cu_real_sym(const char *name);
 void *cu_self_sym(const char *name);
 
 static void *cu_hook_real[CU_NHOOKED];  /* the driver's function of each name */

@@ -53,4 +53,31 @@ void *cu_hook_for_name(const char *name);
 /* The hook whose real counterpart is @real (a driver function address). */
 void *cu_hook_for_real(void *real, const char *symbol, bool per_thread);
 
+/* The real driver's function @name, or NULL (looked up each call). */
+void *cu_real_sym(const char *name);
+
+/* The real driver's variant @name of @base, looked up once. */
+#define REAL_VARIANT(base, name)                                                   \
+	({                                                                         \
+		static __typeof__(&base) fp_;                                      \
+		__typeof__(&base) f_ = __atomic_load_n(&fp_, __ATOMIC_ACQUIRE);    \
+		if (!f_) {                                                         \
+			f_ = (__typeof__(&base))cu_real_sym(name);                 \
+			__atomic_store_n(&fp_, f_, __ATOMIC_RELEASE);              \
+		}                                                                  \
+		f_;                                                                \
+	})
+
+/* The real entry point for a call of @base, per-thread variant or not. */
+#define REAL(ptsz, base, suffix) ((ptsz) ? REAL_VARIANT(base, #base suffix) : cu_real.base)
+
+/*
+ * Defines the hook of @base and of its per-thread-stream @variant, both
+ * calling do_<base>(ptsz, args...).
+ */
+#define XS_CU_PAIR(ret, base, variant, params, ...)                                \
+	__typeof__(base) variant;                                                  \
+	XS_CU_HOOK ret base params { return do_##base(false, __VA_ARGS__); }       \
+	XS_CU_HOOK ret variant params { return do_##base(true, __VA_ARGS__); }
+
 #endif

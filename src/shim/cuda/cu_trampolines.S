@@ -8,6 +8,7 @@
  * prototypes (the functions the shim calls itself are typed, cu_api.h).
  */
 #if defined(__x86_64__)
+#include "cu_asm.h"
 
 	.text
 	.set	xs_idx, 0
@@ -42,38 +43,10 @@ xs_t_\name:
 	.p2align 4
 	.type	xs_cu_slow, @function
 xs_cu_slow:
-	pushq	%rdi
-	pushq	%rsi
-	pushq	%rdx
-	pushq	%rcx
-	pushq	%r8
-	pushq	%r9
-	subq	$136, %rsp		/* 16-byte aligned for the call */
-	movdqu	%xmm0, 0(%rsp)
-	movdqu	%xmm1, 16(%rsp)
-	movdqu	%xmm2, 32(%rsp)
-	movdqu	%xmm3, 48(%rsp)
-	movdqu	%xmm4, 64(%rsp)
-	movdqu	%xmm5, 80(%rsp)
-	movdqu	%xmm6, 96(%rsp)
-	movdqu	%xmm7, 112(%rsp)
+	XS_SAVE
 	movl	%eax, %edi
 	call	xs_cu_resolve
-	movdqu	0(%rsp), %xmm0
-	movdqu	16(%rsp), %xmm1
-	movdqu	32(%rsp), %xmm2
-	movdqu	48(%rsp), %xmm3
-	movdqu	64(%rsp), %xmm4
-	movdqu	80(%rsp), %xmm5
-	movdqu	96(%rsp), %xmm6
-	movdqu	112(%rsp), %xmm7
-	addq	$136, %rsp
-	popq	%r9
-	popq	%r8
-	popq	%rcx
-	popq	%rdx
-	popq	%rsi
-	popq	%rdi
+	XS_RESTORE
 	jmp	*%rax
 	.size	xs_cu_slow, .-xs_cu_slow
 
