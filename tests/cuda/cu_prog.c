@@ -369,6 +369,66 @@ static void phase_deps(void)
 	CK(cuStreamDestroy_v2(hi));
 }
 
+/*
+ * 2D and 3D copies behind buffered work: pinned host to device (2D),
+ * device to device (3D), and device to pageable host memory (2D, complete
+ * on return).
+ */
+static void phase_copy2d(void)
+{
+	CUDA_MEMCPY2D p = { 0 }, back = { 0 };
+	CUDA_MEMCPY3D q = { 0 };
+	unsigned *h, *page = malloc(N * 4);
+	unsigned long long sum = 0;
+	CUstream s;
+
+	if (!page)
+		exit(1);
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuMemAllocHost_v2((void **)&h, N * 4));
+	for (unsigned i = 0; i < N; i++)
+		h[i] = i * 7;
+	backlog(s, d_b, 1);
+	p.srcMemoryType = CU_MEMORYTYPE_HOST;
+	p.srcHost = h;
+	p.srcPitch = 256;
+	p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	p.dstDevice = d_a;
+	p.dstPitch = 256;
+	p.WidthInBytes = 256;
+	p.Height = N * 4 / 256;
+	CK(cuMemcpy2DAsync_v2(&p, s));
+	inc(s, d_a);
+	q.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	q.srcDevice = d_a;
+	q.srcPitch = 1024;
+	q.srcHeight = 4;
+	q.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	q.dstDevice = d_b;
+	q.dstPitch = 1024;
+	q.dstHeight = 4;
+	q.WidthInBytes = 1024;
+	q.Height = 4;
+	q.Depth = N * 4 / 4096;
+	CK(cuMemcpy3DAsync_v2(&q, s));
+	scale(s, d_b, 3);
+	back = p;
+	back.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	back.srcHost = NULL;
+	back.srcDevice = d_b;
+	back.dstMemoryType = CU_MEMORYTYPE_HOST;
+	back.dstDevice = 0;
+	back.dstHost = page;
+	CK(cuMemcpy2DAsync_v2(&back, s));
+	for (unsigned i = 0; i < N; i++)
+		sum = sum * 31 + page[i];
+	CK(cuStreamSynchronize(s));
+	printf("copy2d %llx %llx %llx\n", checksum(d_a), checksum(d_b), sum);
+	CK(cuMemFreeHost(h));
+	CK(cuStreamDestroy_v2(s));
+	free(page);
+}
+
 struct capturer {
 	pthread_barrier_t *bar;
 	CUgraphExec exec;
@@ -483,7 +543,8 @@ int main(int argc, char **argv)
 		{ "pageable", phase_pageable }, { "host", phase_host },
 		{ "timing", phase_timing }, { "graph", phase_graph },
 		{ "errors", phase_errors }, { "generic", phase_generic },
-		{ "deps", phase_deps }, { "capture_mt", phase_capture_mt },
+		{ "deps", phase_deps }, { "copy2d", phase_copy2d },
+		{ "capture_mt", phase_capture_mt },
 		{ "fork", phase_fork },
 		{ "shim", phase_shim },
 	};
