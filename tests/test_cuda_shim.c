@@ -26,6 +26,15 @@ static const char *shim_preload(void)
 	return buf;
 }
 
+/* For programs not built by us (nvcc's) that load our sanitized libraries. */
+static const char *san_preload(void)
+{
+	static char buf[1024];
+
+	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s", XS_SAN_RT);
+	return buf;
+}
+
 static const char *sim_lib_var(void)
 {
 	static char buf[512];
@@ -191,7 +200,7 @@ static void cuda_runtime_program_as_native(void **state)
 	const char *none_native[] = { "LD_LIBRARY_PATH=/nonexistent", NULL };
 	const char *none_shim[] = { "XSCHED_CUDA_LIB=/nonexistent/libcuda.so.1", shim_preload(),
 				    NULL };
-	const char *sim_native[] = { native_path_var(), NULL };
+	const char *sim_native[] = { native_path_var(), san_preload(), NULL };
 	const char *sim_shim[] = { sim_lib_var(), shim_preload(), NULL };
 	char *native = run(e, IT_ARGS(XS_CU_RUNTIME_PROG), none_native);
 	char *shim = run(e, IT_ARGS(XS_CU_RUNTIME_PROG), none_shim);
