@@ -144,11 +144,11 @@ void xq_reap(struct xq *q)
 	const struct timespec tick = { 0, 100000 };
 
 	pthread_mutex_lock(&q->lock);
-	if (q->worker_running && q->worker_idle && xq_worker_unneeded(q)) {
+	if (q->worker_running && xq_worker_unneeded(q)) {
 		q->worker_quit = true;
 		pthread_cond_signal(&q->wcond);
 		/* Bounded: new work may keep it running, which is fine. */
-		for (int i = 0; i < 1000 && q->worker_running; i++) {
+		for (int i = 0; i < 10000 && q->worker_running; i++) {
 			pthread_mutex_unlock(&q->lock);
 			nanosleep(&tick, NULL);
 			pthread_mutex_lock(&q->lock);
@@ -577,6 +577,8 @@ static void *xq_worker_main(void *arg)
 				(q->blocked_on ? XQ_GATE_POLL_NS : XQ_WORKER_IDLE_NS));
 			int rc;
 
+			if (q->worker_quit && xq_worker_unneeded(q))
+				break;
 			q->worker_idle = true;
 			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
 			q->worker_idle = false;
