@@ -11,6 +11,7 @@
  */
 #include "shim/cuda/cu_shim.h"
 #include "agent/agent.h"
+#include "shim/common/shim_lib.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,17 +40,9 @@ static const char *const cu_export_names[] = {
 /* Read by the trampolines; written once per entry by cu_resolve(). */
 __attribute__((visibility("hidden"))) void *xs_cu_real[CU_NEXPORTS];
 
-/* The real dlsym and dlopen, tail-called by the hooks in the trampolines. */
-__attribute__((visibility("hidden"))) void *xs_real_dlsym;
-__attribute__((visibility("hidden"))) void *xs_real_dlopen;
-
-typedef void *(*dlsym_fn)(void *, const char *);
-typedef void *(*dlopen_fn)(const char *, int);
-
 struct cu_fns cu_real;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
-static bool cu_dl_ready;
 static void *cu_handle;          /* the real driver */
 static void *cu_self;            /* this library, as dlopen would return it */
 static char cu_path[PATH_MAX];
@@ -62,171 +55,27 @@ static CUresult cu_missing(void)
 	return CUDA_ERROR_NOT_INITIALIZED;
 }
 
-/*
- * The dl hooks run inside everyone's dlsym/dlopen, including a sanitizer
- * runtime's own lookups before it is initialised: that path must not be
- * instrumented, and answers non-CUDA names without touching anything.
- */
-#define CU_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
-
-CU_EARLY static void cu_dl_resolve(void)
-{
-	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-
-	if (!p)
-		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	__atomic_store_n(&xs_real_dlsym, p, __ATOMIC_RELAXED);
-	p = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
-	if (!p)
-		p = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
-	__atomic_store_n(&xs_real_dlopen, p, __ATOMIC_RELAXED);
-	__atomic_store_n(&cu_dl_ready, true, __ATOMIC_RELEASE);
-}
-
-/*
- * Resolves the real dlsym/dlopen once. No pthread_once: the hooks run while
- * a sanitizer runtime initialises, before its pthread interceptors work.
- * Threads that race resolve the same pointers.
- */
-CU_EARLY static void cu_dl_init(void)
-{
-	if (!__atomic_load_n(&cu_dl_ready, __ATOMIC_ACQUIRE))
-		cu_dl_resolve();
-}
-
 static void *cu_dlsym(void *h, const char *name)
 {
-	cu_dl_init();
-	return ((dlsym_fn)__atomic_load_n(&xs_real_dlsym, __ATOMIC_RELAXED))(h, name);
-}
-
-static void *cu_dlopen(const char *path, int flags)
-{
-	cu_dl_init();
-	return ((dlopen_fn)__atomic_load_n(&xs_real_dlopen, __ATOMIC_RELAXED))(path, flags);
-}
-
-/* --- finding the real driver -------------------------------------------- */
-
-static bool cu_same_file(const struct stat *a, const char *path)
-{
-	struct stat b;
-
-	return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
-}
-
-/* A candidate is usable if it exists, is not the shim and not a stub. */
-static bool cu_candidate(const char *path, const struct stat *self)
-{
-	struct stat st;
-
-	if (!path || path[0] != '/' || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return false;
-	if (self && cu_same_file(self, path))
-		return false;
-	return strstr(path, "/stubs/") == NULL;
-}
-
-/*
- * Looks "libcuda.so.1" up in /etc/ld.so.cache (the "glibc-ld.so.cache1.1"
- * format: header, entries of flags/key/value/osversion/hwcap, string
- * offsets from the file start). Writes the first usable path.
- */
-static bool cu_from_ldcache(char *out, size_t len, const struct stat *self)
-{
-	static const char magic[] = "glibc-ld.so.cache1.1";
-	struct stat st;
-	const char *base;
-	size_t size;
-	uint32_t n, i;
-	bool found = false;
-	int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) < 0 || st.st_size < 48) {
-		close(fd);
-		return false;
-	}
-	size = (size_t)st.st_size;
-	base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED)
-		return false;
-	if (memcmp(base, magic, sizeof(magic) - 1))
-		goto out;
-	memcpy(&n, base + 20, sizeof(n));
-	for (i = 0; i < n && !found; i++) {
-		size_t off = 48 + (size_t)i * 24;
-		uint32_t key, value;
-
-		if (off + 24 > size)
-			break;
-		memcpy(&key, base + off + 4, 4);
-		memcpy(&value, base + off + 8, 4);
-		if (key >= size || value >= size || !memchr(base + key, 0, size - key) ||
-		    !memchr(base + value, 0, size - value))
-			continue;
-		if (strcmp(base + key, "libcuda.so.1") || !cu_candidate(base + value, self))
-			continue;
-		found = (size_t)snprintf(out, len, "%s", base + value) < len;
-	}
-out:
-	munmap((void *)base, size);
-	return found;
-}
-
-static bool cu_from_dirs(const char *dirs, char sep, char *out, size_t len,
-			 const struct stat *self)
-{
-	const char *p = dirs;
-
-	while (p && *p) {
-		const char *end = strchr(p, sep);
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		if (n && (size_t)snprintf(out, len, "%.*s/libcuda.so.1", (int)n, p) < len &&
-		    cu_candidate(out, self))
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
+	return xs_dl_sym(h, name);
 }
 
 static bool cu_find(char *out, size_t len)
 {
-	static const char std_dirs[] =
-		"/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu:/usr/lib64:/lib64:"
-		"/usr/lib:/lib:/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/wsl/lib";
-	const char *env = getenv("XSCHED_CUDA_LIB");
-	struct stat self_st, *self = NULL;
-	Dl_info info;
-
-	if (dladdr((void *)cu_find, &info) && info.dli_fname && stat(info.dli_fname, &self_st) == 0)
-		self = &self_st;
-	if (env && *env) {
-		/* An explicit choice is honoured or fails; never searched past. */
-		if (!cu_candidate(env, self))
-			return false;
-		return (size_t)snprintf(out, len, "%s", env) < len;
-	}
-	return cu_from_ldcache(out, len, self) ||
-	       cu_from_dirs(std_dirs, ':', out, len, self) ||
-	       cu_from_dirs(getenv("LD_LIBRARY_PATH"), ':', out, len, self);
+	return xs_lib_find("libcuda.so.1", "XSCHED_CUDA_LIB",
+			   "/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/wsl/lib",
+			   (const void *)cu_find, out, len);
 }
 
 static void cu_load_once(void)
 {
-	Dl_info info;
-
 	cu_enter_driver();
-	if (dladdr((void *)cu_load_once, &info) && info.dli_fname)
-		cu_self = cu_dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	cu_self = xs_lib_self((const void *)cu_load_once);
 	if (!cu_find(cu_path, sizeof(cu_path))) {
 		cu_path[0] = '\0';
 		goto out;
 	}
-	cu_handle = cu_dlopen(cu_path, RTLD_NOW | RTLD_LOCAL);
+	cu_handle = xs_dl_open(cu_path, RTLD_NOW | RTLD_LOCAL);
 	if (!cu_handle) {
 		cu_path[0] = '\0';
 		goto out;
@@ -327,37 +176,12 @@ void cu_leave_driver(void)
 
 /* --- dlopen / dlsym ------------------------------------------------------- */
 
-/* Whether @s starts with @prefix (no library call: see CU_EARLY). */
-CU_EARLY static bool cu_starts(const char *s, const char *prefix)
-{
-	while (*prefix)
-		if (*s++ != *prefix++)
-			return false;
-	return true;
-}
-
-/* Whether @name may name the driver: "libcuda.so" somewhere in it. */
-CU_EARLY static bool cu_maybe_driver(const char *name)
-{
-	for (; name && *name; name++)
-		if (*name == 'l' && cu_starts(name, "libcuda.so"))
-			return true;
-	return false;
-}
-
 /* Names applications use to open the driver. */
 static bool cu_is_driver_name(const char *name)
 {
-	const char *base;
+	static const char *const names[] = { "libcuda.so", "libcuda.so.1", NULL };
 
-	if (!name)
-		return false;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	if (!strcmp(base, "libcuda.so") || !strcmp(base, "libcuda.so.1"))
-		return true;
-	/* An absolute path of the real driver itself. */
-	return name[0] == '/' && cu_load() == 0 && !strcmp(name, cu_path);
+	return xs_lib_is_name(name, names, cu_load() == 0 ? cu_path : NULL);
 }
 
 __attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
@@ -365,10 +189,10 @@ __attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const ch
 static void *cu_dlopen_driver(const char *name, int flags);
 static void *cu_dlsym_driver(void *handle, const char *name);
 
-CU_EARLY void *xs_dlopen_pick(const char *name, int flags)
+XS_EARLY void *xs_dlopen_pick(const char *name, int flags)
 {
-	cu_dl_init();
-	if (!cu_maybe_driver(name))
+	xs_dl_init();
+	if (!xs_dl_mentions(name, "libcuda.so"))
 		return NULL;
 	return cu_dlopen_driver(name, flags);
 }
@@ -385,9 +209,9 @@ static void *cu_dlopen_driver(const char *name, int flags)
 	return cu_self;
 }
 
-CU_EARLY void *xs_dlsym_pick(void *handle, const char *name)
+XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
 {
-	cu_dl_init();
+	xs_dl_init();
 	if (!name || name[0] != 'c' || name[1] != 'u' || !handle)
 		return NULL;
 	return cu_dlsym_driver(handle, name);

@@ -6,11 +6,11 @@
  * receives the caller's arguments and return address untouched, apart from
  * a translated stream argument.
  *
- * Frame after XS_SAVE (cu_asm.h): return address at 184(%rsp), stack
+ * Frame after XS_SAVE (shim/common/shim_asm.h): return address at 184(%rsp), stack
  * arguments from 192.
  */
 #if defined(__x86_64__)
-#include "cu_asm.h"
+#include "shim/common/shim_asm.h"
 
 	.text
 

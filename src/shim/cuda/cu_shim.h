@@ -12,6 +12,7 @@
 #define XS_CU_SHIM_H
 
 #include "cuda/cu_api.h"
+#include "shim/common/shim_lib.h"
 
 #include <stdbool.h>
 
@@ -19,9 +20,6 @@
 
 /* The real driver's functions the shim calls (resolved by cu_load()). */
 extern struct cu_fns cu_real;
-
-/* Answer of the dl*_pick functions meaning "return NULL". */
-#define XS_DL_NULL ((void *)1)
 
 /*
  * Loads the real driver once (thread-safe). Returns 0, or -ENOENT when no

@@ -1,0 +1,120 @@
+/*
+ * Assembly helpers of the shims' entry points (x86-64 System V): saving
+ * and restoring every register that may carry an argument, so that a hook
+ * can call into C and then jump to the driver with the caller's arguments
+ * intact; pass-through trampolines; the dlopen/dlsym hooks.
+ *
+ * Frame after XS_SAVE (offsets from %rsp): %xmm0-7 at 0..127, %r9 136,
+ * %r8 144, %rcx 152, %rdx 160, %rsi 168, %rdi 176; the caller's return
+ * address then sits at 184. 8 (entry) + 184 keeps calls 16-byte aligned.
+ */
+#ifndef XS_SHIM_ASM_H
+#define XS_SHIM_ASM_H
+
+.macro XS_SAVE
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%r8
+	pushq	%r9
+	subq	$136, %rsp
+	movdqu	%xmm0, 0(%rsp)
+	movdqu	%xmm1, 16(%rsp)
+	movdqu	%xmm2, 32(%rsp)
+	movdqu	%xmm3, 48(%rsp)
+	movdqu	%xmm4, 64(%rsp)
+	movdqu	%xmm5, 80(%rsp)
+	movdqu	%xmm6, 96(%rsp)
+	movdqu	%xmm7, 112(%rsp)
+.endm
+
+.macro XS_RESTORE
+	movdqu	0(%rsp), %xmm0
+	movdqu	16(%rsp), %xmm1
+	movdqu	32(%rsp), %xmm2
+	movdqu	48(%rsp), %xmm3
+	movdqu	64(%rsp), %xmm4
+	movdqu	80(%rsp), %xmm5
+	movdqu	96(%rsp), %xmm6
+	movdqu	112(%rsp), %xmm7
+	addq	$136, %rsp
+	popq	%r9
+	popq	%r8
+	popq	%rcx
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
+.endm
+
+/*
+ * A pass-through entry point: weak symbol \name (a strong C hook of the
+ * same name overrides it at link time) and hidden alias xs_t_\name. Jumps
+ * to \table[xs_idx], or on first use to \slow with the index in %eax.
+ * Define xs_idx (.set xs_idx, 0) before the first use.
+ */
+.macro XS_TRAMP name, table, slow
+	.weak	\name
+	.type	\name, @function
+	.globl	xs_t_\name
+	.hidden	xs_t_\name
+	.type	xs_t_\name, @function
+	.p2align 4
+\name:
+xs_t_\name:
+	movq	\table+(xs_idx*8)(%rip), %rax
+	testq	%rax, %rax
+	jz	1f
+	jmp	*%rax
+1:	movl	$xs_idx, %eax
+	jmp	\slow
+	.size	\name, .-\name
+	.set	xs_idx, xs_idx+1
+.endm
+
+/*
+ * The first-use path of XS_TRAMP: calls \resolve(index) with every argument
+ * register saved, then jumps to the function it returns.
+ */
+.macro XS_TRAMP_SLOW slow, resolve
+	.p2align 4
+	.type	\slow, @function
+\slow:
+	XS_SAVE
+	movl	%eax, %edi
+	call	\resolve
+	XS_RESTORE
+	jmp	*%rax
+	.size	\slow, .-\slow
+.endm
+
+/*
+ * dlsym and dlopen: ask the shim first (\pick), and when it has no answer,
+ * tail-jump to the next definition (\real) with the caller's return
+ * address still on the stack: glibc resolves RTLD_NEXT (dlsym) and the
+ * caller's search path (dlopen) from it, so a call would break other
+ * interposers (another shim's hooks chain the same way).
+ */
+.macro XS_DLHOOK name, pick, real
+	.globl	\name
+	.type	\name, @function
+	.p2align 4
+\name:
+	pushq	%rdi
+	pushq	%rsi
+	subq	$8, %rsp
+	call	\pick
+	addq	$8, %rsp
+	popq	%rsi
+	popq	%rdi
+	testq	%rax, %rax
+	jz	1f
+	cmpq	$1, %rax		/* XS_DL_NULL: answer NULL */
+	jne	2f
+	xorl	%eax, %eax
+2:	ret
+1:	jmp	*\real(%rip)
+	.size	\name, .-\name
+.endm
+
+#endif
