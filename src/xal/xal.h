@@ -69,6 +69,15 @@ struct xal_cmd_ops {
 	 * NULL; whoever makes it NULL calls xq_kick().
 	 */
 	void *(*blocked_on)(struct xal_cmd *cmd);
+
+	/*
+	 * Optional. Called on the submitting thread, XQueue lock held, when
+	 * @cmd is buffered instead of launched at once: it will launch later,
+	 * from another thread, so it must now capture whatever its submitter
+	 * may change once the submit returns (kernel arguments, for one).
+	 * Must not block or call into the XQueue.
+	 */
+	void (*deferred)(struct xal_cmd *cmd);
 };
 
 struct xal_cmd {

@@ -684,6 +684,8 @@ int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
 		if (q->inflight.n && (!q->worker_running || q->worker_idle))
 			xq_worker_kick(q);
 	} else {
+		if (cmd->ops->deferred)
+			cmd->ops->deferred(cmd);
 		xq_list_push(&q->pending, cmd);
 		xq_worker_kick(q);
 	}

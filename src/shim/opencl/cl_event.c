@@ -1,0 +1,474 @@
+/*
+ * Proxy events (see cl_shim.h).
+ *
+ * A proxy stands for a command still buffered in an XQueue when the
+ * application asked for its event. It is a user event of the queue's
+ * context, so the application can wait on it, pass it in wait lists (to
+ * any queue, scheduled or not) and attach callbacks with the driver's own
+ * rules; the shim completes it with the real command (a callback on the
+ * real event sets its status) and answers the queries a user event would
+ * answer differently (queue, command type, status, profiling, reference
+ * count) from the real command.
+ *
+ * Lifetime: the record holds the only driver reference to its user event;
+ * the application's retains and releases count in the record, as do the
+ * shim's own uses (a launch not bound yet, wait lists of buffered
+ * commands). At zero the record leaves the table before the user event
+ * is released, so a recycled handle never finds a stale record.
+ *
+ * Callbacks and user-event status changes may run application callbacks
+ * synchronously; when that could happen under an XQueue lock (binding
+ * happens at launch) they are handed to a helper thread instead.
+ */
+#include "shim/opencl/cl_shim.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLP_BUCKETS 256
+
+enum { CLP_PENDING, CLP_LAUNCHED, CLP_FAILED };
+
+struct cl_cb {
+	struct cl_cb *next;
+	void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+	void *data;
+	cl_int type;
+	struct cl_proxy *p;
+};
+
+struct cl_proxy {
+	struct cl_proxy *next;          /* hash chain */
+	cl_event user;
+	struct cl_q *q;
+	cl_command_type type;
+	_Atomic int refs;               /* application's + shim's */
+	_Atomic int app_refs;
+	pthread_mutex_t lock;           /* below */
+	int state;
+	cl_event real;                  /* owned once launched */
+	cl_int rc;
+	struct cl_cb *cbs;              /* submitted/running callbacks, until launched */
+};
+
+static pthread_rwlock_t clp_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct cl_proxy *clp_table[CLP_BUCKETS];
+static _Atomic int clp_count;           /* proxies alive: 0 skips lookups */
+
+static unsigned clp_hash(const void *p)
+{
+	uintptr_t x = (uintptr_t)p;
+
+	return (unsigned)((x >> 4) ^ (x >> 12)) % CLP_BUCKETS;
+}
+
+/* --- deferred work ------------------------------------------------------------- */
+
+struct clp_job {
+	struct clp_job *next;
+	void (*fn)(void *);
+	void *arg;
+};
+
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
+static struct clp_job *job_head, **job_tail = &job_head;
+static bool job_thread;
+
+static void *clp_job_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&job_lock);
+	for (;;) {
+		struct clp_job *j;
+
+		while (!job_head)
+			pthread_cond_wait(&job_cond, &job_lock);
+		j = job_head;
+		job_head = j->next;
+		if (!job_head)
+			job_tail = &job_head;
+		pthread_mutex_unlock(&job_lock);
+		j->fn(j->arg);
+		free(j);
+		pthread_mutex_lock(&job_lock);
+	}
+	return NULL;
+}
+
+/* Runs @fn(@arg) on the helper thread; on the caller's if none can start. */
+static void clp_defer(void (*fn)(void *), void *arg)
+{
+	struct clp_job *j = malloc(sizeof(*j));
+	pthread_t t;
+
+	if (!j) {
+		fn(arg);
+		return;
+	}
+	j->fn = fn;
+	j->arg = arg;
+	j->next = NULL;
+	pthread_mutex_lock(&job_lock);
+	if (!job_thread) {
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		job_thread = pthread_create(&t, &attr, clp_job_main, NULL) == 0;
+		pthread_attr_destroy(&attr);
+		if (!job_thread) {
+			pthread_mutex_unlock(&job_lock);
+			free(j);
+			fn(arg);
+			return;
+		}
+	}
+	*job_tail = j;
+	job_tail = &j->next;
+	pthread_cond_signal(&job_cond);
+	pthread_mutex_unlock(&job_lock);
+}
+
+/* Set while the shim registers callbacks from under an XQueue lock. */
+static _Thread_local bool clp_binding;
+
+/* --- records ---------------------------------------------------------------- */
+
+struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type)
+{
+	struct cl_proxy *p = calloc(1, sizeof(*p));
+	cl_int err = CL_SUCCESS;
+	unsigned b;
+
+	if (!p)
+		return NULL;
+	p->user = cl_real.clCreateUserEvent(q->ctx, &err);
+	if (!p->user || err != CL_SUCCESS) {
+		free(p);
+		return NULL;
+	}
+	p->q = q;
+	p->type = type;
+	/* The application's reference and the pending launch's. */
+	atomic_init(&p->refs, 2);
+	atomic_init(&p->app_refs, 1);
+	pthread_mutex_init(&p->lock, NULL);
+	b = clp_hash(p->user);
+	pthread_rwlock_wrlock(&clp_lock);
+	p->next = clp_table[b];
+	clp_table[b] = p;
+	atomic_fetch_add(&clp_count, 1);
+	pthread_rwlock_unlock(&clp_lock);
+	return p;
+}
+
+struct cl_proxy *cl_proxy_get(cl_event ev)
+{
+	struct cl_proxy *p;
+
+	if (!ev || !atomic_load_explicit(&clp_count, memory_order_relaxed))
+		return NULL;
+	pthread_rwlock_rdlock(&clp_lock);
+	for (p = clp_table[clp_hash(ev)]; p && p->user != ev; p = p->next)
+		;
+	if (p)
+		atomic_fetch_add(&p->refs, 1);
+	pthread_rwlock_unlock(&clp_lock);
+	return p;
+}
+
+void cl_proxy_put(struct cl_proxy *p)
+{
+	struct cl_proxy **pp;
+
+	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	pthread_rwlock_wrlock(&clp_lock);
+	for (pp = &clp_table[clp_hash(p->user)]; *pp && *pp != p; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = p->next;
+	atomic_fetch_sub(&clp_count, 1);
+	pthread_rwlock_unlock(&clp_lock);
+	cl_real.clReleaseEvent(p->user);
+	if (p->real)
+		cl_real.clReleaseEvent(p->real);
+	while (p->cbs) {
+		struct cl_cb *cb = p->cbs;
+
+		p->cbs = cb->next;
+		free(cb);
+	}
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+cl_event cl_proxy_event(struct cl_proxy *p)
+{
+	return p->user;
+}
+
+struct cl_q *cl_proxy_queue(struct cl_proxy *p)
+{
+	return p->q;
+}
+
+cl_event cl_proxy_real(struct cl_proxy *p, bool *failed)
+{
+	cl_event real;
+
+	pthread_mutex_lock(&p->lock);
+	real = p->state == CLP_LAUNCHED ? p->real : NULL;
+	*failed = p->state == CLP_FAILED;
+	pthread_mutex_unlock(&p->lock);
+	return real;
+}
+
+/* --- completion ----------------------------------------------------------------- */
+
+/* The real command completed (or failed): so does the user event. */
+static void clp_finish(void *arg)
+{
+	struct cl_proxy *p = arg;
+	cl_int st = CL_COMPLETE;
+
+	if (p->state == CLP_FAILED)
+		st = p->rc < 0 ? p->rc : CL_INVALID_OPERATION;
+	else if (cl_real.clGetEventInfo(p->real, CL_EVENT_COMMAND_EXECUTION_STATUS,
+					sizeof(st), &st, NULL) != CL_SUCCESS || st > 0)
+		st = CL_COMPLETE;
+	cl_real.clSetUserEventStatus(p->user, st);
+	cl_proxy_put(p);        /* the pending launch's reference */
+}
+
+static void CL_CALLBACK clp_real_done(cl_event ev, cl_int status, void *arg)
+{
+	(void)ev;
+	(void)status;
+	if (clp_binding)
+		clp_defer(clp_finish, arg);
+	else
+		clp_finish(arg);
+}
+
+/* An application callback on a proxy, called with the real event's news. */
+static void clp_cb_run(void *arg)
+{
+	struct cl_cb *cb = arg;
+
+	cb->fn(cb->p->user, cb->type, cb->data);
+	cl_proxy_put(cb->p);
+	free(cb);
+}
+
+static void CL_CALLBACK clp_cb_relay(cl_event ev, cl_int status, void *arg)
+{
+	struct cl_cb *cb = arg;
+
+	(void)ev;
+	cb->type = status;
+	if (clp_binding)
+		clp_defer(clp_cb_run, cb);
+	else
+		clp_cb_run(cb);
+}
+
+/* Registers @cb on the real event (the caller holds a reference for it). */
+static void clp_cb_attach(struct cl_proxy *p, struct cl_cb *cb)
+{
+	cb->p = p;
+	if (cl_real.clSetEventCallback(p->real, cb->type, clp_cb_relay, cb) != CL_SUCCESS) {
+		cl_proxy_put(p);
+		free(cb);
+	}
+}
+
+void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc)
+{
+	struct cl_cb *cbs;
+
+	pthread_mutex_lock(&p->lock);
+	if (ev && cl_real.clRetainEvent(ev) == CL_SUCCESS) {
+		p->real = ev;
+		p->state = CLP_LAUNCHED;
+	} else {
+		p->state = CLP_FAILED;
+		p->rc = rc;
+	}
+	cbs = p->cbs;
+	p->cbs = NULL;
+	pthread_mutex_unlock(&p->lock);
+	clp_binding = true;
+	while (cbs) {
+		struct cl_cb *cb = cbs;
+
+		cbs = cb->next;
+		if (p->state == CLP_LAUNCHED) {
+			clp_cb_attach(p, cb);
+		} else {
+			cb->p = p;
+			cb->type = p->rc < 0 ? p->rc : CL_INVALID_OPERATION;
+			clp_defer(clp_cb_run, cb);
+		}
+	}
+	if (p->state != CLP_LAUNCHED ||
+	    cl_real.clSetEventCallback(p->real, CL_COMPLETE, clp_real_done, p) != CL_SUCCESS)
+		clp_defer(clp_finish, p);
+	clp_binding = false;
+	cl_q_kick_all();
+}
+
+/* --- application calls on events -------------------------------------------------- */
+
+static cl_int clp_answer(size_t size, void *value, size_t *ret, const void *src, size_t len)
+{
+	if (value) {
+		if (size < len)
+			return CL_INVALID_VALUE;
+		memcpy(value, src, len);
+	}
+	if (ret)
+		*ret = len;
+	return CL_SUCCESS;
+}
+
+XS_CL_HOOK cl_int clGetEventInfo(cl_event ev, cl_event_info param, size_t size, void *value,
+				 size_t *ret)
+{
+	struct cl_proxy *p = cl_proxy_get(ev);
+	cl_int rc, st;
+	cl_uint refs;
+
+	if (!p)
+		return cl_load() < 0 ? CL_INVALID_EVENT
+				     : cl_real.clGetEventInfo(ev, param, size, value, ret);
+	switch (param) {
+	case CL_EVENT_COMMAND_QUEUE:
+		rc = clp_answer(size, value, ret, &p->q->queue, sizeof(p->q->queue));
+		break;
+	case CL_EVENT_COMMAND_TYPE:
+		rc = clp_answer(size, value, ret, &p->type, sizeof(p->type));
+		break;
+	case CL_EVENT_REFERENCE_COUNT:
+		refs = (cl_uint)atomic_load(&p->app_refs);
+		rc = clp_answer(size, value, ret, &refs, sizeof(refs));
+		break;
+	case CL_EVENT_COMMAND_EXECUTION_STATUS:
+		pthread_mutex_lock(&p->lock);
+		if (p->state == CLP_PENDING)
+			st = CL_QUEUED;
+		else if (p->state == CLP_FAILED)
+			st = p->rc < 0 ? p->rc : CL_INVALID_OPERATION;
+		else if (cl_real.clGetEventInfo(p->real, param, sizeof(st), &st, NULL))
+			st = CL_QUEUED;
+		pthread_mutex_unlock(&p->lock);
+		rc = clp_answer(size, value, ret, &st, sizeof(st));
+		break;
+	default:
+		rc = cl_real.clGetEventInfo(ev, param, size, value, ret);
+	}
+	cl_proxy_put(p);
+	return rc;
+}
+
+XS_CL_HOOK cl_int clGetEventProfilingInfo(cl_event ev, cl_profiling_info param, size_t size,
+					  void *value, size_t *ret)
+{
+	struct cl_proxy *p = cl_proxy_get(ev);
+	bool failed;
+	cl_event real;
+	cl_int rc;
+
+	if (!p)
+		return cl_load() < 0 ? CL_INVALID_EVENT
+				     : cl_real.clGetEventProfilingInfo(ev, param, size, value, ret);
+	real = cl_proxy_real(p, &failed);
+	rc = real ? cl_real.clGetEventProfilingInfo(real, param, size, value, ret)
+		  : CL_PROFILING_INFO_NOT_AVAILABLE;
+	cl_proxy_put(p);
+	return rc;
+}
+
+XS_CL_HOOK cl_int clRetainEvent(cl_event ev)
+{
+	struct cl_proxy *p = cl_proxy_get(ev);
+
+	if (!p)
+		return cl_load() < 0 ? CL_INVALID_EVENT : cl_real.clRetainEvent(ev);
+	/* The reference cl_proxy_get() took becomes the application's. */
+	atomic_fetch_add(&p->app_refs, 1);
+	return CL_SUCCESS;
+}
+
+XS_CL_HOOK cl_int clReleaseEvent(cl_event ev)
+{
+	struct cl_proxy *p = cl_proxy_get(ev);
+	int refs;
+
+	if (!p)
+		return cl_load() < 0 ? CL_INVALID_EVENT : cl_real.clReleaseEvent(ev);
+	refs = atomic_load(&p->app_refs);
+	while (refs > 0 && !atomic_compare_exchange_weak(&p->app_refs, &refs, refs - 1))
+		;
+	if (refs > 0)
+		cl_proxy_put(p);        /* the application's */
+	cl_proxy_put(p);                /* ours, from cl_proxy_get() */
+	return refs > 0 ? CL_SUCCESS : CL_INVALID_EVENT;
+}
+
+XS_CL_HOOK cl_int clSetEventCallback(cl_event ev, cl_int type,
+				     void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
+{
+	struct cl_proxy *p;
+	struct cl_cb *cb;
+
+	if (cl_load() < 0)
+		return CL_INVALID_EVENT;
+	p = cl_proxy_get(ev);
+	/* Completion callbacks go on the user event itself, which completes
+	 * with the command; bad arguments get the driver's answer. */
+	if (!p || type == CL_COMPLETE || !fn ||
+	    (type != CL_SUBMITTED && type != CL_RUNNING)) {
+		cl_proxy_put(p);
+		return cl_real.clSetEventCallback(ev, type, fn, data);
+	}
+	cb = calloc(1, sizeof(*cb));
+	if (!cb) {
+		cl_proxy_put(p);
+		return CL_OUT_OF_HOST_MEMORY;
+	}
+	cb->fn = fn;
+	cb->data = data;
+	cb->type = type;
+	pthread_mutex_lock(&p->lock);
+	if (p->state == CLP_PENDING) {
+		/* Attached at the launch; the reference stays with it. */
+		cb->next = p->cbs;
+		p->cbs = cb;
+		pthread_mutex_unlock(&p->lock);
+		return CL_SUCCESS;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (p->state == CLP_LAUNCHED) {
+		clp_cb_attach(p, cb);
+		return CL_SUCCESS;
+	}
+	free(cb);
+	cl_proxy_put(p);
+	return cl_real.clSetEventCallback(ev, type, fn, data);
+}
+
+XS_CL_HOOK cl_int clSetUserEventStatus(cl_event ev, cl_int status)
+{
+	struct cl_proxy *p = cl_proxy_get(ev);
+
+	if (p) {
+		/* Not a user event, as far as the application knows. */
+		cl_proxy_put(p);
+		return CL_INVALID_EVENT;
+	}
+	return cl_load() < 0 ? CL_INVALID_EVENT : cl_real.clSetUserEventStatus(ev, status);
+}

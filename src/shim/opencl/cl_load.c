@@ -1,0 +1,200 @@
+/*
+ * Finding and loading the real ICD loader, the trampolines' table, the
+ * dlopen/dlsym hooks and clGetExtensionFunctionAddress (see cl_shim.h).
+ *
+ * The real loader is $XSCHED_OPENCL_LIB, else libOpenCL.so.1 found in the
+ * loader cache, the standard directories or $LD_LIBRARY_PATH (never this
+ * file), opened RTLD_LOCAL by absolute path. Nothing happens before the
+ * first OpenCL call: processes that inherit LD_PRELOAD without using
+ * OpenCL (PoCL's linker, for one) see no thread and no connection.
+ */
+#include "shim/opencl/cl_shim.h"
+#include "agent/agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static const char *const cl_export_names[] = {
+#define XS_CL_EXPORT(name, version) #name,
+#include "shim/opencl/cl_exports.def"
+#undef XS_CL_EXPORT
+};
+
+#define CL_NEXPORTS (sizeof(cl_export_names) / sizeof(cl_export_names[0]))
+
+/* Read by the trampolines; written once per entry by xs_cl_resolve(). */
+__attribute__((visibility("hidden"))) void *xs_cl_real[CL_NEXPORTS];
+
+struct cl_fns cl_real;
+
+static pthread_once_t cl_once = PTHREAD_ONCE_INIT;
+static void *cl_handle;
+static void *cl_self;
+static char cl_path[PATH_MAX];
+static int cl_load_rc = -ENOENT;
+static _Atomic bool cl_forked;
+
+/* Without a loader every call fails as with an empty one. */
+static cl_int cl_missing(void)
+{
+	return CL_INVALID_PLATFORM;
+}
+
+static void cl_load_once(void)
+{
+	cl_self = xs_lib_self((const void *)cl_load_once);
+	if (!xs_lib_find("libOpenCL.so.1", "XSCHED_OPENCL_LIB", NULL,
+			 (const void *)cl_load_once, cl_path, sizeof(cl_path)))
+		goto fail;
+	cl_handle = xs_dl_open(cl_path, RTLD_NOW | RTLD_LOCAL);
+	if (!cl_handle)
+		goto fail;
+#define XS_CL_RESOLVE(name) cl_real.name = (__typeof__(&name))xs_dl_sym(cl_handle, #name);
+	XS_CL_FUNCTIONS(XS_CL_RESOLVE)
+#undef XS_CL_RESOLVE
+	cl_load_rc = 0;
+	return;
+fail:
+	cl_path[0] = '\0';
+}
+
+int cl_load(void)
+{
+	pthread_once(&cl_once, cl_load_once);
+	return cl_load_rc;
+}
+
+void *cl_self_sym(const char *name)
+{
+	cl_load();
+	return cl_self ? xs_dl_sym(cl_self, name) : NULL;
+}
+
+/* Called by the trampolines on an entry point's first use. */
+__attribute__((visibility("hidden"))) void *xs_cl_resolve(unsigned idx);
+
+void *xs_cl_resolve(unsigned idx)
+{
+	void *fn = NULL;
+
+	if (idx >= CL_NEXPORTS)
+		return (void *)cl_missing;
+	if (cl_load() == 0)
+		fn = xs_dl_sym(cl_handle, cl_export_names[idx]);
+	if (!fn)
+		fn = (void *)cl_missing;
+	__atomic_store_n(&xs_cl_real[idx], fn, __ATOMIC_RELEASE);
+	return fn;
+}
+
+/* --- pass-through ------------------------------------------------------------ */
+
+static void cl_atfork_child(void)
+{
+	/* A child inherits neither the queues nor their threads. */
+	atomic_store(&cl_forked, true);
+}
+
+static void cl_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, cl_atfork_child);
+}
+
+bool cl_passthrough(void)
+{
+	/* 0: undecided, 1: scheduling, 2: pass-through; decided once. */
+	static int mode;
+	int m;
+
+	if (atomic_load_explicit(&cl_forked, memory_order_relaxed))
+		return true;
+	m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+	if (!m) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+		pthread_once(&once, cl_register_atfork);
+		m = cl_load() < 0 || xs_agent_mode() == XS_AGENT_NONE ? 2 : 1;
+		__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
+	}
+	return m == 2;
+}
+
+/* --- dlopen / dlsym ----------------------------------------------------------- */
+
+__attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
+__attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const char *name);
+static void *cl_dlopen_loader(const char *name);
+static void *cl_dlsym_loader(void *handle, const char *name);
+
+XS_EARLY void *xs_dlopen_pick(const char *name, int flags)
+{
+	(void)flags;
+	xs_dl_init();
+	if (!xs_dl_mentions(name, "libOpenCL.so"))
+		return NULL;
+	return cl_dlopen_loader(name);
+}
+
+/* dlopen of a name that may be the loader's: the shim, or NULL to go on. */
+static void *cl_dlopen_loader(const char *name)
+{
+	static const char *const names[] = { "libOpenCL.so", "libOpenCL.so.1", NULL };
+
+	if (!xs_lib_is_name(name, names, cl_load() == 0 ? cl_path : NULL))
+		return NULL;
+	if (cl_load() < 0 || !cl_self)
+		return XS_DL_NULL;
+	return cl_self;
+}
+
+XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
+{
+	xs_dl_init();
+	if (!name || name[0] != 'c' || name[1] != 'l' || !handle)
+		return NULL;
+	return cl_dlsym_loader(handle, name);
+}
+
+/* Lookups in the real loader's handle get the shim's entry points. */
+static void *cl_dlsym_loader(void *handle, const char *name)
+{
+	if (handle != cl_handle || !cl_handle)
+		return NULL;
+	return xs_dl_sym(cl_self ? cl_self : RTLD_DEFAULT, name);
+}
+
+/*
+ * Extension lookups may name core functions, or extension forms of them
+ * that the shim schedules under their core name: answer with the shim's
+ * entry point when it has one of that exact name.
+ */
+static void *cl_ext_address(const char *name, void *real)
+{
+	void *own;
+
+	if (!name || !real || cl_passthrough())
+		return real;
+	own = cl_self_sym(name);
+	return own ? own : real;
+}
+
+XS_CL_HOOK void *clGetExtensionFunctionAddress(const char *name)
+{
+	void *real = cl_load() == 0 ? cl_real.clGetExtensionFunctionAddress(name) : NULL;
+
+	return cl_ext_address(name, real);
+}
+
+XS_CL_HOOK void *clGetExtensionFunctionAddressForPlatform(cl_platform_id platform,
+							  const char *name)
+{
+	void *real = NULL;
+
+	if (cl_load() == 0)
+		real = cl_real.clGetExtensionFunctionAddressForPlatform(platform, name);
+	return cl_ext_address(name, real);
+}

@@ -1,0 +1,257 @@
+/*
+ * Command queues and their XQueues (see cl_shim.h).
+ *
+ * Queues live in a small hash map under one reader-writer lock: lookups
+ * (every enqueue) take it shared, creation and the last release exclusive.
+ * Every queue the application creates through the shim is scheduled;
+ * queues the shim never saw (created before it was loaded, or by another
+ * path) pass through.
+ */
+#include "shim/opencl/cl_shim.h"
+#include "agent/agent.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLQ_BUCKETS 64
+
+static pthread_rwlock_t clq_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct cl_q *clq_table[CLQ_BUCKETS];
+static _Atomic int clq_count;
+
+static unsigned clq_hash(const void *p)
+{
+	uintptr_t x = (uintptr_t)p;
+
+	return (unsigned)((x >> 4) ^ (x >> 12)) % CLQ_BUCKETS;
+}
+
+/* Diagnostics: how many XQueues the shim created (tests look it up). */
+XS_CL_HOOK int xs_opencl_queues(void);
+
+int xs_opencl_queues(void)
+{
+	return atomic_load(&clq_count);
+}
+
+struct cl_q *cl_q_of(cl_command_queue queue)
+{
+	struct cl_q *q;
+
+	if (!queue)
+		return NULL;
+	pthread_rwlock_rdlock(&clq_lock);
+	for (q = clq_table[clq_hash(queue)]; q && q->queue != queue; q = q->next)
+		;
+	pthread_rwlock_unlock(&clq_lock);
+	return q;
+}
+
+void cl_q_kick_all(void)
+{
+	pthread_rwlock_rdlock(&clq_lock);
+	for (int b = 0; b < CLQ_BUCKETS; b++)
+		for (struct cl_q *q = clq_table[b]; q; q = q->next)
+			xq_kick(q->xq);
+	pthread_rwlock_unlock(&clq_lock);
+}
+
+static void clq_reap_at_exit(void)
+{
+	pthread_rwlock_rdlock(&clq_lock);
+	for (int b = 0; b < CLQ_BUCKETS; b++)
+		for (struct cl_q *q = clq_table[b]; q; q = q->next)
+			xq_reap(q->xq);
+	pthread_rwlock_unlock(&clq_lock);
+}
+
+static void clq_reap_register(void)
+{
+	atexit(clq_reap_at_exit);
+}
+
+/* The scheduler's name of @dev: the same in every process of the node. */
+static void clq_device_name(cl_device_id dev, char *out, size_t len)
+{
+	char name[64] = "";
+
+	if (cl_real.clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(name) - 1, name, NULL))
+		name[0] = '\0';
+	snprintf(out, len, "cl:%s", name);
+}
+
+/* Starts scheduling the application's new @queue. Failure: pass-through. */
+static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
+		      cl_command_queue_properties props)
+{
+	static pthread_once_t reap_once = PTHREAD_ONCE_INIT;
+	struct xq_config cfg = { .level = 1 };
+	struct cl_q *q = calloc(1, sizeof(*q));
+	char device[32];
+	unsigned b;
+
+	if (!q)
+		return;
+	q->queue = queue;
+	q->ctx = ctx;
+	q->ooo = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+	clq_device_name(dev, device, sizeof(device));
+	if (xal_cl_hwq_create(&cl_real, queue, q->ooo, device, &q->hwq) < 0) {
+		free(q);
+		return;
+	}
+	if (xq_create(q->hwq, &cfg, &q->xq) < 0) {
+		q->hwq->ops->hwq_destroy(q->hwq);
+		free(q);
+		return;
+	}
+	xs_agent_register(q->xq);
+	atomic_fetch_add(&clq_count, 1);
+	pthread_once(&reap_once, clq_reap_register);
+	b = clq_hash(queue);
+	pthread_rwlock_wrlock(&clq_lock);
+	q->next = clq_table[b];
+	clq_table[b] = q;
+	pthread_rwlock_unlock(&clq_lock);
+}
+
+XS_CL_HOOK cl_command_queue clCreateCommandQueue(cl_context ctx, cl_device_id dev,
+						 cl_command_queue_properties props,
+						 cl_int *err)
+{
+	cl_command_queue queue;
+
+	if (cl_load() < 0) {
+		if (err)
+			*err = CL_INVALID_CONTEXT;
+		return NULL;
+	}
+	queue = cl_real.clCreateCommandQueue(ctx, dev, props, err);
+	if (queue && !cl_passthrough())
+		clq_adopt(queue, ctx, dev, props);
+	return queue;
+}
+
+XS_CL_HOOK cl_command_queue
+clCreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
+				   const cl_queue_properties *props, cl_int *err)
+{
+	cl_command_queue_properties flags = 0;
+	cl_command_queue queue;
+
+	if (cl_load() < 0) {
+		if (err)
+			*err = CL_INVALID_CONTEXT;
+		return NULL;
+	}
+	queue = cl_real.clCreateCommandQueueWithProperties(ctx, dev, props, err);
+	if (!queue || cl_passthrough())
+		return queue;
+	for (const cl_queue_properties *p = props; p && p[0]; p += 2)
+		if (p[0] == CL_QUEUE_PROPERTIES)
+			flags = p[1];
+	/* Device-side queues are the device's own business. */
+	if (!(flags & CL_QUEUE_ON_DEVICE))
+		clq_adopt(queue, ctx, dev, flags);
+	return queue;
+}
+
+/* Forgets @q (removed from the table): its work is launched first. */
+static void clq_destroy(struct cl_q *q)
+{
+	xs_agent_unregister(q->xq);
+	xq_destroy(q->xq, XS_DESTROY_DRAIN);
+	q->hwq->ops->hwq_destroy(q->hwq);
+	atomic_fetch_sub(&clq_count, 1);
+	free(q);
+}
+
+XS_CL_HOOK cl_int clReleaseCommandQueue(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue), **pp;
+	cl_uint refs = 0;
+
+	if (!q)
+		return cl_real.clReleaseCommandQueue(queue);
+	if (cl_real.clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof(refs),
+					  &refs, NULL) == CL_SUCCESS && refs == 1) {
+		/* The application's last reference: nothing may stay buffered. */
+		pthread_rwlock_wrlock(&clq_lock);
+		for (pp = &clq_table[clq_hash(queue)]; *pp && *pp != q; pp = &(*pp)->next)
+			;
+		if (*pp == q)
+			*pp = q->next;
+		else
+			q = NULL;       /* another thread released it meanwhile */
+		pthread_rwlock_unlock(&clq_lock);
+		if (q)
+			clq_destroy(q);
+	}
+	return cl_real.clReleaseCommandQueue(queue);
+}
+
+XS_CL_HOOK cl_int clFinish(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+
+	if (q)
+		xq_wait_all(q->xq);
+	return cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.clFinish(queue);
+}
+
+XS_CL_HOOK cl_int clFlush(cl_command_queue queue)
+{
+	/* Buffered commands launch on their own; the driver gets the flush. */
+	return cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.clFlush(queue);
+}
+
+void cl_q_drain(struct cl_q *q)
+{
+	xq_flush(q->xq);
+}
+
+/*
+ * A memory object or sampler may be a kernel argument of a buffered
+ * command (the shim cannot see kernel arguments): before the application's
+ * release, everything buffered is launched, so the driver holds its own
+ * references. Only queues with buffered work wait, and only for launches.
+ */
+static void clq_drain_all(void)
+{
+	struct cl_q *list[CLQ_BUCKETS * 4];
+	size_t n = 0;
+
+	if (!atomic_load(&clq_count))
+		return;
+	pthread_rwlock_rdlock(&clq_lock);
+	for (int b = 0; b < CLQ_BUCKETS; b++)
+		for (struct cl_q *q = clq_table[b]; q && n < sizeof(list) / sizeof(list[0]);
+		     q = q->next)
+			list[n++] = q;
+	/* Queues are destroyed by their last release only, which cannot race
+	 * with the application's own use of them here. */
+	pthread_rwlock_unlock(&clq_lock);
+	for (size_t i = 0; i < n; i++)
+		xq_flush(list[i]->xq);
+}
+
+XS_CL_HOOK cl_int clReleaseMemObject(cl_mem mem)
+{
+	if (cl_load() < 0)
+		return CL_INVALID_MEM_OBJECT;
+	if (!cl_passthrough())
+		clq_drain_all();
+	return cl_real.clReleaseMemObject(mem);
+}
+
+XS_CL_HOOK cl_int clReleaseSampler(cl_sampler sampler)
+{
+	if (cl_load() < 0)
+		return CL_INVALID_SAMPLER;
+	if (!cl_passthrough())
+		clq_drain_all();
+	return cl_real.clReleaseSampler(sampler);
+}

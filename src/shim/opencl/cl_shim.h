@@ -1,0 +1,97 @@
+/*
+ * Internals of libxsched-opencl.so, the OpenCL shim.
+ *
+ * The shim carries the SONAME libOpenCL.so.1 and exports every function
+ * of the ICD loader (cl_exports.def) with the loader's symbol versions:
+ * the ones it schedules are C hooks, every other name a trampoline to the
+ * real loader (cl_trampolines.S), which is opened by absolute path.
+ * dlopen/dlsym hooks hand the shim to applications that open the loader
+ * under another name or look functions up through its handle.
+ *
+ * Every command queue the application creates gets an XQueue (cl_queue.c);
+ * enqueues become XQueue commands (cl_enqueue.c). An event the application
+ * asks for is the driver's own when the command launched before the
+ * enqueue returned, else a proxy: a user event of the queue's context that
+ * completes with the real command and answers queries as the real one
+ * (cl_event.c).
+ */
+#ifndef XS_CL_SHIM_H
+#define XS_CL_SHIM_H
+
+#include "opencl/cl_fns.h"
+#include "shim/common/shim_lib.h"
+#include "xal/xal_opencl.h"
+#include "xqueue/xqueue.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define XS_CL_HOOK __attribute__((visibility("default")))
+
+/* The real loader's functions (resolved by cl_load()). */
+extern struct cl_fns cl_real;
+
+/* Loads the real loader once; 0, or -ENOENT without one. */
+int cl_load(void);
+
+/* True when calls go straight to the loader (XSCHED_DISABLE, mode none, a
+ * forked child, no loader). */
+bool cl_passthrough(void);
+
+/* The shim's own entry point for @name (hook or trampoline), or NULL. */
+void *cl_self_sym(const char *name);
+
+/* --- queues (cl_queue.c) ---------------------------------------------------- */
+
+struct cl_q {
+	struct cl_q *next;              /* hash chain */
+	cl_command_queue queue;
+	cl_context ctx;
+	bool ooo;
+	struct xq *xq;
+	struct xal_hwq *hwq;
+};
+
+/* The scheduled queue of @queue, or NULL (unknown: pass through). */
+struct cl_q *cl_q_of(cl_command_queue queue);
+
+/* Wakes every queue whose next command may wait for a proxy just bound. */
+void cl_q_kick_all(void);
+
+/* --- proxy events (cl_event.c) ---------------------------------------------- */
+
+struct cl_proxy;
+
+/* The proxy whose user event is @ev, with a reference taken; or NULL. */
+struct cl_proxy *cl_proxy_get(cl_event ev);
+void cl_proxy_put(struct cl_proxy *p);
+
+/* A proxy for a command of @q of @type not launched yet; NULL on failure. */
+struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type);
+
+/* The application's handle of @p. */
+cl_event cl_proxy_event(struct cl_proxy *p);
+
+/*
+ * The real event of @p once its command launched (borrowed: valid while
+ * the caller holds a reference), else NULL; *@failed tells a launch that
+ * failed (then the user event carries the error).
+ */
+cl_event cl_proxy_real(struct cl_proxy *p, bool *failed);
+
+/* The queue of @p's command, to gate on. */
+struct cl_q *cl_proxy_queue(struct cl_proxy *p);
+
+/*
+ * Ties @p to its command's outcome: @ev (launched, its real event) or the
+ * enqueue error @rc. Any thread, XQueue lock possibly held: work that may
+ * call application callbacks runs later, on another thread.
+ */
+void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc);
+
+/* --- enqueue (cl_enqueue.c) -------------------------------------------------- */
+
+/* Launches everything buffered on @q and waits until it is. */
+void cl_q_drain(struct cl_q *q);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * The `opencl` XAL backend (see xal_opencl.h).
+ */
+#include "xal/xal_opencl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct xal_cl_hwq {
+	struct xal_hwq base;
+	const struct cl_fns *cl;
+	cl_command_queue queue;
+	bool ooo;
+};
+
+static struct xal_cl_hwq *to_hwq(struct xal_hwq *h)
+{
+	return (struct xal_cl_hwq *)h;
+}
+
+static struct xal_cl_cmd *to_cmd(struct xal_cmd *c)
+{
+	return (struct xal_cl_cmd *)c;
+}
+
+static int xal_cl_launch(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+	struct xal_cl_cmd *c = to_cmd(cmd);
+	bool sync = flags & XAL_LAUNCH_SYNC_POINT;
+	bool own_ev = c->want_event || (sync && !h->ooo);
+
+	c->cl = h->cl;
+	c->rc = c->ops->issue(c, h->queue, own_ev ? &c->ev : NULL);
+	if (c->rc != CL_SUCCESS)
+		c->ev = NULL;
+	if (sync) {
+		/* The command's event, or a marker behind it: the marker waits
+		 * for every earlier command, in any queue order. */
+		if (c->ev && !h->ooo && h->cl->clRetainEvent(c->ev) == CL_SUCCESS)
+			c->done = c->ev;
+		else if (h->cl->clEnqueueMarkerWithWaitList(h->queue, 0, NULL, &c->done))
+			c->done = NULL;
+		/* Drivers may hold commands back until a flush. */
+		h->cl->clFlush(h->queue);
+	}
+	atomic_store(&c->launched, 1);
+	if (c->ops->issued)
+		c->ops->issued(c, c->rc, c->ev);
+	return c->rc == CL_SUCCESS ? 0 : -EIO;
+}
+
+/* 0 once @ev completed, -EIO if it failed, -EBUSY before (@wait: block). */
+static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait)
+{
+	cl_int st = CL_COMPLETE;
+
+	if (!ev)
+		return 0;
+	if (wait)
+		cl->clWaitForEvents(1, &ev);
+	if (cl->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL))
+		return -EIO;
+	if (st < 0)
+		return -EIO;
+	return st == CL_COMPLETE ? 0 : -EBUSY;
+}
+
+static int xal_cl_sync(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
+{
+	(void)flags;
+	return xal_cl_event_state(to_hwq(hwq)->cl, to_cmd(cmd)->done, true);
+}
+
+static int xal_cl_sync_all(struct xal_hwq *hwq, unsigned flags)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	(void)flags;
+	return h->cl->clFinish(h->queue) == CL_SUCCESS ? 0 : -EIO;
+}
+
+static int xal_cl_query(struct xal_hwq *hwq, struct xal_cmd *cmd)
+{
+	return xal_cl_event_state(to_hwq(hwq)->cl, to_cmd(cmd)->done, false);
+}
+
+static void xal_cl_hwq_destroy(struct xal_hwq *hwq)
+{
+	free(to_hwq(hwq));
+}
+
+static const struct xal_ops xal_cl_ops = {
+	.version = XAL_OPS_VERSION,
+	.size = sizeof(struct xal_ops),
+	.name = "opencl",
+	.launch = xal_cl_launch,
+	.sync = xal_cl_sync,
+	.sync_all = xal_cl_sync_all,
+	.query = xal_cl_query,
+	.hwq_destroy = xal_cl_hwq_destroy,
+};
+
+int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_of_order,
+		      const char *device, struct xal_hwq **out)
+{
+	struct xal_cl_hwq *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->base.ops = &xal_cl_ops;
+	snprintf(h->base.device, sizeof(h->base.device), "%s", device);
+	h->cl = cl;
+	h->queue = queue;
+	h->ooo = out_of_order;
+	*out = &h->base;
+	return 0;
+}
+
+/* --- commands --------------------------------------------------------------- */
+
+static void xal_cl_cmd_release(struct xal_cl_cmd *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	if (c->cl && c->ev)
+		c->cl->clReleaseEvent(c->ev);
+	if (c->cl && c->done)
+		c->cl->clReleaseEvent(c->done);
+	if (c->ops->fini)
+		c->ops->fini(c);
+	free(c);
+}
+
+static void xal_cl_cmd_destroy(struct xal_cmd *cmd)
+{
+	xal_cl_cmd_release(to_cmd(cmd));
+}
+
+static void *xal_cl_cmd_blocked_on(struct xal_cmd *cmd)
+{
+	struct xal_cl_cmd *c = to_cmd(cmd);
+
+	return c->ops->blocked_on ? c->ops->blocked_on(c) : NULL;
+}
+
+static void xal_cl_cmd_deferred(struct xal_cmd *cmd)
+{
+	struct xal_cl_cmd *c = to_cmd(cmd);
+
+	if (c->ops->deferred)
+		c->ops->deferred(c);
+}
+
+static const struct xal_cmd_ops xal_cl_cmd_ops = {
+	.destroy = xal_cl_cmd_destroy,
+	.blocked_on = xal_cl_cmd_blocked_on,
+	.deferred = xal_cl_cmd_deferred,
+};
+
+void xal_cl_cmd_init(struct xal_cl_cmd *c, const struct xal_cl_cmd_ops *ops, uint32_t kind,
+		     uint64_t est_key)
+{
+	c->base.ops = &xal_cl_cmd_ops;
+	c->base.kind = kind;
+	c->base.est_key = est_key;
+	c->ops = ops;
+	atomic_init(&c->refs, 2);
+}
+
+void xal_cl_cmd_put(struct xal_cl_cmd *c)
+{
+	xal_cl_cmd_release(c);
+}
