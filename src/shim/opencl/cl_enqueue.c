@@ -365,6 +365,7 @@ static cl_int clc_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait,
 		return rc;
 	}
 	k->c.want_event = event || blocking;
+	atomic_fetch_add_explicit(&cl_stat_cmds, 1, memory_order_relaxed);
 	if (xq_submit(q->xq, &k->c.base, &seq) < 0) {
 		xal_cl_cmd_put(&k->c);
 		return CL_INVALID_COMMAND_QUEUE;
@@ -399,6 +400,7 @@ static cl_int clc_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait,
 		goto out;
 	p = cl_proxy_new(q, k->type);
 	if (p && atomic_compare_exchange_strong(&k->link, &none, (uintptr_t)p)) {
+		atomic_fetch_add_explicit(&cl_stat_proxies, 1, memory_order_relaxed);
 		*event = cl_proxy_event(p);
 		goto out;
 	}
@@ -490,12 +492,11 @@ XS_CL_HOOK cl_int clEnqueueTask(cl_command_queue cq, cl_kernel kernel, cl_uint n
 
 /* --- buffers ---------------------------------------------------------------------- */
 
-static cl_int clc_buffer(cl_command_queue cq, enum cl_op op, cl_command_type type,
+static cl_int clc_buffer(struct cl_q *q, enum cl_op op, cl_command_type type,
 			 uint32_t kind, cl_mem m0, cl_mem m1, size_t off0, size_t off1,
 			 size_t size, void *ptr, const void *cptr, cl_bool blocking,
 			 cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
 
 	CLC_NEW_OR_FAIL(k, q, op, type, kind, 0);
@@ -513,10 +514,12 @@ XS_CL_HOOK cl_int clEnqueueReadBuffer(cl_command_queue cq, cl_mem buf, cl_bool b
 				      size_t off, size_t size, void *ptr, cl_uint nwait,
 				      const cl_event *wait, cl_event *event)
 {
-	if (!clc_queue(cq) || !ptr || !size)
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q || !ptr || !size)
 		return CLC_REAL(clEnqueueReadBuffer(cq, buf, blocking, off, size, ptr, nwait,
 						    wait, event));
-	return clc_buffer(cq, OP_READ, CL_COMMAND_READ_BUFFER, XAL_CMD_COPY, buf, NULL, off, 0,
+	return clc_buffer(q, OP_READ, CL_COMMAND_READ_BUFFER, XAL_CMD_COPY, buf, NULL, off, 0,
 			  size, ptr, NULL, blocking, nwait, wait, event);
 }
 
@@ -524,10 +527,12 @@ XS_CL_HOOK cl_int clEnqueueWriteBuffer(cl_command_queue cq, cl_mem buf, cl_bool 
 				       size_t off, size_t size, const void *ptr, cl_uint nwait,
 				       const cl_event *wait, cl_event *event)
 {
-	if (!clc_queue(cq) || !ptr || !size)
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q || !ptr || !size)
 		return CLC_REAL(clEnqueueWriteBuffer(cq, buf, blocking, off, size, ptr, nwait,
 						     wait, event));
-	return clc_buffer(cq, OP_WRITE, CL_COMMAND_WRITE_BUFFER, XAL_CMD_COPY, buf, NULL, off, 0,
+	return clc_buffer(q, OP_WRITE, CL_COMMAND_WRITE_BUFFER, XAL_CMD_COPY, buf, NULL, off, 0,
 			  size, NULL, ptr, blocking, nwait, wait, event);
 }
 
@@ -535,10 +540,12 @@ XS_CL_HOOK cl_int clEnqueueCopyBuffer(cl_command_queue cq, cl_mem src, cl_mem ds
 				      size_t src_off, size_t dst_off, size_t size,
 				      cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	if (!clc_queue(cq) || !size)
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q || !size)
 		return CLC_REAL(clEnqueueCopyBuffer(cq, src, dst, src_off, dst_off, size, nwait,
 						    wait, event));
-	return clc_buffer(cq, OP_COPY, CL_COMMAND_COPY_BUFFER, XAL_CMD_COPY, src, dst, src_off,
+	return clc_buffer(q, OP_COPY, CL_COMMAND_COPY_BUFFER, XAL_CMD_COPY, src, dst, src_off,
 			  dst_off, size, NULL, NULL, CL_FALSE, nwait, wait, event);
 }
 
@@ -563,12 +570,11 @@ XS_CL_HOOK cl_int clEnqueueFillBuffer(cl_command_queue cq, cl_mem buf, const voi
 }
 
 /* Rectangular transfers: origins, region and pitches copied. */
-static cl_int clc_rect(cl_command_queue cq, enum cl_op op, cl_command_type type, cl_mem m0,
+static cl_int clc_rect(struct cl_q *q, enum cl_op op, cl_command_type type, cl_mem m0,
 		       cl_mem m1, const size_t *o1, const size_t *o2, const size_t *region,
 		       const size_t pitch[4], void *ptr, const void *cptr, cl_bool blocking,
 		       cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
 
 	CLC_NEW_OR_FAIL(k, q, op, type, XAL_CMD_COPY, 0);
@@ -590,13 +596,14 @@ XS_CL_HOOK cl_int clEnqueueReadBufferRect(cl_command_queue cq, cl_mem buf, cl_bo
 					  cl_uint nwait, const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { buf_row, buf_slice, host_row, host_slice };
+	struct cl_q *q = clc_queue(cq);
 
-	if (!clc_queue(cq) || !buf_origin || !host_origin || !region || !ptr)
+	if (!q || !buf_origin || !host_origin || !region || !ptr)
 		return CLC_REAL(clEnqueueReadBufferRect(cq, buf, blocking, buf_origin,
 							host_origin, region, buf_row, buf_slice,
 							host_row, host_slice, ptr, nwait, wait,
 							event));
-	return clc_rect(cq, OP_READ_RECT, CL_COMMAND_READ_BUFFER_RECT, buf, NULL, buf_origin,
+	return clc_rect(q, OP_READ_RECT, CL_COMMAND_READ_BUFFER_RECT, buf, NULL, buf_origin,
 			host_origin, region, pitch, ptr, NULL, blocking, nwait, wait, event);
 }
 
@@ -608,13 +615,14 @@ XS_CL_HOOK cl_int clEnqueueWriteBufferRect(cl_command_queue cq, cl_mem buf, cl_b
 					   cl_event *event)
 {
 	const size_t pitch[4] = { buf_row, buf_slice, host_row, host_slice };
+	struct cl_q *q = clc_queue(cq);
 
-	if (!clc_queue(cq) || !buf_origin || !host_origin || !region || !ptr)
+	if (!q || !buf_origin || !host_origin || !region || !ptr)
 		return CLC_REAL(clEnqueueWriteBufferRect(cq, buf, blocking, buf_origin,
 							 host_origin, region, buf_row, buf_slice,
 							 host_row, host_slice, ptr, nwait, wait,
 							 event));
-	return clc_rect(cq, OP_WRITE_RECT, CL_COMMAND_WRITE_BUFFER_RECT, buf, NULL, buf_origin,
+	return clc_rect(q, OP_WRITE_RECT, CL_COMMAND_WRITE_BUFFER_RECT, buf, NULL, buf_origin,
 			host_origin, region, pitch, NULL, ptr, blocking, nwait, wait, event);
 }
 
@@ -625,12 +633,13 @@ XS_CL_HOOK cl_int clEnqueueCopyBufferRect(cl_command_queue cq, cl_mem src, cl_me
 					  const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { src_row, src_slice, dst_row, dst_slice };
+	struct cl_q *q = clc_queue(cq);
 
-	if (!clc_queue(cq) || !src_origin || !dst_origin || !region)
+	if (!q || !src_origin || !dst_origin || !region)
 		return CLC_REAL(clEnqueueCopyBufferRect(cq, src, dst, src_origin, dst_origin,
 							region, src_row, src_slice, dst_row,
 							dst_slice, nwait, wait, event));
-	return clc_rect(cq, OP_COPY_RECT, CL_COMMAND_COPY_BUFFER_RECT, src, dst, src_origin,
+	return clc_rect(q, OP_COPY_RECT, CL_COMMAND_COPY_BUFFER_RECT, src, dst, src_origin,
 			dst_origin, region, pitch, NULL, NULL, CL_FALSE, nwait, wait, event);
 }
 
@@ -642,11 +651,12 @@ XS_CL_HOOK cl_int clEnqueueReadImage(cl_command_queue cq, cl_mem image, cl_bool 
 				     const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { row, slice, 0, 0 };
+	struct cl_q *q = clc_queue(cq);
 
-	if (!clc_queue(cq) || !origin || !region || !ptr)
+	if (!q || !origin || !region || !ptr)
 		return CLC_REAL(clEnqueueReadImage(cq, image, blocking, origin, region, row,
 						   slice, ptr, nwait, wait, event));
-	return clc_rect(cq, OP_READ_IMAGE, CL_COMMAND_READ_IMAGE, image, NULL, origin, NULL,
+	return clc_rect(q, OP_READ_IMAGE, CL_COMMAND_READ_IMAGE, image, NULL, origin, NULL,
 			region, pitch, ptr, NULL, blocking, nwait, wait, event);
 }
 
@@ -656,11 +666,12 @@ XS_CL_HOOK cl_int clEnqueueWriteImage(cl_command_queue cq, cl_mem image, cl_bool
 				      const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { row, slice, 0, 0 };
+	struct cl_q *q = clc_queue(cq);
 
-	if (!clc_queue(cq) || !origin || !region || !ptr)
+	if (!q || !origin || !region || !ptr)
 		return CLC_REAL(clEnqueueWriteImage(cq, image, blocking, origin, region, row,
 						    slice, ptr, nwait, wait, event));
-	return clc_rect(cq, OP_WRITE_IMAGE, CL_COMMAND_WRITE_IMAGE, image, NULL, origin, NULL,
+	return clc_rect(q, OP_WRITE_IMAGE, CL_COMMAND_WRITE_IMAGE, image, NULL, origin, NULL,
 			region, pitch, NULL, ptr, blocking, nwait, wait, event);
 }
 
@@ -670,11 +681,12 @@ XS_CL_HOOK cl_int clEnqueueCopyImage(cl_command_queue cq, cl_mem src, cl_mem dst
 				     cl_event *event)
 {
 	static const size_t pitch[4];
+	struct cl_q *q = clc_queue(cq);
 
-	if (!clc_queue(cq) || !src_origin || !dst_origin || !region)
+	if (!q || !src_origin || !dst_origin || !region)
 		return CLC_REAL(clEnqueueCopyImage(cq, src, dst, src_origin, dst_origin, region,
 						   nwait, wait, event));
-	return clc_rect(cq, OP_COPY_IMAGE, CL_COMMAND_COPY_IMAGE, src, dst, src_origin,
+	return clc_rect(q, OP_COPY_IMAGE, CL_COMMAND_COPY_IMAGE, src, dst, src_origin,
 			dst_origin, region, pitch, NULL, NULL, CL_FALSE, nwait, wait, event);
 }
 
@@ -760,10 +772,9 @@ XS_CL_HOOK cl_int clEnqueueUnmapMemObject(cl_command_queue cq, cl_mem mem, void 
 	return clc_submit(k, nwait, wait, event, CL_FALSE);
 }
 
-static cl_int clc_sync_cmd(cl_command_queue cq, enum cl_op op, cl_command_type type,
+static cl_int clc_sync_cmd(struct cl_q *q, enum cl_op op, cl_command_type type,
 			   cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
 
 	CLC_NEW_OR_FAIL(k, q, op, type, XAL_CMD_EVENT, 0);
@@ -773,39 +784,49 @@ static cl_int clc_sync_cmd(cl_command_queue cq, enum cl_op op, cl_command_type t
 XS_CL_HOOK cl_int clEnqueueMarkerWithWaitList(cl_command_queue cq, cl_uint nwait,
 					      const cl_event *wait, cl_event *event)
 {
-	if (!clc_queue(cq))
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q)
 		return CLC_REAL(clEnqueueMarkerWithWaitList(cq, nwait, wait, event));
-	return clc_sync_cmd(cq, OP_MARKER, CL_COMMAND_MARKER, nwait, wait, event);
+	return clc_sync_cmd(q, OP_MARKER, CL_COMMAND_MARKER, nwait, wait, event);
 }
 
 XS_CL_HOOK cl_int clEnqueueBarrierWithWaitList(cl_command_queue cq, cl_uint nwait,
 					       const cl_event *wait, cl_event *event)
 {
-	if (!clc_queue(cq))
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q)
 		return CLC_REAL(clEnqueueBarrierWithWaitList(cq, nwait, wait, event));
-	return clc_sync_cmd(cq, OP_BARRIER, CL_COMMAND_BARRIER, nwait, wait, event);
+	return clc_sync_cmd(q, OP_BARRIER, CL_COMMAND_BARRIER, nwait, wait, event);
 }
 
 XS_CL_HOOK cl_int clEnqueueMarker(cl_command_queue cq, cl_event *event)
 {
-	if (!clc_queue(cq) || !event)
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q || !event)
 		return CLC_REAL(clEnqueueMarker(cq, event));
-	return clc_sync_cmd(cq, OP_MARKER, CL_COMMAND_MARKER, 0, NULL, event);
+	return clc_sync_cmd(q, OP_MARKER, CL_COMMAND_MARKER, 0, NULL, event);
 }
 
 XS_CL_HOOK cl_int clEnqueueBarrier(cl_command_queue cq)
 {
-	if (!clc_queue(cq))
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q)
 		return CLC_REAL(clEnqueueBarrier(cq));
-	return clc_sync_cmd(cq, OP_BARRIER, CL_COMMAND_BARRIER, 0, NULL, NULL);
+	return clc_sync_cmd(q, OP_BARRIER, CL_COMMAND_BARRIER, 0, NULL, NULL);
 }
 
 XS_CL_HOOK cl_int clEnqueueWaitForEvents(cl_command_queue cq, cl_uint n, const cl_event *list)
 {
-	if (!clc_queue(cq) || !n || !list)
+	struct cl_q *q = clc_queue(cq);
+
+	if (!q || !n || !list)
 		return CLC_REAL(clEnqueueWaitForEvents(cq, n, list));
 	/* A barrier on the events: later commands wait for them. */
-	return clc_sync_cmd(cq, OP_BARRIER, CL_COMMAND_BARRIER, n, list, NULL);
+	return clc_sync_cmd(q, OP_BARRIER, CL_COMMAND_BARRIER, n, list, NULL);
 }
 
 /* --- shared virtual memory -------------------------------------------------------------- */

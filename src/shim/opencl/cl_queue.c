@@ -15,12 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CLQ_BUCKETS 64
 
 static pthread_rwlock_t clq_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct cl_q *clq_table[CLQ_BUCKETS];
-static _Atomic int clq_count;
+static _Atomic int clq_count;           /* created, ever */
+static _Atomic int clq_live;
+_Atomic unsigned long cl_stat_cmds, cl_stat_proxies;
 
 static unsigned clq_hash(const void *p)
 {
@@ -59,8 +62,23 @@ void cl_q_kick_all(void)
 	pthread_rwlock_unlock(&clq_lock);
 }
 
+/* $XSCHED_OPENCL_STATS: what the shim scheduled, for tests and tools. */
+static void clq_write_stats(void)
+{
+	const char *path = getenv("XSCHED_OPENCL_STATS");
+	FILE *f;
+
+	if (!path || !*path || !(f = fopen(path, "a")))
+		return;
+	fprintf(f, "pid %d queues %d commands %lu proxies %lu\n", (int)getpid(),
+		atomic_load(&clq_count), atomic_load(&cl_stat_cmds),
+		atomic_load(&cl_stat_proxies));
+	fclose(f);
+}
+
 static void clq_reap_at_exit(void)
 {
+	clq_write_stats();
 	pthread_rwlock_rdlock(&clq_lock);
 	for (int b = 0; b < CLQ_BUCKETS; b++)
 		for (struct cl_q *q = clq_table[b]; q; q = q->next)
@@ -110,6 +128,7 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	}
 	xs_agent_register(q->xq);
 	atomic_fetch_add(&clq_count, 1);
+	atomic_fetch_add(&clq_live, 1);
 	pthread_once(&reap_once, clq_reap_register);
 	b = clq_hash(queue);
 	pthread_rwlock_wrlock(&clq_lock);
@@ -165,7 +184,7 @@ static void clq_destroy(struct cl_q *q)
 	xs_agent_unregister(q->xq);
 	xq_destroy(q->xq, XS_DESTROY_DRAIN);
 	q->hwq->ops->hwq_destroy(q->hwq);
-	atomic_fetch_sub(&clq_count, 1);
+	atomic_fetch_sub(&clq_live, 1);
 	free(q);
 }
 
@@ -224,7 +243,7 @@ static void clq_drain_all(void)
 	struct cl_q *list[CLQ_BUCKETS * 4];
 	size_t n = 0;
 
-	if (!atomic_load(&clq_count))
+	if (!atomic_load(&clq_live))
 		return;
 	pthread_rwlock_rdlock(&clq_lock);
 	for (int b = 0; b < CLQ_BUCKETS; b++)

@@ -52,6 +52,9 @@ struct cl_q {
 	struct xal_hwq *hwq;
 };
 
+/* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made. */
+extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies;
+
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
 
