@@ -458,11 +458,12 @@ static void sim_lv3_interrupt_keeps_work(void **state)
 	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
 	sim_hwq_info_get(a, &ia);
 	sim_hwq_info_get(b, &ib);
-	/* Work is kept: the command ran 40 ms in total, not more than a check
-	 * interval and scheduling noise beyond. */
+	/* Work is kept: the command ran 40 ms in total, plus a check interval
+	 * and scheduling noise (generous: a loaded 2-core machine deschedules
+	 * the engine for tens of ms), not twice its length. */
 	assert_int_equal(sim_hwq_cmd_time(a, 1, &ns), 0);
 	assert_true(ns >= 40 * MS);
-	assert_true(ns < 40 * MS + 20 * MS);
+	assert_true(ns < 2 * 40 * MS);
 	assert_int_equal(ia.executed, 1);
 	assert_int_equal(ib.executed, 1);
 	sim_hwq_destroy(a);
