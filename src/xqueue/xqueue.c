@@ -25,6 +25,15 @@
 #include <sys/prctl.h>
 
 #define XQ_WORKER_IDLE_NS (1 * XS_NSEC_PER_SEC)
+/*
+ * While submitters keep launching directly, an idle worker naps instead of
+ * sleeping: it looks at the queue every XQ_NAP_NS on its own, so a direct
+ * launch need not wake it (a wakeup is a system call on the submitting
+ * thread, more than the launch itself on a fast driver). It naps for
+ * XQ_NAP_LINGER_NS after the last direct launch, then sleeps until woken.
+ */
+#define XQ_NAP_NS (250 * XS_NSEC_PER_USEC)
+#define XQ_NAP_LINGER_NS (2 * XS_NSEC_PER_MSEC)
 /* Sleep overshoot to allow for when waking up just before a completion;
  * the sleeping thread's timer slack is lowered for that sleep. */
 #define XQ_PROMPT_MARGIN_NS (100 * XS_NSEC_PER_USEC)
@@ -573,16 +582,22 @@ static void *xq_worker_main(void *arg)
 		if (q->pending.n && xq_may_launch(q) && !q->completers && !q->blocked_on)
 			continue;
 		{
-			struct timespec ts = xs_ns_to_timespec(xs_now_ns() +
-				(q->blocked_on ? XQ_GATE_POLL_NS : XQ_WORKER_IDLE_NS));
+			uint64_t now = xs_now_ns();
+			bool nap = !q->blocked_on && !q->stopping &&
+				   now - q->last_direct_ns < XQ_NAP_LINGER_NS;
+			struct timespec ts = xs_ns_to_timespec(now +
+				(q->blocked_on ? XQ_GATE_POLL_NS :
+				 nap ? XQ_NAP_NS : XQ_WORKER_IDLE_NS));
 			int rc;
 
 			if (q->worker_quit && xq_worker_unneeded(q))
 				break;
 			q->worker_idle = true;
+			q->worker_napping = nap;
 			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
 			q->worker_idle = false;
-			if ((rc == ETIMEDOUT || q->worker_quit) && xq_worker_unneeded(q))
+			q->worker_napping = false;
+			if ((q->worker_quit || (rc == ETIMEDOUT && !nap)) && xq_worker_unneeded(q))
 				break;
 		}
 	}
@@ -680,8 +695,10 @@ int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
 	    xq_gate_open(q, cmd)) {
 		xq_launch_one(q, cmd);
 		q->st.direct_launches++;
+		q->last_direct_ns = cmd->xq_launch_ns;
 		xq_retire_local(q);
-		if (q->inflight.n && (!q->worker_running || q->worker_idle))
+		if (q->inflight.n &&
+		    (!q->worker_running || (q->worker_idle && !q->worker_napping)))
 			xq_worker_kick(q);
 	} else {
 		if (cmd->ops->deferred)

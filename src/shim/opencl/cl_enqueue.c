@@ -29,7 +29,7 @@
 #include <string.h>
 
 enum cl_op {
-	OP_NDRANGE, OP_READ, OP_WRITE, OP_COPY, OP_READ_RECT, OP_WRITE_RECT, OP_COPY_RECT,
+	OP_NDRANGE, OP_TASK, OP_READ, OP_WRITE, OP_COPY, OP_READ_RECT, OP_WRITE_RECT, OP_COPY_RECT,
 	OP_FILL, OP_READ_IMAGE, OP_WRITE_IMAGE, OP_COPY_IMAGE, OP_FILL_IMAGE,
 	OP_IMAGE_TO_BUFFER, OP_BUFFER_TO_IMAGE, OP_UNMAP, OP_MARKER, OP_BARRIER,
 	OP_SVM_MEMCPY, OP_SVM_FILL, OP_SVM_UNMAP,
@@ -147,6 +147,8 @@ static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
 		return cl->clEnqueueNDRangeKernel(cq, k->clone ? k->clone : k->kernel, k->dim,
 						  k->has_offset ? k->goff : NULL, k->gsize,
 						  k->has_local ? k->lsize : NULL, n, w, ev);
+	case OP_TASK:
+		return cl->clEnqueueTask(cq, k->clone ? k->clone : k->kernel, n, w, ev);
 	case OP_READ:
 		return cl->clEnqueueReadBuffer(cq, k->mem[0], CL_FALSE, k->off[0], k->size,
 					       k->ptr, n, w, ev);
@@ -266,6 +268,7 @@ static void clc_deferred(struct xal_cl_cmd *c)
 
 	switch (k->op) {
 	case OP_NDRANGE:
+	case OP_TASK:
 		/* A clone copies the arguments set so far: the application may
 		 * set others for its next enqueue at once. */
 		if (cl_real.clCloneKernel)
@@ -472,22 +475,15 @@ XS_CL_HOOK cl_int clEnqueueNDRangeKernel(cl_command_queue cq, cl_kernel kernel, 
 XS_CL_HOOK cl_int clEnqueueTask(cl_command_queue cq, cl_kernel kernel, cl_uint nwait,
 				const cl_event *wait, cl_event *event)
 {
-	static const size_t one = 1;
 	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
-	cl_int rc;
 
 	if (!q || !kernel)
 		return CLC_REAL(clEnqueueTask(cq, kernel, nwait, wait, event));
-	CLC_NEW_OR_FAIL(k, q, OP_NDRANGE, CL_COMMAND_TASK, XAL_CMD_KERNEL,
+	CLC_NEW_OR_FAIL(k, q, OP_TASK, CL_COMMAND_TASK, XAL_CMD_KERNEL,
 			(uint64_t)(uintptr_t)kernel);
 	k->kernel = kernel;
-	k->dim = 1;
-	k->gsize[0] = one;
-	k->lsize[0] = one;
-	k->has_local = true;
-	rc = clc_submit(k, nwait, wait, event, CL_FALSE);
-	return rc;
+	return clc_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 /* --- buffers ---------------------------------------------------------------------- */

@@ -339,6 +339,7 @@ XS_CL_HOOK cl_int clGetEventInfo(cl_event ev, cl_event_info param, size_t size, 
 				 size_t *ret)
 {
 	struct cl_proxy *p = cl_proxy_get(ev);
+	cl_command_type type;
 	cl_int rc, st;
 	cl_uint refs;
 
@@ -350,7 +351,14 @@ XS_CL_HOOK cl_int clGetEventInfo(cl_event ev, cl_event_info param, size_t size, 
 		rc = clp_answer(size, value, ret, &p->q->queue, sizeof(p->q->queue));
 		break;
 	case CL_EVENT_COMMAND_TYPE:
-		rc = clp_answer(size, value, ret, &p->type, sizeof(p->type));
+		/* Once launched, the driver's word (drivers differ, e.g. on
+		 * what a task is); before, the type the call stands for. */
+		pthread_mutex_lock(&p->lock);
+		if (p->state != CLP_LAUNCHED ||
+		    cl_real.clGetEventInfo(p->real, param, sizeof(type), &type, NULL))
+			type = p->type;
+		pthread_mutex_unlock(&p->lock);
+		rc = clp_answer(size, value, ret, &type, sizeof(type));
 		break;
 	case CL_EVENT_REFERENCE_COUNT:
 		refs = (cl_uint)atomic_load(&p->app_refs);
