@@ -69,6 +69,9 @@
 	X(clCreateUserEvent)                                                       \
 	X(clSetUserEventStatus)                                                    \
 	X(clCloneKernel)                                                           \
+	X(clSetKernelArg)                                                          \
+	X(clSetKernelArgSVMPointer)                                                \
+	X(clGetKernelWorkGroupInfo)                                                \
 	X(clReleaseKernel)                                                         \
 	X(clReleaseMemObject)                                                      \
 	X(clReleaseSampler)                                                        \

@@ -69,18 +69,22 @@ static bool cu_find(char *out, size_t len)
 
 static void cu_load_once(void)
 {
+	void *handle;
+
 	cu_enter_driver();
 	cu_self = xs_lib_self((const void *)cu_load_once);
 	if (!cu_find(cu_path, sizeof(cu_path))) {
 		cu_path[0] = '\0';
 		goto out;
 	}
-	cu_handle = xs_dl_open(cu_path, RTLD_NOW | RTLD_LOCAL);
-	if (!cu_handle) {
+	handle = xs_dl_open(cu_path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
 		cu_path[0] = '\0';
 		goto out;
 	}
-#define XS_CU_RESOLVE(name, params) cu_real.name = (__typeof__(&name))cu_dlsym(cu_handle, #name);
+	/* Read, uninstrumented, by the dlsym hook. */
+	__atomic_store_n(&cu_handle, handle, __ATOMIC_RELAXED);
+#define XS_CU_RESOLVE(name, params) cu_real.name = (__typeof__(&name))cu_dlsym(handle, #name);
 	XS_CU_FUNCTIONS(XS_CU_RESOLVE)
 #undef XS_CU_RESOLVE
 	cu_load_rc = 0;
@@ -212,7 +216,11 @@ static void *cu_dlopen_driver(const char *name, int flags)
 XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
 {
 	xs_dl_init();
-	if (!name || name[0] != 'c' || name[1] != 'u' || !handle)
+	/* Only lookups in the real driver's handle concern us; decided here,
+	 * uninstrumented (a sanitizer looks up names such as "cuserid" with
+	 * RTLD_NEXT while it initialises). */
+	if (!name || name[0] != 'c' || name[1] != 'u' || !handle ||
+	    handle != __atomic_load_n(&cu_handle, __ATOMIC_RELAXED))
 		return NULL;
 	return cu_dlsym_driver(handle, name);
 }

@@ -48,6 +48,7 @@ struct cl_cmd {
 	struct cl_proxy **wproxy;       /* the proxies among them, else NULL */
 	_Atomic uintptr_t link;         /* 0, CLC_LAUNCHED or the proxy */
 	cl_int reject;                  /* refused when deferred */
+	bool deferred;                  /* buffered at the enqueue */
 	/* the call's arguments */
 	cl_kernel kernel, clone;
 	cl_uint dim;
@@ -66,6 +67,58 @@ struct cl_cmd {
 static struct cl_cmd *to_k(struct xal_cl_cmd *c)
 {
 	return (struct cl_cmd *)c;
+}
+
+/* --- mapped pointers ------------------------------------------------------------------ */
+
+/*
+ * Mappings the application holds (maps go to the driver at once), so that
+ * a buffered unmap of a pointer that is not mapped fails at the call with
+ * CL_INVALID_VALUE, as the driver's would.
+ */
+struct clc_map {
+	struct clc_map *next;
+	cl_mem mem;
+	void *ptr;
+	unsigned count;
+};
+
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct clc_map *map_head;
+
+static void clc_map_note(cl_mem mem, void *ptr)
+{
+	struct clc_map *m;
+
+	pthread_mutex_lock(&map_lock);
+	for (m = map_head; m && (m->mem != mem || m->ptr != ptr); m = m->next)
+		;
+	if (!m && (m = calloc(1, sizeof(*m)))) {
+		m->mem = mem;
+		m->ptr = ptr;
+		m->next = map_head;
+		map_head = m;
+	}
+	if (m)
+		m->count++;
+	pthread_mutex_unlock(&map_lock);
+}
+
+/* Whether @ptr is mapped from @mem; @take: one mapping fewer. */
+static bool clc_map_find(cl_mem mem, void *ptr, bool take)
+{
+	struct clc_map **pp, *m;
+
+	pthread_mutex_lock(&map_lock);
+	for (pp = &map_head; *pp && ((*pp)->mem != mem || (*pp)->ptr != ptr); pp = &(*pp)->next)
+		;
+	m = *pp;
+	if (m && take && !--m->count) {
+		*pp = m->next;
+		free(m);
+	}
+	pthread_mutex_unlock(&map_lock);
+	return m != NULL;
 }
 
 /* --- wait lists -------------------------------------------------------------- */
@@ -223,9 +276,24 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 	for (cl_uint i = 0; i < k->nwait; i++) {
 		bool failed;
 		cl_event real = k->wproxy[i] ? cl_proxy_real(k->wproxy[i], &failed) : NULL;
+		cl_int st = CL_COMPLETE;
 
 		/* A failed or unlaunched proxy stays the user event it is. */
 		w[i] = real ? real : k->wait[i];
+		/*
+		 * An event that failed before the command reaches the driver
+		 * fails the command here: a driver may never complete a
+		 * command enqueued behind an event that already failed
+		 * (PoCL 3.1 does not), where it fails it if the event fails
+		 * later, as it would have natively.
+		 */
+		if (k->deferred &&
+		    cl_real.clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
+					   &st, NULL) == CL_SUCCESS && st < 0) {
+			if (w != small)
+				free(w);
+			return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+		}
 	}
 	rc = clc_issue_op(k, cq, k->nwait, k->nwait ? w : NULL, ev);
 	if (w != small)
@@ -233,10 +301,33 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 	return rc;
 }
 
+/*
+ * What the driver calls a task's command (drivers differ: PoCL says
+ * NDRange), learned from the first task launched, for proxies of tasks
+ * not launched yet; CL_COMMAND_TASK until then.
+ */
+static _Atomic cl_command_type clc_task_type = CL_COMMAND_TASK;
+static _Atomic bool clc_task_learned;
+
+static void clc_learn_task_type(cl_event ev)
+{
+	cl_command_type type;
+
+	if (!atomic_load_explicit(&clc_task_learned, memory_order_relaxed) &&
+	    cl_real.clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof(type), &type, NULL) ==
+		    CL_SUCCESS) {
+		atomic_store(&clc_task_type, type);
+		atomic_store(&clc_task_learned, true);
+	}
+}
+
 static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 {
 	struct cl_cmd *k = to_k(c);
 	uintptr_t old = atomic_exchange(&k->link, CLC_LAUNCHED);
+
+	if (k->op == OP_TASK && ev)
+		clc_learn_task_type(ev);
 
 	if (old && old != CLC_LAUNCHED)
 		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc);
@@ -261,11 +352,36 @@ static cl_int clc_check_mem(cl_mem m, size_t off, size_t size)
 	return off > total || size > total - off ? CL_INVALID_VALUE : CL_SUCCESS;
 }
 
+/* Work-group sizes as the driver checks them at the enqueue. */
+static cl_int clc_check_groups(struct cl_cmd *k)
+{
+	struct cl_q *q = k->q;
+	size_t total = 1, most = 0;
+
+	if (!k->has_local)
+		return CL_SUCCESS;
+	for (cl_uint d = 0; d < k->dim; d++) {
+		if (!k->lsize[d])
+			return CL_INVALID_WORK_GROUP_SIZE;
+		if (k->lsize[d] > q->max_items[d])
+			return CL_INVALID_WORK_ITEM_SIZE;
+		if (!q->nonuniform && k->gsize[d] % k->lsize[d])
+			return CL_INVALID_WORK_GROUP_SIZE;
+		total *= k->lsize[d];
+	}
+	if (cl_real.clGetKernelWorkGroupInfo(k->kernel, q->dev, CL_KERNEL_WORK_GROUP_SIZE,
+					     sizeof(most), &most, NULL) == CL_SUCCESS &&
+	    total > most)
+		return CL_INVALID_WORK_GROUP_SIZE;
+	return CL_SUCCESS;
+}
+
 static void clc_deferred(struct xal_cl_cmd *c)
 {
 	struct cl_cmd *k = to_k(c);
 	cl_int rc = CL_SUCCESS;
 
+	k->deferred = true;
 	switch (k->op) {
 	case OP_NDRANGE:
 	case OP_TASK:
@@ -273,6 +389,10 @@ static void clc_deferred(struct xal_cl_cmd *c)
 		 * set others for its next enqueue at once. */
 		if (cl_real.clCloneKernel)
 			k->clone = cl_real.clCloneKernel(k->kernel, &rc);
+		if (rc == CL_SUCCESS)
+			rc = cl_kernel_prepare(k->kernel, k->clone);
+		if (rc == CL_SUCCESS && k->op == OP_NDRANGE)
+			rc = clc_check_groups(k);
 		break;
 	case OP_READ:
 	case OP_WRITE:
@@ -287,6 +407,9 @@ static void clc_deferred(struct xal_cl_cmd *c)
 		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
 		if (!rc)
 			rc = clc_check_mem(k->mem[1], k->off[1], k->size);
+		if (!rc && k->mem[0] == k->mem[1] && k->off[0] < k->off[1] + k->size &&
+		    k->off[1] < k->off[0] + k->size)
+			rc = CL_MEM_COPY_OVERLAP;
 		break;
 	case OP_COPY_RECT:
 	case OP_COPY_IMAGE:
@@ -302,6 +425,8 @@ static void clc_deferred(struct xal_cl_cmd *c)
 	case OP_UNMAP:
 		if (!rc)
 			rc = clc_check_mem(k->mem[0], 0, SIZE_MAX);
+		if (!rc && k->op == OP_UNMAP && !clc_map_find(k->mem[0], k->ptr, false))
+			rc = CL_INVALID_VALUE;
 		break;
 	default:
 		break;
@@ -401,7 +526,7 @@ static cl_int clc_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait,
 	}
 	if (!event)
 		goto out;
-	p = cl_proxy_new(q, k->type);
+	p = cl_proxy_new(q, k->op == OP_TASK ? atomic_load(&clc_task_type) : k->type);
 	if (p && atomic_compare_exchange_strong(&k->link, &none, (uintptr_t)p)) {
 		atomic_fetch_add_explicit(&cl_stat_proxies, 1, memory_order_relaxed);
 		*event = cl_proxy_event(p);
@@ -759,13 +884,17 @@ XS_CL_HOOK cl_int clEnqueueUnmapMemObject(cl_command_queue cq, cl_mem mem, void 
 {
 	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
+	cl_int rc;
 
 	if (!q || !ptr)
 		return CLC_REAL(clEnqueueUnmapMemObject(cq, mem, ptr, nwait, wait, event));
 	CLC_NEW_OR_FAIL(k, q, OP_UNMAP, CL_COMMAND_UNMAP_MEM_OBJECT, XAL_CMD_OTHER, 0);
 	k->mem[0] = mem;
 	k->ptr = ptr;
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	rc = clc_submit(k, nwait, wait, event, CL_FALSE);
+	if (rc == CL_SUCCESS)
+		clc_map_find(mem, ptr, true);
+	return rc;
 }
 
 static cl_int clc_sync_cmd(struct cl_q *q, enum cl_op op, cl_command_type type,
@@ -891,14 +1020,19 @@ XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blo
 				    cl_map_flags flags, size_t off, size_t size, cl_uint nwait,
 				    const cl_event *wait, cl_event *event, cl_int *err)
 {
+	void *p;
+
 	if (cl_load() < 0) {
 		if (err)
 			*err = CL_INVALID_COMMAND_QUEUE;
 		return NULL;
 	}
 	clc_drain(cq);
-	return cl_real.clEnqueueMapBuffer(cq, buf, blocking, flags, off, size, nwait, wait,
-					  event, err);
+	p = cl_real.clEnqueueMapBuffer(cq, buf, blocking, flags, off, size, nwait, wait, event,
+				       err);
+	if (p && clc_queue(cq))
+		clc_map_note(buf, p);
+	return p;
 }
 
 XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool blocking,
@@ -907,14 +1041,19 @@ XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool bl
 				   cl_uint nwait, const cl_event *wait, cl_event *event,
 				   cl_int *err)
 {
+	void *p;
+
 	if (cl_load() < 0) {
 		if (err)
 			*err = CL_INVALID_COMMAND_QUEUE;
 		return NULL;
 	}
 	clc_drain(cq);
-	return cl_real.clEnqueueMapImage(cq, image, blocking, flags, origin, region, row, slice,
-					 nwait, wait, event, err);
+	p = cl_real.clEnqueueMapImage(cq, image, blocking, flags, origin, region, row, slice,
+				      nwait, wait, event, err);
+	if (p && clc_queue(cq))
+		clc_map_note(image, p);
+	return p;
 }
 
 XS_CL_HOOK cl_int clEnqueueSVMMap(cl_command_queue cq, cl_bool blocking, cl_map_flags flags,

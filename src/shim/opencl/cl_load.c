@@ -46,14 +46,17 @@ static cl_int cl_missing(void)
 
 static void cl_load_once(void)
 {
+	void *handle;
+
 	cl_self = xs_lib_self((const void *)cl_load_once);
 	if (!xs_lib_find("libOpenCL.so.1", "XSCHED_OPENCL_LIB", NULL,
 			 (const void *)cl_load_once, cl_path, sizeof(cl_path)))
 		goto fail;
-	cl_handle = xs_dl_open(cl_path, RTLD_NOW | RTLD_LOCAL);
-	if (!cl_handle)
+	handle = xs_dl_open(cl_path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle)
 		goto fail;
-#define XS_CL_RESOLVE(name) cl_real.name = (__typeof__(&name))xs_dl_sym(cl_handle, #name);
+	__atomic_store_n(&cl_handle, handle, __ATOMIC_RELAXED);
+#define XS_CL_RESOLVE(name) cl_real.name = (__typeof__(&name))xs_dl_sym(handle, #name);
 	XS_CL_FUNCTIONS(XS_CL_RESOLVE)
 #undef XS_CL_RESOLVE
 	cl_load_rc = 0;
@@ -154,7 +157,11 @@ static void *cl_dlopen_loader(const char *name)
 XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
 {
 	xs_dl_init();
-	if (!name || name[0] != 'c' || name[1] != 'l' || !handle)
+	/* Only lookups in the real loader's handle concern us; decided here,
+	 * uninstrumented (a sanitizer looks up names such as "clock_getres"
+	 * with RTLD_NEXT while it initialises). */
+	if (!name || name[0] != 'c' || name[1] != 'l' || !handle ||
+	    handle != __atomic_load_n(&cl_handle, __ATOMIC_RELAXED))
 		return NULL;
 	return cl_dlsym_loader(handle, name);
 }

@@ -101,6 +101,23 @@ static void clq_device_name(cl_device_id dev, char *out, size_t len)
 	snprintf(out, len, "cl:%s", name);
 }
 
+/* What the shim checks of a buffered launch before the driver sees it. */
+static void clq_device_limits(struct cl_q *q)
+{
+	cl_bool nonuniform = CL_FALSE;
+	size_t items[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
+
+	if (cl_real.clGetDeviceInfo(q->dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(items), items,
+				    NULL) != CL_SUCCESS)
+		items[0] = items[1] = items[2] = SIZE_MAX;
+	memcpy(q->max_items, items, sizeof(items));
+	/* Unknown before OpenCL 2.0: then work-groups must be even. */
+	if (cl_real.clGetDeviceInfo(q->dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
+				    sizeof(nonuniform), &nonuniform, NULL) != CL_SUCCESS)
+		nonuniform = CL_FALSE;
+	q->nonuniform = nonuniform;
+}
+
 /* Starts scheduling the application's new @queue. Failure: pass-through. */
 static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		      cl_command_queue_properties props)
@@ -115,7 +132,9 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		return;
 	q->queue = queue;
 	q->ctx = ctx;
+	q->dev = dev;
 	q->ooo = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+	clq_device_limits(q);
 	clq_device_name(dev, device, sizeof(device));
 	if (xal_cl_hwq_create(&cl_real, queue, q->ooo, device, &q->hwq) < 0) {
 		free(q);

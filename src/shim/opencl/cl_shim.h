@@ -47,7 +47,10 @@ struct cl_q {
 	struct cl_q *next;              /* hash chain */
 	cl_command_queue queue;
 	cl_context ctx;
+	cl_device_id dev;
 	bool ooo;
+	bool nonuniform;                /* the device takes uneven work-groups */
+	size_t max_items[3];            /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
 	struct xq *xq;
 	struct xal_hwq *hwq;
 };
@@ -91,6 +94,15 @@ struct cl_q *cl_proxy_queue(struct cl_proxy *p);
  * call application callbacks runs later, on another thread.
  */
 void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc);
+
+/* --- kernels (cl_kernel.c) --------------------------------------------------- */
+
+/*
+ * For a buffered launch of @k: CL_INVALID_KERNEL_ARGS if an argument was
+ * never set (as the driver would answer at the enqueue), else sets the
+ * local-memory arguments again on @clone (may be NULL) and CL_SUCCESS.
+ */
+cl_int cl_kernel_prepare(cl_kernel k, cl_kernel clone);
 
 /* --- enqueue (cl_enqueue.c) -------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * copies, synchronous and asynchronous, and the 8- and 32-bit memsets,
  * with their per-thread-stream variants.
  *
- * Design: every copy becomes one region operation (struct sc_region) on a
+ * Design: every copy becomes one region operation (struct sf_region) on a
  * stream. Synchronous calls run on the legacy stream (the per-thread one
  * for _ptds) and wait for their command, so they are ordered with all the
  * implicit synchronisation of that stream. Asynchronous calls follow the
@@ -27,7 +27,7 @@
 enum { SC_ANY = 0, SC_REG = 1 };
 
 /* Packs @r's source into a contiguous buffer the copy then reads. */
-static int sc_stage(struct sc_region *r, void **staging)
+static int sc_stage(struct sf_region *r, void **staging)
 {
 	size_t row = r->width, plane = row * r->height, z, y;
 	uint8_t *b = malloc(plane * r->depth);
@@ -50,13 +50,13 @@ static int sc_stage(struct sc_region *r, void **staging)
  * call); @src_pageable / @dst_pageable select the pageable-memory
  * semantics of asynchronous calls.
  */
-static int sc_copy_submit(CUstream h, bool pt, struct sc_region *r, bool src_pageable,
+static int sc_copy_submit(CUstream h, bool pt, struct sf_region *r, bool src_pageable,
 			  bool dst_pageable, bool sync)
 {
 	struct sc_op op = { .kind = SC_OP_COPY };
 	struct CUstream_st *s;
 	struct CUctx_st *ctx;
-	struct sc_hwq *q;
+	struct sf_hwq *q;
 	uint64_t seq = 0;
 	int rc = sc_stream_acquire(h, pt, &s);
 
@@ -80,7 +80,7 @@ static int sc_copy_submit(CUstream h, bool pt, struct sc_region *r, bool src_pag
 	ctx = s->ctx;
 	sc_stream_release(s);
 	if (rc == 0 && seq && (sync || dst_pageable)) {
-		sc_hwq_wait(q, seq);
+		sf_hwq_wait(q, seq);
 		rc = atomic_load(&ctx->sticky);
 	}
 	return rc;
@@ -89,20 +89,20 @@ static int sc_copy_submit(CUstream h, bool pt, struct sc_region *r, bool src_pag
 /* Checks one side of a copy: 0 or -EINVAL; *@pageable set. */
 static int sc_side(const void *p, size_t n, int need, bool *pageable)
 {
-	enum sc_mem_kind kind;
+	enum sf_mem_kind kind;
 
-	if (sc_mem_classify(p, n, &kind) < 0)
+	if (sf_mem_classify(p, n, &kind) < 0)
 		return -EINVAL;
-	if (need == SC_REG && kind == SC_MEM_PAGEABLE)
+	if (need == SC_REG && kind == SF_MEM_PAGEABLE)
 		return -EINVAL;
-	*pageable = kind == SC_MEM_PAGEABLE;
+	*pageable = kind == SF_MEM_PAGEABLE;
 	return 0;
 }
 
 static CUresult sc_copy1d(void *dst, const void *src, size_t n, int dst_need, int src_need,
 			  CUstream h, bool pt, bool sync)
 {
-	struct sc_region r = { .dst = dst, .src = src, .dpitch = n, .spitch = n,
+	struct sf_region r = { .dst = dst, .src = src, .dpitch = n, .spitch = n,
 			       .dslice = n, .sslice = n, .width = n, .height = 1, .depth = 1 };
 	bool dpage = false, spage = false;
 	int rc = sc_ready();
@@ -264,7 +264,7 @@ static int sc_side3d(const struct sc_side3d *sd, size_t width, size_t height, si
 static CUresult sc_copy3d(const struct sc_side3d *src, const struct sc_side3d *dst,
 			  size_t width, size_t height, size_t depth, CUstream h, bool pt, bool sync)
 {
-	struct sc_region r = { .width = width, .height = height, .depth = depth };
+	struct sf_region r = { .width = width, .height = height, .depth = depth };
 	bool spage = false, dpage = false;
 	uint8_t *s;
 	int rc = sc_ready();
@@ -354,7 +354,7 @@ static CUresult sc_memset(CUdeviceptr dptr, uint32_t value, uint32_t elem, size_
 	struct sc_op op = { .kind = SC_OP_MEMSET };
 	struct CUstream_st *s;
 	struct CUctx_st *ctx;
-	struct sc_hwq *q;
+	struct sf_hwq *q;
 	bool page;
 	uint64_t seq = 0;
 	int rc = sc_ready();
@@ -381,7 +381,7 @@ static CUresult sc_memset(CUdeviceptr dptr, uint32_t value, uint32_t elem, size_
 	ctx = s->ctx;
 	sc_stream_release(s);
 	if (rc == 0 && sync && seq) {
-		sc_hwq_wait(q, seq);
+		sf_hwq_wait(q, seq);
 		rc = atomic_load(&ctx->sticky);
 	}
 	return sc_result(rc);

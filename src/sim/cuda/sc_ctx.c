@@ -74,18 +74,18 @@ void sc_ctx_fault(struct CUctx_st *ctx, int err)
  */
 int sc_ctx_sync(struct CUctx_st *ctx)
 {
-	struct sc_waitset w = { 0 };
+	struct sf_waitset w = { 0 };
 	struct CUstream_st *s;
 	int rc = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->legacy)
-		rc = sc_waitset_add(&w, ctx->legacy->q, ctx->legacy->last);
+		rc = sf_waitset_add(&w, ctx->legacy->q, ctx->legacy->last);
 	for (s = ctx->streams; s && rc == 0; s = s->next)
-		rc = sc_waitset_add(&w, s->q, s->last);
+		rc = sf_waitset_add(&w, s->q, s->last);
 	pthread_mutex_unlock(&ctx->lock);
-	sc_waitset_wait(&w);
-	sc_waitset_fini(&w);
+	sf_waitset_wait(&w);
+	sf_waitset_fini(&w);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&ctx->lock);
@@ -112,7 +112,7 @@ static void sc_ctx_teardown(struct CUctx_st *ctx)
 	while ((n = sc_handle_drain(ctx, SC_H_EXEC, h, 64)) > 0)
 		for (i = 0; i < n; i++)
 			sc_exec_free(h[i]);
-	sc_mem_drain(ctx);
+	sf_mem_drain(ctx);
 	atomic_store(&ctx->sticky, 0);
 }
 

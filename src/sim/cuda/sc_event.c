@@ -3,7 +3,7 @@
  * elapsed time, and cuStreamWaitEvent.
  *
  * Design: recording launches an EVENT command, which stamps the device
- * time into a slot of its queue's timestamp ring (sc_queue.c); the event
+ * time into a slot of its queue's timestamp ring (sf_hwq.c); the event
  * only remembers the queue, the command's sequence number and the slot of
  * its last record, so an event can be re-recorded, destroyed or waited on
  * while older records are still pending without the device ever writing
@@ -12,7 +12,7 @@
  * belonging to the capture, and a stream that waits for such an event
  * joins the capture (fork/join capture; see sc_capture.c).
  *
- * Limit: a timestamp stays in its ring until SC_STAMPS later records on
+ * Limit: a timestamp stays in its ring until SF_STAMPS later records on
  * the same queue (cuEventElapsedTime copies it into the event on first
  * use); asked later than that, the elapsed time is CUDA_ERROR_UNKNOWN.
  */
@@ -23,7 +23,7 @@
 
 /* What an event's last record was, read under its context's lock. */
 struct sc_evsnap {
-	struct sc_hwq *q;
+	struct sf_hwq *q;
 	uint64_t seq;
 	uint32_t slot;
 	bool have_ts;
@@ -100,12 +100,12 @@ static CUresult sc_event_record(CUevent ev, CUstream h, unsigned int flags, bool
 		uint64_t expect = s->q->launched + 1;
 
 		if (!(ev->flags & CU_EVENT_DISABLE_TIMING))
-			cmd.timestamp = sc_hwq_stamp(s->q, expect, &slot);
+			cmd.timestamp = sf_hwq_stamp(s->q, expect, &slot);
 		rc = sc_stream_launch(s, &cmd, &seq);
 		if (rc == 0) {
 			ev->q = s->q;
 			ev->seq = seq;
-			ev->slot = seq == expect ? slot : SC_STAMPS;
+			ev->slot = seq == expect ? slot : SF_STAMPS;
 			ev->have_ts = false;
 			ev->cap_id = 0;
 		}
@@ -174,7 +174,7 @@ SC_EXPORT CUresult cuEventQuery(CUevent hEvent)
 	if (!e.q)
 		return CUDA_SUCCESS;
 	rc = atomic_load(&hEvent->ctx->sticky);
-	if (rc == 0 && !sc_hwq_done(e.q, e.seq))
+	if (rc == 0 && !sf_hwq_done(e.q, e.seq))
 		rc = -EBUSY;
 	return sc_result(rc);
 }
@@ -188,7 +188,7 @@ SC_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 		return sc_result(rc);
 	if (!e.q)
 		return CUDA_SUCCESS;
-	sc_hwq_wait(e.q, e.seq);
+	sf_hwq_wait(e.q, e.seq);
 	return sc_result(atomic_load(&hEvent->ctx->sticky));
 }
 
@@ -201,9 +201,9 @@ static int sc_event_time(CUevent ev, const struct sc_evsnap *e, uint64_t *ns)
 		*ns = e->ts;
 		return 0;
 	}
-	if (e->slot >= SC_STAMPS)
+	if (e->slot >= SF_STAMPS)
 		return -EOVERFLOW;
-	rc = sc_hwq_stamp_read(e->q, e->slot, e->seq, ns);
+	rc = sf_hwq_stamp_read(e->q, e->slot, e->seq, ns);
 	if (rc < 0)
 		return -EOVERFLOW;
 	pthread_mutex_lock(&ev->ctx->lock);
@@ -232,7 +232,7 @@ static CUresult sc_elapsed(float *ms, CUevent start, CUevent end)
 		return sc_result(rc);
 	if (!a.q || !b.q || ((a.flags | b.flags) & CU_EVENT_DISABLE_TIMING))
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!sc_hwq_done(a.q, a.seq) || !sc_hwq_done(b.q, b.seq))
+	if (!sf_hwq_done(a.q, a.seq) || !sf_hwq_done(b.q, b.seq))
 		return CUDA_ERROR_NOT_READY;
 	rc = sc_event_time(start, &a, &ta);
 	if (rc == 0)
@@ -265,7 +265,7 @@ static int sc_wait_event(struct CUstream_st *s, CUevent ev, const struct sc_evsn
 {
 	struct sim_cmd cmd = { .kind = SIM_CMD_WAIT };
 	struct sc_capture *cap = NULL;
-	struct sc_hwq *q = other ? other->q : ev->q;
+	struct sf_hwq *q = other ? other->q : ev->q;
 	uint64_t seq = other ? other->seq : ev->seq;
 	int rc;
 

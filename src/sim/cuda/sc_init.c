@@ -130,7 +130,7 @@ SC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	rc = sc_dev_check(dev);
 	if (rc < 0)
 		return sc_result(rc);
-	*bytes = (size_t)SC_DEVICE_MEM;
+	*bytes = (size_t)SF_DEVICE_MEM;
 	return CUDA_SUCCESS;
 }
 

@@ -31,6 +31,7 @@
 #define XS_SC_INTERNAL_H
 
 #include "cuda/cu_api.h"
+#include "sim/front/sf.h"
 #include "sim/sim.h"
 
 #include <pthread.h>
@@ -50,12 +51,8 @@ XS_CU_PTSZ(SC_VISIBLE_PTSZ)
 
 #define SC_DRIVER_VERSION 13000
 #define SC_DEVICE_NAME "xsched simulated XPU"
-#define SC_DEVICE_MEM (16ull << 30)   /* modelled device memory */
-#define SC_ALIGN 256u                 /* device allocation alignment */
 #define SC_PRIO_LEAST 0
 #define SC_PRIO_GREATEST (-5)
-#define SC_STAMPS 2048u               /* event timestamps kept per queue */
-#define SC_PARAM_MAX 64u              /* kernel parameter bytes */
 
 /* ---- driver (sc_init.c) ---- */
 
@@ -92,63 +89,11 @@ bool sc_handle_valid(const void *h, enum sc_htype type);
 bool sc_handle_del(const void *h, enum sc_htype type);
 size_t sc_handle_drain(struct CUctx_st *owner, enum sc_htype type, void **out, size_t cap);
 
-/* ---- hardware queues (sc_queue.c) ---- */
-
-struct sc_stamp {
-	uint64_t seq;                 /* record this slot belongs to (sc_stamp_lock) */
-	uint64_t ns;                  /* written by the device's EVENT command */
-};
-
 /*
- * A hardware queue of the device, recycled through a pool and never freed:
- * events and WAIT commands may name it after its stream is gone.
+ * Hardware queues (a pool recycled for the life of the process), wait
+ * sets, built-in kernels, the memory registry and copies' data part are
+ * shared with the other simulated drivers: src/sim/front/sf.h.
  */
-struct sc_hwq {
-	struct sim_hwq *hq;
-	uint32_t index;               /* sim_hwq_index() */
-	uint64_t launched;            /* last seq; by its current user, under that user's lock */
-	uint32_t stamp_next;          /* same */
-	struct sc_hwq *next;          /* pool link */
-	struct sc_stamp stamps[SC_STAMPS];
-};
-
-int sc_hwq_get(struct sc_hwq **out);
-void sc_hwq_put(struct sc_hwq *q);
-int sc_hwq_launch(struct sc_hwq *q, const struct sim_cmd *cmd, uint64_t *seq);
-bool sc_hwq_done(struct sc_hwq *q, uint64_t seq);
-void sc_hwq_wait(struct sc_hwq *q, uint64_t seq);
-uint64_t *sc_hwq_stamp(struct sc_hwq *q, uint64_t seq, uint32_t *slot);
-int sc_hwq_stamp_read(struct sc_hwq *q, uint32_t slot, uint64_t seq, uint64_t *ns);
-
-/* A set of (queue, seq) to wait for outside the context lock. */
-struct sc_waitset {
-	size_t n, cap;
-	struct sc_wait {
-		struct sc_hwq *q;
-		uint64_t seq;
-	} *v;
-};
-
-int sc_waitset_add(struct sc_waitset *w, struct sc_hwq *q, uint64_t seq);
-void sc_waitset_wait(struct sc_waitset *w);
-bool sc_waitset_done(const struct sc_waitset *w);
-void sc_waitset_fini(struct sc_waitset *w);
-
-/* ---- kernels (sc_kernels.c) ---- */
-
-struct sc_kernel_def {
-	const char *name;
-	unsigned nparams;
-	uint16_t offset[4], size[4];
-	size_t params_size;
-	/* On the executor thread: 0, -EFAULT (bad address) or -EIO (fault). */
-	int (*run)(const uint8_t *params);
-	uint64_t (*duration)(const uint8_t *params);
-};
-
-extern const struct sc_kernel_def sc_kernels[];
-extern const size_t sc_nkernels;
-const struct sc_kernel_def *sc_kernel_find(const char *name);
 
 /* ---- operations (sc_submit.c) ---- */
 
@@ -157,25 +102,16 @@ enum sc_op_kind {
 	SC_OP_WRITE32, SC_OP_WAIT32, SC_OP_FREE,
 };
 
-/* A copy of depth slices of height rows of width bytes. */
-struct sc_region {
-	uint8_t *dst;
-	const uint8_t *src;
-	size_t dpitch, dslice, spitch, sslice;
-	size_t width, height, depth;
-	bool dst_reg, src_reg;        /* registered memory, checked when it runs */
-};
-
 /* One unit of stream work, by value: recorded by capture, run by a queue. */
 struct sc_op {
 	uint32_t kind;
 	union {
 		struct {
-			const struct sc_kernel_def *def;
-			uint8_t params[SC_PARAM_MAX];
+			const struct sf_kernel_def *def;
+			uint8_t params[SF_PARAM_MAX];
 		} kernel;
 		struct {
-			struct sc_region r;
+			struct sf_region r;
 			void *staging;    /* owned: freed once copied */
 		} copy;
 		struct {
@@ -235,7 +171,7 @@ struct sc_capture;
 
 struct CUstream_st {
 	struct CUctx_st *ctx;
-	struct sc_hwq *q;
+	struct sf_hwq *q;
 	unsigned flags;
 	int priority;
 	uint8_t kind;                 /* SC_S_* */
@@ -250,7 +186,7 @@ struct CUstream_st {
 int sc_stream_acquire(CUstream h, bool pt, struct CUstream_st **out);
 void sc_stream_release(struct CUstream_st *s);
 bool sc_stream_blocking(const struct CUstream_st *s);
-int sc_stream_waitset(struct CUstream_st *s, struct sc_waitset *w);
+int sc_stream_waitset(struct CUstream_st *s, struct sf_waitset *w);
 void sc_stream_reap(struct CUctx_st *ctx);
 void sc_stream_teardown(struct CUctx_st *ctx);
 void sc_stream_thread_exit(void *table);
@@ -299,7 +235,7 @@ void sc_exec_free(struct CUgraphExec_st *e);
 struct CUevent_st {
 	struct CUctx_st *ctx;
 	unsigned flags;
-	struct sc_hwq *q;             /* ctx->lock: last record; NULL: never */
+	struct sf_hwq *q;             /* ctx->lock: last record; NULL: never */
 	uint64_t seq;
 	uint32_t slot;
 	bool have_ts;
@@ -307,25 +243,10 @@ struct CUevent_st {
 	uint64_t cap_id;              /* recorded in this capture (0: none) */
 };
 
-/* ---- memory (sc_memreg.c) ---- */
-
-enum sc_mem_kind { SC_MEM_PAGEABLE = 0, SC_MEM_DEVICE = 1, SC_MEM_HOST = 2 };
-
-int sc_mem_alloc(size_t size, enum sc_mem_kind kind, struct CUctx_st *ctx, void **out);
-int sc_mem_free(void *base, enum sc_mem_kind kind, struct CUctx_st **owner);
-int sc_mem_owner(void *base, enum sc_mem_kind kind, struct CUctx_st **owner);
-int sc_mem_mark_freeing(void *base);
-void sc_mem_release(void *base);
-int sc_mem_classify(const void *p, size_t len, enum sc_mem_kind *kind);
-int sc_mem_lookup(const void *p, enum sc_mem_kind *kind, struct CUctx_st **ctx);
-bool sc_mem_accessible(const void *p, size_t len);
-uint64_t sc_mem_device_used(void);
-void sc_mem_drain(struct CUctx_st *ctx);
-
 /* ---- modules (sc_module.c) ---- */
 
 struct CUfunc_st {
-	const struct sc_kernel_def *def;
+	const struct sf_kernel_def *def;
 };
 
 struct CUmod_st {
@@ -333,7 +254,7 @@ struct CUmod_st {
 };
 
 struct CUkern_st {
-	const struct sc_kernel_def *def;
+	const struct sf_kernel_def *def;
 	struct CUfunc_st func;        /* cuKernelGetFunction's answer */
 };
 
@@ -341,7 +262,7 @@ struct CUlib_st {
 	struct CUkern_st *kernels;    /* one per built-in kernel */
 };
 
-const struct sc_kernel_def *sc_func_def(CUfunction f);
+const struct sf_kernel_def *sc_func_def(CUfunction f);
 void sc_module_free(struct CUmod_st *m);
 
 /* ---- stream memory operations (sc_waitval.c) ---- */

@@ -18,7 +18,7 @@
 
 #define SC_EXTRA_MAX 64   /* entries of extra[] looked at */
 
-static int sc_params(const struct sc_kernel_def *k, void **kernelParams, void **extra,
+static int sc_params(const struct sf_kernel_def *k, void **kernelParams, void **extra,
 		     uint8_t *out)
 {
 	unsigned i;
@@ -72,7 +72,7 @@ static CUresult sc_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 {
 	struct sc_op op = { .kind = SC_OP_KERNEL };
 	struct CUstream_st *s;
-	const struct sc_kernel_def *k;
+	const struct sf_kernel_def *k;
 	int rc = sc_ready();
 
 	if (rc < 0)

@@ -3,9 +3,9 @@
  * allocations, stream-ordered allocation, pointer attributes and memory
  * information. Copies and memsets are in sc_copy.c.
  *
- * Design: device memory is host memory tracked by the memory registry
- * (sc_memreg.c), so the executor thread computes on it directly and misuse
- * is detected. Frees synchronise as the real driver's do: cuMemFree and
+ * Design: device memory is host memory tracked by the shared memory
+ * registry (src/sim/front/sf_memreg.c), so the executor thread computes on
+ * it directly and misuse is detected. Frees synchronise as the real driver's do: cuMemFree and
  * cuMemFreeHost wait for the owning context's work first, cuMemFreeAsync
  * frees when its stream reaches it. cuMemAllocAsync allocates at the call
  * (the memory is usable by the stream's later work, which is all the API
@@ -15,7 +15,7 @@
 
 #include <errno.h>
 
-static CUresult sc_alloc(void **out, size_t size, enum sc_mem_kind kind)
+static CUresult sc_alloc(void **out, size_t size, enum sf_mem_kind kind)
 {
 	struct CUctx_st *ctx;
 	int rc = sc_ctx_current(&ctx);
@@ -28,7 +28,7 @@ static CUresult sc_alloc(void **out, size_t size, enum sc_mem_kind kind)
 	if (rc == 0)
 		rc = atomic_load(&ctx->sticky);
 	if (rc == 0)
-		rc = sc_mem_alloc(size, kind, ctx, out);
+		rc = sf_mem_alloc(size, 0, kind, ctx, out);
 	return sc_result(rc);
 }
 
@@ -36,7 +36,7 @@ static CUresult sc_alloc(void **out, size_t size, enum sc_mem_kind kind)
 SC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	void *p = NULL;
-	CUresult r = sc_alloc(dptr ? &p : NULL, bytesize, SC_MEM_DEVICE);
+	CUresult r = sc_alloc(dptr ? &p : NULL, bytesize, SF_MEM_DEVICE);
 
 	if (r == CUDA_SUCCESS)
 		*dptr = (CUdeviceptr)(uintptr_t)p;
@@ -45,7 +45,7 @@ SC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 SC_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
-	return sc_alloc(pp, bytesize, SC_MEM_HOST);
+	return sc_alloc(pp, bytesize, SF_MEM_HOST);
 }
 
 /* Portable, mapped and write-combined flags are accepted; all memory is all three. */
@@ -54,13 +54,14 @@ SC_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags
 	if (Flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
 				CU_MEMHOSTALLOC_WRITECOMBINED))
 		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
-	return sc_alloc(pp, bytesize, SC_MEM_HOST);
+	return sc_alloc(pp, bytesize, SF_MEM_HOST);
 }
 
 /* Waits for the owner's work, then frees. */
-static CUresult sc_free(void *p, enum sc_mem_kind kind)
+static CUresult sc_free(void *p, enum sf_mem_kind kind)
 {
-	struct CUctx_st *ctx, *owner;
+	struct CUctx_st *ctx;
+	void *owner;
 	int rc = sc_ctx_current(&ctx), sticky;
 
 	if (rc < 0)
@@ -68,10 +69,10 @@ static CUresult sc_free(void *p, enum sc_mem_kind kind)
 	rc = sc_capture_unsafe();
 	if (rc < 0)
 		return sc_result(rc);
-	if (sc_mem_owner(p, kind, &owner) < 0)
+	if (sf_mem_owner(p, kind, &owner) < 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	sticky = sc_ctx_sync(owner);
-	rc = sc_mem_free(p, kind, NULL);
+	rc = sf_mem_free(p, kind, NULL);
 	return sc_result(rc < 0 ? rc : sticky);
 }
 
@@ -83,12 +84,12 @@ SC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 		return sc_result(sc_ctx_current(&ctx));
 	}
-	return sc_free((void *)(uintptr_t)dptr, SC_MEM_DEVICE);
+	return sc_free((void *)(uintptr_t)dptr, SF_MEM_DEVICE);
 }
 
 SC_EXPORT CUresult cuMemFreeHost(void *p)
 {
-	return sc_free(p, SC_MEM_HOST);
+	return sc_free(p, SF_MEM_HOST);
 }
 
 SC_EXPORT CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *totalBytes)
@@ -100,8 +101,8 @@ SC_EXPORT CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *totalBytes)
 		return sc_result(rc);
 	if (!freeBytes || !totalBytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	*totalBytes = (size_t)SC_DEVICE_MEM;
-	*freeBytes = (size_t)(SC_DEVICE_MEM - sc_mem_device_used());
+	*totalBytes = (size_t)SF_DEVICE_MEM;
+	*freeBytes = (size_t)(SF_DEVICE_MEM - sf_mem_device_used());
 	return CUDA_SUCCESS;
 }
 
@@ -113,17 +114,17 @@ SC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
 					 CUdeviceptr ptr)
 {
 	void *p = (void *)(uintptr_t)ptr;
-	struct CUctx_st *owner;
-	enum sc_mem_kind kind;
+	enum sf_mem_kind kind;
+	void *owner;
 	int rc = sc_ready();
 
 	if (rc < 0)
 		return sc_result(rc);
-	if (!data || sc_mem_lookup(p, &kind, &owner) < 0)
+	if (!data || sf_mem_lookup(p, &kind, &owner) < 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (attribute) {
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(CUmemorytype *)data = kind == SC_MEM_DEVICE ? CU_MEMORYTYPE_DEVICE :
+		*(CUmemorytype *)data = kind == SF_MEM_DEVICE ? CU_MEMORYTYPE_DEVICE :
 							       CU_MEMORYTYPE_HOST;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
@@ -133,7 +134,7 @@ SC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
 		*(CUdeviceptr *)data = ptr;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-		if (kind != SC_MEM_HOST)
+		if (kind != SF_MEM_HOST)
 			return CUDA_ERROR_INVALID_VALUE;
 		*(void **)data = p;
 		return CUDA_SUCCESS;
@@ -162,7 +163,7 @@ static CUresult sc_alloc_async(CUdeviceptr *dptr, size_t size, CUstream h, bool 
 	if (rc == 0)
 		rc = atomic_load(&s->ctx->sticky);
 	if (rc == 0)
-		rc = sc_mem_alloc(size, SC_MEM_DEVICE, s->ctx, &p);
+		rc = sf_mem_alloc(size, 0, SF_MEM_DEVICE, s->ctx, &p);
 	sc_stream_release(s);
 	if (rc == 0)
 		*dptr = (CUdeviceptr)(uintptr_t)p;
@@ -193,12 +194,12 @@ static CUresult sc_free_async(CUdeviceptr dptr, CUstream h, bool pt)
 		rc = -EPERM;
 	}
 	if (rc == 0)
-		rc = sc_mem_mark_freeing(p);
+		rc = sf_mem_mark_freeing(p);
 	if (rc == 0) {
 		op.u.free.ptr = p;
 		rc = sc_stream_op(s, &op, NULL);
 		if (rc < 0)
-			sc_mem_release(p);   /* a faulted context orders nothing */
+			sf_mem_release(p);   /* a faulted context orders nothing */
 	}
 	sc_stream_release(s);
 	return sc_result(rc);
@@ -219,13 +220,13 @@ static CUresult sc_prefetch(CUdeviceptr ptr, size_t count, unsigned int flags, C
 			    bool pt)
 {
 	struct CUstream_st *s;
-	enum sc_mem_kind kind;
+	enum sf_mem_kind kind;
 	int rc = sc_ready();
 
 	if (rc < 0)
 		return sc_result(rc);
-	if (flags || !count || sc_mem_classify((void *)(uintptr_t)ptr, count, &kind) < 0 ||
-	    kind == SC_MEM_PAGEABLE)
+	if (flags || !count || sf_mem_classify((void *)(uintptr_t)ptr, count, &kind) < 0 ||
+	    kind == SF_MEM_PAGEABLE)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = sc_stream_acquire(h, pt, &s);
 	if (rc < 0)

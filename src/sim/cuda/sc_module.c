@@ -2,7 +2,7 @@
  * Modules, libraries, functions and kernels of the simulated CUDA driver.
  *
  * Design: the simulated device runs only its built-in kernels
- * (sc_kernels.c), so loading accepts any image and every module or
+ * (sf_kernels.c), so loading accepts any image and every module or
  * library offers all of them by name. A module belongs to the current
  * context and holds one function handle per built-in kernel; a library is
  * context-independent and holds one kernel handle per built-in, each with
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 /* The kernel behind a function or kernel handle, or NULL if neither. */
-const struct sc_kernel_def *sc_func_def(CUfunction f)
+const struct sf_kernel_def *sc_func_def(CUfunction f)
 {
 	if (sc_handle_valid(f, SC_H_FUNC))
 		return f->def;
@@ -31,7 +31,7 @@ void sc_module_free(struct CUmod_st *m)
 {
 	size_t i;
 
-	for (i = 0; i < sc_nkernels; i++)
+	for (i = 0; i < sf_nkernels; i++)
 		sc_handle_del(&m->funcs[i], SC_H_FUNC);
 	free(m->funcs);
 	free(m);
@@ -45,11 +45,11 @@ static int sc_module_new(struct CUctx_st *ctx, CUmodule *out)
 
 	if (!m)
 		return -ENOMEM;
-	m->funcs = calloc(sc_nkernels, sizeof(*m->funcs));
+	m->funcs = calloc(sf_nkernels, sizeof(*m->funcs));
 	if (!m->funcs)
 		goto fail;
-	for (n = 0; n < sc_nkernels; n++) {
-		m->funcs[n].def = &sc_kernels[n];
+	for (n = 0; n < sf_nkernels; n++) {
+		m->funcs[n].def = &sf_kernels[n];
 		rc = sc_handle_add(&m->funcs[n], SC_H_FUNC, NULL);
 		if (rc < 0)
 			goto fail;
@@ -97,7 +97,7 @@ SC_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
 
 SC_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
-	const struct sc_kernel_def *k;
+	const struct sf_kernel_def *k;
 	int rc = sc_ready();
 
 	if (rc < 0)
@@ -106,10 +106,10 @@ SC_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const c
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!sc_handle_valid(hmod, SC_H_MODULE))
 		return CUDA_ERROR_INVALID_HANDLE;
-	k = sc_kernel_find(name);
+	k = sf_kernel_find(name);
 	if (!k)
 		return CUDA_ERROR_NOT_FOUND;
-	*hfunc = &hmod->funcs[k - sc_kernels];
+	*hfunc = &hmod->funcs[k - sf_kernels];
 	return CUDA_SUCCESS;
 }
 
@@ -154,15 +154,15 @@ SC_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
 		return CUDA_ERROR_INVALID_VALUE;
 	l = calloc(1, sizeof(*l));
 	if (l)
-		l->kernels = calloc(sc_nkernels, sizeof(*l->kernels));
+		l->kernels = calloc(sf_nkernels, sizeof(*l->kernels));
 	if (!l || !l->kernels) {
 		free(l);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	for (n = 0; n < sc_nkernels; n++) {
+	for (n = 0; n < sf_nkernels; n++) {
 		struct CUkern_st *k = &l->kernels[n];
 
-		k->def = &sc_kernels[n];
+		k->def = &sf_kernels[n];
 		k->func.def = k->def;
 		rc = sc_handle_add(k, SC_H_KERNEL, NULL);
 		if (rc == 0 && (rc = sc_handle_add(&k->func, SC_H_FUNC, NULL)) < 0)
@@ -182,7 +182,7 @@ SC_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
 
 SC_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
-	const struct sc_kernel_def *k;
+	const struct sf_kernel_def *k;
 	int rc = sc_ready();
 
 	if (rc < 0)
@@ -191,10 +191,10 @@ SC_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, cons
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!sc_handle_valid(library, SC_H_LIBRARY))
 		return CUDA_ERROR_INVALID_HANDLE;
-	k = sc_kernel_find(name);
+	k = sf_kernel_find(name);
 	if (!k)
 		return CUDA_ERROR_NOT_FOUND;
-	*pKernel = &library->kernels[k - sc_kernels];
+	*pKernel = &library->kernels[k - sf_kernels];
 	return CUDA_SUCCESS;
 }
 
@@ -206,7 +206,7 @@ SC_EXPORT CUresult cuLibraryUnload(CUlibrary library)
 		return sc_result(rc);
 	if (!sc_handle_del(library, SC_H_LIBRARY))
 		return CUDA_ERROR_INVALID_HANDLE;
-	sc_library_free(library, sc_nkernels);
+	sc_library_free(library, sf_nkernels);
 	return CUDA_SUCCESS;
 }
 
@@ -230,7 +230,7 @@ SC_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 SC_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
 				      size_t *paramSize)
 {
-	const struct sc_kernel_def *k;
+	const struct sf_kernel_def *k;
 	int rc = sc_ready();
 
 	if (rc < 0)

@@ -3,7 +3,7 @@
  * default stream of each context, per-thread default streams, and the
  * stream calls that are not memory operations or events.
  *
- * Design: a stream is one hardware queue from the pool (sc_queue.c). The
+ * Design: a stream is one hardware queue from the pool (sf_hwq.c). The
  * legacy stream is created on first use per context; a per-thread default
  * stream on first use per (thread, context), remembered in a table owned
  * by a pthread key whose destructor retires the thread's streams. Both are
@@ -49,7 +49,7 @@ static int sc_stream_new(struct CUctx_st *ctx, uint8_t kind, unsigned flags, int
 
 	if (!s)
 		return -ENOMEM;
-	rc = sc_hwq_get(&s->q);
+	rc = sf_hwq_get(sc_drv.dev, &s->q);
 	if (rc < 0) {
 		free(s);
 		return rc;
@@ -61,7 +61,7 @@ static int sc_stream_new(struct CUctx_st *ctx, uint8_t kind, unsigned flags, int
 	if (kind == SC_S_USER) {
 		rc = sc_handle_add(s, SC_H_STREAM, ctx);
 		if (rc < 0) {
-			sc_hwq_put(s->q);
+			sf_hwq_put(s->q);
 			free(s);
 			return rc;
 		}
@@ -82,9 +82,9 @@ void sc_stream_reap(struct CUctx_st *ctx)
 	while (*pp) {
 		struct CUstream_st *s = *pp;
 
-		if (s->destroyed && sc_hwq_done(s->q, s->last)) {
+		if (s->destroyed && sf_hwq_done(s->q, s->last)) {
 			*pp = s->next;
-			sc_hwq_put(s->q);
+			sf_hwq_put(s->q);
 			free(s);
 		} else {
 			pp = &s->next;
@@ -223,9 +223,9 @@ void sc_stream_release(struct CUstream_st *s)
 }
 
 /* Adds @s's last command to @w (ctx->lock held). */
-int sc_stream_waitset(struct CUstream_st *s, struct sc_waitset *w)
+int sc_stream_waitset(struct CUstream_st *s, struct sf_waitset *w)
 {
-	return sc_waitset_add(w, s->q, s->last);
+	return sf_waitset_add(w, s->q, s->last);
 }
 
 /*
@@ -244,12 +244,12 @@ void sc_stream_teardown(struct CUctx_st *ctx)
 		next = s->next;
 		if (s->kind == SC_S_USER && !s->destroyed)
 			sc_handle_del(s, SC_H_STREAM);
-		sc_hwq_put(s->q);
+		sf_hwq_put(s->q);
 		free(s);
 	}
 	ctx->streams = NULL;
 	if (ctx->legacy) {
-		sc_hwq_put(ctx->legacy->q);
+		sf_hwq_put(ctx->legacy->q);
 		free(ctx->legacy);
 		ctx->legacy = NULL;
 	}
@@ -404,7 +404,7 @@ SC_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx,
  * (invalidating the capture) on a capturing stream, -EDEADLK for the
  * legacy stream while a blocking stream captures.
  */
-static int sc_sync_target(CUstream h, bool pt, struct sc_waitset *w, struct CUctx_st **ctx)
+static int sc_sync_target(CUstream h, bool pt, struct sf_waitset *w, struct CUctx_st **ctx)
 {
 	struct CUstream_st *s, *t;
 	int rc = sc_stream_acquire(h, pt, &s);
@@ -427,15 +427,15 @@ static int sc_sync_target(CUstream h, bool pt, struct sc_waitset *w, struct CUct
 
 static CUresult sc_stream_sync(CUstream h, bool pt)
 {
-	struct sc_waitset w = { 0 };
+	struct sf_waitset w = { 0 };
 	struct CUctx_st *ctx;
 	int rc = sc_sync_target(h, pt, &w, &ctx);
 
 	if (rc == 0) {
-		sc_waitset_wait(&w);
+		sf_waitset_wait(&w);
 		rc = atomic_load(&ctx->sticky);
 	}
-	sc_waitset_fini(&w);
+	sf_waitset_fini(&w);
 	return sc_result(rc);
 }
 
@@ -451,15 +451,15 @@ SC_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 
 static CUresult sc_stream_query(CUstream h, bool pt)
 {
-	struct sc_waitset w = { 0 };
+	struct sf_waitset w = { 0 };
 	struct CUctx_st *ctx;
 	int rc = sc_sync_target(h, pt, &w, &ctx);
 
 	if (rc == 0)
 		rc = atomic_load(&ctx->sticky);
-	if (rc == 0 && !sc_waitset_done(&w))
+	if (rc == 0 && !sf_waitset_done(&w))
 		rc = -EBUSY;
-	sc_waitset_fini(&w);
+	sf_waitset_fini(&w);
 	return sc_result(rc);
 }
 

@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SC_COPY_MIN_NS 1000u
-#define SC_COPY_BYTES_PER_NS 16u     /* 16 GB/s */
-
 /* An operation travelling to the executor thread. */
 struct sc_job {
 	struct CUctx_st *ctx;
@@ -45,55 +42,15 @@ bool sc_stream_blocking(const struct CUstream_st *s)
 	return s->kind != SC_S_LEGACY && !(s->flags & CU_STREAM_NON_BLOCKING);
 }
 
-static uint64_t sc_copy_ns(uint64_t bytes)
-{
-	uint64_t ns = bytes / SC_COPY_BYTES_PER_NS;
-
-	return ns > SC_COPY_MIN_NS ? ns : SC_COPY_MIN_NS;
-}
-
-/* Bytes from the first to one past the last byte a region side touches. */
-static size_t sc_span(size_t pitch, size_t slice, const struct sc_region *r)
-{
-	return (r->depth - 1) * slice + (r->height - 1) * pitch + r->width;
-}
-
-static int sc_region_run(const struct sc_region *r)
-{
-	size_t z, y;
-
-	if (!r->width || !r->height || !r->depth)
-		return 0;
-	if ((r->dst_reg && !sc_mem_accessible(r->dst, sc_span(r->dpitch, r->dslice, r))) ||
-	    (r->src_reg && !sc_mem_accessible(r->src, sc_span(r->spitch, r->sslice, r))))
-		return -EFAULT;
-	for (z = 0; z < r->depth; z++)
-		for (y = 0; y < r->height; y++)
-			memcpy(r->dst + z * r->dslice + y * r->dpitch,
-			       r->src + z * r->sslice + y * r->spitch, r->width);
-	return 0;
-}
-
+/* @n elements of @elem (1, 2 or 4) bytes, each the low bytes of @value. */
 static int sc_memset_run(uint8_t *dst, uint32_t value, uint32_t elem, size_t n)
 {
-	size_t i;
+	uint16_t v16 = (uint16_t)value;
+	uint8_t v8 = (uint8_t)value;
+	const void *pattern = elem == 1 ? (const void *)&v8 :
+			      elem == 2 ? (const void *)&v16 : (const void *)&value;
 
-	if (!sc_mem_accessible(dst, n * elem))
-		return -EFAULT;
-	if (elem == 1) {
-		memset(dst, (int)(value & 0xff), n);
-		return 0;
-	}
-	if (elem == 2) {
-		uint16_t v16 = (uint16_t)value;
-
-		for (i = 0; i < n; i++)
-			memcpy(dst + 2 * i, &v16, 2);
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		memcpy(dst + 4 * i, &value, 4);
-	return 0;
+	return sf_pattern_run(dst, true, pattern, elem, n * elem);
 }
 
 /* The data part of a command, on the executor thread. Always returns 0. */
@@ -110,7 +67,7 @@ static int sc_job_run(void *arg)
 		break;
 	case SC_OP_COPY:
 		if (!dead)
-			rc = sc_region_run(&op->u.copy.r);
+			rc = sf_region_run(&op->u.copy.r);
 		break;
 	case SC_OP_MEMSET:
 		if (!dead)
@@ -127,13 +84,13 @@ static int sc_job_run(void *arg)
 	case SC_OP_WRITE32:
 		if (dead)
 			break;
-		if (!sc_mem_accessible(op->u.value.addr, 4))
+		if (!sf_mem_accessible(op->u.value.addr, 4))
 			rc = -EFAULT;
 		else
 			__atomic_store_n(op->u.value.addr, op->u.value.value, __ATOMIC_SEQ_CST);
 		break;
 	case SC_OP_FREE:
-		sc_mem_release(op->u.free.ptr);
+		sf_mem_release(op->u.free.ptr);
 		break;
 	default:
 		break;
@@ -151,10 +108,10 @@ static uint64_t sc_op_ns(const struct sc_op *op)
 	case SC_OP_KERNEL:
 		return op->u.kernel.def->duration(op->u.kernel.params);
 	case SC_OP_COPY:
-		return sc_copy_ns((uint64_t)op->u.copy.r.width * op->u.copy.r.height *
+		return sf_copy_ns((uint64_t)op->u.copy.r.width * op->u.copy.r.height *
 				  op->u.copy.r.depth);
 	case SC_OP_MEMSET:
-		return sc_copy_ns((uint64_t)op->u.memset.n * op->u.memset.elem);
+		return sf_copy_ns((uint64_t)op->u.memset.n * op->u.memset.elem);
 	default:
 		return 0;
 	}
@@ -167,7 +124,7 @@ static uint64_t sc_op_ns(const struct sc_op *op)
 int sc_stream_launch(struct CUstream_st *s, const struct sim_cmd *cmd, uint64_t *seq)
 {
 	uint64_t sq;
-	int rc = sc_hwq_launch(s->q, cmd, &sq);
+	int rc = sf_hwq_launch(s->q, cmd, &sq);
 
 	if (rc < 0)
 		return rc;
@@ -178,7 +135,7 @@ int sc_stream_launch(struct CUstream_st *s, const struct sim_cmd *cmd, uint64_t 
 }
 
 /* Makes @s wait for command @seq of queue @q. */
-static int sc_wait_cmd(struct CUstream_st *s, struct sc_hwq *q, uint64_t seq)
+static int sc_wait_cmd(struct CUstream_st *s, struct sf_hwq *q, uint64_t seq)
 {
 	struct sim_cmd cmd = { .kind = SIM_CMD_WAIT };
 

@@ -5,43 +5,30 @@
  *
  * Design: a wait must block its stream without holding the simulated
  * engine, or a write that another stream makes later could never run. So
- * the stream gets a WAIT command on a private "gate" queue for a command
- * the gate does not have yet; a driver thread (started on first use)
- * watches the word once the stream reached the wait, and when the
- * condition holds it launches that command on the gate, which releases the
- * stream. The word is polled (as a GPU polls memory), with a backoff from
- * 1 us to 100 us between looks; a new wait wakes the thread at once.
+ * the stream waits on a gate that the shared watcher thread releases
+ * (src/sim/front/sf_watch.c) once the stream reached the wait and the word
+ * meets the condition; the word is polled (as a GPU polls memory).
  * Simplifications: the condition is evaluated on the host, so the release
- * lags the write by up to the backoff; the FLUSH flag is accepted and has
- * no effect; a context that faulted releases its waits (its work no longer
- * computes); destroying a context waits for its streams, so an unsatisfied
- * wait blocks it, as it would hang a real one.
+ * lags the write by up to the watcher's backoff; the FLUSH flag is
+ * accepted and has no effect; a context that faulted releases its waits
+ * (its work no longer computes); destroying a context waits for its
+ * streams, so an unsatisfied wait blocks it, as it would hang a real one.
  */
 #include "sim/cuda/sc_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
-
-#define SC_WV_BACKOFF_MIN_NS 1000u
-#define SC_WV_BACKOFF_MAX_NS 100000u
 
 /* One pending wait. */
 struct sc_watch {
+	struct sf_watch base;         /* first: the watcher frees the whole */
 	struct CUctx_st *ctx;
-	struct sc_hwq *q;             /* the stream's queue */
+	struct sf_hwq *q;             /* the stream's queue */
 	uint64_t after;               /* the stream reached the wait once q finished this */
 	uint32_t *addr;
 	uint32_t value;
 	uint32_t cond;
-	struct sc_hwq *gate;          /* its next command releases the stream */
-	struct sc_watch *next;
 };
-
-static pthread_mutex_t sc_wv_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t sc_wv_cond;
-static struct sc_watch *sc_watches;   /* sc_wv_lock */
-static bool sc_wv_started;            /* sc_wv_lock */
 
 static bool sc_wv_met(const struct sc_watch *w)
 {
@@ -59,95 +46,23 @@ static bool sc_wv_met(const struct sc_watch *w)
 	}
 }
 
-/* Whether @w can release its stream now; records a fault if its word is gone. */
-static bool sc_wv_ready(struct sc_watch *w)
+/*
+ * Whether the wait can release its stream now; records a fault if its word
+ * is gone. The watcher thread, under its lock (leaf locks only).
+ */
+static bool sc_wv_ready(struct sf_watch *base)
 {
+	struct sc_watch *w = (struct sc_watch *)base;
+
 	if (atomic_load(&w->ctx->sticky))
 		return true;
-	if (!sc_hwq_done(w->q, w->after))
+	if (!sf_hwq_done(w->q, w->after))
 		return false;
-	if (!sc_mem_accessible(w->addr, sizeof(*w->addr))) {
+	if (!sf_mem_accessible(w->addr, sizeof(*w->addr))) {
 		sc_ctx_fault(w->ctx, -EFAULT);
 		return true;
 	}
 	return sc_wv_met(w);
-}
-
-static void sc_wv_release(struct sc_watch *w)
-{
-	struct sim_cmd cmd = { .kind = SIM_CMD_EVENT };
-
-	sc_hwq_launch(w->gate, &cmd, NULL);
-	sc_hwq_put(w->gate);
-	free(w);
-}
-
-static void *sc_wv_main(void *arg)
-{
-	uint64_t backoff = SC_WV_BACKOFF_MIN_NS;
-
-	(void)arg;
-	pthread_mutex_lock(&sc_wv_lock);
-	for (;;) {
-		struct sc_watch **pp = &sc_watches;
-		bool progressed = false;
-		struct timespec ts;
-
-		while (!sc_watches) {
-			pthread_cond_wait(&sc_wv_cond, &sc_wv_lock);
-			backoff = SC_WV_BACKOFF_MIN_NS;
-		}
-		while (*pp) {
-			struct sc_watch *w = *pp;
-
-			if (sc_wv_ready(w)) {
-				*pp = w->next;
-				sc_wv_release(w);
-				progressed = true;
-			} else {
-				pp = &w->next;
-			}
-		}
-		if (!sc_watches)
-			continue;
-		backoff = progressed ? SC_WV_BACKOFF_MIN_NS :
-			  backoff * 2 > SC_WV_BACKOFF_MAX_NS ? SC_WV_BACKOFF_MAX_NS : backoff * 2;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)backoff;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&sc_wv_cond, &sc_wv_lock, &ts);
-	}
-	return NULL;
-}
-
-/* Starts the watcher thread once. sc_wv_lock held. */
-static int sc_wv_start(void)
-{
-	pthread_condattr_t ca;
-	pthread_attr_t attr;
-	pthread_t t;
-	int rc;
-
-	if (sc_wv_started)
-		return 0;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&sc_wv_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
-	rc = pthread_create(&t, &attr, sc_wv_main, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc) {
-		pthread_cond_destroy(&sc_wv_cond);
-		return -rc;
-	}
-	sc_wv_started = true;
-	return 0;
 }
 
 /*
@@ -156,50 +71,42 @@ static int sc_wv_start(void)
  */
 int sc_waitval_launch(struct CUstream_st *s, const struct sc_op *op, uint64_t *seq)
 {
-	struct sim_cmd cmd = { .kind = SIM_CMD_WAIT };
+	struct sim_cmd cmd;
 	struct sc_watch *w = calloc(1, sizeof(*w));
 	int rc;
 
 	if (!w)
 		return -ENOMEM;
-	pthread_mutex_lock(&sc_wv_lock);
-	rc = sc_wv_start();
-	pthread_mutex_unlock(&sc_wv_lock);
-	if (rc == 0)
-		rc = sc_hwq_get(&w->gate);
-	if (rc < 0) {
-		free(w);
-		return rc;
-	}
+	w->base.ready = sc_wv_ready;
+	w->base.poll = true;
 	w->ctx = s->ctx;
 	w->q = s->q;
 	w->after = s->q->launched;
 	w->addr = op->u.value.addr;
 	w->value = op->u.value.value;
 	w->cond = op->u.value.flags & 0x3;
-	cmd.wait_hwq = w->gate->index;
-	cmd.wait_seq = w->gate->launched + 1;
-	rc = sc_stream_launch(s, &cmd, seq);
+	rc = sf_watch_prepare(sc_drv.dev, &w->base, &cmd);
 	if (rc < 0) {
-		sc_hwq_put(w->gate);
 		free(w);
 		return rc;
 	}
-	pthread_mutex_lock(&sc_wv_lock);
-	w->next = sc_watches;
-	sc_watches = w;
-	pthread_cond_signal(&sc_wv_cond);
-	pthread_mutex_unlock(&sc_wv_lock);
+	rc = sc_stream_launch(s, &cmd, seq);
+	if (rc < 0) {
+		sf_watch_cancel(&w->base);
+		free(w);
+		return rc;
+	}
+	sf_watch_arm(&w->base);
 	return 0;
 }
 
 /* A 4-byte aligned word of registered (device or pinned) memory. */
 static int sc_word(CUdeviceptr addr)
 {
-	enum sc_mem_kind kind;
+	enum sf_mem_kind kind;
 
-	if ((addr & 3) || sc_mem_classify((void *)(uintptr_t)addr, 4, &kind) < 0 ||
-	    kind == SC_MEM_PAGEABLE)
+	if ((addr & 3) || sf_mem_classify((void *)(uintptr_t)addr, 4, &kind) < 0 ||
+	    kind == SF_MEM_PAGEABLE)
 		return -EINVAL;
 	return 0;
 }

@@ -1,0 +1,228 @@
+/*
+ * Finding and loading the real Level Zero loader, resolving the entry
+ * points, the pass-through decision and the dlopen/dlsym hooks (see
+ * ze_shim.h).
+ *
+ * The real loader is looked for at $XSCHED_ZE_LIB, else in the dynamic
+ * loader's cache, the standard library directories and $LD_LIBRARY_PATH,
+ * skipping this very file (the shim can sit first on LD_LIBRARY_PATH under
+ * the name libze_loader.so.1); it is opened with the real dlopen,
+ * RTLD_LOCAL, by absolute path (shim/common/shim_lib.h).
+ *
+ * The real loader calls a few of its own exports through its PLT (the
+ * zeGet*ProcAddrTable functions, zeLoaderInit, ...): those calls land on
+ * the shim's trampolines, which jump back into it. The loader's C++
+ * internals, which its constructor calls while dlopen() is still running,
+ * are not exported by the shim (ze_exports.def), so loading it never
+ * re-enters ze_load().
+ */
+#include "shim/ze/ze_shim.h"
+#include "agent/agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* --- the exports (ze_trampolines.S jumps through xs_ze_real[]) ------------- */
+
+static const char *const ze_export_names[] = {
+#define XS_ZE_EXPORT(name) #name,
+#include "shim/ze/ze_exports.def"
+#undef XS_ZE_EXPORT
+};
+
+#define ZE_NEXPORTS (sizeof(ze_export_names) / sizeof(ze_export_names[0]))
+
+/* Read by the trampolines; written once per entry by xs_ze_resolve(). */
+__attribute__((visibility("hidden"))) void *xs_ze_real[ZE_NEXPORTS];
+
+struct xal_ze_fns ze_real;
+
+static struct {
+	pthread_once_t once;
+	void *handle;                   /* the real loader */
+	int rc;
+	char path[PATH_MAX];
+} zl = { .once = PTHREAD_ONCE_INIT, .rc = -ENOENT };
+
+static _Thread_local int ze_in_driver;
+static _Atomic bool ze_forked;
+
+static void ze_load_once(void)
+{
+	void *h = NULL;
+
+	ze_enter_driver();
+	if (xs_lib_find("libze_loader.so.1", "XSCHED_ZE_LIB", NULL, (const void *)ze_load_once,
+			zl.path, sizeof(zl.path)))
+		h = xs_dl_open(zl.path, RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+#define ZE_RESOLVE(name) ze_real.name = (__typeof__(&name))xs_dl_sym(h, #name);
+		XAL_ZE_FUNCTIONS(ZE_RESOLVE)
+#undef ZE_RESOLVE
+		zl.rc = 0;
+		/* Pairs with the acquire in xs_dlsym_pick(), which runs outside
+		 * pthread_once(). */
+		__atomic_store_n(&zl.handle, h, __ATOMIC_RELEASE);
+	} else {
+		zl.path[0] = '\0';
+	}
+	ze_leave_driver();
+}
+
+int ze_load(void)
+{
+	pthread_once(&zl.once, ze_load_once);
+	return zl.rc;
+}
+
+const char *ze_real_path(void)
+{
+	return zl.path;
+}
+
+/* What an entry point does without a real loader. */
+static ze_result_t ze_missing(void)
+{
+	return ZE_RESULT_ERROR_UNINITIALIZED;
+}
+
+/* Called by the trampolines on an entry point's first use. */
+__attribute__((visibility("hidden"))) void *xs_ze_resolve(unsigned idx);
+
+void *xs_ze_resolve(unsigned idx)
+{
+	void *fn = NULL;
+
+	if (idx < ZE_NEXPORTS && ze_load() == 0)
+		fn = xs_dl_sym(__atomic_load_n(&zl.handle, __ATOMIC_ACQUIRE), ze_export_names[idx]);
+	if (!fn)
+		fn = (void *)ze_missing;
+	if (idx < ZE_NEXPORTS)
+		__atomic_store_n(&xs_ze_real[idx], fn, __ATOMIC_RELEASE);
+	return fn;
+}
+
+/* --- pass-through ------------------------------------------------------------ */
+
+static void ze_atfork_child(void)
+{
+	/* A child inherits neither the parent's queues nor its threads. */
+	atomic_store(&ze_forked, true);
+}
+
+/* Scheduling or not is decided once, at the first call that asks. */
+static bool ze_decide(void)
+{
+	if (ze_load() < 0 || xs_agent_mode() == XS_AGENT_NONE)
+		return false;
+	pthread_atfork(NULL, NULL, ze_atfork_child);
+	return true;
+}
+
+bool ze_passthrough(void)
+{
+	/* 0: undecided, 1: scheduling, 2: pass-through. */
+	static _Atomic int mode;
+	static pthread_mutex_t decide = PTHREAD_MUTEX_INITIALIZER;
+	int m;
+
+	if (ze_in_driver || atomic_load_explicit(&ze_forked, memory_order_relaxed))
+		return true;
+	m = atomic_load_explicit(&mode, memory_order_acquire);
+	if (m)
+		return m == 2;
+	pthread_mutex_lock(&decide);
+	m = atomic_load(&mode);
+	if (!m) {
+		m = ze_decide() ? 1 : 2;
+		atomic_store_explicit(&mode, m, memory_order_release);
+	}
+	pthread_mutex_unlock(&decide);
+	return m == 2;
+}
+
+void ze_enter_driver(void)
+{
+	ze_in_driver++;
+}
+
+void ze_leave_driver(void)
+{
+	ze_in_driver--;
+}
+
+/* --- dlopen / dlsym ------------------------------------------------------------ */
+
+/*
+ * This library, as dlopen() returns it, for lookups in it. Found only
+ * when an application reaches the loader through dlopen or dlsym: asking
+ * the dynamic loader about a preloaded library makes it allocate the
+ * library's dependency list, which LeakSanitizer cannot see referenced.
+ */
+static pthread_once_t ze_self_once = PTHREAD_ONCE_INIT;
+static void *ze_self_handle;
+
+static void ze_self_find(void)
+{
+	ze_self_handle = xs_lib_self((const void *)ze_self_find);
+}
+
+static void *ze_self(void)
+{
+	pthread_once(&ze_self_once, ze_self_find);
+	return ze_self_handle;
+}
+
+__attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
+__attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const char *name);
+
+/* dlopen of a name that may be the loader's: the shim, or NULL (go on). */
+static void *ze_dlopen_loader(const char *name)
+{
+	static const char *const names[] = { "libze_loader.so", "libze_loader.so.1", NULL };
+	void *self;
+
+	if (ze_in_driver)
+		return NULL;
+	if (!xs_lib_is_name(name, names, ze_load() == 0 ? zl.path : NULL))
+		return NULL;
+	/* Without a real loader, answer as the system would: no library.
+	 * Each answer holds a reference of its own, as dlopen's do. */
+	self = zl.rc < 0 ? NULL : xs_lib_self((const void *)ze_dlopen_loader);
+	return self ? self : XS_DL_NULL;
+}
+
+XS_EARLY void *xs_dlopen_pick(const char *name, int flags)
+{
+	(void)flags;
+	xs_dl_init();
+	if (!xs_dl_mentions(name, "libze_loader.so"))
+		return NULL;
+	return ze_dlopen_loader(name);
+}
+
+/* dlsym in the real loader's handle: our entry point of that name. */
+static void *ze_dlsym_loader(const char *name)
+{
+	void *self;
+
+	if (ze_in_driver)
+		return NULL;
+	self = ze_self();
+	return xs_dl_sym(self ? self : RTLD_DEFAULT, name);
+}
+
+XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
+{
+	void *real;
+
+	xs_dl_init();
+	if (!name || name[0] != 'z' || name[1] != 'e' || !handle)
+		return NULL;
+	real = __atomic_load_n(&zl.handle, __ATOMIC_ACQUIRE);
+	return real && handle == real ? ze_dlsym_loader(name) : NULL;
+}

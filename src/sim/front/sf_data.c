@@ -1,0 +1,73 @@
+/*
+ * The data part of copies and fills, shared by the simulated drivers: a
+ * region copy (rows of bytes in slices, any pitches) and a pattern fill as
+ * the executor thread runs them, and the device time a copy or fill of
+ * some bytes is modelled to take.
+ *
+ * Design: a side of a copy (or a fill's target) that lies in registered
+ * memory is checked against the registry when the command runs, not only
+ * when it was submitted, so memory freed in between is a device fault
+ * (-EFAULT), not a write into freed memory; unregistered host memory is
+ * the application's, used as it is at that moment.
+ */
+#include "sim/front/sf.h"
+#include "base/compiler.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define SF_COPY_MIN_NS 1000u
+#define SF_COPY_BYTES_PER_NS 16u     /* 16 GB/s */
+
+/* Modelled device time of copying or filling @bytes. */
+uint64_t sf_copy_ns(uint64_t bytes)
+{
+	uint64_t ns = bytes / SF_COPY_BYTES_PER_NS;
+
+	return ns > SF_COPY_MIN_NS ? ns : SF_COPY_MIN_NS;
+}
+
+/* Bytes from the first to one past the last byte a region side touches. */
+static size_t sf_span(size_t pitch, size_t slice, const struct sf_region *r)
+{
+	return (r->depth - 1) * slice + (r->height - 1) * pitch + r->width;
+}
+
+/* Copies @r (executor thread). Returns 0 or -EFAULT. */
+int sf_region_run(const struct sf_region *r)
+{
+	size_t z, y;
+
+	if (!r->width || !r->height || !r->depth)
+		return 0;
+	if ((r->dst_reg && !sf_mem_accessible(r->dst, sf_span(r->dpitch, r->dslice, r))) ||
+	    (r->src_reg && !sf_mem_accessible(r->src, sf_span(r->spitch, r->sslice, r))))
+		return -EFAULT;
+	for (z = 0; z < r->depth; z++)
+		for (y = 0; y < r->height; y++)
+			memcpy(r->dst + z * r->dslice + y * r->dpitch,
+			       r->src + z * r->sslice + y * r->spitch, r->width);
+	return 0;
+}
+
+/*
+ * Fills @bytes at @dst with copies of the @psize-byte @pattern, the last
+ * one cut short if @bytes is not a multiple (executor thread). @reg: @dst
+ * is registered memory, checked now. Returns 0 or -EFAULT.
+ */
+int sf_pattern_run(uint8_t *dst, bool reg, const void *pattern, size_t psize, size_t bytes)
+{
+	size_t off;
+
+	if (!bytes)
+		return 0;
+	if (reg && !sf_mem_accessible(dst, bytes))
+		return -EFAULT;
+	if (psize == 1) {
+		memset(dst, *(const uint8_t *)pattern, bytes);
+		return 0;
+	}
+	for (off = 0; off < bytes; off += psize)
+		memcpy(dst + off, pattern, XS_MIN(psize, bytes - off));
+	return 0;
+}

@@ -1,0 +1,148 @@
+/*
+ * cl_prog's error phases: bad calls return their error from the call
+ * itself and leave no event behind, whether the queue is idle ("errors")
+ * or has a backlog of slow kernels ("errors_pending"), where a shim holds
+ * commands back and must still check each call as the driver would, not
+ * report the driver's error later, at launch. Each code is printed.
+ *
+ * Only what PoCL 3.1 rejects is here: it crashes on a NULL kernel and on a
+ * wait count with a NULL list given to clEnqueueNDRangeKernel, and accepts
+ * without a check the wait lists of kernel launches.
+ */
+#include "cl_prog.h"
+
+static void error_calls(const char *phase)
+{
+	static cl_uint want[N], got[N];
+	cl_kernel k = clp_kernel("axpb"), unset = clp_kernel("axpb");
+	cl_mem m = clp_buffer(sizeof(want));
+	size_t n = N, l = LOCAL, odd = 100, big = (N + 1) * sizeof(cl_uint);
+	cl_event ev = NULL, nul = NULL, foreign, ok_ev;
+	const cl_queue_properties bad_props[] = { CL_QUEUE_PROPERTIES, 0x1000, 0 };
+	const size_t org[3] = { 0, 0, 0 }, reg[3] = { 4, 1, 1 };
+	cl_command_queue q;
+	cl_context ctx2;
+	cl_uint a = 1, b = 0;
+	cl_int err;
+	void *p;
+	int leaked = 0;
+
+#define ERR(name, call)                                                            \
+	do {                                                                       \
+		ev = NULL;                                                         \
+		printf("%s: %s %d\n", phase, name, (int)(call));                  \
+		leaked |= ev != NULL;                                              \
+	} while (0)
+
+	/* Nothing here waits for the queue: a backlog stays pending. */
+	clp_iota(want, N, 80);
+	CK(clEnqueueWriteBuffer(clp.q, m, CL_FALSE, 0, sizeof(want), want, 0, NULL, NULL));
+	CK(clSetKernelArg(k, 0, sizeof(m), &m));
+	CK(clSetKernelArg(k, 1, sizeof(a), &a));
+	CK(clSetKernelArg(k, 2, sizeof(b), &b));
+	ctx2 = clCreateContext(NULL, 1, &clp.dev, NULL, NULL, &err);
+	CK(err);
+	foreign = clCreateUserEvent(ctx2, &err);
+	CK(err);
+
+	ERR("ndrange null queue", clEnqueueNDRangeKernel(NULL, k, 1, NULL, &n, &l, 0, NULL, &ev));
+	ERR("read null queue", clEnqueueReadBuffer(NULL, m, CL_TRUE, 0, 4, got, 0, NULL, &ev));
+	ERR("marker null queue", clEnqueueMarkerWithWaitList(NULL, 0, NULL, &ev));
+	ERR("finish null queue", clFinish(NULL));
+	ERR("flush null queue", clFlush(NULL));
+	ERR("unset args", clEnqueueNDRangeKernel(clp.q, unset, 1, NULL, &n, &l, 0, NULL, &ev));
+	ERR("work dim 0", clEnqueueNDRangeKernel(clp.q, k, 0, NULL, &n, &l, 0, NULL, &ev));
+	ERR("uneven groups", clEnqueueNDRangeKernel(clp.q, k, 1, NULL, &odd, &l, 0, NULL, &ev));
+	ERR("write count, null list",
+	    clEnqueueWriteBuffer(clp.q, m, CL_FALSE, 0, 4, want, 1, NULL, &ev));
+	ERR("write zero count, list",
+	    clEnqueueWriteBuffer(clp.q, m, CL_FALSE, 0, 4, want, 0, &nul, &ev));
+	ERR("write null in list",
+	    clEnqueueWriteBuffer(clp.q, m, CL_FALSE, 0, 4, want, 1, &nul, &ev));
+	ERR("read count, null list",
+	    clEnqueueReadBuffer(clp.q, m, CL_TRUE, 0, 4, got, 2, NULL, &ev));
+	ERR("read null in list", clEnqueueReadBuffer(clp.q, m, CL_FALSE, 0, 4, got, 1, &nul, &ev));
+	ERR("read foreign event",
+	    clEnqueueReadBuffer(clp.q, m, CL_FALSE, 0, 4, got, 1, &foreign, &ev));
+	ERR("marker count, null list", clEnqueueMarkerWithWaitList(clp.q, 1, NULL, &ev));
+	ERR("marker null in list", clEnqueueMarkerWithWaitList(clp.q, 1, &nul, &ev));
+	ERR("marker foreign event", clEnqueueMarkerWithWaitList(clp.q, 1, &foreign, &ev));
+	ERR("barrier null in list", clEnqueueBarrierWithWaitList(clp.q, 1, &nul, &ev));
+	ERR("copy null in list", clEnqueueCopyBuffer(clp.q, m, m, 0, 64, 64, 1, &nul, &ev));
+	ERR("fill count, null list", clEnqueueFillBuffer(clp.q, m, want, 4, 0, 64, 1, NULL, &ev));
+	ERR("rect null in list",
+	    clEnqueueReadBufferRect(clp.q, m, CL_FALSE, org, org, reg, 0, 0, 0, 0, got, 1, &nul,
+				    &ev));
+	p = clEnqueueMapBuffer(clp.q, m, CL_FALSE, CL_MAP_READ, 0, 64, 1, &nul, &ev, &err);
+	printf("%s: map null in list %d %s\n", phase, err, p ? "pointer" : "null");
+	leaked |= ev != NULL;
+	ERR("read null buffer", clEnqueueReadBuffer(clp.q, NULL, CL_TRUE, 0, 4, got, 0, NULL, &ev));
+	ERR("read past end", clEnqueueReadBuffer(clp.q, m, CL_FALSE, 0, big, got, 0, NULL, &ev));
+	ERR("read null pointer", clEnqueueReadBuffer(clp.q, m, CL_FALSE, 0, 4, NULL, 0, NULL, &ev));
+	ERR("copy overlap", clEnqueueCopyBuffer(clp.q, m, m, 0, 8, 64, 0, NULL, &ev));
+	ERR("fill pattern 3", clEnqueueFillBuffer(clp.q, m, want, 3, 0, 12, 0, NULL, &ev));
+	p = clEnqueueMapBuffer(clp.q, m, CL_TRUE, CL_MAP_READ, 0, big, 0, NULL, &ev, &err);
+	printf("%s: map past end %d %s\n", phase, err, p ? "pointer" : "null");
+	leaked |= ev != NULL;
+	ERR("unmap bad pointer", clEnqueueUnmapMemObject(clp.q, m, got, 0, NULL, &ev));
+	ERR("unmap null buffer", clEnqueueUnmapMemObject(clp.q, NULL, got, 0, NULL, &ev));
+	ERR("migrate nothing", clEnqueueMigrateMemObjects(clp.q, 0, NULL, 0, 0, NULL, &ev));
+	ERR("native null function",
+	    clEnqueueNativeKernel(clp.q, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, &ev));
+	ERR("wait none", clWaitForEvents(0, NULL));
+	ERR("wait null event", clWaitForEvents(1, &nul));
+	ERR("arg index", clSetKernelArg(k, 9, sizeof(a), &a));
+	ERR("arg size", clSetKernelArg(k, 1, 2, &a));
+	ERR("event info null", clGetEventInfo(NULL, CL_EVENT_COMMAND_TYPE, 4, &a, NULL));
+	ERR("event info bad param", clGetEventInfo(foreign, 0x7fff, 4, &a, NULL));
+	ERR("callback type", clSetEventCallback(foreign, 77, NULL, NULL));
+	ERR("user status positive", clSetUserEventStatus(foreign, CL_SUBMITTED));
+	q = clCreateCommandQueueWithProperties(clp.ctx, clp.dev, bad_props, &err);
+	printf("%s: queue bad properties %d %s\n", phase, err, q ? "queue" : "null");
+	q = clCreateCommandQueueWithProperties(clp.ctx, NULL, NULL, &err);
+	printf("%s: queue null device %d %s\n", phase, err, q ? "queue" : "null");
+	printf("%s: events left behind %d\n", phase, leaked);
+#undef ERR
+
+	/* The queue still works, with the arguments as they were. */
+	clp_range(clp.q, k, N, 0, NULL, &ok_ev);
+	CK(clWaitForEvents(1, &ok_ev));
+	clp_read(clp.q, m, got, N);
+	if (clp_same_u32(phase, "after", got, want, N))
+		printf("%s: ok queue usable\n", phase);
+	CK(clSetUserEventStatus(foreign, CL_COMPLETE));
+	clReleaseEvent(foreign);
+	clReleaseEvent(ok_ev);
+	clReleaseContext(ctx2);
+	clReleaseMemObject(m);
+	clReleaseKernel(k);
+	clReleaseKernel(unset);
+}
+
+void ph_errors(void)
+{
+	error_calls("errors");
+}
+
+/* The same calls behind twenty slow kernels on the same queue. */
+void ph_errors_pending(void)
+{
+	static cl_uint want[N], got[N];
+	cl_kernel ks = clp_kernel("slow_axpb");
+	cl_mem x = clp_buffer(sizeof(want)), junk = clp_buffer(sizeof(want));
+
+	clp_iota(want, N, 81);
+	clp_write(clp.q, x, want, N);
+	for (cl_uint i = 0; i < 20; i++) {
+		clp_slow_axpb(clp.q, ks, x, junk, 3, i, 0, NULL, NULL);
+		clp_axpb_ref(want, N, 3, i);
+	}
+	error_calls("errors_pending");
+	clp_read(clp.q, x, got, N);
+	if (clp_same_u32("errors_pending", "backlog", got, want, N))
+		printf("errors_pending: ok backlog %016llx\n",
+		       (unsigned long long)clp_hash(got, sizeof(got)));
+	clReleaseMemObject(x);
+	clReleaseMemObject(junk);
+	clReleaseKernel(ks);
+}
