@@ -2,12 +2,14 @@
 # Checks (and, as root, installs with apt-get) what building and testing
 # xsched needs on Debian 12. Sourced by demo.sh and test.sh; also run by CI.
 #   tools/deps.sh [--install] [--optional]
-# --optional also installs PoCL/OpenCL, Level Zero, libbpf, clang and gnuplot.
+# --optional also installs PoCL/OpenCL, Level Zero, libbpf, clang and gnuplot,
+# and the real OpenCL applications of tests/test_cl_apps.sh.
 set -euo pipefail
 
 required=(build-essential cmake ninja-build pkg-config libcmocka-dev libinih-dev)
 optional=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libze-dev libze1
-          libbpf-dev bpftool clang llvm libclang-rt-14-dev gnuplot-nox systemd passwd)
+          libbpf-dev bpftool clang llvm libclang-rt-14-dev gnuplot-nox systemd passwd
+          clinfo clpeak clblast-utils python3-pyopencl python-pyopencl-doc python3-pytest)
 
 install=0
 want=("${required[@]}")

@@ -145,6 +145,10 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		free(q);
 		return;
 	}
+	/* Held until the XQueue is gone: buffered commands outlive the
+	 * application's last release. */
+	cl_real.clRetainCommandQueue(queue);
+	atomic_init(&q->app_refs, 1);
 	xs_agent_register(q->xq);
 	atomic_fetch_add(&clq_count, 1);
 	atomic_fetch_add(&clq_live, 1);
@@ -203,32 +207,83 @@ static void clq_destroy(struct cl_q *q)
 	xs_agent_unregister(q->xq);
 	xq_destroy(q->xq, XS_DESTROY_DRAIN);
 	q->hwq->ops->hwq_destroy(q->hwq);
+	/* The shim's own reference, which kept the queue alive meanwhile. */
+	cl_real.clReleaseCommandQueue(q->queue);
 	atomic_fetch_sub(&clq_live, 1);
 	free(q);
 }
 
+static void *clq_destroy_main(void *arg)
+{
+	clq_destroy(arg);
+	return NULL;
+}
+
+/*
+ * The application released its last reference to @q's queue (events may
+ * still hold the driver's): buffered work still launches, on a thread of
+ * its own, since a suspended queue may hold it back for long and the
+ * release must not wait for that (natively it returns at once).
+ */
+static void clq_retire(struct cl_q *q)
+{
+	struct cl_q **pp;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_rwlock_wrlock(&clq_lock);
+	for (pp = &clq_table[clq_hash(q->queue)]; *pp && *pp != q; pp = &(*pp)->next)
+		;
+	if (*pp == q)
+		*pp = q->next;
+	pthread_rwlock_unlock(&clq_lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, clq_destroy_main, q))
+		clq_destroy(q);
+	pthread_attr_destroy(&attr);
+}
+
+XS_CL_HOOK cl_int clRetainCommandQueue(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+	cl_int rc;
+
+	if (cl_load() < 0)
+		return CL_INVALID_COMMAND_QUEUE;
+	rc = cl_real.clRetainCommandQueue(queue);
+	if (q && rc == CL_SUCCESS)
+		atomic_fetch_add(&q->app_refs, 1);
+	return rc;
+}
+
 XS_CL_HOOK cl_int clReleaseCommandQueue(cl_command_queue queue)
 {
-	struct cl_q *q = cl_q_of(queue), **pp;
-	cl_uint refs = 0;
+	struct cl_q *q = cl_q_of(queue);
+	cl_int rc;
 
-	if (!q)
-		return cl_real.clReleaseCommandQueue(queue);
-	if (cl_real.clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof(refs),
-					  &refs, NULL) == CL_SUCCESS && refs == 1) {
-		/* The application's last reference: nothing may stay buffered. */
-		pthread_rwlock_wrlock(&clq_lock);
-		for (pp = &clq_table[clq_hash(queue)]; *pp && *pp != q; pp = &(*pp)->next)
-			;
-		if (*pp == q)
-			*pp = q->next;
-		else
-			q = NULL;       /* another thread released it meanwhile */
-		pthread_rwlock_unlock(&clq_lock);
-		if (q)
-			clq_destroy(q);
-	}
-	return cl_real.clReleaseCommandQueue(queue);
+	if (cl_load() < 0)
+		return CL_INVALID_COMMAND_QUEUE;
+	rc = cl_real.clReleaseCommandQueue(queue);
+	if (q && rc == CL_SUCCESS && atomic_fetch_sub(&q->app_refs, 1) == 1)
+		clq_retire(q);
+	return rc;
+}
+
+XS_CL_HOOK cl_int clGetCommandQueueInfo(cl_command_queue queue, cl_command_queue_info param,
+					size_t size, void *value, size_t *ret)
+{
+	struct cl_q *q = cl_q_of(queue);
+	cl_int rc;
+
+	if (cl_load() < 0)
+		return CL_INVALID_COMMAND_QUEUE;
+	rc = cl_real.clGetCommandQueueInfo(queue, param, size, value, ret);
+	/* The shim's own reference is not the application's business. */
+	if (q && rc == CL_SUCCESS && param == CL_QUEUE_REFERENCE_COUNT && value &&
+	    size >= sizeof(cl_uint) && *(cl_uint *)value > 0)
+		(*(cl_uint *)value)--;
+	return rc;
 }
 
 XS_CL_HOOK cl_int clFinish(cl_command_queue queue)

@@ -53,6 +53,7 @@ struct cl_q {
 	size_t max_items[3];            /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
 	struct xq *xq;
 	struct xal_hwq *hwq;
+	_Atomic int app_refs;           /* the application's references */
 };
 
 /* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made. */

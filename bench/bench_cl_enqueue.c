@@ -1,0 +1,333 @@
+/*
+ * CPU cost of clEnqueueNDRangeKernel on the application's thread, on PoCL:
+ * straight into the ICD loader ("native") against the same calls through
+ * the OpenCL shim (LD_PRELOAD, in-process scheduler), in the same run.
+ *
+ * The benchmark re-runs itself as a child per measurement, alternating
+ * native and shim children so that drifts of a noisy machine hit both.
+ * Each child enqueues an empty kernel (one work-item) on an in-order queue
+ * in batches, finishing the queue between batches (not timed), and reports
+ * per batch the thread CPU time (CLOCK_THREAD_CPUTIME_ID) and the wall time
+ * per enqueue, and the process CPU per enqueue including the finish (under
+ * the shim the XQueue's worker may launch part of the work off the
+ * application's thread). Three workloads: tasks of one XQueue launch
+ * window (16 enqueues: the shim launches each from the application's
+ * thread and pays the queue's idle->busy transition), tasks far beyond it
+ * (256: later commands are buffered for the worker), and 16-enqueue tasks
+ * that ask for an event per command (the shim must hand back an event for
+ * a command it may not have launched yet) and release it at once.
+ * The parent prints medians and P99 and the shim's extra CPU per enqueue
+ * (median shim minus median native). Without a shim only native runs.
+ *
+ * Usage: bench_cl_enqueue [--batches N] [--rounds N] [--quick] [--shim PATH]
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include "xsched/xsched.h"
+#include "bench_util.h"
+
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#ifndef XS_SHIM_PATH
+#define XS_SHIM_PATH ""
+#endif
+
+struct opts {
+	int batches, batch, rounds;
+	bool events;
+	const char *shim;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define CK(call)                                                                  \
+	do {                                                                      \
+		cl_int rc_ = (call);                                              \
+		if (rc_ != CL_SUCCESS) {                                          \
+			fprintf(stderr, "bench_cl_enqueue: %s = %d\n", #call, rc_); \
+			exit(1);                                                  \
+		}                                                                 \
+	} while (0)
+
+/* The first device of the first platform that has one; exits without. */
+static void first_device(cl_platform_id *plat, cl_device_id *dev)
+{
+	cl_platform_id ps[8];
+	cl_uint np = 0;
+
+	CK(clGetPlatformIDs(8, ps, &np));
+	for (cl_uint i = 0; i < np && i < 8; i++)
+		if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, dev, NULL) == CL_SUCCESS) {
+			*plat = ps[i];
+			return;
+		}
+	fprintf(stderr, "bench_cl_enqueue: no OpenCL device\n");
+	exit(1);
+}
+
+/*
+ * The child: one line per batch on stdout, "thread_ns wall_ns process_ns"
+ * per enqueue in tenths of ns, after a warm-up batch.
+ */
+static int child(int batches, int batch, bool events)
+{
+	static const char *src = "__kernel void empty(void) { }\n";
+	size_t one = 1;
+	cl_platform_id plat;
+	cl_device_id dev;
+	cl_context ctx;
+	cl_command_queue q;
+	cl_program prog;
+	cl_kernel k;
+	cl_int err;
+
+	first_device(&plat, &dev);
+	ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	CK(err);
+	q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+	CK(err);
+	prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	CK(err);
+	CK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+	k = clCreateKernel(prog, "empty", &err);
+	CK(err);
+	for (int b = -1; b < batches; b++) {
+		/* Innermost: the thread clock, so that reading the others is
+		 * not counted in the enqueues' CPU. */
+		uint64_t p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		uint64_t w0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t t1, w1, p1;
+
+		for (int i = 0; i < batch; i++) {
+			cl_event ev;
+
+			if (!events) {
+				CK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL,
+							  NULL));
+				continue;
+			}
+			CK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL, &ev));
+			CK(clReleaseEvent(ev));
+		}
+		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		w1 = clock_ns(CLOCK_MONOTONIC);
+		CK(clFinish(q));
+		p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		if (b >= 0)
+			printf("%llu %llu %llu\n",
+			       (unsigned long long)((t1 - t0) * 10 / (uint64_t)batch),
+			       (unsigned long long)((w1 - w0) * 10 / (uint64_t)batch),
+			       (unsigned long long)((p1 - p0) * 10 / (uint64_t)batch));
+	}
+	clReleaseKernel(k);
+	clReleaseProgram(prog);
+	clReleaseCommandQueue(q);
+	clReleaseContext(ctx);
+	return 0;
+}
+
+struct samples {
+	uint64_t *thread, *wall, *proc;
+	size_t n, cap;
+};
+
+static int samples_add(struct samples *s, uint64_t t, uint64_t w, uint64_t p)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		uint64_t *a = realloc(s->thread, cap * sizeof(*a));
+
+		if (!a)
+			return -1;
+		s->thread = a;
+		a = realloc(s->wall, cap * sizeof(*a));
+		if (!a)
+			return -1;
+		s->wall = a;
+		a = realloc(s->proc, cap * sizeof(*a));
+		if (!a)
+			return -1;
+		s->proc = a;
+		s->cap = cap;
+	}
+	s->thread[s->n] = t;
+	s->wall[s->n] = w;
+	s->proc[s->n] = p;
+	s->n++;
+	return 0;
+}
+
+static void samples_free(struct samples *s)
+{
+	free(s->thread);
+	free(s->wall);
+	free(s->proc);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Runs one child with the shim or natively; appends its batches to @out. */
+static int run_child(const struct opts *o, bool shim, struct samples *out)
+{
+	char pre[4096], nb[32], bs[32];
+	unsigned long long t, w, p;
+	int fds[2], st = 0;
+	FILE *in;
+	pid_t pid;
+
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
+	snprintf(nb, sizeof(nb), "%d", o->batches);
+	snprintf(bs, sizeof(bs), "%d", o->batch);
+	if (pipe(fds) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *argv[] = { "bench_cl_enqueue", "--child", nb, bs,
+				 o->events ? "events" : "none", NULL };
+
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		unsetenv("LD_PRELOAD");
+		unsetenv("XSCHED_DISABLE");
+		if (shim) {
+			putenv(pre);
+			putenv("XSCHED_SCHEDULER=local");
+		}
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	if (!in)
+		return -1;
+	while (fscanf(in, "%llu %llu %llu", &t, &w, &p) == 3)
+		if (samples_add(out, t, w, p) < 0)
+			break;
+	fclose(in);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "bench_cl_enqueue: %s child failed (status 0x%x)\n",
+			shim ? "shim" : "native", st);
+		return -1;
+	}
+	return 0;
+}
+
+static void row(const char *name, struct samples *s)
+{
+	printf("%-8s %8zu  %8.1f %8.1f   %8.1f %8.1f   %8.1f\n", name, s->n,
+	       bench_pct(s->thread, s->n, 50) / 10.0, bench_pct(s->thread, s->n, 99) / 10.0,
+	       bench_pct(s->wall, s->n, 50) / 10.0, bench_pct(s->wall, s->n, 99) / 10.0,
+	       bench_pct(s->proc, s->n, 50) / 10.0);
+}
+
+/* Median of the per-enqueue thread CPU, in ns. */
+static double thread_p50(struct samples *s)
+{
+	return bench_pct(s->thread, s->n, 50) / 10.0;
+}
+
+/*
+ * Alternating native and shim children with batches of @batch enqueues;
+ * *@extra gets the shim's extra thread CPU per enqueue (median), 0 without
+ * a shim.
+ */
+static int measure(const struct opts *o, int batch, bool events, const char *what,
+		   double *extra)
+{
+	struct samples nat = { 0 }, shim = { 0 };
+	bool with_shim = o->shim[0] != '\0';
+	struct opts c = *o;
+	int rc = 0;
+
+	c.batch = batch;
+	c.events = events;
+	for (int r = 0; r < o->rounds && rc == 0; r++)
+		if (run_child(&c, false, &nat) < 0 ||
+		    (with_shim && run_child(&c, true, &shim) < 0))
+			rc = -1;
+	*extra = 0;
+	if (rc == 0) {
+		printf("\n%s: %d rounds x %d batches x %d enqueues per mode\n", what,
+		       o->rounds, o->batches, batch);
+		printf("ns per enqueue  batches  thread-p50 thread-p99   wall-p50  wall-p99   "
+		       "process-p50\n");
+		row("native", &nat);
+		if (with_shim) {
+			row("shim", &shim);
+			*extra = thread_p50(&shim) - thread_p50(&nat);
+			printf("shim extra CPU per enqueue on the app thread (median): %.1f ns, "
+			       "ratio %.2f\n", *extra,
+			       thread_p50(&shim) / (thread_p50(&nat) > 0 ? thread_p50(&nat) : 1));
+		}
+	}
+	samples_free(&nat);
+	samples_free(&shim);
+	return rc;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_cl_enqueue [--batches N] [--rounds N] [--quick] "
+			"[--shim PATH]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .batches = 200, .rounds = 4, .shim = XS_SHIM_PATH };
+	double direct = 0, buffered = 0, evented = 0;
+
+	if (argc == 5 && !strcmp(argv[1], "--child"))
+		return child(atoi(argv[2]), atoi(argv[3]), !strcmp(argv[4], "events"));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--quick")) {
+			o.batches = 40;
+			o.rounds = 2;
+		} else if (!strcmp(a, "--batches") && v) {
+			o.batches = atoi(v), i++;
+		} else if (!strcmp(a, "--rounds") && v) {
+			o.rounds = atoi(v), i++;
+		} else if (!strcmp(a, "--shim") && v) {
+			o.shim = v, i++;
+		} else {
+			usage();
+		}
+	}
+	if (o.batches < 1 || o.rounds < 1)
+		usage();
+	if (o.shim[0] && access(o.shim, R_OK) != 0) {
+		fprintf(stderr, "bench_cl_enqueue: shim %s not found\n", o.shim);
+		return 1;
+	}
+	bench_print_machine(stdout);
+	printf("clEnqueueNDRangeKernel of an empty kernel (1 work-item) on an in-order queue, "
+	       "finished between batches; shim: %s\n", o.shim[0] ? o.shim : "none (native only)");
+	if (measure(&o, XS_DEFAULT_THRESHOLD, false,
+		    "tasks of 16 enqueues (one launch window each)", &direct) < 0 ||
+	    measure(&o, 16 * XS_DEFAULT_THRESHOLD, false, "tasks of 256 enqueues",
+		    &buffered) < 0 ||
+	    measure(&o, XS_DEFAULT_THRESHOLD, true,
+		    "tasks of 16 enqueues, each asking for an event (released at once)",
+		    &evented) < 0)
+		return 1;
+	if (o.shim[0])
+		printf("\nsummary: extra app-thread CPU per enqueue %.1f ns in 16-enqueue tasks, "
+		       "%.1f ns in 256-enqueue tasks, %.1f ns with events (goal <= 250 ns)\n",
+		       direct, buffered, evented);
+	return 0;
+}

@@ -1,0 +1,747 @@
+/*
+ * Fixed priority on a real OpenCL device (PoCL): a latency-critical
+ * foreground process and a flooding background process, each a plain
+ * OpenCL program, in three configurations measured in one run:
+ *   standalone  the foreground alone;
+ *   native      both, straight into the ICD loader;
+ *   xsched      both under the OpenCL shim (LD_PRELOAD), scheduled by a
+ *               private xschedd running the fixed-priority policy (hpf),
+ *               the foreground with the higher XSCHED_PRIORITY.
+ * The background's throughput alone is measured in each round too, as the
+ * reference for its throughput next to the foreground.
+ *
+ * The foreground issues tasks of --fg-cmds loop kernels (one work-item,
+ * about 0.5 ms each) at a period with +-50% uniform jitter (deterministic
+ * seed), finishing each with clFinish; its latency is measured from the
+ * task's first enqueue to the return of clFinish (so that timer overshoot
+ * is not counted). The background keeps --bg-depth loop kernels of about
+ * 5 ms in flight on --bg-width work-items (default: every CPU), waiting on
+ * each kernel's event, until it is killed; it reports every completion
+ * with its time, from which the parent takes its throughput over the
+ * foreground's measurement window.
+ *
+ * PoCL runs kernels on OS threads that the kernel time-slices, so native
+ * sharing shows as a longer tail rather than as a GPU's hard blocking, and
+ * at Lv1 the background kernel already running when the foreground arrives
+ * keeps competing until it ends.
+ *
+ * The benchmark re-runs itself for the two programs, and runs the
+ * configurations in turn, --rounds times (each round --samples/--rounds
+ * tasks), so that drifts of a noisy machine hit them all; one xschedd
+ * serves every round. --diag adds a row with both programs under the shim
+ * and no scheduler (XSCHED_SCHEDULER=none: the XQueues' own cost) and the
+ * background's throughput alone under it. Without a shim or a daemon (none
+ * built, or not found) the xsched configuration is left out.
+ *
+ * Usage: bench_cl_priority [--samples N] [--rounds N] [--period-us P]
+ *          [--fg-iters N] [--bg-iters N] [--fg-cmds N] [--bg-width N]
+ *          [--bg-depth N] [--alone-ms MS] [--quick] [--diag] [--shim PATH]
+ *          [--daemon PATH] [--policy NAME]
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include "bench_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#ifndef XS_SHIM_PATH
+#define XS_SHIM_PATH ""
+#endif
+#ifndef XSD_BIN
+#define XSD_BIN ""
+#endif
+
+#define US 1000ull
+#define MS (1000 * US)
+
+struct opts {
+	int samples, rounds, round_samples, fg_cmds, bg_width, bg_depth;
+	unsigned period_us, fg_iters, bg_iters, alone_ms;
+	const char *shim, *daemon, *policy;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- the two OpenCL programs -------------------------------------------- */
+
+#define CK(call)                                                                   \
+	do {                                                                       \
+		cl_int rc_ = (call);                                               \
+		if (rc_ != CL_SUCCESS) {                                           \
+			fprintf(stderr, "bench_cl_priority: %s = %d\n", #call, rc_); \
+			exit(1);                                                   \
+		}                                                                  \
+	} while (0)
+
+/* A pseudo-random walk of @iters steps per work-item, kept alive in @junk. */
+static const char *spin_src =
+	"__kernel void spin(__global uint *junk, uint iters)\n"
+	"{\n"
+	"	uint v = (uint)get_global_id(0);\n"
+	"	for (uint k = 0; k < iters; k++)\n"
+	"		v = v * 1664525u + 1013904223u;\n"
+	"	junk[get_global_id(0)] = v;\n"
+	"}\n";
+
+struct clenv {
+	cl_context ctx;
+	cl_command_queue q;
+	cl_program prog;
+	cl_kernel k;
+	cl_mem junk;
+};
+
+/* Context, queue and the spin kernel of @iters steps on @width items. */
+static void cl_setup(struct clenv *e, unsigned iters, size_t width)
+{
+	cl_platform_id ps[8];
+	cl_device_id dev = NULL;
+	cl_uint np = 0;
+	cl_int err;
+
+	CK(clGetPlatformIDs(8, ps, &np));
+	for (cl_uint i = 0; i < np && i < 8 && !dev; i++)
+		if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
+			dev = NULL;
+	if (!dev) {
+		fprintf(stderr, "bench_cl_priority: no OpenCL device\n");
+		exit(1);
+	}
+	e->ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	CK(err);
+	e->q = clCreateCommandQueueWithProperties(e->ctx, dev, NULL, &err);
+	CK(err);
+	e->prog = clCreateProgramWithSource(e->ctx, 1, &spin_src, NULL, &err);
+	CK(err);
+	CK(clBuildProgram(e->prog, 1, &dev, "", NULL, NULL));
+	e->k = clCreateKernel(e->prog, "spin", &err);
+	CK(err);
+	e->junk = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, width * sizeof(cl_uint), NULL, &err);
+	CK(err);
+	CK(clSetKernelArg(e->k, 0, sizeof(e->junk), &e->junk));
+	CK(clSetKernelArg(e->k, 1, sizeof(cl_uint), &iters));
+}
+
+/* One work-item per work-group: PoCL spreads the groups over its threads. */
+static void enqueue_spin(struct clenv *e, size_t width, cl_event *ev)
+{
+	size_t one = 1;
+
+	CK(clEnqueueNDRangeKernel(e->q, e->k, 1, NULL, &width, &one, 0, NULL, ev));
+}
+
+/*
+ * The foreground: after a warm-up, @o->round_samples tasks; prints "W start end"
+ * (its measurement window, CLOCK_MONOTONIC ns), then one latency in ns per
+ * line.
+ */
+static int child_fg(const struct opts *o)
+{
+	uint64_t *lat = calloc((size_t)o->round_samples, sizeof(*lat));
+	uint64_t next, w0, w1, seed = 0x9e3779b97f4a7c15ull;
+	struct clenv e;
+
+	if (!lat)
+		return 1;
+	prctl(PR_SET_TIMERSLACK, 1);
+	cl_setup(&e, o->fg_iters, 1);
+	for (int i = 0; i < 3; i++) {
+		enqueue_spin(&e, 1, NULL);
+		CK(clFinish(e.q));
+	}
+	next = w0 = now_ns();
+	for (int i = 0; i < o->round_samples; i++) {
+		struct timespec ts;
+		uint64_t t0;
+
+		/* xorshift64: uniform jitter in [0.5, 1.5) periods. */
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		next += (uint64_t)o->period_us * US / 2 +
+			(seed >> 11) % ((uint64_t)o->period_us * US);
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		t0 = now_ns();
+		for (int c = 0; c < o->fg_cmds; c++)
+			enqueue_spin(&e, 1, NULL);
+		CK(clFinish(e.q));
+		lat[i] = now_ns() - t0;
+	}
+	w1 = now_ns();
+	printf("W %llu %llu\n", (unsigned long long)w0, (unsigned long long)w1);
+	for (int i = 0; i < o->round_samples; i++)
+		printf("%llu\n", (unsigned long long)lat[i]);
+	free(lat);
+	clReleaseMemObject(e.junk);
+	clReleaseKernel(e.k);
+	clReleaseProgram(e.prog);
+	clReleaseCommandQueue(e.q);
+	clReleaseContext(e.ctx);
+	return 0;
+}
+
+/*
+ * The background: @o->bg_depth kernels in flight, each waited on through
+ * its event; "C time count" per completion, unbuffered, until killed.
+ */
+static int child_bg(const struct opts *o)
+{
+	cl_event *ring = calloc((size_t)o->bg_depth, sizeof(*ring));
+	size_t width = (size_t)o->bg_width;
+	unsigned long long done = 0;
+	struct clenv e;
+
+	if (!ring)
+		return 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cl_setup(&e, o->bg_iters, width);
+	for (unsigned long long i = 0;; i++) {
+		size_t slot = i % (size_t)o->bg_depth;
+
+		if (i >= (unsigned long long)o->bg_depth) {
+			CK(clWaitForEvents(1, &ring[slot]));
+			CK(clReleaseEvent(ring[slot]));
+			printf("C %llu %llu\n", (unsigned long long)now_ns(), ++done);
+		}
+		enqueue_spin(&e, width, &ring[slot]);
+	}
+	return 0;
+}
+
+/* --- the parent ----------------------------------------------------------- */
+
+/* Completions reported by a background child: times and counts. */
+struct bg {
+	pid_t pid;
+	FILE *in;
+	pthread_t reader;
+	uint64_t *t, *count;
+	size_t n, cap;
+	pthread_mutex_t lock;
+};
+
+/* How a child runs: natively, under the shim and the daemon, or under the
+ * shim with no scheduler at all (its XQueues' own cost, no policy). */
+enum mode_env { ENV_NATIVE, ENV_XSCHED, ENV_SHIM_NONE };
+
+struct run {
+	struct opts o;
+	char dir[256], sock[300], ctl[300], conf[300], log[300], notify[300];
+	pid_t daemon;
+};
+
+/* Forks this program as "--child ROLE" with stdout into a pipe. */
+static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int prio,
+		   FILE **out)
+{
+	char a[7][32], pre[4200], sock[400], pr[32];
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -1;
+	snprintf(a[0], 32, "%d", r->o.round_samples);
+	snprintf(a[1], 32, "%u", r->o.period_us);
+	snprintf(a[2], 32, "%u", r->o.fg_iters);
+	snprintf(a[3], 32, "%u", r->o.bg_iters);
+	snprintf(a[4], 32, "%d", r->o.fg_cmds);
+	snprintf(a[5], 32, "%d", r->o.bg_width);
+	snprintf(a[6], 32, "%d", r->o.bg_depth);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char *argv[] = { "bench_cl_priority", "--child", (char *)role, a[0], a[1], a[2],
+				 a[3], a[4], a[5], a[6], NULL };
+
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		unsetenv("LD_PRELOAD");
+		unsetenv("XSCHED_DISABLE");
+		unsetenv("XSCHED_SHARE");
+		unsetenv("XSCHED_DEADLINE_US");
+		unsetenv("XSCHED_LAXITY_US");
+		unsetenv("XSCHED_PRIORITY");
+		if (env != ENV_NATIVE) {
+			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
+			putenv(pre);
+		}
+		if (env == ENV_XSCHED) {
+			snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
+			snprintf(pr, sizeof(pr), "XSCHED_PRIORITY=%d", prio);
+			putenv(sock);
+			putenv(pr);
+			putenv("XSCHED_SCHEDULER=global");
+		} else if (env == ENV_SHIM_NONE) {
+			putenv("XSCHED_SCHEDULER=none");
+		}
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*out = fdopen(fds[0], "r");
+	if (!*out) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+static void *bg_reader(void *arg)
+{
+	struct bg *b = arg;
+	unsigned long long t, c;
+
+	while (fscanf(b->in, " C %llu %llu", &t, &c) == 2) {
+		pthread_mutex_lock(&b->lock);
+		if (b->n == b->cap) {
+			size_t cap = b->cap ? 2 * b->cap : 4096;
+			uint64_t *nt = realloc(b->t, cap * sizeof(*nt));
+			uint64_t *nc = nt ? realloc(b->count, cap * sizeof(*nc)) : NULL;
+
+			if (nt)
+				b->t = nt;
+			if (!nc) {
+				pthread_mutex_unlock(&b->lock);
+				break;
+			}
+			b->count = nc;
+			b->cap = cap;
+		}
+		b->t[b->n] = t;
+		b->count[b->n] = c;
+		b->n++;
+		pthread_mutex_unlock(&b->lock);
+	}
+	return NULL;
+}
+
+/* Starts the background and returns once its first kernel completed. */
+static int bg_start(const struct run *r, enum mode_env env, struct bg *b)
+{
+	unsigned long long t, c;
+
+	memset(b, 0, sizeof(*b));
+	pthread_mutex_init(&b->lock, NULL);
+	b->pid = spawn(r, "bg", env, 0, &b->in);
+	if (b->pid < 0)
+		return -1;
+	if (fscanf(b->in, " C %llu %llu", &t, &c) != 2) {
+		fprintf(stderr, "bench_cl_priority: the background did not start\n");
+		return -1;
+	}
+	return pthread_create(&b->reader, NULL, bg_reader, b) ? -1 : 0;
+}
+
+static void bg_stop(struct bg *b)
+{
+	kill(b->pid, SIGTERM);
+	waitpid(b->pid, NULL, 0);
+	pthread_join(b->reader, NULL);
+	fclose(b->in);
+}
+
+static void bg_free(struct bg *b)
+{
+	free(b->t);
+	free(b->count);
+	pthread_mutex_destroy(&b->lock);
+}
+
+/* Completions reported at or before @t (0 before the first report). */
+static uint64_t bg_count_at(const struct bg *b, uint64_t t)
+{
+	uint64_t c = 0;
+
+	for (size_t i = 0; i < b->n && b->t[i] <= t; i++)
+		c = b->count[i];
+	return c;
+}
+
+/* Runs the foreground to its end; fills @lat (o.round_samples) and its window. */
+static int fg_run(const struct run *r, enum mode_env env, uint64_t *lat, uint64_t *w0,
+		  uint64_t *w1)
+{
+	unsigned long long a, b, v;
+	int n = 0, st = 0;
+	FILE *in;
+	pid_t pid = spawn(r, "fg", env, 10, &in);
+
+	if (pid < 0)
+		return -1;
+	if (fscanf(in, " W %llu %llu", &a, &b) == 2) {
+		*w0 = a;
+		*w1 = b;
+		while (n < r->o.round_samples && fscanf(in, "%llu", &v) == 1)
+			lat[n++] = v;
+	}
+	fclose(in);
+	waitpid(pid, &st, 0);
+	if (n != r->o.round_samples || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "bench_cl_priority: foreground failed (status 0x%x, %d samples)\n",
+			st, n);
+		return -1;
+	}
+	return 0;
+}
+
+/* The private daemon's configuration: fixed priority, no ceiling in the way. */
+static int write_config(const struct run *r)
+{
+	FILE *f = fopen(r->conf, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "[policy]\nname = %s\n[limits]\npriority_ceiling = 100\n", r->o.policy);
+	return fclose(f);
+}
+
+/* Starts xschedd on private sockets; returns once it reported READY=1. */
+static int daemon_start(struct run *r)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t end = now_ns() + 10000 * MS;
+	char msg[256];
+	int fd;
+
+	if (write_config(r) < 0)
+		return -1;
+	if (strlen(r->notify) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "bench_cl_priority: %s: path too long for a socket\n", r->notify);
+		return -1;
+	}
+	memcpy(sa.sun_path, r->notify, strlen(r->notify));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("bench_cl_priority: notify socket");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	r->daemon = fork();
+	if (r->daemon == 0) {
+		int log = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (log >= 0)
+			dup2(log, STDERR_FILENO);
+		setenv("NOTIFY_SOCKET", r->notify, 1);
+		execl(r->o.daemon, "xschedd", "--config", r->conf, "--socket", r->sock,
+		      "--control-socket", r->ctl, (char *)NULL);
+		_exit(127);
+	}
+	while (r->daemon > 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = now_ns();
+		ssize_t n;
+
+		if (now >= end || waitpid(r->daemon, NULL, WNOHANG) == r->daemon)
+			break;
+		if (poll(&p, 1, (int)((end - now) / MS) + 1) <= 0)
+			continue;
+		n = recv(fd, msg, sizeof(msg) - 1, 0);
+		if (n > 0) {
+			msg[n] = '\0';
+			if (strstr(msg, "READY=1")) {
+				close(fd);
+				return 0;
+			}
+		}
+	}
+	close(fd);
+	fprintf(stderr, "bench_cl_priority: xschedd did not start (log: %s)\n", r->log);
+	if (r->daemon > 0) {
+		kill(r->daemon, SIGKILL);
+		waitpid(r->daemon, NULL, 0);
+	}
+	r->daemon = 0;
+	return -1;
+}
+
+static void daemon_stop(struct run *r)
+{
+	if (r->daemon <= 0)
+		return;
+	kill(r->daemon, SIGTERM);
+	waitpid(r->daemon, NULL, 0);
+	r->daemon = 0;
+}
+
+/*
+ * One configuration, over all rounds: the foreground's latencies and the
+ * background's completions over the foreground's windows.
+ */
+struct mode {
+	const char *name;
+	bool with_bg;
+	enum mode_env env;
+	uint64_t *lat;
+	int n;
+	double bg_kernels, bg_ns;
+};
+
+/* One round of @m: @r->o.round_samples foreground tasks. */
+static int measure(struct run *r, struct mode *m)
+{
+	uint64_t w0 = 0, w1 = 0;
+	struct bg b;
+	int rc;
+
+	if (m->with_bg && bg_start(r, m->env, &b) < 0)
+		return -1;
+	rc = fg_run(r, m->env, m->lat + m->n, &w0, &w1);
+	if (m->with_bg) {
+		bg_stop(&b);
+		if (rc == 0 && w1 > w0) {
+			m->bg_kernels += (double)(bg_count_at(&b, w1) - bg_count_at(&b, w0));
+			m->bg_ns += (double)(w1 - w0);
+		}
+		bg_free(&b);
+	}
+	if (rc == 0)
+		m->n += r->o.round_samples;
+	return rc;
+}
+
+/* The background alone for @ms under @env: adds to *@kernels and *@ns. */
+static int measure_bg_alone(struct run *r, enum mode_env env, unsigned ms, double *kernels,
+			    double *ns)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	uint64_t t0, t1;
+	struct bg b;
+
+	if (bg_start(r, env, &b) < 0)
+		return -1;
+	t0 = now_ns();
+	nanosleep(&ts, NULL);
+	t1 = now_ns();
+	bg_stop(&b);
+	*kernels += (double)(bg_count_at(&b, t1) - bg_count_at(&b, t0));
+	*ns += (double)(t1 - t0);
+	bg_free(&b);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: bench_cl_priority [--samples N] [--rounds N] [--period-us P]\n"
+		"         [--fg-iters N] [--bg-iters N] [--fg-cmds N] [--bg-width N]\n"
+		"         [--bg-depth N] [--alone-ms MS] [--quick] [--diag] [--shim PATH]\n"
+		"         [--daemon PATH] [--policy NAME]\n");
+	exit(2);
+}
+
+static int parse_child(int argc, char **argv, struct opts *o)
+{
+	if (argc != 10)
+		return -1;
+	o->round_samples = atoi(argv[3]);
+	o->period_us = (unsigned)strtoul(argv[4], NULL, 10);
+	o->fg_iters = (unsigned)strtoul(argv[5], NULL, 10);
+	o->bg_iters = (unsigned)strtoul(argv[6], NULL, 10);
+	o->fg_cmds = atoi(argv[7]);
+	o->bg_width = atoi(argv[8]);
+	o->bg_depth = atoi(argv[9]);
+	return 0;
+}
+
+static double rate_of(double kernels, double ns)
+{
+	return ns > 0 ? kernels * 1e9 / ns : 0;
+}
+
+static void print_row(struct mode *sa, struct mode *m, double bg_alone)
+{
+	uint64_t sa_p99 = bench_pct(sa->lat, (size_t)sa->n, 99);
+	uint64_t p99 = bench_pct(m->lat, (size_t)m->n, 99);
+
+	printf("%-11s %6d %8.0f %8.0f %8.0f %8.0f  %6.2f", m->name, m->n,
+	       bench_pct(m->lat, (size_t)m->n, 50) / 1e3,
+	       bench_pct(m->lat, (size_t)m->n, 90) / 1e3, p99 / 1e3,
+	       bench_pct(m->lat, (size_t)m->n, 100) / 1e3,
+	       (double)p99 / (double)(sa_p99 ? sa_p99 : 1));
+	if (m->with_bg) {
+		double rate = rate_of(m->bg_kernels, m->bg_ns);
+
+		printf("   %9.1f  %6.2f\n", rate, bg_alone > 0 ? rate / bg_alone : 0);
+	} else {
+		printf("   %9s  %6s\n", "-", "-");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .o = { .samples = 1000, .rounds = 2, .period_us = 2500,
+				.fg_iters = 500000, .bg_iters = 5000000, .fg_cmds = 1,
+				.bg_depth = 8, .alone_ms = 2000, .shim = XS_SHIM_PATH,
+				.daemon = XSD_BIN, .policy = "hpf" } };
+	struct mode modes[] = {
+		{ .name = "standalone", .env = ENV_NATIVE },
+		{ .name = "native", .with_bg = true, .env = ENV_NATIVE },
+		{ .name = "xsched", .with_bg = true, .env = ENV_XSCHED },
+		{ .name = "shim-none", .with_bg = true, .env = ENV_SHIM_NONE },
+	};
+	double alone_k = 0, alone_ns = 0, shim_k = 0, shim_ns = 0, bg_alone;
+	int nmodes = 2, rc = 1;
+	bool xsched, diag = false;
+
+	if (argc > 2 && !strcmp(argv[1], "--child")) {
+		if (parse_child(argc, argv, &r.o) < 0)
+			usage();
+		return !strcmp(argv[2], "fg") ? child_fg(&r.o) : child_bg(&r.o);
+	}
+	r.o.bg_width = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--quick")) {
+			r.o.samples = 100;
+			r.o.rounds = 1;
+			r.o.alone_ms = 500;
+		} else if (!strcmp(a, "--diag")) {
+			diag = true;
+		} else if (!strcmp(a, "--samples") && v) {
+			r.o.samples = atoi(v), i++;
+		} else if (!strcmp(a, "--rounds") && v) {
+			r.o.rounds = atoi(v), i++;
+		} else if (!strcmp(a, "--period-us") && v) {
+			r.o.period_us = (unsigned)strtoul(v, NULL, 10), i++;
+		} else if (!strcmp(a, "--fg-iters") && v) {
+			r.o.fg_iters = (unsigned)strtoul(v, NULL, 10), i++;
+		} else if (!strcmp(a, "--bg-iters") && v) {
+			r.o.bg_iters = (unsigned)strtoul(v, NULL, 10), i++;
+		} else if (!strcmp(a, "--fg-cmds") && v) {
+			r.o.fg_cmds = atoi(v), i++;
+		} else if (!strcmp(a, "--bg-width") && v) {
+			r.o.bg_width = atoi(v), i++;
+		} else if (!strcmp(a, "--bg-depth") && v) {
+			r.o.bg_depth = atoi(v), i++;
+		} else if (!strcmp(a, "--alone-ms") && v) {
+			r.o.alone_ms = (unsigned)strtoul(v, NULL, 10), i++;
+		} else if (!strcmp(a, "--shim") && v) {
+			r.o.shim = v, i++;
+		} else if (!strcmp(a, "--daemon") && v) {
+			r.o.daemon = v, i++;
+		} else if (!strcmp(a, "--policy") && v) {
+			r.o.policy = v, i++;
+		} else {
+			usage();
+		}
+	}
+	if (r.o.samples < 1 || r.o.rounds < 1 || r.o.period_us < 2 || r.o.fg_cmds < 1 ||
+	    r.o.bg_width < 1 || r.o.bg_depth < 1)
+		usage();
+	r.o.round_samples = (r.o.samples + r.o.rounds - 1) / r.o.rounds;
+	snprintf(r.dir, sizeof(r.dir), "%s/bench_cl_priority.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(r.dir)) {
+		perror("bench_cl_priority: mkdtemp");
+		return 1;
+	}
+	snprintf(r.sock, sizeof(r.sock), "%s/c.sock", r.dir);
+	snprintf(r.ctl, sizeof(r.ctl), "%s/ctl.sock", r.dir);
+	snprintf(r.conf, sizeof(r.conf), "%s/xschedd.conf", r.dir);
+	snprintf(r.log, sizeof(r.log), "%s/xschedd.log", r.dir);
+	snprintf(r.notify, sizeof(r.notify), "%s/notify", r.dir);
+	xsched = r.o.shim[0] && access(r.o.shim, R_OK) == 0 && r.o.daemon[0] &&
+		 access(r.o.daemon, X_OK) == 0;
+	if (xsched)
+		nmodes = diag ? 4 : 3;
+	for (int m = 0; m < nmodes; m++) {
+		modes[m].lat = calloc((size_t)(r.o.round_samples * r.o.rounds),
+				      sizeof(*modes[m].lat));
+		if (!modes[m].lat) {
+			perror("bench_cl_priority");
+			goto out;
+		}
+	}
+
+	bench_print_machine(stdout);
+	printf("foreground: %d tasks of %d kernel(s) of %u iterations (1 work-item), period "
+	       "%u us +-50%%, in %d rounds\nbackground: kernels of %u iterations on %d "
+	       "work-items, %d in flight\n", r.o.round_samples * r.o.rounds, r.o.fg_cmds,
+	       r.o.fg_iters, r.o.period_us, r.o.rounds, r.o.bg_iters, r.o.bg_width,
+	       r.o.bg_depth);
+	if (!xsched)
+		printf("xsched: left out (shim '%s', daemon '%s' not both available)\n",
+		       r.o.shim, r.o.daemon);
+	else
+		printf("xsched: %s under xschedd (policy %s), foreground priority 10, "
+		       "background 0\n", r.o.shim, r.o.policy);
+	fflush(stdout);
+	if (xsched && daemon_start(&r) < 0)
+		goto out;
+	/* Rounds of every configuration in turn, so that drifts of a noisy
+	 * machine hit them all. */
+	for (int round = 0; round < r.o.rounds; round++) {
+		if (measure_bg_alone(&r, ENV_NATIVE, r.o.alone_ms / (unsigned)r.o.rounds,
+				     &alone_k, &alone_ns) < 0)
+			goto out;
+		if (diag && xsched &&
+		    measure_bg_alone(&r, ENV_SHIM_NONE, r.o.alone_ms / (unsigned)r.o.rounds,
+				     &shim_k, &shim_ns) < 0)
+			goto out;
+		for (int m = 0; m < nmodes; m++)
+			if (measure(&r, &modes[m]) < 0)
+				goto out;
+	}
+	bg_alone = rate_of(alone_k, alone_ns);
+	printf("\nbackground alone: %.1f kernels/s", bg_alone);
+	if (diag && xsched)
+		printf(" natively, %.1f under the shim with no scheduler (%.2f)",
+		       rate_of(shim_k, shim_ns), bg_alone > 0 ? rate_of(shim_k, shim_ns) /
+		       bg_alone : 0);
+	printf("\n\n             foreground latency (us)                        background\n");
+	printf("mode        tasks      p50      p90      p99      max  p99/sa   kernels/s  "
+	       "/alone\n");
+	for (int m = 0; m < nmodes; m++)
+		print_row(&modes[0], &modes[m], bg_alone);
+	if (diag && xsched)
+		printf("(shim-none: both under the shim with XSCHED_SCHEDULER=none: the XQueues' "
+		       "cost without a policy)\n");
+	rc = 0;
+out:
+	daemon_stop(&r);
+	unlink(r.sock);
+	unlink(r.ctl);
+	unlink(r.conf);
+	unlink(r.notify);
+	if (rc == 0)
+		unlink(r.log);
+	else if (access(r.log, F_OK) == 0)
+		fprintf(stderr, "bench_cl_priority: daemon log kept in %s\n", r.log);
+	if (rc == 0 || access(r.log, F_OK) != 0)
+		rmdir(r.dir);
+	for (int m = 0; m < 4; m++)
+		free(modes[m].lat);
+	return rc;
+}
