@@ -76,14 +76,33 @@ static void clq_write_stats(void)
 	fclose(f);
 }
 
-static void clq_reap_at_exit(void)
+/*
+ * The scheduled queues (at most @max) into @list. The table lock is not
+ * held while calling into them: launches take it under an XQueue lock
+ * (cl_q_kick_all()), so the reverse order must never happen.
+ */
+static size_t clq_snapshot(struct cl_q **list, size_t max)
 {
-	clq_write_stats();
+	size_t n = 0;
+
 	pthread_rwlock_rdlock(&clq_lock);
 	for (int b = 0; b < CLQ_BUCKETS; b++)
-		for (struct cl_q *q = clq_table[b]; q; q = q->next)
-			xq_reap(q->xq);
+		for (struct cl_q *q = clq_table[b]; q && n < max; q = q->next)
+			list[n++] = q;
 	pthread_rwlock_unlock(&clq_lock);
+	return n;
+}
+
+#define CLQ_SNAPSHOT_MAX (CLQ_BUCKETS * 4)
+
+static void clq_reap_at_exit(void)
+{
+	struct cl_q *list[CLQ_SNAPSHOT_MAX];
+	size_t n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
+
+	clq_write_stats();
+	for (size_t i = 0; i < n; i++)
+		xq_reap(list[i]->xq);
 }
 
 static void clq_reap_register(void)
@@ -314,19 +333,14 @@ void cl_q_drain(struct cl_q *q)
  */
 static void clq_drain_all(void)
 {
-	struct cl_q *list[CLQ_BUCKETS * 4];
-	size_t n = 0;
+	struct cl_q *list[CLQ_SNAPSHOT_MAX];
+	size_t n;
 
 	if (!atomic_load(&clq_live))
 		return;
-	pthread_rwlock_rdlock(&clq_lock);
-	for (int b = 0; b < CLQ_BUCKETS; b++)
-		for (struct cl_q *q = clq_table[b]; q && n < sizeof(list) / sizeof(list[0]);
-		     q = q->next)
-			list[n++] = q;
-	/* Queues are destroyed by their last release only, which cannot race
-	 * with the application's own use of them here. */
-	pthread_rwlock_unlock(&clq_lock);
+	/* Queues are destroyed after their last release only, which cannot
+	 * race with the application's own use of them here. */
+	n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
 	for (size_t i = 0; i < n; i++)
 		xq_flush(list[i]->xq);
 }
