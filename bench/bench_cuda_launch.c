@@ -23,7 +23,7 @@
  */
 #include "xsched/xsched.h"
 #include "cuda/cu_api.h"
-#include "bench_util.h"
+#include "bench_launch.h"
 
 #include <errno.h>
 #include <sys/wait.h>
@@ -40,14 +40,6 @@ struct opts {
 	int batches, batch, rounds;
 	const char *driver_dir, *shim;
 };
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 #define CK(call)                                                                   \
 	do {                                                                       \
@@ -82,63 +74,26 @@ static int child(int batches, int batch)
 	for (int b = -1; b < batches; b++) {
 		/* Innermost: the thread clock, so that reading the others is
 		 * not counted in the launches' CPU. */
-		uint64_t p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-		uint64_t w0 = clock_ns(CLOCK_MONOTONIC);
-		uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		uint64_t t1, w1, p1;
+		struct bench_clocks c0 = bench_clocks_now(), c1;
 
 		for (int i = 0; i < batch; i++)
 			CK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
-		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		w1 = clock_ns(CLOCK_MONOTONIC);
+		c1.thread = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		c1.wall = bench_clock_ns(CLOCK_MONOTONIC);
 		CK(cuStreamSynchronize(s));
-		p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		c1.proc = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		if (b >= 0)
-			printf("%llu %llu %llu\n",
-			       (unsigned long long)((t1 - t0) * 10 / (uint64_t)batch),
-			       (unsigned long long)((w1 - w0) * 10 / (uint64_t)batch),
-			       (unsigned long long)((p1 - p0) * 10 / (uint64_t)batch));
+			bench_batch_print(&c0, &c1, batch);
 	}
 	CK(cuStreamDestroy_v2(s));
 	return 0;
 }
 
-struct samples {
-	uint64_t *thread, *wall, *proc;
-	size_t n, cap;
-};
-
-static int samples_add(struct samples *s, uint64_t t, uint64_t w, uint64_t p)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		uint64_t *a = realloc(s->thread, cap * sizeof(*a));
-
-		if (!a)
-			return -1;
-		s->thread = a;
-		a = realloc(s->wall, cap * sizeof(*a));
-		if (!a)
-			return -1;
-		s->wall = a;
-		a = realloc(s->proc, cap * sizeof(*a));
-		if (!a)
-			return -1;
-		s->proc = a;
-		s->cap = cap;
-	}
-	s->thread[s->n] = t;
-	s->wall[s->n] = w;
-	s->proc[s->n] = p;
-	s->n++;
-	return 0;
-}
-
 /* Runs one child with @shim or natively; appends its batches to @out. */
-static int run_child(const char *self, const struct opts *o, bool shim, struct samples *out)
+static int run_child(const char *self, const struct opts *o, bool shim,
+		     struct bench_samples *out)
 {
 	char lib[4096], pre[4096], path[4096], nb[32], bs[32];
-	unsigned long long t, w, p;
 	int fds[2], st = 0;
 	FILE *in;
 	pid_t pid;
@@ -173,10 +128,7 @@ static int run_child(const char *self, const struct opts *o, bool shim, struct s
 	in = fdopen(fds[0], "r");
 	if (!in)
 		return -1;
-	while (fscanf(in, "%llu %llu %llu", &t, &w, &p) == 3)
-		if (samples_add(out, t, w, p) < 0)
-			break;
-	fclose(in);
+	bench_samples_read(in, out);
 	waitpid(pid, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "bench_cuda_launch: %s child failed (status 0x%x)\n",
@@ -186,14 +138,6 @@ static int run_child(const char *self, const struct opts *o, bool shim, struct s
 	return 0;
 }
 
-static void row(const char *name, struct samples *s)
-{
-	printf("%-8s %8zu  %8.1f %8.1f   %8.1f %8.1f   %8.1f\n", name, s->n,
-	       bench_pct(s->thread, s->n, 50) / 10.0, bench_pct(s->thread, s->n, 99) / 10.0,
-	       bench_pct(s->wall, s->n, 50) / 10.0, bench_pct(s->wall, s->n, 99) / 10.0,
-	       bench_pct(s->proc, s->n, 50) / 10.0);
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_cuda_launch [--batches N] [--rounds N] [--quick] "
@@ -201,24 +145,10 @@ static void usage(void)
 	exit(2);
 }
 
-static void samples_free(struct samples *s)
-{
-	free(s->thread);
-	free(s->wall);
-	free(s->proc);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Median of the per-launch thread CPU, in ns. */
-static double thread_p50(struct samples *s)
-{
-	return bench_pct(s->thread, s->n, 50) / 10.0;
-}
-
 /* Alternating native and shim children with batches of @batch launches. */
 static int measure(const struct opts *o, int batch, const char *what, double *extra)
 {
-	struct samples nat = { 0 }, shim = { 0 };
+	struct bench_samples nat = { 0 }, shim = { 0 };
 	struct opts c = *o;
 	int rc = 0;
 
@@ -227,19 +157,11 @@ static int measure(const struct opts *o, int batch, const char *what, double *ex
 		if (run_child("/proc/self/exe", &c, false, &nat) < 0 ||
 		    run_child("/proc/self/exe", &c, true, &shim) < 0)
 			rc = -1;
-	if (rc == 0) {
-		printf("\n%s: %d rounds x %d batches x %d launches per mode\n", what, o->rounds,
-		       o->batches, batch);
-		printf("ns per launch   batches  thread-p50 thread-p99   wall-p50  wall-p99   "
-		       "process-p50\n");
-		row("native", &nat);
-		row("shim", &shim);
-		*extra = thread_p50(&shim) - thread_p50(&nat);
-		printf("shim extra CPU per launch on the app thread (median): %.1f ns, ratio %.2f\n",
-		       *extra, thread_p50(&shim) / (thread_p50(&nat) > 0 ? thread_p50(&nat) : 1));
-	}
-	samples_free(&nat);
-	samples_free(&shim);
+	if (rc == 0)
+		*extra = bench_samples_table(what, "launch", o->rounds, o->batches, batch, &nat,
+					     &shim);
+	bench_samples_free(&nat);
+	bench_samples_free(&shim);
 	return rc;
 }
 
