@@ -232,10 +232,33 @@ static void clq_destroy(struct cl_q *q)
 	free(q);
 }
 
+/* Queues released by the application whose buffered work is still being
+ * launched by a thread of their own (clq_retire()). */
+static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t retire_cond = PTHREAD_COND_INITIALIZER;
+static int retiring;
+
 static void *clq_destroy_main(void *arg)
 {
-	clq_destroy(arg);
+	struct cl_q *q = arg;
+
+	/* Launched, the work holds the driver's references to what it uses. */
+	xq_flush(q->xq);
+	pthread_mutex_lock(&retire_lock);
+	retiring--;
+	pthread_cond_broadcast(&retire_cond);
+	pthread_mutex_unlock(&retire_lock);
+	clq_destroy(q);
 	return NULL;
+}
+
+/* Waits until no released queue holds unlaunched work any more. */
+static void clq_wait_retired(void)
+{
+	pthread_mutex_lock(&retire_lock);
+	while (retiring)
+		pthread_cond_wait(&retire_cond, &retire_lock);
+	pthread_mutex_unlock(&retire_lock);
 }
 
 /*
@@ -247,6 +270,7 @@ static void *clq_destroy_main(void *arg)
 static void clq_retire(struct cl_q *q)
 {
 	struct cl_q **pp;
+	xs_queue_stats st;
 	pthread_attr_t attr;
 	pthread_t t;
 
@@ -256,10 +280,22 @@ static void clq_retire(struct cl_q *q)
 	if (*pp == q)
 		*pp = q->next;
 	pthread_rwlock_unlock(&clq_lock);
+	xq_stats(q->xq, &st);
+	if (!st.pending && !st.in_flight) {
+		/* Nothing left (the usual case, and the only one at exit,
+		 * where a thread would race the driver's teardown): at once.
+		 * Work in flight may wait for the application (a user event),
+		 * so it is never waited for here. */
+		clq_destroy(q);
+		return;
+	}
+	pthread_mutex_lock(&retire_lock);
+	retiring++;
+	pthread_mutex_unlock(&retire_lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, clq_destroy_main, q))
-		clq_destroy(q);
+		clq_destroy_main(q);
 	pthread_attr_destroy(&attr);
 }
 
@@ -339,10 +375,12 @@ static void clq_drain_all(void)
 	if (!atomic_load(&clq_live))
 		return;
 	/* Queues are destroyed after their last release only, which cannot
-	 * race with the application's own use of them here. */
+	 * race with the application's own use of them here; released ones
+	 * still launching their work are waited for. */
 	n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
 	for (size_t i = 0; i < n; i++)
 		xq_flush(list[i]->xq);
+	clq_wait_retired();
 }
 
 XS_CL_HOOK cl_int clReleaseMemObject(cl_mem mem)
