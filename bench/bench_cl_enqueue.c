@@ -126,46 +126,16 @@ static int child(int batches, int batch, bool events)
 static int run_child(const struct opts *o, bool shim, struct bench_samples *out)
 {
 	char pre[4096], nb[32], bs[32];
-	int fds[2], st = 0;
-	FILE *in;
-	pid_t pid;
+	char *argv[] = { "bench_cl_enqueue", "--child", nb, bs,
+			 o->events ? "events" : "none", NULL };
+	char *native[] = { NULL };
+	char *shimmed[] = { pre, "XSCHED_SCHEDULER=local", NULL };
 
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
 	snprintf(nb, sizeof(nb), "%d", o->batches);
 	snprintf(bs, sizeof(bs), "%d", o->batch);
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char *argv[] = { "bench_cl_enqueue", "--child", nb, bs,
-				 o->events ? "events" : "none", NULL };
-
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		unsetenv("LD_PRELOAD");
-		unsetenv("XSCHED_DISABLE");
-		if (shim) {
-			putenv(pre);
-			putenv("XSCHED_SCHEDULER=local");
-		}
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	if (!in)
-		return -1;
-	bench_samples_read(in, out);
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "bench_cl_enqueue: %s child failed (status 0x%x)\n",
-			shim ? "shim" : "native", st);
-		return -1;
-	}
-	return 0;
+	return bench_run_child(argv, shim ? shimmed : native,
+			       shim ? "bench_cl_enqueue: shim" : "bench_cl_enqueue: native", out);
 }
 
 /* Median of the per-enqueue thread CPU, in ns. */

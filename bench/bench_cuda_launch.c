@@ -94,48 +94,17 @@ static int run_child(const char *self, const struct opts *o, bool shim,
 		     struct bench_samples *out)
 {
 	char lib[4096], pre[4096], path[4096], nb[32], bs[32];
-	int fds[2], st = 0;
-	FILE *in;
-	pid_t pid;
+	char *argv[] = { (char *)self, "--child", nb, bs, NULL };
+	char *native[] = { path, NULL };
+	char *shimmed[] = { path, lib, pre, "XSCHED_SCHEDULER=local", NULL };
 
 	snprintf(lib, sizeof(lib), "XSCHED_CUDA_LIB=%s/libcuda.so.1", o->driver_dir);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
 	snprintf(path, sizeof(path), "LD_LIBRARY_PATH=%s", o->driver_dir);
 	snprintf(nb, sizeof(nb), "%d", o->batches);
 	snprintf(bs, sizeof(bs), "%d", o->batch);
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char *argv[] = { (char *)self, "--child", nb, bs, NULL };
-
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		putenv(path);
-		unsetenv("LD_PRELOAD");
-		if (shim) {
-			putenv(lib);
-			putenv(pre);
-			putenv("XSCHED_SCHEDULER=local");
-		}
-		execv(self, argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	if (!in)
-		return -1;
-	bench_samples_read(in, out);
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "bench_cuda_launch: %s child failed (status 0x%x)\n",
-			shim ? "shim" : "native", st);
-		return -1;
-	}
-	return 0;
+	return bench_run_child(argv, shim ? shimmed : native,
+			       shim ? "bench_cuda_launch: shim" : "bench_cuda_launch: native", out);
 }
 
 static void usage(void)

@@ -11,6 +11,7 @@
 
 #include "bench_util.h"
 
+#include <sys/wait.h>
 #include <time.h>
 
 static inline uint64_t bench_clock_ns(clockid_t id)
@@ -93,6 +94,48 @@ static inline void bench_samples_free(struct bench_samples *s)
 	free(s->wall);
 	free(s->proc);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Runs this program again ("/proc/self/exe") with @argv, the variables
+ * @vars (NULL-terminated "NAME=value" strings) added to an environment
+ * without LD_PRELOAD and XSCHED_DISABLE, and appends the batches it prints
+ * to @out. @who names the child in an error message. Returns 0 or -1.
+ */
+static inline int bench_run_child(char *const argv[], char *const vars[], const char *who,
+				  struct bench_samples *out)
+{
+	int fds[2], st = 0;
+	FILE *in;
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		unsetenv("LD_PRELOAD");
+		unsetenv("XSCHED_DISABLE");
+		for (; *vars; vars++)
+			putenv(*vars);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	if (!in)
+		return -1;
+	bench_samples_read(in, out);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "%s child failed (status 0x%x)\n", who, st);
+		return -1;
+	}
+	return 0;
 }
 
 /* Median of the per-launch thread CPU, in ns. */

@@ -278,11 +278,10 @@ static void copy_fini(struct xal_cuda_cmd *c)
 static const struct xal_cuda_cmd_ops copy_ops = { .issue = copy_issue, .fini = copy_fini };
 
 struct xal_cuda_cmd *cmd_copy(struct cs_stream *s, CUdeviceptr dst, CUdeviceptr src,
-			      const void *host_src, void *host_dst, size_t n)
+			      const void *host_src, size_t n)
 {
 	struct cmd_copy *k = calloc(1, sizeof(*k));
 
-	(void)host_dst;
 	if (!k)
 		return NULL;
 	xal_cuda_cmd_init(&k->c, &copy_ops, s->cuctx, s->real, XAL_CMD_COPY, n);

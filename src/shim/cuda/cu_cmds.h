@@ -27,7 +27,7 @@ struct xal_cuda_cmd *cmd_kernel_ex(struct cs_stream *s, const CUlaunchConfig *cf
 				   CUfunction f, void **params, void **extra);
 /* A copy; @host_src (may be NULL) is staged when it is pageable memory. */
 struct xal_cuda_cmd *cmd_copy(struct cs_stream *s, CUdeviceptr dst, CUdeviceptr src,
-			      const void *host_src, void *host_dst, size_t n);
+			      const void *host_src, size_t n);
 struct xal_cuda_cmd *cmd_copy2d(struct cs_stream *s, const CUDA_MEMCPY2D *p);
 struct xal_cuda_cmd *cmd_copy3d(struct cs_stream *s, const CUDA_MEMCPY3D *p);
 struct xal_cuda_cmd *cmd_memset(struct cs_stream *s, CUdeviceptr dst, unsigned value,

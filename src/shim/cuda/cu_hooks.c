@@ -26,9 +26,17 @@ static struct cs_stream *sched_stream(CUstream h, bool ptsz)
 	return cs_stream_of(h, ptsz);
 }
 
-static CUresult submit_or_fail(struct cs_stream *s, struct xal_cuda_cmd *c, uint64_t *seq)
+/*
+ * The stream a call that goes straight to the driver receives: the
+ * scheduled stream's buffered work is launched first, so the call does not
+ * overtake it.
+ */
+static CUstream direct_stream(struct cs_stream *s, CUstream h, bool ptsz)
 {
-	return cs_submit(s, c, seq);
+	if (!s)
+		return cs_real_handle(h, ptsz);
+	cs_flush(s);
+	return s->real;
 }
 
 /* --- kernels ---------------------------------------------------------------- */
@@ -45,11 +53,9 @@ static CUresult do_cuLaunchKernel(bool ptsz, CUfunction f, unsigned gx, unsigned
 	if (s && (!f || !cmd_kernel_args_valid(f, params, extra)))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel(s, f, grid, block, shmem, params, extra, false)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
+		return cs_submit(s, c, NULL);
 	return REAL(ptsz, cuLaunchKernel, "_ptsz")(f, gx, gy, gz, bx, by, bz, shmem,
-						   s ? s->real : cs_real_handle(h, ptsz), params, extra);
+						   direct_stream(s, h, ptsz), params, extra);
 }
 
 #define LAUNCH_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
@@ -70,11 +76,9 @@ static CUresult do_cuLaunchCooperativeKernel(bool ptsz, CUfunction f, unsigned g
 	if (s && (!f || !cmd_kernel_args_valid(f, params, NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel(s, f, grid, block, shmem, params, NULL, true)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
+		return cs_submit(s, c, NULL);
 	return REAL(ptsz, cuLaunchCooperativeKernel, "_ptsz")(f, gx, gy, gz, bx, by, bz,
-							      shmem, s ? s->real : cs_real_handle(h, ptsz), params);
+							      shmem, direct_stream(s, h, ptsz), params);
 }
 
 XS_CU_PAIR(CUresult, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz,
@@ -93,13 +97,11 @@ static CUresult do_cuLaunchKernelEx(bool ptsz, const CUlaunchConfig *cfg, CUfunc
 		  !cmd_kernel_args_valid(f, params, extra)))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s && (c = cmd_kernel_ex(s, cfg, f, params, extra)))
-		return submit_or_fail(s, c, NULL);
+		return cs_submit(s, c, NULL);
 	if (!cfg)
 		return REAL(ptsz, cuLaunchKernelEx, "_ptsz")(cfg, f, params, extra);
-	if (s)
-		cs_flush(s);
 	real = *cfg;
-	real.hStream = s ? s->real : cs_real_handle(cfg->hStream, ptsz);
+	real.hStream = direct_stream(s, cfg->hStream, ptsz);
 	return REAL(ptsz, cuLaunchKernelEx, "_ptsz")(&real, f, params, extra);
 }
 
@@ -118,11 +120,9 @@ static CUresult do_cuMemcpyAsync(bool ptsz, CUdeviceptr dst, CUdeviceptr src, si
 	/* With unified addressing either side may be pageable host memory:
 	 * a pageable destination makes the copy synchronous, as natively. */
 	if (s && cu_mem_registered((void *)(uintptr_t)dst) &&
-	    (c = cmd_copy(s, dst, src, (const void *)(uintptr_t)src, NULL, n)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
-	return REAL(ptsz, cuMemcpyAsync, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
+	    (c = cmd_copy(s, dst, src, (const void *)(uintptr_t)src, n)))
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemcpyAsync, "_ptsz")(dst, src, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyAsync, cuMemcpyAsync_ptsz,
@@ -134,11 +134,9 @@ static CUresult do_cuMemcpyHtoDAsync_v2(bool ptsz, CUdeviceptr dst, const void *
 	struct cs_stream *s = sched_stream(h, ptsz);
 	struct xal_cuda_cmd *c;
 
-	if (s && (c = cmd_copy(s, dst, (CUdeviceptr)(uintptr_t)src, src, NULL, n)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
-	return REAL(ptsz, cuMemcpyHtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
+	if (s && (c = cmd_copy(s, dst, (CUdeviceptr)(uintptr_t)src, src, n)))
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemcpyHtoDAsync_v2, "_ptsz")(dst, src, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
@@ -152,11 +150,9 @@ static CUresult do_cuMemcpyDtoHAsync_v2(bool ptsz, void *dst, CUdeviceptr src, s
 
 	/* Into pageable memory the copy is complete on return (native). */
 	if (s && cu_mem_registered(dst) &&
-	    (c = cmd_copy(s, (CUdeviceptr)(uintptr_t)dst, src, NULL, dst, n)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
-	return REAL(ptsz, cuMemcpyDtoHAsync_v2, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
+	    (c = cmd_copy(s, (CUdeviceptr)(uintptr_t)dst, src, NULL, n)))
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemcpyDtoHAsync_v2, "_ptsz")(dst, src, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
@@ -168,9 +164,9 @@ static CUresult do_cuMemcpyDtoDAsync_v2(bool ptsz, CUdeviceptr dst, CUdeviceptr 
 	struct cs_stream *s = sched_stream(h, ptsz);
 	struct xal_cuda_cmd *c;
 
-	if (s && (c = cmd_copy(s, dst, src, NULL, NULL, n)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemcpyDtoDAsync_v2, "_ptsz")(dst, src, n, s ? s->real : cs_real_handle(h, ptsz));
+	if (s && (c = cmd_copy(s, dst, src, NULL, n)))
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemcpyDtoDAsync_v2, "_ptsz")(dst, src, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
@@ -182,10 +178,8 @@ static CUresult do_cuMemcpy2DAsync_v2(bool ptsz, const CUDA_MEMCPY2D *p, CUstrea
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_copy2d(s, p)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
-	return REAL(ptsz, cuMemcpy2DAsync_v2, "_ptsz")(p, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemcpy2DAsync_v2, "_ptsz")(p, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz,
@@ -197,10 +191,8 @@ static CUresult do_cuMemcpy3DAsync_v2(bool ptsz, const CUDA_MEMCPY3D *p, CUstrea
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_copy3d(s, p)))
-		return submit_or_fail(s, c, NULL);
-	if (s)
-		cs_flush(s);
-	return REAL(ptsz, cuMemcpy3DAsync_v2, "_ptsz")(p, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemcpy3DAsync_v2, "_ptsz")(p, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz,
@@ -213,8 +205,8 @@ static CUresult do_cuMemsetD8Async(bool ptsz, CUdeviceptr dst, unsigned char v, 
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_memset(s, dst, v, n, 1)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemsetD8Async, "_ptsz")(dst, v, n, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemsetD8Async, "_ptsz")(dst, v, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemsetD8Async, cuMemsetD8Async_ptsz,
@@ -227,8 +219,8 @@ static CUresult do_cuMemsetD32Async(bool ptsz, CUdeviceptr dst, unsigned v, size
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_memset(s, dst, v, n, 4)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemsetD32Async, "_ptsz")(dst, v, n, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemsetD32Async, "_ptsz")(dst, v, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemsetD32Async, cuMemsetD32Async_ptsz,
@@ -242,8 +234,8 @@ static CUresult do_cuLaunchHostFunc(bool ptsz, CUstream h, CUhostFn fn, void *da
 	struct xal_cuda_cmd *c;
 
 	if (s && fn && (c = cmd_host_fn(s, fn, data)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuLaunchHostFunc, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), fn, data);
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuLaunchHostFunc, "_ptsz")(direct_stream(s, h, ptsz), fn, data);
 }
 
 XS_CU_PAIR(CUresult, cuLaunchHostFunc, cuLaunchHostFunc_ptsz,
@@ -256,8 +248,8 @@ static CUresult do_cuStreamAddCallback(bool ptsz, CUstream h, CUstreamCallback c
 	struct xal_cuda_cmd *c;
 
 	if (s && cb && (c = cmd_callback(s, cb, data, flags)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuStreamAddCallback, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), cb, data, flags);
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuStreamAddCallback, "_ptsz")(direct_stream(s, h, ptsz), cb, data, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamAddCallback, cuStreamAddCallback_ptsz,
@@ -269,8 +261,8 @@ static CUresult do_cuGraphLaunch(bool ptsz, CUgraphExec g, CUstream h)
 	struct xal_cuda_cmd *c;
 
 	if (s && g && (c = cmd_graph(s, g, false)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuGraphLaunch, "_ptsz")(g, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuGraphLaunch, "_ptsz")(g, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec g, CUstream h), g, h)
@@ -281,8 +273,8 @@ static CUresult do_cuGraphUpload(bool ptsz, CUgraphExec g, CUstream h)
 	struct xal_cuda_cmd *c;
 
 	if (s && g && (c = cmd_graph(s, g, true)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuGraphUpload, "_ptsz")(g, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuGraphUpload, "_ptsz")(g, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuGraphUpload, cuGraphUpload_ptsz, (CUgraphExec g, CUstream h), g, h)
@@ -293,9 +285,7 @@ static CUresult do_cuMemAllocAsync(bool ptsz, CUdeviceptr *p, size_t n, CUstream
 
 	/* The pointer is returned now: the call itself goes to the driver,
 	 * after the work submitted before it. */
-	if (s)
-		cs_flush(s);
-	return REAL(ptsz, cuMemAllocAsync, "_ptsz")(p, n, s ? s->real : cs_real_handle(h, ptsz));
+	return REAL(ptsz, cuMemAllocAsync, "_ptsz")(p, n, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemAllocAsync, cuMemAllocAsync_ptsz,
@@ -307,8 +297,8 @@ static CUresult do_cuMemFreeAsync(bool ptsz, CUdeviceptr p, CUstream h)
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_free_async(s, p)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemFreeAsync, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream h), p, h)
@@ -320,8 +310,8 @@ static CUresult do_cuMemPrefetchAsync_v2(bool ptsz, CUdeviceptr p, size_t n,
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_prefetch(s, p, n, loc, flags)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuMemPrefetchAsync_v2, "_ptsz")(p, n, loc, flags, s ? s->real : cs_real_handle(h, ptsz));
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuMemPrefetchAsync_v2, "_ptsz")(p, n, loc, flags, direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz,
@@ -335,8 +325,8 @@ static CUresult do_cuStreamWriteValue32_v2(bool ptsz, CUstream h, CUdeviceptr a,
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_value32(s, a, v, flags, false)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuStreamWriteValue32_v2, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), a, v, flags);
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuStreamWriteValue32_v2, "_ptsz")(direct_stream(s, h, ptsz), a, v, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz,
@@ -349,8 +339,8 @@ static CUresult do_cuStreamWaitValue32_v2(bool ptsz, CUstream h, CUdeviceptr a,
 	struct xal_cuda_cmd *c;
 
 	if (s && (c = cmd_value32(s, a, v, flags, true)))
-		return submit_or_fail(s, c, NULL);
-	return REAL(ptsz, cuStreamWaitValue32_v2, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), a, v, flags);
+		return cs_submit(s, c, NULL);
+	return REAL(ptsz, cuStreamWaitValue32_v2, "_ptsz")(direct_stream(s, h, ptsz), a, v, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz,

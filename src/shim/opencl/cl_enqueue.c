@@ -816,25 +816,20 @@ XS_CL_HOOK cl_int clEnqueueCopyImageToBuffer(cl_command_queue cq, cl_mem src, cl
 					     size_t dst_off, cl_uint nwait, const cl_event *wait,
 					     cl_event *event)
 {
-	static const size_t pitch[4];
 	struct cl_q *q = clc_queue(cq);
+	struct cl_cmd *k;
 
 	if (!q || !src_origin || !region)
 		return CLC_REAL(clEnqueueCopyImageToBuffer(cq, src, dst, src_origin, region,
 							   dst_off, nwait, wait, event));
-	{
-		struct cl_cmd *k;
-
-		CLC_NEW_OR_FAIL(k, q, OP_IMAGE_TO_BUFFER, CL_COMMAND_COPY_IMAGE_TO_BUFFER,
-				XAL_CMD_COPY, 0);
-		k->mem[0] = src;
-		k->mem[1] = dst;
-		copy3(k->o1, src_origin);
-		copy3(k->region, region);
-		memcpy(k->pitch, pitch, sizeof(pitch));
-		k->off[1] = dst_off;
-		return clc_submit(k, nwait, wait, event, CL_FALSE);
-	}
+	CLC_NEW_OR_FAIL(k, q, OP_IMAGE_TO_BUFFER, CL_COMMAND_COPY_IMAGE_TO_BUFFER, XAL_CMD_COPY,
+			0);
+	k->mem[0] = src;
+	k->mem[1] = dst;
+	copy3(k->o1, src_origin);
+	copy3(k->region, region);
+	k->off[1] = dst_off;
+	return clc_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 XS_CL_HOOK cl_int clEnqueueCopyBufferToImage(cl_command_queue cq, cl_mem src, cl_mem dst,
@@ -1013,13 +1008,14 @@ static void clc_drain(cl_command_queue cq)
 	struct cl_q *q = clc_queue(cq);
 
 	if (q)
-		cl_q_drain(q);
+		xq_flush(q->xq);
 }
 
 XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blocking,
 				    cl_map_flags flags, size_t off, size_t size, cl_uint nwait,
 				    const cl_event *wait, cl_event *event, cl_int *err)
 {
+	struct cl_q *q;
 	void *p;
 
 	if (cl_load() < 0) {
@@ -1027,10 +1023,12 @@ XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blo
 			*err = CL_INVALID_COMMAND_QUEUE;
 		return NULL;
 	}
-	clc_drain(cq);
+	q = clc_queue(cq);
+	if (q)
+		xq_flush(q->xq);
 	p = cl_real.clEnqueueMapBuffer(cq, buf, blocking, flags, off, size, nwait, wait, event,
 				       err);
-	if (p && clc_queue(cq))
+	if (p && q)
 		clc_map_note(buf, p);
 	return p;
 }
@@ -1041,6 +1039,7 @@ XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool bl
 				   cl_uint nwait, const cl_event *wait, cl_event *event,
 				   cl_int *err)
 {
+	struct cl_q *q;
 	void *p;
 
 	if (cl_load() < 0) {
@@ -1048,10 +1047,12 @@ XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool bl
 			*err = CL_INVALID_COMMAND_QUEUE;
 		return NULL;
 	}
-	clc_drain(cq);
+	q = clc_queue(cq);
+	if (q)
+		xq_flush(q->xq);
 	p = cl_real.clEnqueueMapImage(cq, image, blocking, flags, origin, region, row, slice,
 				      nwait, wait, event, err);
-	if (p && clc_queue(cq))
+	if (p && q)
 		clc_map_note(image, p);
 	return p;
 }

@@ -356,11 +356,6 @@ XS_CL_HOOK cl_int clFlush(cl_command_queue queue)
 	return cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.clFlush(queue);
 }
 
-void cl_q_drain(struct cl_q *q)
-{
-	xq_flush(q->xq);
-}
-
 /*
  * A memory object or sampler may be a kernel argument of a buffered
  * command (the shim cannot see kernel arguments): before the application's

@@ -105,9 +105,4 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc);
  */
 cl_int cl_kernel_prepare(cl_kernel k, cl_kernel clone);
 
-/* --- enqueue (cl_enqueue.c) -------------------------------------------------- */
-
-/* Launches everything buffered on @q and waits until it is. */
-void cl_q_drain(struct cl_q *q);
-
 #endif

@@ -183,7 +183,7 @@ struct zc_append *zc_begin(ze_command_list_handle_t list, enum zc_what what,
 	struct zr_list *rl = NULL;
 	struct zc_append *a;
 
-	if (!list || (nwait && !waits) || ze_load() < 0 || ze_passthrough())
+	if (!list || (nwait && !waits) || !ze_scheduling())
 		return NULL;
 	q = zs_queue_of(list);
 	if (q && !q->is_list)
@@ -245,7 +245,7 @@ struct zs_queue *zc_pass_begin(ze_command_list_handle_t list)
 {
 	struct zs_queue *q;
 
-	if (ze_load() < 0 || ze_passthrough())
+	if (!ze_scheduling())
 		return NULL;
 	q = zs_queue_of(list);
 	if (!q || !q->is_list)

@@ -16,11 +16,6 @@
 
 #include <string.h>
 
-static bool zh_scheduling(void)
-{
-	return ze_load() == 0 && !ze_passthrough();
-}
-
 /* Calls @name on @list behind its XQueue's buffered work (see zc_pass_begin). */
 #define ZH_PASS(list, name, ...)                                                   \
 	({                                                                         \
@@ -34,7 +29,7 @@ static bool zh_scheduling(void)
 #define ZH_RAW(list, signal, nwait, waits, name, ...)                              \
 	({                                                                         \
 		ze_result_t raw_ = ZH_PASS(list, name, __VA_ARGS__);               \
-		struct zr_list *rl_ = raw_ == ZE_RESULT_SUCCESS && zh_scheduling() ? \
+		struct zr_list *rl_ = raw_ == ZE_RESULT_SUCCESS && ze_scheduling() ? \
 					      zr_of(list) : NULL;                  \
 		if (rl_)                                                           \
 			zr_appended_raw(rl_, signal, nwait, waits);                \
@@ -48,7 +43,7 @@ static ze_result_t zh_made(ze_result_t rc, const void *h, bool is_list,
 			   ze_context_handle_t ctx, ze_device_handle_t dev,
 			   const ze_command_queue_desc_t *desc)
 {
-	if (rc == ZE_RESULT_SUCCESS && zh_scheduling())
+	if (rc == ZE_RESULT_SUCCESS && ze_scheduling())
 		zs_queue_created(h, is_list, ctx, dev, desc);
 	return rc;
 }
@@ -65,7 +60,7 @@ XS_ZE_HOOK ze_result_t zeCommandQueueCreate(ze_context_handle_t ctx, ze_device_h
 XS_ZE_HOOK ze_result_t zeCommandQueueDestroy(ze_command_queue_handle_t h)
 {
 	/* Buffered work reaches the driver and completes before its queue goes. */
-	if (h && zh_scheduling())
+	if (h && ze_scheduling())
 		zs_queue_destroyed(h);
 	return ZE_CALL(zeCommandQueueDestroy, h);
 }
@@ -75,7 +70,7 @@ XS_ZE_HOOK ze_result_t zeCommandQueueExecuteCommandLists(ze_command_queue_handle
 							 ze_command_list_handle_t *lists,
 							 ze_fence_handle_t fence)
 {
-	struct zs_queue *q = h && zh_scheduling() ? zs_queue_of(h) : NULL;
+	struct zs_queue *q = h && ze_scheduling() ? zs_queue_of(h) : NULL;
 
 	/* What the driver refuses at the call goes to it (behind the queue's
 	 * buffered work), to be refused there: unclosed or unknown lists, a
@@ -93,7 +88,7 @@ XS_ZE_HOOK ze_result_t zeFenceCreate(ze_command_queue_handle_t h, const ze_fence
 {
 	ze_result_t rc = ZE_CALL(zeFenceCreate, h, desc, out);
 
-	if (rc == ZE_RESULT_SUCCESS && zh_scheduling())
+	if (rc == ZE_RESULT_SUCCESS && ze_scheduling())
 		zt_fence_created(*out, h);
 	return rc;
 }
@@ -106,7 +101,7 @@ XS_ZE_HOOK ze_result_t zeCommandListCreate(ze_context_handle_t ctx, ze_device_ha
 {
 	ze_result_t rc = ZE_CALL(zeCommandListCreate, ctx, dev, desc, out);
 
-	if (rc == ZE_RESULT_SUCCESS && zh_scheduling())
+	if (rc == ZE_RESULT_SUCCESS && ze_scheduling())
 		zr_created(*out, ctx, dev, desc);
 	return rc;
 }
@@ -123,7 +118,7 @@ XS_ZE_HOOK ze_result_t zeCommandListCreateImmediate(ze_context_handle_t ctx,
 
 XS_ZE_HOOK ze_result_t zeCommandListDestroy(ze_command_list_handle_t h)
 {
-	if (h && zh_scheduling()) {
+	if (h && ze_scheduling()) {
 		if (zs_queue_of(h))
 			zs_queue_destroyed(h);
 		else
@@ -136,19 +131,19 @@ XS_ZE_HOOK ze_result_t zeCommandListClose(ze_command_list_handle_t h)
 {
 	ze_result_t rc = ZE_CALL(zeCommandListClose, h);
 
-	if (rc == ZE_RESULT_SUCCESS && h && zh_scheduling())
+	if (rc == ZE_RESULT_SUCCESS && h && ze_scheduling())
 		zr_closed(h);
 	return rc;
 }
 
 XS_ZE_HOOK ze_result_t zeCommandListReset(ze_command_list_handle_t h)
 {
-	struct zs_queue *q = h && zh_scheduling() ? zs_queue_of(h) : NULL;
+	struct zs_queue *q = h && ze_scheduling() ? zs_queue_of(h) : NULL;
 
 	/* The device must be done with what the list holds. */
 	if (q)
 		zs_wait(q, 0, UINT64_MAX, false);
-	else if (h && zh_scheduling())
+	else if (h && ze_scheduling())
 		zr_reset(h);
 	return ZH_PASS(h, zeCommandListReset, h);
 }

@@ -13,11 +13,6 @@
  */
 #include "shim/ze/ze_lists.h"
 
-static bool zy_scheduling(void)
-{
-	return ze_load() == 0 && !ze_passthrough();
-}
-
 /*
  * Waits until @deadline for what table @t last recorded for @h; SUCCESS
  * when that completed or nothing is known, else NOT_READY or the queue's
@@ -29,7 +24,7 @@ static ze_result_t zy_wait(enum zt_table t, const void *h, uint64_t deadline)
 	ze_result_t rc;
 	uint64_t seq;
 
-	if (!h || !zy_scheduling() || !zt_last(t, h, &q, &seq))
+	if (!h || !ze_scheduling() || !zt_last(t, h, &q, &seq))
 		return ZE_RESULT_SUCCESS;
 	rc = zs_wait(q, seq, deadline, true);
 	zs_queue_unref(q);
@@ -68,7 +63,7 @@ ZY_QUERY(zeEventQueryKernelTimestamp, ZT_EVENT,
 
 XS_ZE_HOOK ze_result_t zeCommandQueueSynchronize(ze_command_queue_handle_t h, uint64_t timeout)
 {
-	struct zs_queue *q = h && zy_scheduling() ? zs_queue_of(h) : NULL;
+	struct zs_queue *q = h && ze_scheduling() ? zs_queue_of(h) : NULL;
 	uint64_t deadline = zs_deadline(timeout);
 
 	if (q && !q->is_list) {
@@ -82,14 +77,14 @@ XS_ZE_HOOK ze_result_t zeCommandQueueSynchronize(ze_command_queue_handle_t h, ui
 
 XS_ZE_HOOK ze_result_t zeFenceReset(ze_fence_handle_t f)
 {
-	if (f && zy_scheduling())
+	if (f && ze_scheduling())
 		zt_fence_release(f, false);
 	return ZE_CALL(zeFenceReset, f);
 }
 
 XS_ZE_HOOK ze_result_t zeFenceDestroy(ze_fence_handle_t f)
 {
-	if (f && zy_scheduling())
+	if (f && ze_scheduling())
 		zt_fence_release(f, true);
 	return ZE_CALL(zeFenceDestroy, f);
 }
@@ -102,7 +97,7 @@ XS_ZE_HOOK ze_result_t zeEventHostSignal(ze_event_handle_t ev)
 {
 	ze_result_t rc = ZE_CALL(zeEventHostSignal, ev);
 
-	if (rc == ZE_RESULT_SUCCESS && zy_scheduling())
+	if (rc == ZE_RESULT_SUCCESS && ze_scheduling())
 		zt_event_forget(ev);
 	return rc;
 }
@@ -113,7 +108,7 @@ XS_ZE_HOOK ze_result_t zeEventDestroy(ze_event_handle_t ev)
 	uint64_t seq;
 
 	/* A buffered command must not reach the driver with a dead event. */
-	if (ev && zy_scheduling() && zt_last(ZT_EVENT, ev, &q, &seq)) {
+	if (ev && ze_scheduling() && zt_last(ZT_EVENT, ev, &q, &seq)) {
 		zs_wait(q, seq, UINT64_MAX, false);
 		zs_queue_unref(q);
 		zt_event_forget(ev);
@@ -129,7 +124,7 @@ XS_ZE_HOOK ze_result_t zeEventDestroy(ze_event_handle_t ev)
 XS_ZE_HOOK ze_result_t zeMemFreeExt(ze_context_handle_t ctx, const ze_memory_free_ext_desc_t *desc,
 				    void *ptr)
 {
-	if (ctx && desc && desc->freePolicy && zy_scheduling())
+	if (ctx && desc && desc->freePolicy && ze_scheduling())
 		zs_wait_context(ctx);
 	return ZE_CALL(zeMemFreeExt, ctx, desc, ptr);
 }

@@ -78,11 +78,6 @@ static struct zm_map zk_table = ZM_MAP_INIT;
 static pthread_mutex_t zk_all_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct zk_kernel *zk_all;
 
-static bool zk_scheduling(void)
-{
-	return ze_load() == 0 && !ze_passthrough();
-}
-
 static void zk_unref(struct zk_kernel *k)
 {
 	if (atomic_fetch_sub(&k->refs, 1) != 1)
@@ -299,11 +294,6 @@ out:
 	return s;
 }
 
-uint64_t zk_key(const struct zk_snap *s)
-{
-	return (uint64_t)(uintptr_t)s->app;
-}
-
 /* Applies @s to its private copy; the first failure's result. */
 static ze_result_t zk_apply(struct zk_snap *s)
 {
@@ -394,21 +384,21 @@ XS_ZE_HOOK ze_result_t zeKernelCreate(ze_module_handle_t m, const ze_kernel_desc
 {
 	ze_result_t rc = ZE_CALL(zeKernelCreate, m, desc, out);
 
-	if (rc == ZE_RESULT_SUCCESS && desc && desc->pKernelName && zk_scheduling())
+	if (rc == ZE_RESULT_SUCCESS && desc && desc->pKernelName && ze_scheduling())
 		zk_created(m, desc, *out);
 	return rc;
 }
 
 XS_ZE_HOOK ze_result_t zeKernelDestroy(ze_kernel_handle_t h)
 {
-	if (zk_scheduling())
+	if (ze_scheduling())
 		zk_destroyed(h);
 	return ZE_CALL(zeKernelDestroy, h);
 }
 
 XS_ZE_HOOK ze_result_t zeModuleDestroy(ze_module_handle_t m)
 {
-	if (zk_scheduling())
+	if (ze_scheduling())
 		zk_module_destroyed(m);
 	return ZE_CALL(zeModuleDestroy, m);
 }
@@ -422,7 +412,7 @@ static ze_result_t zk_note(ze_kernel_handle_t h, ze_result_t rc, enum zk_setting
 {
 	struct zk_kernel *k;
 
-	if (rc != ZE_RESULT_SUCCESS || !zk_scheduling() || !(k = zk_get(h)))
+	if (rc != ZE_RESULT_SUCCESS || !ze_scheduling() || !(k = zk_get(h)))
 		return rc;
 	pthread_mutex_lock(&k->mu);
 	switch (what) {
@@ -458,7 +448,7 @@ XS_ZE_HOOK ze_result_t zeKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t i
 	ze_result_t rc = ZE_CALL(zeKernelSetArgumentValue, h, idx, size, value);
 	struct zk_kernel *k;
 
-	if (rc == ZE_RESULT_SUCCESS && zk_scheduling() && (k = zk_get(h))) {
+	if (rc == ZE_RESULT_SUCCESS && ze_scheduling() && (k = zk_get(h))) {
 		pthread_mutex_lock(&k->mu);
 		zk_set_arg(k, idx, size, value);
 		pthread_mutex_unlock(&k->mu);

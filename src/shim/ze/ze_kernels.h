@@ -52,8 +52,6 @@ struct zk_snap *zk_snapshot(ze_kernel_handle_t k);
  */
 ze_kernel_handle_t zk_bind(struct zk_snap *s, bool direct, ze_result_t *err);
 
-/* An estimate key for the kernel of @s (its handle). */
-uint64_t zk_key(const struct zk_snap *s);
 
 /* Frees @s and returns its private copy, if any. NULL accepted. */
 void zk_snap_free(struct zk_snap *s);

@@ -278,7 +278,7 @@ void zr_destroyed(ze_command_list_handle_t h)
 
 /* --- executions --------------------------------------------------------------- */
 
-/* Records an execution of @l (up to slice @upto, excluded) as command @seq of @q. mu held. */
+/* Records an execution of @l (slices [@from, @upto)) as command @seq of @q. mu held. */
 static void zr_executed(struct zr_list *l, uint32_t from, uint32_t upto, struct zs_queue *q,
 			uint64_t seq)
 {

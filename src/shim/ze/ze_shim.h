@@ -43,6 +43,13 @@ const char *ze_real_path(void);
  */
 bool ze_passthrough(void);
 
+/* Whether calls are scheduled (the opposite of ze_passthrough(), which
+ * already answers true without a loader). */
+static inline bool ze_scheduling(void)
+{
+	return !ze_passthrough();
+}
+
 /*
  * Calls the real loader's @name, or answers as without a loader when
  * there is none (or it lacks the function).

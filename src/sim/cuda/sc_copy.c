@@ -1,7 +1,7 @@
 /*
  * Copies and memsets of the simulated CUDA driver: the 1D, 2D and 3D
- * copies, synchronous and asynchronous, and the 8- and 32-bit memsets,
- * with their per-thread-stream variants.
+ * copies, synchronous and asynchronous, batched copies, and the 8-, 16-
+ * and 32-bit memsets (2D ones too), with their per-thread-stream variants.
  *
  * Design: every copy becomes one region operation (struct sf_region) on a
  * stream. Synchronous calls run on the legacy stream (the per-thread one
@@ -254,7 +254,7 @@ static int sc_side3d(const struct sc_side3d *sd, size_t width, size_t height, si
 		return -EINVAL;
 	*slice = *pitch * (depth > 1 ? sd->height : height);
 	p += sd->z * *slice + sd->y * *pitch + sd->x;
-	span = (depth - 1) * *slice + (height - 1) * *pitch + width;
+	span = sf_span(width, height, depth, *pitch, *slice);
 	if (sc_side(p, span, sd->type == CU_MEMORYTYPE_DEVICE ? SC_REG : SC_ANY, pageable) < 0)
 		return -EINVAL;
 	*base = (uint8_t *)p;

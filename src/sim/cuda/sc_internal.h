@@ -117,7 +117,7 @@ struct sc_op {
 		struct {
 			uint8_t *dst;
 			uint32_t value;
-			uint32_t elem;    /* 1 or 4 bytes */
+			uint32_t elem;    /* 1, 2 or 4 bytes */
 			size_t n;
 		} memset;
 		struct {

@@ -71,6 +71,13 @@ struct sf_region {
 	bool dst_reg, src_reg;        /* registered memory, checked when it runs */
 };
 
+/*
+ * Bytes from the first to one past the last byte of a region side of
+ * @width x @height x @depth (depth, height >= 1) with row @pitch and
+ * @slice pitch.
+ */
+size_t sf_span(size_t width, size_t height, size_t depth, size_t pitch, size_t slice);
+
 int sf_region_run(const struct sf_region *r);
 int sf_pattern_run(uint8_t *dst, bool reg, const void *pattern, size_t psize, size_t bytes);
 uint64_t sf_copy_ns(uint64_t bytes);

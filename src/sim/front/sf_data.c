@@ -27,10 +27,9 @@ uint64_t sf_copy_ns(uint64_t bytes)
 	return ns > SF_COPY_MIN_NS ? ns : SF_COPY_MIN_NS;
 }
 
-/* Bytes from the first to one past the last byte a region side touches. */
-static size_t sf_span(size_t pitch, size_t slice, const struct sf_region *r)
+size_t sf_span(size_t width, size_t height, size_t depth, size_t pitch, size_t slice)
 {
-	return (r->depth - 1) * slice + (r->height - 1) * pitch + r->width;
+	return (depth - 1) * slice + (height - 1) * pitch + width;
 }
 
 /* Copies @r (executor thread). Returns 0 or -EFAULT. */
@@ -40,8 +39,8 @@ int sf_region_run(const struct sf_region *r)
 
 	if (!r->width || !r->height || !r->depth)
 		return 0;
-	if ((r->dst_reg && !sf_mem_accessible(r->dst, sf_span(r->dpitch, r->dslice, r))) ||
-	    (r->src_reg && !sf_mem_accessible(r->src, sf_span(r->spitch, r->sslice, r))))
+	if ((r->dst_reg && !sf_mem_accessible(r->dst, sf_span(r->width, r->height, r->depth, r->dpitch, r->dslice))) ||
+	    (r->src_reg && !sf_mem_accessible(r->src, sf_span(r->width, r->height, r->depth, r->spitch, r->sslice))))
 		return -EFAULT;
 	for (z = 0; z < r->depth; z++)
 		for (y = 0; y < r->height; y++)

@@ -331,7 +331,7 @@ static size_t sz_span(const ze_copy_region_t *r, size_t pitch, size_t slice)
 {
 	if (!r->width || !r->height || !r->depth)
 		return 0;
-	return (size_t)(r->depth - 1) * slice + (size_t)(r->height - 1) * pitch + r->width;
+	return sf_span(r->width, r->height, r->depth, pitch, slice);
 }
 
 /* The region copy's checks and descriptor, pitches in bytes. */
