@@ -1,15 +1,18 @@
 /*
- * Small helpers shared by the benchmarks: sample statistics and a
+ * Small helpers shared by the benchmarks: sample statistics, a
  * description of the machine, printed with every table because results on
- * these noisy VMs mean little without it.
+ * these noisy VMs mean little without it, and the one-line result of the
+ * scenario workloads (bench_result_print), which scripts parse.
  */
 #ifndef XS_BENCH_UTIL_H
 #define XS_BENCH_UTIL_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/sim.h"
@@ -61,6 +64,54 @@ static inline void bench_close_device(const char *name, struct sim_dev *keep)
 {
 	sim_dev_close(keep);
 	sim_dev_unlink(name);
+}
+
+/* CLOCK_REALTIME in ns: comparable between the processes of a scenario. */
+static inline uint64_t bench_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps until CLOCK_REALTIME @ns (returns at once if it has passed). */
+static inline void bench_sleep_until_wall(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* What a workload process measured, for bench_result_print(). */
+struct bench_result {
+	int tasks;              /* measured tasks (0 for a flood) */
+	uint64_t *lat;          /* their latencies in ns; sorted by the print */
+	uint64_t commands;      /* commands completed in the measured window */
+	uint64_t device_ns;     /* device time of those commands */
+	uint64_t missed;        /* tasks over their deadline */
+	uint64_t t0_ns, t1_ns;  /* the measured window, CLOCK_REALTIME */
+};
+
+/*
+ * The one-line result of a workload process, the format the scenario
+ * scripts parse (bench/scenarios/lib.sh): "tasks= p50_us= p90_us= p99_us=
+ * max_us= commands= device_ms= missed= elapsed_ms= t0_ns= t1_ns=".
+ */
+static inline void bench_result_print(FILE *out, struct bench_result *r)
+{
+	size_t n = (size_t)(r->tasks > 0 ? r->tasks : 0);
+
+	fprintf(out, "tasks=%zu p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f commands=%llu "
+		"device_ms=%.3f missed=%llu elapsed_ms=%.3f t0_ns=%llu t1_ns=%llu\n", n,
+		bench_pct(r->lat, n, 50) / 1e3, bench_pct(r->lat, n, 90) / 1e3,
+		bench_pct(r->lat, n, 99) / 1e3, bench_pct(r->lat, n, 100) / 1e3,
+		(unsigned long long)r->commands, (double)r->device_ns / 1e6,
+		(unsigned long long)r->missed, (double)(r->t1_ns - r->t0_ns) / 1e6,
+		(unsigned long long)r->t0_ns, (unsigned long long)r->t1_ns);
+	fflush(out);
 }
 
 static inline void bench_print_machine(FILE *out)

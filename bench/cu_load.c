@@ -1,0 +1,331 @@
+/*
+ * cu_load: the workload process of the evaluation scenarios
+ * (bench/scenarios/), written as a plain CUDA driver-API application. It
+ * knows nothing of xsched: it includes only our declarations of the driver
+ * API and runs natively on the simulated driver (libcuda.so.1 found through
+ * LD_LIBRARY_PATH) or, unchanged, under the CUDA shim (LD_PRELOAD), which
+ * takes its hints from the XSCHED_* environment. That is the point of the
+ * scenarios: the same binary, native and scheduled.
+ *
+ * Every command is the simulated driver's xs_spin kernel of module "xs"
+ * (a busy-spin of --cmd-us on the simulated XPU) on one non-blocking stream.
+ *
+ * Modes:
+ *  - periodic (default): --warmup W then --tasks N tasks of --cmds kernels,
+ *    each task = launches + cuStreamSynchronize; task i is released
+ *    --period-us after task i-1 with +-(--jitter-pct)% uniform jitter from
+ *    a fixed --seed (so every configuration sees the same release pattern);
+ *    a task released while the previous one runs starts late, and its
+ *    latency still counts from its release. --period-us 0 runs the tasks
+ *    back to back (standalone task time).
+ *  - --flood: keeps the stream full: groups of --cmds kernels, each closed
+ *    by an event, two groups in flight (the older one's event is waited on
+ *    before the next group is launched), until SIGTERM/SIGINT or
+ *    --duration-s.
+ *
+ * Output (stdout, one line; all times from release to completion):
+ *   tasks=N p50_us=X p90_us=X p99_us=X max_us=X commands=N device_ms=X
+ *   missed=N elapsed_ms=X t0_ns=T t1_ns=T
+ * commands = kernels completed in the measured part (after warm-up),
+ * device_ms = commands x --cmd-us (nominal device time), missed = tasks
+ * over --deadline-us (0 without one), elapsed_ms = t1 - t0, the measured
+ * window, in CLOCK_REALTIME ns (comparable between processes). A flood
+ * reports tasks=0, its groups being no tasks.
+ *
+ * --lat-file F: every measured task latency in us, one per line, in
+ * release order. --trace-file F (flood): one line per completed group,
+ * "end_ns commands", CLOCK_REALTIME, so that a driver script can count the
+ * commands completed inside another process's window. --start-at-ms T:
+ * start at CLOCK_REALTIME T ms (several processes starting together).
+ */
+#include "cuda/cu_api.h"
+#include "bench_util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <time.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct opts {
+	int cmds, tasks, warmup;
+	uint64_t cmd_ns, period_ns, deadline_ns, duration_ns, start_at_ms;
+	double jitter;
+	unsigned seed;
+	bool flood;
+	const char *lat_file, *trace_file;
+};
+
+/* Group completions of a flood, for --trace-file. */
+struct trace {
+	uint64_t *end_ns;
+	size_t n, cap;
+};
+
+#define CK(call)                                                              \
+	do {                                                                  \
+		CUresult rc_ = (call);                                        \
+		if (rc_ != CUDA_SUCCESS) {                                    \
+			fprintf(stderr, "cu_load: %s = %d\n", #call, rc_);    \
+			exit(1);                                              \
+		}                                                             \
+	} while (0)
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: cu_load [--cmd-us T] [--cmds N] [--tasks N] [--warmup W]\n"
+		"               [--period-us P] [--jitter-pct J] [--seed S] [--deadline-us D]\n"
+		"               [--flood] [--duration-s S] [--start-at-ms T]\n"
+		"               [--lat-file F] [--trace-file F]\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "cmd-us", required_argument, NULL, 't' },
+		{ "cmds", required_argument, NULL, 'n' },
+		{ "tasks", required_argument, NULL, 'k' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "period-us", required_argument, NULL, 'p' },
+		{ "jitter-pct", required_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "deadline-us", required_argument, NULL, 'D' },
+		{ "flood", no_argument, NULL, 'f' },
+		{ "duration-s", required_argument, NULL, 'd' },
+		{ "start-at-ms", required_argument, NULL, 'a' },
+		{ "lat-file", required_argument, NULL, 'L' },
+		{ "trace-file", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .cmds = 1, .tasks = 100, .cmd_ns = 500000, .jitter = 0.5,
+			    .seed = 1 };
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 't': o->cmd_ns = (uint64_t)(atof(optarg) * 1e3); break;
+		case 'n': o->cmds = atoi(optarg); break;
+		case 'k': o->tasks = atoi(optarg); break;
+		case 'w': o->warmup = atoi(optarg); break;
+		case 'p': o->period_ns = (uint64_t)(atof(optarg) * 1e3); break;
+		case 'j': o->jitter = atof(optarg) / 100.0; break;
+		case 's': o->seed = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'D': o->deadline_ns = (uint64_t)(atof(optarg) * 1e3); break;
+		case 'f': o->flood = true; break;
+		case 'd': o->duration_ns = (uint64_t)(atof(optarg) * 1e9); break;
+		case 'a': o->start_at_ms = strtoull(optarg, NULL, 10); break;
+		case 'L': o->lat_file = optarg; break;
+		case 'T': o->trace_file = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc || o->cmds < 1 || o->tasks < 1 || o->warmup < 0 ||
+	    o->jitter < 0 || o->jitter > 1) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* CUDA context, the spin kernel and one non-blocking stream. */
+struct dev {
+	CUfunction spin;
+	CUstream s;
+	uint64_t cmd_ns;
+	void *args[1];
+};
+
+static void dev_open(struct dev *d, uint64_t cmd_ns)
+{
+	CUcontext ctx;
+	CUdevice dev;
+	CUmodule m;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&m, "xs"));
+	CK(cuModuleGetFunction(&d->spin, m, "xs_spin"));
+	CK(cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
+	d->cmd_ns = cmd_ns;
+	d->args[0] = &d->cmd_ns;
+}
+
+static void launch(struct dev *d, int n)
+{
+	for (int i = 0; i < n; i++)
+		CK(cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->s, d->args, NULL));
+}
+
+static void trace_add(struct trace *t, uint64_t ns)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 4096;
+		uint64_t *a = realloc(t->end_ns, cap * sizeof(*a));
+
+		if (!a)
+			return; /* the trace stops growing; the counts stay right */
+		t->end_ns = a;
+		t->cap = cap;
+	}
+	t->end_ns[t->n++] = ns;
+}
+
+/*
+ * The flood: groups of o->cmds kernels, two in flight. Returns the
+ * commands completed; *t1 is the last completion (t0 set by the caller).
+ */
+static uint64_t flood(struct dev *d, const struct opts *o, uint64_t t0, uint64_t *t1,
+		      struct trace *tr)
+{
+	uint64_t end = o->duration_ns ? t0 + o->duration_ns : UINT64_MAX, done = 0;
+	CUevent ev[2];
+	int inflight = 0, head = 0;
+
+	CK(cuEventCreate(&ev[0], CU_EVENT_DISABLE_TIMING));
+	CK(cuEventCreate(&ev[1], CU_EVENT_DISABLE_TIMING));
+	*t1 = t0;
+	for (;;) {
+		bool more = !stop && bench_wall_ns() < end;
+
+		if (more && inflight < 2) {
+			launch(d, o->cmds);
+			CK(cuEventRecord(ev[(head + inflight) % 2], d->s));
+			inflight++;
+			continue;
+		}
+		if (!inflight)
+			break;
+		CK(cuEventSynchronize(ev[head]));
+		head = (head + 1) % 2;
+		inflight--;
+		done += (uint64_t)o->cmds;
+		*t1 = bench_wall_ns();
+		if (o->trace_file)
+			trace_add(tr, *t1);
+	}
+	cuEventDestroy_v2(ev[0]);
+	cuEventDestroy_v2(ev[1]);
+	return done;
+}
+
+/*
+ * The periodic tasks: fills lat[0..tasks) (ns); returns the tasks measured
+ * and sets *t0/*t1 to the measured window (the first measured release, the
+ * last completion).
+ */
+static int periodic(struct dev *d, const struct opts *o, uint64_t *lat, uint64_t *t0,
+		    uint64_t *t1)
+{
+	unsigned short xsubi[3] = { 0x330e, (unsigned short)o->seed,
+				    (unsigned short)(o->seed >> 16) };
+	uint64_t next = bench_wall_ns();
+	int i, n = 0;
+
+	*t0 = *t1 = next;
+	for (i = 0; i < o->warmup + o->tasks && !stop; i++) {
+		uint64_t release, now;
+
+		if (o->period_ns) {
+			double f = 1.0 + o->jitter * (2.0 * erand48(xsubi) - 1.0);
+
+			next += (uint64_t)((double)o->period_ns * f);
+			bench_sleep_until_wall(next);
+			release = next;
+		} else {
+			release = bench_wall_ns();
+		}
+		if (i == o->warmup)
+			*t0 = release;
+		launch(d, o->cmds);
+		CK(cuStreamSynchronize(d->s));
+		now = bench_wall_ns();
+		if (i >= o->warmup) {
+			lat[n++] = now - release;
+			*t1 = now;
+		}
+		/* A late task pushes the next release: no burst to catch up. */
+		if (now > next)
+			next = now;
+	}
+	return n;
+}
+
+static int write_lat(const char *path, const uint64_t *lat, int n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
+	return fclose(f);
+}
+
+static int write_trace(const char *path, const struct trace *t, int cmds)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(f, "%llu %d\n", (unsigned long long)t->end_ns[i], cmds);
+	return fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	struct trace tr = { 0 };
+	struct bench_result r = { 0 };
+	uint64_t *lat = NULL, *sorted;
+	struct opts o;
+	struct dev d;
+	int n = 0;
+
+	if (parse(argc, argv, &o) < 0)
+		return 2;
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	dev_open(&d, o.cmd_ns);
+	if (o.start_at_ms)
+		bench_sleep_until_wall(o.start_at_ms * 1000000ull);
+	if (o.flood) {
+		r.t0_ns = bench_wall_ns();
+		r.commands = flood(&d, &o, r.t0_ns, &r.t1_ns, &tr);
+	} else {
+		lat = calloc((size_t)o.tasks, sizeof(*lat));
+		sorted = calloc((size_t)o.tasks, sizeof(*sorted));
+		if (!lat || !sorted) {
+			fprintf(stderr, "cu_load: out of memory\n");
+			return 1;
+		}
+		n = periodic(&d, &o, lat, &r.t0_ns, &r.t1_ns);
+		memcpy(sorted, lat, (size_t)n * sizeof(*lat));
+		r.tasks = n;
+		r.lat = sorted;
+		r.commands = (uint64_t)n * (uint64_t)o.cmds;
+		for (int i = 0; i < n; i++)
+			if (o.deadline_ns && lat[i] > o.deadline_ns)
+				r.missed++;
+	}
+	r.device_ns = r.commands * o.cmd_ns;
+	CK(cuStreamSynchronize(d.s));
+	bench_result_print(stdout, &r);
+	if (o.lat_file && write_lat(o.lat_file, lat, n) < 0)
+		fprintf(stderr, "cu_load: %s: %s\n", o.lat_file, strerror(errno));
+	if (o.trace_file && write_trace(o.trace_file, &tr, o.cmds) < 0)
+		fprintf(stderr, "cu_load: %s: %s\n", o.trace_file, strerror(errno));
+	return 0;
+}
