@@ -38,9 +38,7 @@
  *          [--bg-depth N] [--alone-ms MS] [--quick] [--diag] [--shim PATH]
  *          [--daemon PATH] [--policy NAME]
  */
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-
+#include "cl_work.h"
 #include "bench_util.h"
 
 #include <errno.h>
@@ -71,133 +69,40 @@ struct opts {
 	const char *shim, *daemon, *policy;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* --- the two OpenCL programs -------------------------------------------- */
-
-#define CK(call)                                                                   \
-	do {                                                                       \
-		cl_int rc_ = (call);                                               \
-		if (rc_ != CL_SUCCESS) {                                           \
-			fprintf(stderr, "bench_cl_priority: %s = %d\n", #call, rc_); \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
-
-/* A pseudo-random walk of @iters steps per work-item, kept alive in @junk. */
-static const char *spin_src =
-	"__kernel void spin(__global uint *junk, uint iters)\n"
-	"{\n"
-	"	uint v = (uint)get_global_id(0);\n"
-	"	for (uint k = 0; k < iters; k++)\n"
-	"		v = v * 1664525u + 1013904223u;\n"
-	"	junk[get_global_id(0)] = v;\n"
-	"}\n";
-
-struct clenv {
-	cl_context ctx;
-	cl_command_queue q;
-	cl_program prog;
-	cl_kernel k;
-	cl_mem junk;
-};
-
-/* Context, queue and the spin kernel of @iters steps on @width items. */
-static void cl_setup(struct clenv *e, unsigned iters, size_t width)
-{
-	cl_platform_id ps[8];
-	cl_device_id dev = NULL;
-	cl_uint np = 0;
-	cl_int err;
-
-	CK(clGetPlatformIDs(8, ps, &np));
-	for (cl_uint i = 0; i < np && i < 8 && !dev; i++)
-		if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
-			dev = NULL;
-	if (!dev) {
-		fprintf(stderr, "bench_cl_priority: no OpenCL device\n");
-		exit(1);
-	}
-	e->ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-	CK(err);
-	e->q = clCreateCommandQueueWithProperties(e->ctx, dev, NULL, &err);
-	CK(err);
-	e->prog = clCreateProgramWithSource(e->ctx, 1, &spin_src, NULL, &err);
-	CK(err);
-	CK(clBuildProgram(e->prog, 1, &dev, "", NULL, NULL));
-	e->k = clCreateKernel(e->prog, "spin", &err);
-	CK(err);
-	e->junk = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, width * sizeof(cl_uint), NULL, &err);
-	CK(err);
-	CK(clSetKernelArg(e->k, 0, sizeof(e->junk), &e->junk));
-	CK(clSetKernelArg(e->k, 1, sizeof(cl_uint), &iters));
-}
-
-/* One work-item per work-group: PoCL spreads the groups over its threads. */
-static void enqueue_spin(struct clenv *e, size_t width, cl_event *ev)
-{
-	size_t one = 1;
-
-	CK(clEnqueueNDRangeKernel(e->q, e->k, 1, NULL, &width, &one, 0, NULL, ev));
-}
+/* --- the two OpenCL programs (workload in cl_work.c) ---------------------- */
 
 /*
  * The foreground: after a warm-up, @o->round_samples tasks; prints "W start end"
- * (its measurement window, CLOCK_MONOTONIC ns), then one latency in ns per
+ * (its measurement window, CLOCK_REALTIME ns, as every time exchanged here), then one latency in ns per
  * line.
  */
 static int child_fg(const struct opts *o)
 {
 	uint64_t *lat = calloc((size_t)o->round_samples, sizeof(*lat));
-	uint64_t next, w0, w1, seed = 0x9e3779b97f4a7c15ull;
-	struct clenv e;
+	struct clw_periodic p = { .tasks = o->round_samples, .cmds = o->fg_cmds, .warmup = 3,
+				  .period_ns = (uint64_t)o->period_us * US, .jitter = 0.5,
+				  .seed = 1 };
+	uint64_t w0, w1;
+	struct clw e;
+	int n;
 
 	if (!lat)
 		return 1;
 	prctl(PR_SET_TIMERSLACK, 1);
-	cl_setup(&e, o->fg_iters, 1);
-	for (int i = 0; i < 3; i++) {
-		enqueue_spin(&e, 1, NULL);
-		CK(clFinish(e.q));
-	}
-	next = w0 = now_ns();
-	for (int i = 0; i < o->round_samples; i++) {
-		struct timespec ts;
-		uint64_t t0;
-
-		/* xorshift64: uniform jitter in [0.5, 1.5) periods. */
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		next += (uint64_t)o->period_us * US / 2 +
-			(seed >> 11) % ((uint64_t)o->period_us * US);
-		ts.tv_sec = (time_t)(next / 1000000000ull);
-		ts.tv_nsec = (long)(next % 1000000000ull);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		t0 = now_ns();
-		for (int c = 0; c < o->fg_cmds; c++)
-			enqueue_spin(&e, 1, NULL);
-		CK(clFinish(e.q));
-		lat[i] = now_ns() - t0;
-	}
-	w1 = now_ns();
+	clw_open(&e, o->fg_iters, 1);
+	n = clw_run_periodic(&e, &p, lat, &w0, &w1, NULL);
 	printf("W %llu %llu\n", (unsigned long long)w0, (unsigned long long)w1);
-	for (int i = 0; i < o->round_samples; i++)
+	for (int i = 0; i < n; i++)
 		printf("%llu\n", (unsigned long long)lat[i]);
 	free(lat);
-	clReleaseMemObject(e.junk);
-	clReleaseKernel(e.k);
-	clReleaseProgram(e.prog);
-	clReleaseCommandQueue(e.q);
-	clReleaseContext(e.ctx);
+	clw_close(&e);
 	return 0;
+}
+
+static void bg_report(void *arg, uint64_t t, uint64_t count)
+{
+	(void)arg;
+	printf("C %llu %llu\n", (unsigned long long)t, (unsigned long long)count);
 }
 
 /*
@@ -206,25 +111,11 @@ static int child_fg(const struct opts *o)
  */
 static int child_bg(const struct opts *o)
 {
-	cl_event *ring = calloc((size_t)o->bg_depth, sizeof(*ring));
-	size_t width = (size_t)o->bg_width;
-	unsigned long long done = 0;
-	struct clenv e;
+	struct clw e;
 
-	if (!ring)
-		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	cl_setup(&e, o->bg_iters, width);
-	for (unsigned long long i = 0;; i++) {
-		size_t slot = i % (size_t)o->bg_depth;
-
-		if (i >= (unsigned long long)o->bg_depth) {
-			CK(clWaitForEvents(1, &ring[slot]));
-			CK(clReleaseEvent(ring[slot]));
-			printf("C %llu %llu\n", (unsigned long long)now_ns(), ++done);
-		}
-		enqueue_spin(&e, width, &ring[slot]);
-	}
+	clw_open(&e, o->bg_iters, (size_t)o->bg_width);
+	clw_flood(&e, 1, o->bg_depth, NULL, bg_report, NULL);
 	return 0;
 }
 
@@ -427,7 +318,7 @@ static int write_config(const struct run *r)
 static int daemon_start(struct run *r)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint64_t end = now_ns() + 10000 * MS;
+	uint64_t end = bench_wall_ns() + 10000 * MS;
 	char msg[256];
 	int fd;
 
@@ -459,7 +350,7 @@ static int daemon_start(struct run *r)
 	}
 	while (r->daemon > 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = now_ns();
+		uint64_t now = bench_wall_ns();
 		ssize_t n;
 
 		if (now >= end || waitpid(r->daemon, NULL, WNOHANG) == r->daemon)
@@ -540,9 +431,9 @@ static int measure_bg_alone(struct run *r, enum mode_env env, unsigned ms, doubl
 
 	if (bg_start(r, env, &b) < 0)
 		return -1;
-	t0 = now_ns();
+	t0 = bench_wall_ns();
 	nanosleep(&ts, NULL);
-	t1 = now_ns();
+	t1 = bench_wall_ns();
 	bg_stop(&b);
 	*kernels += (double)(bg_count_at(&b, t1) - bg_count_at(&b, t0));
 	*ns += (double)(t1 - t0);

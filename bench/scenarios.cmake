@@ -14,3 +14,18 @@ target_include_directories(bench_cu_load PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(bench_cu_load PRIVATE xsched_sim_cuda)
 # What the scenario scripts start besides it.
 add_dependencies(bench_cu_load xsched_cuda xschedd)
+
+# cl_load: the OpenCL counterpart of cu_load, a plain OpenCL program linked
+# against the ICD loader (nothing of xsched), run natively on PoCL and
+# unchanged under the OpenCL shim. Its workload (cl_work.c) is shared with
+# bench_cl_priority. Only where OpenCL is built; the scenarios that need it
+# say "skipped" without it.
+if(XSCHED_WITH_OPENCL)
+  add_executable(cl_load cl_load.c cl_work.c)
+  target_include_directories(cl_load PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_include_directories(cl_load SYSTEM PRIVATE ${XSCHED_OPENCL_INCLUDE_DIR})
+  target_link_libraries(cl_load PRIVATE xs_build ${XSCHED_OPENCL_LIBRARY})
+  if(TARGET xsched_opencl)
+    add_dependencies(cl_load xsched_opencl xschedd)
+  endif()
+endif()
