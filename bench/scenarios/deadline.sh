@@ -107,10 +107,8 @@ run() {
 # stats FILE DEADLINE_US: "n p50 p99 max missed missed_pct".
 stats() {
 	local n p50 p99 max missed
-	n=$(wc -l <"$1")
-	p50=$(xs_pct "$1" 50) p99=$(xs_pct "$1" 99) max=$(xs_pct "$1" 100)
-	missed=$(awk -v d="$2" '$1 > d + 0 { m++ } END { print m + 0 }' "$1")
-	echo "$n ${p50:--} ${p99:--} ${max:--} $missed $(xs_div $((100 * missed)) "$n" %.2f)"
+	read -r n p50 _ p99 max missed < <(xs_lat_stats "$1" "$2")
+	echo "$n $p50 $p99 $max $missed $(xs_div $((100 * missed)) "$n" %.2f)"
 }
 
 xs_machine

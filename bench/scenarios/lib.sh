@@ -37,6 +37,7 @@
 #   xs_stop PID WHAT          SIGTERM, then xs_finish
 #   xs_field LINE KEY         value of KEY= in a result line
 #   xs_pct FILE P             nearest-rank percentile of a file of numbers
+#   xs_lat_stats FILE [D]     "n p50 p90 p99 max missed" of a latency file
 #   xs_count_window TRACE T0 T1   commands of a flood trace ending in [T0,T1]
 #   xs_div A B [FMT]          A/B with awk ("-" when B is 0 or empty)
 #   xs_tsv_header COL...      start summary.tsv
@@ -234,6 +235,17 @@ xs_pct() {
 		if (!NR) exit
 		r = int(p / 100 * NR + 0.999999); if (r < 1) r = 1; if (r > NR) r = NR
 		print v[r] }'
+}
+
+# xs_lat_stats FILE [DEADLINE]: "n p50 p90 p99 max missed" of the numbers
+# in FILE (latencies, us), missed = how many exceed DEADLINE (0 without);
+# "0 - - - - 0" for an empty or missing file.
+xs_lat_stats() {
+	[[ -s $1 ]] || { echo "0 - - - - 0"; return 0; }
+	sort -g "$1" | awk -v d="${2:-0}" '{ v[NR] = $1; if (d > 0 && $1 > d) m++ }
+		function pct(p,  r) { r = int(p / 100 * NR + 0.999999); if (r < 1) r = 1
+			if (r > NR) r = NR; return v[r] }
+		END { print NR, pct(50), pct(90), pct(99), v[NR], m + 0 }'
 }
 
 # xs_count_window TRACE T0 T1: commands of a flood's --trace-file whose

@@ -195,17 +195,12 @@ for size in ${sizes//,/ }; do
 	done
 
 	bg_base=$(bg_rate bg-alone)
-	s50=$(xs_pct "$XS_WORK/standalone.lat" 50)
-	s90=$(xs_pct "$XS_WORK/standalone.lat" 90)
-	s99=$(xs_pct "$XS_WORK/standalone.lat" 99)
+	read -r _ s50 s90 s99 _ < <(xs_lat_stats "$XS_WORK/standalone.lat")
 	for cfg in "${configs[@]}"; do
 		n=0 p50=- p90=- p99=- src=-
 		if [[ -f $XS_WORK/$cfg.lat ]]; then
 			cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg-${size}us.txt"
-			n=$(wc -l <"$XS_WORK/$cfg.lat")
-			p50=$(xs_pct "$XS_WORK/$cfg.lat" 50)
-			p90=$(xs_pct "$XS_WORK/$cfg.lat" 90)
-			p99=$(xs_pct "$XS_WORK/$cfg.lat" 99)
+			read -r n p50 p90 p99 _ < <(xs_lat_stats "$XS_WORK/$cfg.lat")
 			src=exact
 		elif [[ -f $XS_WORK/$cfg.pct ]]; then
 			read -r n p50 p90 p99 < <(awk '{ w += $4; a += $1 * $4; b += $2 * $4; c += $3 * $4 }
