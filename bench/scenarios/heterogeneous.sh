@@ -43,8 +43,8 @@ set -euo pipefail
 here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-# shellcheck source=lib_cl.sh
-. "$here/lib_cl.sh"
+# shellcheck source=lib_extra.sh
+. "$here/lib_extra.sh"
 
 directions=sim-fg,cl-fg tasks=400 warmup=20 rounds=2 cmds=20 size=500 load=20
 bg_width=$(nproc) bg_s=2
@@ -112,16 +112,15 @@ wl_cmd() {
 }
 
 # run_cfg DIR FG BG CFG: one configuration run of direction DIR; results
-# accumulate in $XS_WORK/DIR-CFG.lat (us) and .bg ("commands seconds").
+# in $XS_WORK/DIR-CFG.lat and .bg (lib_extra.sh).
 run_cfg() {
-	local dir=$1 fg=$2 bg=$3 cfg=$4 mode=native bgpid='' line t0 t1 n
+	local dir=$1 fg=$2 bg=$3 cfg=$4 mode=native
 	xs_device_new
+	XS_BG_CMD=()
 	if [[ $cfg == bg-alone ]]; then
 		wl_cmd "$bg" bg-alone native 0
-		line=$("${CMD[@]}" 2>"$XS_WORK/bg.err") ||
-			xs_die "$dir $cfg: background failed: $(tail -3 "$XS_WORK/bg.err")"
-		echo "$(xs_field "$line" commands) $(xs_div "$(xs_field "$line" elapsed_ms)" 1000 %.6f)" \
-			>>"$XS_WORK/$dir-$cfg.bg"
+		XS_BG_CMD=("${CMD[@]}")
+		xs_bg_alone "$dir-$cfg" "$dir $cfg"
 		return 0
 	fi
 	if [[ $cfg == hpf || $cfg == hhpf ]]; then
@@ -130,34 +129,13 @@ run_cfg() {
 	fi
 	if [[ $cfg != standalone ]]; then
 		wl_cmd "$bg" bg "$mode" 0
-		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" "${CMD[@]}"
-		bgpid=$XS_PID
-		sleep 0.5
+		XS_BG_CMD=("${CMD[@]}")
 	fi
 	wl_cmd "$fg" fg "$mode" 10
-	line=$("${CMD[@]}" 2>"$XS_WORK/fg.err") ||
-		xs_die "$dir $cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
-	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$dir-$cfg.lat"
-	if [[ -n $bgpid ]]; then
-		xs_stop "$bgpid" "$dir $cfg: background" "$XS_WORK/bg.err"
-		t0=$(xs_field "$line" t0_ns) t1=$(xs_field "$line" t1_ns)
-		n=$(xs_count_window "$XS_WORK/bg.trace" "$t0" "$t1")
-		awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n, (b - a) / 1e9 }' \
-			>>"$XS_WORK/$dir-$cfg.bg"
-	fi
+	XS_FG_CMD=("${CMD[@]}")
+	xs_run_pair "$dir-$cfg" "$dir $cfg"
 	[[ $mode == shim ]] && xs_daemon_stop
 	return 0
-}
-
-norm() {
-	[[ -z $1 || $1 == - ]] && { echo "-"; return; }
-	xs_div "$@"
-}
-
-bg_rate() {
-	[[ -s $XS_WORK/$1.bg ]] || { echo "-"; return; }
-	awk '{ n += $1; s += $2 } END { if (s > 0) printf "%.1f\n", n / s; else print "-" }' \
-		"$XS_WORK/$1.bg"
 }
 
 devname() { [[ $1 == cu ]] && echo sim || echo pocl; }
@@ -194,22 +172,11 @@ for dir in ${directions//,/ }; do
 		done
 		echo "  $dir: round $r/$rounds done"
 	done
-	bg_base=$(bg_rate "$dir-bg-alone")
-	s50=$(xs_pct "$XS_WORK/$dir-standalone.lat" 50)
-	s90=$(xs_pct "$XS_WORK/$dir-standalone.lat" 90)
-	s99=$(xs_pct "$XS_WORK/$dir-standalone.lat" 99)
 	for cfg in "${configs[@]}"; do
-		n=0 p50=- p90=- p99=-
-		f=$XS_WORK/$dir-$cfg.lat
-		if [[ -f $f ]]; then
-			cp "$f" "$XS_OUT/lat_$dir-$cfg.txt"
-			n=$(wc -l <"$f")
-			p50=$(xs_pct "$f" 50) p90=$(xs_pct "$f" 90) p99=$(xs_pct "$f" 99)
-		fi
-		b=$(bg_rate "$dir-$cfg")
-		xs_tsv_row "$dir" "$(devname "$fg")" "$(devname "$bg")" "$cfg" "$n" "$p50" "$p90" \
-			"$p99" "$(norm "$p50" "$s50")" "$(norm "$p90" "$s90")" "$(norm "$p99" "$s99")" \
-			"$b" "$(norm "$b" "$bg_base")"
+		[[ -s $XS_WORK/$dir-$cfg.lat ]] && cp "$XS_WORK/$dir-$cfg.lat" "$XS_OUT/lat_$dir-$cfg.txt"
+		# shellcheck disable=SC2046
+		xs_tsv_row "$dir" "$(devname "$fg")" "$(devname "$bg")" "$cfg" \
+			$(xs_fg_summary "$dir-$cfg" "$dir-standalone" "$dir-bg-alone")
 	done
 done
 echo

@@ -51,8 +51,8 @@ set -euo pipefail
 here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-# shellcheck source=lib_cl.sh
-. "$here/lib_cl.sh"
+# shellcheck source=lib_extra.sh
+. "$here/lib_extra.sh"
 
 sizes=10,100,1000 secs=3 rounds=3 group=16 cpu_s=10 launch=1 smoke=0 warm_s=0.5
 usage() {
@@ -120,7 +120,7 @@ snap() {
 
 # run_cpu MODE: the 10k/s window; sets CPU_<field> values in cpu.<MODE>.
 run_cpu() {
-	local mode=$1 pid dpid= a b
+	local mode=$1 pid dpid='' a b
 	xs_device_new
 	if [[ $mode == xsched ]]; then
 		xs_daemon_start hpf

@@ -46,8 +46,8 @@ set -euo pipefail
 here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-# shellcheck source=lib_cl.sh
-. "$here/lib_cl.sh"
+# shellcheck source=lib_extra.sh
+. "$here/lib_extra.sh"
 
 tasks=1000 warmup=20 rounds=4 cmds=20 size=500 load=20 bg_width=$(nproc) bg_s=2 policy=hpf
 usage() {
@@ -76,65 +76,37 @@ xs_cl_require shim
 per_round=$(((tasks + rounds - 1) / rounds))
 configs=(bg-alone standalone native xsched)
 
-# Results of one configuration accumulate over rounds in $XS_WORK/<cfg>.*:
-# .lat (latencies, us), .bg ("commands seconds" lines).
-
-run_bg_alone() {
-	local line
-	xs_env_cl_native
-	line=$(env "${XS_ENV[@]}" "$XS_CL_LOAD" --flood --iters "$iters" --width "$bg_width" \
-		--cmds 1 --depth 8 --cmd-us "$size" --duration-s "$bg_s" 2>"$XS_WORK/bg.err") ||
-		xs_die "bg-alone: cl_load failed: $(tail -3 "$XS_WORK/bg.err")"
-	echo "$(xs_field "$line" commands) $(xs_div "$(xs_field "$line" elapsed_ms)" 1000 %.6f)" \
-		>>"$XS_WORK/bg-alone.bg"
+# bg_cmd MODE [ARGS...]: the background into XS_BG_CMD: one kernel per
+# event, 8 in flight, a background that keeps the device's queue full as a
+# flooding GPU application does.
+bg_cmd() {
+	if [[ $1 == xsched ]]; then xs_env_cl_shim XSCHED_PRIORITY=0; else xs_env_cl_native; fi
+	shift
+	XS_BG_CMD=(env "${XS_ENV[@]}" "$XS_CL_LOAD" --flood --iters "$iters" --width "$bg_width"
+		--cmds 1 --depth 8 --cmd-us "$size" "$@")
 }
 
-# run_cfg CFG: the foreground (and the background unless standalone),
-# natively or, for xsched, under the shim and a fresh private daemon.
+# run_cfg CFG: one configuration run; xsched with a fresh private daemon.
 run_cfg() {
-	local cfg=$1 bgpid='' line t0 t1 n
+	local cfg=$1 mode=native
+	XS_BG_CMD=()
+	if [[ $cfg == bg-alone ]]; then
+		bg_cmd native --duration-s "$bg_s"
+		xs_bg_alone "$cfg" "$cfg"
+		return 0
+	fi
 	if [[ $cfg == xsched ]]; then
 		xs_daemon_start "$policy"
-		xs_env_cl_shim XSCHED_PRIORITY=0
-	else
-		xs_env_cl_native
+		mode=xsched
 	fi
-	if [[ $cfg != standalone ]]; then
-		# One kernel per event, 8 in flight: a background that keeps the
-		# device's queue full, as a flooding GPU application does.
-		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CL_LOAD" \
-			--flood --iters "$iters" --width "$bg_width" --cmds 1 --depth 8 \
-			--cmd-us "$size" --trace-file "$XS_WORK/bg.trace"
-		bgpid=$XS_PID
-		sleep 0.5
-	fi
-	[[ $cfg == xsched ]] && xs_env_cl_shim XSCHED_PRIORITY=10
-	line=$(env "${XS_ENV[@]}" "$XS_CL_LOAD" --iters "$iters" --cmd-us "$size" --cmds "$cmds" \
-		--tasks "$per_round" --warmup "$warmup" --period-us "$period" \
-		--lat-file "$XS_WORK/fg.lat" 2>"$XS_WORK/fg.err") ||
-		xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
-	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$cfg.lat"
-	if [[ -n $bgpid ]]; then
-		xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
-		t0=$(xs_field "$line" t0_ns) t1=$(xs_field "$line" t1_ns)
-		n=$(xs_count_window "$XS_WORK/bg.trace" "$t0" "$t1")
-		awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n, (b - a) / 1e9 }' \
-			>>"$XS_WORK/$cfg.bg"
-	fi
-	[[ $cfg == xsched ]] && xs_daemon_stop
+	[[ $cfg != standalone ]] && bg_cmd "$mode" --trace-file "$XS_WORK/bg.trace"
+	if [[ $mode == xsched ]]; then xs_env_cl_shim XSCHED_PRIORITY=10; else xs_env_cl_native; fi
+	XS_FG_CMD=(env "${XS_ENV[@]}" "$XS_CL_LOAD" --iters "$iters" --cmd-us "$size" --cmds "$cmds"
+		--tasks "$per_round" --warmup "$warmup" --period-us "$period"
+		--lat-file "$XS_WORK/fg.lat")
+	xs_run_pair "$cfg" "$cfg"
+	[[ $mode == xsched ]] && xs_daemon_stop
 	return 0
-}
-
-# norm A B: A/B, "-" when A is not a number (lib.sh's xs_div prints 0 then).
-norm() {
-	[[ -z $1 || $1 == - ]] && { echo "-"; return; }
-	xs_div "$@"
-}
-
-bg_rate() {
-	[[ -s $XS_WORK/$1.bg ]] || { echo "-"; return; }
-	awk '{ n += $1; s += $2 } END { if (s > 0) printf "%.1f\n", n / s; else print "-" }' \
-		"$XS_WORK/$1.bg"
 }
 
 xs_machine
@@ -152,35 +124,17 @@ echo "background: the same loop on $bg_width work-items per kernel, 8 kernels in
 	"xsched: OpenCL shim (Lv1) + xschedd $policy, priorities 10 / 0"
 
 for ((r = 1; r <= rounds; r++)); do
-	for cfg in "${configs[@]}"; do
-		case $cfg in
-		bg-alone) run_bg_alone ;;
-		*) run_cfg "$cfg" ;;
-		esac
-	done
+	for cfg in "${configs[@]}"; do run_cfg "$cfg"; done
 	echo "  round $r/$rounds done"
 done
 
 xs_tsv_header size_us config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm lat_source
-bg_base=$(bg_rate bg-alone)
-s50=$(xs_pct "$XS_WORK/standalone.lat" 50)
-s90=$(xs_pct "$XS_WORK/standalone.lat" 90)
-s99=$(xs_pct "$XS_WORK/standalone.lat" 99)
 for cfg in "${configs[@]}"; do
-	n=0 p50=- p90=- p99=- src=-
-	if [[ -f $XS_WORK/$cfg.lat ]]; then
-		cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"
-		n=$(wc -l <"$XS_WORK/$cfg.lat")
-		p50=$(xs_pct "$XS_WORK/$cfg.lat" 50)
-		p90=$(xs_pct "$XS_WORK/$cfg.lat" 90)
-		p99=$(xs_pct "$XS_WORK/$cfg.lat" 99)
-		src=exact
-	fi
-	bg=$(bg_rate "$cfg")
-	xs_tsv_row "$size" "$cfg" "$n" "$p50" "$p90" "$p99" "$(norm "$p50" "$s50")" \
-		"$(norm "$p90" "$s90")" "$(norm "$p99" "$s99")" "$bg" "$(norm "$bg" "$bg_base")" \
-		"$src"
+	src=-
+	[[ -s $XS_WORK/$cfg.lat ]] && { cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"; src=exact; }
+	# shellcheck disable=SC2046
+	xs_tsv_row "$size" "$cfg" $(xs_fg_summary "$cfg" standalone bg-alone) "$src"
 done
 echo
 xs_table

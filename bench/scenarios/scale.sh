@@ -28,7 +28,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-procs=16,64,256 queues=4 secs=10 period= policy=hpf
+procs=16,64,256 queues=4 secs=10 period='' policy=hpf
 usage() {
 	sed -n 's/^# Usage: //p; s/^#                 / /p' "$0" | head -2 >&2
 	exit 2

@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+#
+# lib_extra.sh: what the scenarios priority_cl.sh, heterogeneous.sh and
+# overhead.sh add to lib.sh. Sourced after lib.sh, used after xs_setup.
+# Kept apart from lib.sh only because that file has another owner; the
+# functions follow its conventions (XS_ENV arrays, xs_die, $XS_WORK), so
+# they can move there as they are.
+#
+# OpenCL (bench/cl_load on PoCL, natively or under the OpenCL shim):
+#   xs_cl_setup               XS_CL_LOAD, XS_CL_SHIM, PoCL's settings
+#   xs_cl_require [shim]      exit 0 with "skipped: why" without OpenCL
+#   xs_cl_calibrate US [W]    loop iterations for a US-long kernel on W items
+#   xs_env_cl_native [V=X..]  env prefix: cl_load straight into the loader
+#   xs_env_cl_shim [V=X..]    env prefix: cl_load under the OpenCL shim and
+#                             the private daemon (hints as arguments)
+# A foreground next to a flooding background, results by configuration in
+# $XS_WORK/<base>.lat (task latencies, us) and <base>.bg ("commands
+# seconds" lines):
+#   xs_run_pair BASE WHAT     runs XS_BG_CMD (none if empty; it must write
+#                             --trace-file $XS_WORK/bg.trace) then XS_FG_CMD
+#                             (--lat-file $XS_WORK/fg.lat) to its end
+#   xs_bg_alone BASE WHAT     runs XS_BG_CMD (a flood with --duration-s)
+#   xs_fg_summary BASE STD ALONE   "tasks p50 p90 p99 p50_norm p90_norm
+#                             p99_norm bg_cmd_s bg_norm" of BASE against
+#                             the standalone BASE STD and background ALONE
+#   xs_norm A B               A/B, "-" when A or B is not a number
+
+# PoCL 3.1 can crash or hang with 1024-item work-groups on some kernels
+# (shared/FACTS.md); cl_load uses one-item groups, this is for safety.
+xs_cl_setup() {
+	XS_CL_LOAD=$BUILD_DIR/bench/cl_load
+	XS_CL_SHIM=$BUILD_DIR/src/shim/opencl/libxsched-opencl.so
+	export POCL_MAX_WORK_GROUP_SIZE=${POCL_MAX_WORK_GROUP_SIZE:-512}
+}
+
+# xs_cl_require [shim]: OpenCL-only scenarios pass (exit 0, one "skipped"
+# line) on machines without an OpenCL device, so that CI without PoCL
+# passes; with "shim", the OpenCL shim must be built too.
+xs_cl_require() {
+	local why=
+	if [[ ! -x $XS_CL_LOAD ]]; then
+		why="bench/cl_load not built (OpenCL headers and ICD loader missing at build time: ocl-icd-opencl-dev, opencl-headers)"
+	elif ! "$XS_CL_LOAD" --calibrate --cmd-us 100 >/dev/null 2>"$XS_WORK/cl_probe.err"; then
+		why="no usable OpenCL device (install pocl-opencl-icd): $(tail -1 "$XS_WORK/cl_probe.err")"
+	elif [[ ${1:-} == shim && ! -e $XS_CL_SHIM ]]; then
+		why="the OpenCL shim is not built ($XS_CL_SHIM)"
+	fi
+	if [[ -n $why ]]; then
+		echo "$XS_NAME: skipped: $why"
+		exit 0
+	fi
+}
+
+# xs_cl_calibrate US [WIDTH]: the loop kernel's iteration count for an
+# enqueue+finish round trip of about US microseconds on WIDTH work-items,
+# measured now (run it while nothing else runs).
+xs_cl_calibrate() {
+	local line
+	line=$("$XS_CL_LOAD" --calibrate --cmd-us "$1" --width "${2:-1}") ||
+		xs_die "cl_load --calibrate failed"
+	xs_field "$line" iters
+}
+
+# XS_ENV is read by the caller (lib.sh convention).
+# shellcheck disable=SC2034
+xs_env_cl_native() {
+	XS_ENV=("POCL_MAX_WORK_GROUP_SIZE=$POCL_MAX_WORK_GROUP_SIZE" "$@")
+}
+
+# shellcheck disable=SC2034
+xs_env_cl_shim() {
+	xs_need "$XS_CL_SHIM" "the OpenCL shim"
+	[[ -n ${XS_DAEMON_PID:-} ]] || xs_die "xs_env_cl_shim before xs_daemon_start"
+	XS_ENV=("POCL_MAX_WORK_GROUP_SIZE=$POCL_MAX_WORK_GROUP_SIZE" "LD_PRELOAD=$XS_CL_SHIM"
+		"XSCHED_SCHEDULER=global" "XSCHED_SOCKET=$XS_SOCK" "XSCHED_CONTROL_SOCKET=$XS_CTL"
+		"$@")
+}
+
+xs_norm() {
+	[[ -z $1 || $1 == - || -z $2 || $2 == - ]] && { echo "-"; return; }
+	xs_div "$@"
+}
+
+xs_run_pair() {
+	local base=$1 what=$2 bgpid='' line t0 t1 n
+	if ((${#XS_BG_CMD[@]})); then
+		rm -f "$XS_WORK/bg.trace"
+		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" "${XS_BG_CMD[@]}"
+		bgpid=$XS_PID
+		# Let the background reach its flood before the foreground starts
+		# (its window is measured, so this only keeps the foreground's
+		# first tasks from meeting a background still setting up).
+		sleep 1
+	fi
+	line=$("${XS_FG_CMD[@]}" 2>"$XS_WORK/fg.err") ||
+		xs_die "$what: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
+	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$base.lat"
+	[[ -n $bgpid ]] || return 0
+	xs_stop "$bgpid" "$what: background" "$XS_WORK/bg.err"
+	t0=$(xs_field "$line" t0_ns) t1=$(xs_field "$line" t1_ns)
+	n=$(xs_count_window "$XS_WORK/bg.trace" "$t0" "$t1")
+	awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n, (b - a) / 1e9 }' >>"$XS_WORK/$base.bg"
+}
+
+xs_bg_alone() {
+	local line
+	line=$("${XS_BG_CMD[@]}" 2>"$XS_WORK/bg.err") ||
+		xs_die "$2: background failed: $(tail -3 "$XS_WORK/bg.err")"
+	echo "$(xs_field "$line" commands) $(xs_div "$(xs_field "$line" elapsed_ms)" 1000 %.6f)" \
+		>>"$XS_WORK/$1.bg"
+}
+
+# Commands per second over every "commands seconds" line of BASE.bg.
+xs__bg_rate() {
+	[[ -s $XS_WORK/$1.bg ]] || { echo "-"; return; }
+	awk '{ n += $1; s += $2 } END { if (s > 0) printf "%.1f\n", n / s; else print "-" }' \
+		"$XS_WORK/$1.bg"
+}
+
+xs_fg_summary() {
+	local f=$XS_WORK/$1.lat s=$XS_WORK/$2.lat n=0 p50=- p90=- p99=- b a
+	if [[ -s $f ]]; then
+		n=$(wc -l <"$f")
+		p50=$(xs_pct "$f" 50) p90=$(xs_pct "$f" 90) p99=$(xs_pct "$f" 99)
+	fi
+	b=$(xs__bg_rate "$1") a=$(xs__bg_rate "$3")
+	echo "$n $p50 $p90 $p99 $(xs_norm "$p50" "$(xs_pct "$s" 50)")" \
+		"$(xs_norm "$p90" "$(xs_pct "$s" 90)") $(xs_norm "$p99" "$(xs_pct "$s" 99)")" \
+		"$b $(xs_norm "$b" "$a")"
+}
