@@ -24,6 +24,7 @@
 #                             p99_norm bg_cmd_s bg_norm" of BASE against
 #                             the standalone BASE STD and background ALONE
 #   xs_norm A B               A/B, "-" when A or B is not a number
+#   xs_fgbg_option OPT [VAL]  the options such scenarios share
 
 # PoCL 3.1 can crash or hang with 1024-item work-groups on some kernels
 # (shared/FACTS.md); cl_load uses one-item groups, this is for safety.
@@ -127,4 +128,26 @@ xs_fg_summary() {
 	echo "$n $p50 $p90 $p99 $(xs_norm "$p50" "$(xs_pct "$s" 50)")" \
 		"$(xs_norm "$p90" "$(xs_pct "$s" 90)") $(xs_norm "$p99" "$(xs_pct "$s" 99)")" \
 		"$b $(xs_norm "$b" "$a")"
+}
+
+# xs_fgbg_option OPT [VAL]: one of the options every foreground/background
+# scenario takes, into the caller's variables: --tasks N (tasks), --warmup N
+# (warmup), --rounds N (rounds), --cmds N (cmds), --cmd-us US (size),
+# --load PCT (load), --bg-width N (bg_width), --bg-seconds S (bg_s). Sets
+# XS_NARGS to the words it used (2), or 0 when OPT is none of them.
+# shellcheck disable=SC2034
+xs_fgbg_option() {
+	XS_NARGS=2
+	[[ $# -ge 2 ]] || { XS_NARGS=0; return 0; }
+	case $1 in
+	--tasks) tasks=$2 ;;
+	--warmup) warmup=$2 ;;
+	--rounds) rounds=$2 ;;
+	--cmds) cmds=$2 ;;
+	--cmd-us) size=$2 ;;
+	--load) load=$2 ;;
+	--bg-width) bg_width=$2 ;;
+	--bg-seconds) bg_s=$2 ;;
+	*) XS_NARGS=0 ;;
+	esac
 }

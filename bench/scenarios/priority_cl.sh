@@ -55,16 +55,13 @@ usage() {
 	exit 2
 }
 while (($#)); do
+	xs_fgbg_option "$@"
+	if ((XS_NARGS)); then
+		shift "$XS_NARGS"
+		continue
+	fi
 	case $1 in
 	--smoke) tasks=20 warmup=3 rounds=1 bg_s=0.5 ;;
-	--tasks) tasks=$2; shift ;;
-	--warmup) warmup=$2; shift ;;
-	--rounds) rounds=$2; shift ;;
-	--cmds) cmds=$2; shift ;;
-	--cmd-us) size=$2; shift ;;
-	--load) load=$2; shift ;;
-	--bg-width) bg_width=$2; shift ;;
-	--bg-seconds) bg_s=$2; shift ;;
 	--policy) policy=$2; shift ;;
 	*) usage ;;
 	esac
