@@ -15,6 +15,13 @@
 #   xsched-alone  A alone under the shim and xschedd (policy bandwidth)
 #   native        A and B natively (the device's round-robin)
 #   bw-SA-SB      A and B under xsched with shares SA and SB (--shares)
+#   api-bw-SA-SB  the same with A and B as xs_load (public API, the sim
+#                 backend, which measures each command's device time) in
+#                 place of the CUDA application (--api-shares; "" for
+#                 none): tells the policy from the CUDA backend's accounting.
+#                 xs_load has no trace: its counts are over each process's
+#                 whole run (both start within milliseconds of each other
+#                 and run --duration-s), window_s is the shorter run.
 #
 # Output: table and $XS_OUT/summary.tsv with columns
 #   config share_a share_b cmds_a cmds_b window_s achieved_a_pct
@@ -29,20 +36,22 @@
 #
 # Usage: bandwidth.sh [--smoke] [--shares 75/25,50/50,90/10] [--cmd-us T]
 #                     [--cmds N] [--duration-s S] [--rounds N] [--slice-ms MS]
+#                     [--api-shares 75/25]
 # Environment: BUILD_DIR (default build), XS_RESULTS (default
 # $BUILD_DIR/results).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-shares=75/25,50/50,90/10 cmd_us=500 cmds=8 dur=5 rounds=3 slice=
+shares=75/25,50/50,90/10 api_shares=75/25 cmd_us=500 cmds=8 dur=5 rounds=3 slice=''
 usage() {
-	sed -n 's/^# Usage: //p; s/^#                     / /p' "$0" | head -2 >&2
+	sed -n 's/^# Usage: //p; s/^#                     / /p' "$0" | head -3 >&2
 	exit 2
 }
 while (($#)); do
 	case $1 in
 	--smoke) shares=75/25 dur=1 rounds=1 ;;
 	--shares) shares=$2; shift ;;
+	--api-shares) api_shares=$2; shift ;;
 	--cmd-us) cmd_us=$2; shift ;;
 	--cmds) cmds=$2; shift ;;
 	--duration-s) dur=$2; shift ;;
@@ -55,6 +64,7 @@ done
 xs_setup bandwidth
 xs_need "$XS_CU_LOAD" "bench/cu_load"
 xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+[[ -z $api_shares ]] || xs_need "$XS_XS_LOAD" "bench/xs_load"
 daemon_keys=()
 [[ -n $slice ]] && daemon_keys=("slice_ms=$slice")
 
@@ -102,19 +112,45 @@ run() {
 	xs_daemon_stop
 }
 
+# One run of api-bw-SA-SB: appends "cmds_a cmds_b window_s".
+run_api() {
+	local cfg=$1 sa=$2 sb=$3 pa pb la lb
+	xs_device_new
+	xs_daemon_start bandwidth "${daemon_keys[@]}"
+	xs_env_api
+	xs_spawn "$XS_WORK/a.out" "$XS_WORK/a.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
+		--duration-s "$dur" --cmd-us "$cmd_us" --share "$sa" --wait-connected-ms 2000
+	pa=$XS_PID
+	xs_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
+		--duration-s "$dur" --cmd-us "$cmd_us" --share "$sb" --wait-connected-ms 2000
+	pb=$XS_PID
+	xs_finish "$pa" "$cfg: process A" "$XS_WORK/a.err"
+	xs_finish "$pb" "$cfg: process B" "$XS_WORK/b.err"
+	la=$(cat "$XS_WORK/a.out") lb=$(cat "$XS_WORK/b.out")
+	awk -v a="$(xs_field "$la" commands)" -v b="$(xs_field "$lb" commands)" \
+		-v ea="$(xs_field "$la" elapsed_ms)" -v eb="$(xs_field "$lb" elapsed_ms)" \
+		'BEGIN { print a, b, (ea < eb ? ea : eb) / 1e3 }' >>"$XS_WORK/$cfg.res"
+	xs_daemon_stop
+}
+
 xs_machine
 echo "bandwidth: two processes flooding kernels of $cmd_us us ($cmds per group, two groups in" \
-	"flight) for ${dur} s, $rounds round(s); shares $shares${slice:+, slice $slice ms}"
+	"flight) for ${dur} s, $rounds round(s); shares $shares${api_shares:+ (xs_load: $api_shares)}${slice:+, slice $slice ms}"
 echo "build: $BUILD_DIR"
 configs=(standalone xsched-alone native)
 for s in ${shares//,/ }; do
 	[[ $s =~ ^[0-9]+/[0-9]+$ ]] || xs_die "--shares: A/B pairs of integers, not '$s'"
 	configs+=("bw-${s/\//-}")
 done
+for s in ${api_shares//,/ }; do
+	[[ $s =~ ^[0-9]+/[0-9]+$ ]] || xs_die "--api-shares: A/B pairs of integers, not '$s'"
+	configs+=("api-bw-${s/\//-}")
+done
 for ((r = 1; r <= rounds; r++)); do
 	for cfg in "${configs[@]}"; do
 		case $cfg in
 		bw-*) s=${cfg#bw-}; run "$cfg" "${s%-*}" "${s#*-}" ;;
+		api-bw-*) s=${cfg#api-bw-}; run_api "$cfg" "${s%-*}" "${s#*-}" ;;
 		*) run "$cfg" ;;
 		esac
 	done
@@ -126,8 +162,8 @@ xs_tsv_header config share_a share_b cmds_a cmds_b window_s achieved_a_pct achie
 base=
 for cfg in "${configs[@]}"; do
 	sa=- sb=-
-	if [[ $cfg == bw-* ]]; then
-		s=${cfg#bw-}
+	if [[ $cfg == *bw-* ]]; then
+		s=${cfg#*bw-}
 		sa=$(awk -v a="${s%-*}" -v b="${s#*-}" 'BEGIN { printf "%.1f\n", 100 * a / (a + b) }')
 		sb=$(awk -v a="$sa" 'BEGIN { printf "%.1f\n", 100 - a }')
 	fi
@@ -136,7 +172,7 @@ for cfg in "${configs[@]}"; do
 	rate=$(xs_div $((na + nb)) "$win" %.1f)
 	[[ $cfg == standalone ]] && base=$rate
 	pa=- pb=- err=-
-	if ((nb > 0)) || [[ $cfg == native || $cfg == bw-* ]]; then
+	if ((nb > 0)) || [[ $cfg == native || $cfg == *bw-* ]]; then
 		pa=$(xs_div $((100 * na)) $((na + nb)) %.1f)
 		pb=$(xs_div $((100 * nb)) $((na + nb)) %.1f)
 		[[ $sa != - ]] && err=$(awk -v a="$pa" -v s="$sa" 'BEGIN { d = a - s; printf "%.1f\n", d < 0 ? -d : d }')
