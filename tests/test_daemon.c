@@ -464,6 +464,57 @@ static xs_queue *suspended_queue(struct it_env *e, uint64_t *seq)
 	return q;
 }
 
+/* Runs @n tasks of one short command on @q; returns the daemon's events. */
+static uint64_t tasks_events(struct it_env *e, xs_queue *q, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(xs_wait(q, it_submit(q, 1, 10)), 0);
+	return it_status(e).events;
+}
+
+/*
+ * Lazy doorbells: a queue that cannot change any decision (alone, or with
+ * nothing of lower priority beside it under hpf) publishes its Ready and
+ * Idle without ringing, so the daemon sees no event per task; once a lower
+ * queue appears, every task is announced again, and the lower queue is
+ * suspended while the higher one works.
+ */
+static void daemon_quiet_queue_rings_not(void **state)
+{
+	struct it_env *e = *state;
+	xs_queue *hi, *lo;
+	uint64_t ev0, ev1;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	hi = it_queue(e, 10);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+				  WAIT_MS));
+	/* Let the registration's decision raise the flag. */
+	ev0 = tasks_events(e, hi, 5);
+	it_nap_ms(20);
+	ev0 = tasks_events(e, hi, 0);
+	ev1 = tasks_events(e, hi, 100);
+	if (ev1 - ev0 > 2)
+		fail_msg("a queue alone caused %llu daemon events in 100 tasks",
+			 (unsigned long long)(ev1 - ev0));
+	lo = it_queue(e, 0);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 2, WAIT_MS));
+	it_nap_ms(20);
+	ev0 = tasks_events(e, hi, 0);
+	ev1 = tasks_events(e, hi, 50);
+	if (ev1 - ev0 < 50)
+		fail_msg("with a lower queue beside it, 50 tasks caused only %llu events",
+			 (unsigned long long)(ev1 - ev0));
+	/* Its Ready suspends the lower queue before that one submits. */
+	it_submit(hi, 20, 5000);
+	assert_true(IT_WAIT_UNTIL(it_suspended(lo), WAIT_MS));
+	assert_int_equal(xs_wait_all(hi), 0);
+	assert_true(IT_WAIT_UNTIL(!it_suspended(lo), WAIT_MS));
+	case_done(e);
+}
+
 /*
  * The daemon is SIGKILLed while it holds a queue of this process
  * suspended: the agent notices the hang-up and resumes it within 200 ms.
@@ -1698,6 +1749,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_bandwidth_75_25, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_edf_meets_deadlines, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_client_killed_cleanup, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_quiet_queue_rings_not, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_killed_resumes_queues, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_absent_fail_open, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_restart_reregisters, it_setup, it_teardown),

@@ -401,6 +401,65 @@ static void hhpf_across_devices(void **st)
 	sim_fini(&s);
 }
 
+/*
+ * Which queues may skip their doorbells (quiet): under hpf, those with no
+ * lower-priority queue beside them while everything runs; under hhpf the
+ * same across devices; under a policy without quiet(), a single running
+ * queue only.
+ */
+static bool sim_quiet(struct sim *s, int i)
+{
+	return xsd_policy_quiet(s->ops, s->state, s->qp, s->n, (size_t)i);
+}
+
+static void hpf_quiet_rule(void **st)
+{
+	struct sim h, hh, b;
+	int a, c, l, x;
+
+	(void)st;
+	sim_init(&h, "hpf", NULL);
+	a = sim_add(&h, 0, 1, 5, 0);
+	sim_ready(&h, a, false);
+	assert_true(sim_quiet(&h, a));           /* alone */
+	c = sim_add(&h, 0, 1, 5, 0);
+	sim_ready(&h, a, true);
+	assert_true(sim_quiet(&h, a));           /* equal ones run together */
+	assert_true(sim_quiet(&h, c));
+	l = sim_add(&h, 0, 2, 1, 0);
+	x = sim_add(&h, 1, 3, -5, 0);
+	sim_ready(&h, a, false);
+	/* a and c would suspend l: they must ring; l may not be suspended
+	 * by anyone quiet, so it may skip; x is alone on its device. */
+	assert_false(sim_quiet(&h, a));
+	assert_false(sim_quiet(&h, c));
+	assert_true(sim_quiet(&h, l));
+	assert_true(sim_quiet(&h, x));
+	sim_ready(&h, a, true);
+	assert_run(&h, l, false);
+	assert_false(sim_quiet(&h, l));         /* suspended: its changes matter */
+	assert_false(sim_quiet(&h, a));
+	sim_fini(&h);
+
+	sim_init(&hh, "hhpf", NULL);
+	a = sim_add(&hh, 0, 1, 5, 0);
+	x = sim_add(&hh, 1, 3, -5, 0);
+	sim_ready(&hh, a, false);
+	assert_false(sim_quiet(&hh, a));         /* x is lower, on another device */
+	assert_true(sim_quiet(&hh, x));
+	sim_fini(&hh);
+
+	sim_init(&b, "bandwidth", NULL);
+	a = sim_add(&b, 0, 1, 0, 50);
+	sim_ready(&b, a, true);
+	assert_true(sim_quiet(&b, a));
+	c = sim_add(&b, 0, 2, 0, 50);
+	sim_ready(&b, c, true);
+	assert_false(sim_quiet(&b, a));
+	assert_false(sim_quiet(&b, c));
+	sim_fini(&b);
+}
+
 /* hpf and hhpf differ exactly where devices do. */
 static void hpf_vs_hhpf(void **st)
 {
@@ -1218,6 +1277,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(registry_unknown),
 	cmocka_unit_test(registry_conf_defaults),
 	cmocka_unit_test(hpf_per_device),
+		cmocka_unit_test(hpf_quiet_rule),
 	cmocka_unit_test(hpf_ties_run_together),
 	cmocka_unit_test(hpf_idle_presuspended),
 	cmocka_unit_test(hpf_all_idle_run),

@@ -15,6 +15,7 @@
  */
 #include "agent/agent.h"
 #include "base/clock.h"
+#include "base/compiler.h"
 #include "daemon/policy/policy_builtin.h"
 #include "ipc/ipc_msg.h"
 #include "ipc/ipc_sock.h"
@@ -48,6 +49,7 @@ struct agent_queue {
 	_Atomic uint32_t status_seq;
 	_Atomic bool hints_dirty;
 	_Atomic(void *) blocked_on;     /* XQueue our next command waits on */
+	_Atomic uint32_t quiet;         /* local mode: may skip waking the agent */
 	void *blocked_seen;             /* agent thread: as last published */
 	/* agent thread, under the agent lock */
 	bool reg_sent, registered;
@@ -121,15 +123,21 @@ static void agent_wake(void)
 		(void)errno;
 }
 
-/* Publishes @aq's counters and, with @status, its status, and rings. */
-static void agent_publish(struct agent_queue *aq, bool status)
+/*
+ * Publishes @aq's counters and, with @status, its status; then rings,
+ * unless the queue is quiet (its flag: see "Lazy
+ * doorbells" in ipc_abi.h), or always with @force.
+ */
+static void agent_publish(struct agent_queue *aq, bool status, bool force)
 {
 	struct ipc_shm *shm;
 	struct xq_counters c;
 	int bell;
 
 	if (ag.mode == XS_AGENT_LOCAL) {
-		if (status)
+		/* The observer stored the status: the quiet load comes after
+		 * it, the Dekker pair of agent_local_schedule(). */
+		if (status && (force || !atomic_load(&aq->quiet)))
 			agent_wake();
 		return;
 	}
@@ -153,7 +161,9 @@ static void agent_publish(struct agent_queue *aq, bool status)
 			atomic_store(&slot->status, atomic_load(&aq->status));
 			/* The daemon reads status after seeing status_seq move. */
 			atomic_fetch_add(&slot->status_seq, 1);
-			if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
+			/* After the status store: the Dekker pair of ipc_abi.h. */
+			if ((force || !atomic_load(&slot->quiet)) && bell >= 0 &&
+			    write(bell, &one, sizeof(one)) < 0)
 				(void)errno;
 		}
 	}
@@ -169,15 +179,19 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 		atomic_store(&aq->ready_ns, xs_now_ns());
 		atomic_store(&aq->status, IPC_ST_READY);
 		atomic_fetch_add(&aq->status_seq, 1);
-		agent_publish(aq, true);
+		agent_publish(aq, true, false);
 		break;
 	case XQ_EVENT_IDLE:
 		atomic_store(&aq->status, IPC_ST_IDLE);
 		atomic_fetch_add(&aq->status_seq, 1);
-		agent_publish(aq, true);
+		agent_publish(aq, true, false);
+		break;
+	case XQ_EVENT_RESYNC:
+		/* A new connection: the status into its slot. */
+		agent_publish(aq, true, true);
 		break;
 	case XQ_EVENT_PROGRESS:
-		agent_publish(aq, false);
+		agent_publish(aq, false, false);
 		break;
 	case XQ_EVENT_HINT:
 		atomic_store(&aq->hints_dirty, true);
@@ -401,22 +415,22 @@ static int agent_connect(void)
 	fcntl(ag.sock, F_SETFL, fcntl(ag.sock, F_GETFL) | O_NONBLOCK);
 	ag.shm_size = r->shm_size;
 	ag.bell_out = fds[2];
-	/* Current status first, then publish the mapping to observers. */
 	pthread_mutex_lock(&ag.lock);
-	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++) {
-		struct agent_queue *aq = ag.tab[k];
-
-		if (!aq)
-			continue;
-		atomic_store(&shm->slot[k].ready_ns, atomic_load(&aq->ready_ns));
-		atomic_store(&shm->slot[k].status, atomic_load(&aq->status));
-		atomic_fetch_add(&shm->slot[k].status_seq, 1);
-		aq->decision_seen = atomic_load(&shm->slot[k].decision_seq);
-	}
-	pthread_mutex_unlock(&ag.lock);
+	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++)
+		if (ag.tab[k])
+			ag.tab[k]->decision_seen = atomic_load(&shm->slot[k].decision_seq);
 	atomic_store(&ag.bell_in, fds[1]);
 	atomic_store(&ag.shm, shm);
 	atomic_store(&ag.connected, true);
+	/*
+	 * Each queue's current status into its new slot, under the queue's lock
+	 * so that none of its own events interleaves, before any registration
+	 * is sent.
+	 */
+	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++)
+		if (ag.tab[k])
+			xq_resync(ag.tab[k]->q);
+	pthread_mutex_unlock(&ag.lock);
 	ag.backoff_ns = 0;
 	return 0;
 fail_fds:
@@ -642,6 +656,10 @@ static void agent_local_schedule(void)
 	uint32_t i;
 
 	pthread_mutex_lock(&ag.lock);
+	/* Before reading any status: the Dekker pair of agent_publish(). */
+	for (i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i])
+			atomic_store(&ag.tab[i]->quiet, 0);
 	for (i = 0; i < AGENT_SLOTS; i++) {
 		struct agent_queue *aq = ag.tab[i];
 		int64_t hint[XQ_HINTS];
@@ -678,6 +696,9 @@ static void agent_local_schedule(void)
 	for (i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i] && ag.tab[i]->local)
 			agent_apply_run(ag.tab[i], ag.tab[i]->pq.run);
+	for (i = 0; i < n; i++)
+		if (xsd_policy_quiet(ag.pops, ag.pstate, pv, n, i))
+			atomic_store(&xs_container_of(pv[i], struct agent_queue, pq)->quiet, 1);
 	pthread_mutex_unlock(&ag.lock);
 }
 
@@ -789,6 +810,7 @@ static void agent_atfork_child(void)
 	ag.wake_fd = ag.sock = ag.bell_out = -1;
 	atomic_store(&ag.bell_in, -1);
 	atomic_store(&ag.shm, NULL);
+
 	atomic_store(&ag.users, 0);
 	atomic_store(&ag.connected, false);
 	ag.backoff_ns = 0;

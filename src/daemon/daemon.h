@@ -38,6 +38,7 @@ struct xsd_queue {
 	char backend[16];
 	bool added;                        /* the policy accepted it */
 	bool applied;                      /* pq.run as last written to the slot */
+	bool quiet;                        /* as last written to the slot */
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t starve_since;             /* ready and suspended since; 0: not */
 	uint64_t guard_until;              /* starvation guard grant end */
@@ -129,6 +130,9 @@ void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c);
 void xsd_reap_zombies(struct xsd *d);
 /* Resumes every queue of every client (fail-open on stop). */
 void xsd_resume_all(struct xsd *d);
+/* Reads every queue's status, decides, and tells the clients concerned.
+ * @rang: the client whose doorbell brought us here (NULL: none). */
+void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns);
 
 /* sched.c */
 int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
@@ -142,10 +146,15 @@ int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q);
 void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q);
 void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q);
 /* Reads @q's status from its slot and tells the policy what changed.
- * @recv_ns: when the daemon learned of it. */
+ * @recv_ns: when the daemon learned of it, 0 when @q's client did not ring
+ * (a change seen in passing is not timed). */
 void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns);
+/* Clears every queue's quiet flag (ipc_abi.h, "Lazy doorbells"): before
+ * any status is read for a decision. */
+void xsd_sched_unquiet(struct xsd_sched *s);
 /* Decides and writes every changed decision to its slot (clients marked
- * dirty). @recv_ns: when the triggering event arrived (0: timer, etc.). */
+ * dirty), then raises the quiet flags the policy allows. @recv_ns: when the
+ * triggering event arrived (0: timer, etc.). */
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns);
 uint32_t xsd_sched_device(struct xsd_sched *s, const char *name);
 

@@ -96,8 +96,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 	memcpy(next.control_socket, d->cfg.control_socket, sizeof(next.control_socket));
 	xsd_config_fini(&d->cfg);
 	d->cfg = next;
-	xsd_sched_run(&d->sched, 0);
-	xsd_ring_dirty(d);
+	xsd_decide(d, NULL, 0);
 	xsd_info("configuration reloaded (policy %s)", d->sched.policy);
 	xsd_notify("READY=1");
 }

@@ -25,7 +25,8 @@ void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r)
 	memcpy(r->device, q->device, sizeof(r->device));
 	memcpy(r->backend, q->backend, sizeof(r->backend));
 	r->level = q->level;
-	r->state = q->pq.ready ? IPC_QS_READY : IPC_QS_IDLE;
+	/* The slot, not the policy's view: a queue alone does not ring. */
+	r->state = atomic_load(&s->status) == IPC_ST_READY ? IPC_QS_READY : IPC_QS_IDLE;
 	r->running = q->applied;
 	r->eff_priority = q->pq.priority;
 	memcpy(r->hint, q->hint, sizeof(r->hint));

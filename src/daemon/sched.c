@@ -71,6 +71,22 @@ static bool sched_write_run(struct xsd_sched *s, struct xsd_queue *q)
 	return true;
 }
 
+static void sched_set_quiet(struct xsd_queue *q, bool quiet)
+{
+	if (q->quiet != quiet) {
+		atomic_store(&q->client->shm->slot[q->slot].quiet, quiet);
+		q->quiet = quiet;
+	}
+}
+
+void xsd_sched_unquiet(struct xsd_sched *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		sched_set_quiet(s->q[i], false);
+}
+
 static void sched_detach_all(struct xsd_sched *s)
 {
 	size_t i;
@@ -97,6 +113,7 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 		xsd_policy_unload(dl);
 		return rc;
 	}
+	xsd_sched_unquiet(s);
 	if (s->ops) {
 		sched_detach_all(s);
 		if (s->ops->fini)
@@ -148,6 +165,7 @@ int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
 
 void xsd_sched_fini(struct xsd_sched *s)
 {
+	xsd_sched_unquiet(s);
 	if (s->ops) {
 		sched_detach_all(s);
 		if (s->ops->fini)
@@ -223,6 +241,7 @@ void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
 	size_t i;
 
 	sched_track_wait(s, q, -1);
+	sched_set_quiet(q, false);
 	if (!q->added)
 		return;
 	for (i = 0; i < s->n; i++) {
@@ -262,10 +281,12 @@ static void sched_became_ready(struct xsd_sched *s, struct xsd_queue *q,
 		s->ops->queue_ready(s->state, &q->pq, ready_ns);
 }
 
-static void sched_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t now)
+/* @fresh: the client rang for it, so @now is close to when it happened. */
+static void sched_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t now,
+			      bool fresh)
 {
 	q->pq.ready = false;
-	if (now > q->pq.ready_ns)
+	if (fresh && now > q->pq.ready_ns)
 		xs_hist_record(q->task_lat, now - q->pq.ready_ns);
 	if (q->added && s->ops->queue_idle)
 		s->ops->queue_idle(s->state, &q->pq, now);
@@ -287,12 +308,12 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 	s->events++;
 	if (ready && q->pq.ready && ready_ns != q->pq.ready_ns) {
 		/* Idle and ready again between two looks: both happened. */
-		sched_became_idle(s, q, now);
+		sched_became_idle(s, q, now, false);
 		sched_became_ready(s, q, ready_ns, now, recv_ns);
 	} else if (ready && !q->pq.ready) {
 		sched_became_ready(s, q, ready_ns, now, recv_ns);
 	} else if (!ready && q->pq.ready) {
-		sched_became_idle(s, q, now);
+		sched_became_idle(s, q, now, recv_ns != 0);
 	}
 }
 
@@ -389,6 +410,8 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 	next = min_time(next, sched_guard(s, now));
 	for (i = 0; i < s->n; i++)
 		s->decisions += sched_write_run(s, s->q[i]);
+	for (i = 0; i < s->n; i++)
+		sched_set_quiet(s->q[i], xsd_policy_quiet(s->ops, s->state, s->pv, s->n, i));
 	if (recv_ns)
 		xs_hist_record(&s->decide_lat, xs_now_ns() - recv_ns);
 	s->wakeup_ns = next;

@@ -195,9 +195,23 @@ static void xsd_arm_timer(struct xsd *d)
 	timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/* Decides again after an event and tells the clients concerned. */
-static void xsd_decide(struct xsd *d, uint64_t recv_ns)
+/*
+ * A quiet queue rings no doorbell (ipc_abi.h, "Lazy doorbells"), so every
+ * decision reads every queue's status, once the quiet flags are cleared.
+ */
+void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns)
 {
+	struct xsd_client *c;
+	uint32_t i;
+
+	xsd_sched_unquiet(&d->sched);
+	for (c = d->clients; c; c = c->next) {
+		if (c->dead || !c->queue)
+			continue;
+		for (i = 0; i < c->nslots; i++)
+			if (c->queue[i])
+				xsd_sched_refresh(&d->sched, c->queue[i], c == rang ? recv_ns : 0);
+	}
 	xsd_sched_run(&d->sched, recv_ns);
 	xsd_ring_dirty(d);
 	xsd_arm_timer(d);
@@ -274,7 +288,7 @@ static void xsd_client_drop(struct xsd *d, struct xsd_client *c, const char *why
 {
 	xsd_debug("client %llu (pid %d): %s", (unsigned long long)c->id, (int)c->pid, why);
 	xsd_client_free(d, c);
-	xsd_decide(d, 0);
+	xsd_decide(d, NULL, 0);
 }
 
 static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events);
@@ -397,7 +411,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	out.slot = r->slot;
 	memcpy(out.hint, q->hint, sizeof(out.hint));
 	rc = xsd_send(c, IPC_REGISTERED, seq, &out, sizeof(out), NULL, 0);
-	xsd_decide(d, 0);
+	xsd_decide(d, NULL, 0);
 	return rc;
 }
 
@@ -413,7 +427,7 @@ static int xsd_set_hint(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	q->hint[h->key] = h->value;
 	q->hint_set |= 1u << h->key;
 	xsd_sched_hints_changed(&d->sched, q);
-	xsd_decide(d, 0);
+	xsd_decide(d, NULL, 0);
 	return xsd_reply(c, seq, 0);
 }
 
@@ -518,7 +532,7 @@ static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	if (rc <= 0)
 		return xsd_reply(c, seq, rc < 0 ? rc : -ESRCH);
 	xsd_for_targets(d, c, s, xsd_set_one, &a);
-	xsd_decide(d, 0);
+	xsd_decide(d, NULL, 0);
 	return xsd_reply(c, seq, 0);
 }
 
@@ -574,7 +588,7 @@ static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf);
 	if (rc == 0) {
 		xsd_info("policy switched to %s by pid %d", p->name, (int)c->pid);
-		xsd_decide(d, 0);
+		xsd_decide(d, NULL, 0);
 	}
 	return xsd_policy_reply(d, c, seq, rc);
 }
@@ -597,8 +611,12 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		r.clients++;
 		r.queues += o->nqueues;
 	}
-	for (i = 0; i < d->sched.n; i++)
-		r.ready += d->sched.q[i]->pq.ready;
+	/* Live statuses: a queue alone publishes without ringing. */
+	for (i = 0; i < d->sched.n; i++) {
+		const struct xsd_queue *q = d->sched.q[i];
+
+		r.ready += atomic_load(&q->client->shm->slot[q->slot].status) == IPC_ST_READY;
+	}
 	r.uptime_ns = xs_now_ns() - d->start_ns;
 	r.decisions = d->sched.decisions;
 	r.events = d->sched.events;
@@ -667,7 +685,7 @@ static int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg 
 		if (!agent || u->slot >= c->nslots || !c->queue[u->slot])
 			return xsd_reply(c, seq, -EINVAL);
 		xsd_queue_free(d, c, u->slot);
-		xsd_decide(d, 0);
+		xsd_decide(d, NULL, 0);
 		return xsd_reply(c, seq, 0);
 	}
 	case IPC_SET_HINT:
@@ -747,17 +765,13 @@ static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
 	struct xsd_client *c = xs_container_of(w, struct xsd_client, bell);
 	uint64_t recv_ns = xs_now_ns(), v;
-	uint32_t i;
 
 	(void)events;
 	if (c->dead)
 		return;
 	if (read(c->bell.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
-	for (i = 0; i < c->nslots; i++)
-		if (c->queue[i])
-			xsd_sched_refresh(&d->sched, c->queue[i], recv_ns);
-	xsd_decide(d, recv_ns);
+	xsd_decide(d, c, recv_ns);
 }
 
 static uint32_t xsd_uid_clients(struct xsd *d, uid_t uid)
@@ -870,7 +884,7 @@ static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	(void)events;
 	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
-	xsd_decide(d, 0);
+	xsd_decide(d, NULL, 0);
 }
 
 void xsd_resume_all(struct xsd *d)

@@ -218,6 +218,23 @@ enum ipc_slot_state { IPC_SLOT_FREE = 0, IPC_SLOT_USED = 1 };
 /* Client status (client-written `status`). */
 enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
 
+/*
+ * Lazy doorbells. A queue's Ready and Idle matter to the scheduler only if
+ * they could change a decision: when another queue could be suspended for
+ * it, or is suspended, or it must be suspended itself. After each decision
+ * the daemon raises `quiet` in the slots of the queues whose changes cannot
+ * matter (the policy's quiet(), include/xsched/policy.h; by default only a
+ * single running queue), and their clients then publish status changes
+ * without ringing: an application alone on its device pays no system call
+ * per task. Every decision first clears the quiet flags, then reads every
+ * queue's status (not only the ringing client's). A client's status store
+ * then `quiet` load, against the daemon's `quiet` store then status load,
+ * is a Dekker pair (all sequentially consistent): either the decision saw
+ * the new status, or the client sees `quiet` cleared and rings. A new queue
+ * starts with `quiet` clear. Daemons that leave this field zero (it was
+ * padding) simply get every doorbell.
+ */
+
 /* One queue. 192 bytes; see the file comment for the writer rule. */
 struct ipc_slot {
 	/* daemon */
@@ -229,7 +246,7 @@ struct ipc_slot {
 	_Atomic int32_t batch;        /* 0: keep */
 	_Atomic int64_t budget_ns;    /* 0: keep */
 	_Atomic uint32_t hint_set;    /* bit k: hint[k] was set by xschedctl */
-	uint32_t pad2;
+	_Atomic uint32_t quiet;       /* 1: its Ready and Idle need no doorbell */
 	_Atomic int64_t hint[IPC_HINT_KEYS]; /* for the client to keep across restarts */
 	/* client */
 	_Atomic uint32_t status;      /* enum ipc_status */

@@ -1069,6 +1069,13 @@ void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void xq_resync(struct xq *q)
+{
+	pthread_mutex_lock(&q->lock);
+	xq_notify(q, XQ_EVENT_RESYNC);
+	pthread_mutex_unlock(&q->lock);
+}
+
 void xq_info(struct xq *q, xs_queue_info *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -45,6 +45,7 @@ enum xq_event {
 	XQ_EVENT_PROGRESS = 4, /* commands completed (counters moved) */
 	XQ_EVENT_BLOCKED = 5,  /* the next command waits for something (xq_blocked_on_locked) */
 	XQ_EVENT_UNBLOCKED = 6,
+	XQ_EVENT_RESYNC = 7,   /* on request (xq_resync): publish your state again */
 };
 
 /* Counters an observer may read with xq_counters_locked(). */
@@ -147,6 +148,13 @@ int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value);
 
 /* Installs the observer (NULL removes it). */
 void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
+
+/*
+ * Calls the observer with XQ_EVENT_RESYNC under the queue's lock, so that
+ * it can publish its view anew (after a reconnection) without racing the
+ * queue's own events. Any thread but the observer's.
+ */
+void xq_resync(struct xq *q);
 
 void xq_info(struct xq *q, xs_queue_info *out);
 void xq_stats(struct xq *q, xs_queue_stats *out);

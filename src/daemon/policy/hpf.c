@@ -17,7 +17,8 @@
  *
  * Priorities arrive effective (inheritance and any starvation guard are
  * applied by the daemon). Both policies are stateless and never ask for a
- * timer: schedule() returns 0.
+ * timer: schedule() returns 0. Queues with nothing of lower priority
+ * beside them may skip their doorbells (quiet()).
  */
 #include "daemon/policy/policy_builtin.h"
 
@@ -40,6 +41,41 @@ static void hpf_decide(struct xs_pqueue *const *qs, size_t n, bool all)
 			if (qs[i]->device == dev)
 				qs[i]->run = qs[i]->priority >= p;
 	}
+}
+
+/*
+ * qs[@i] may change unannounced when everything runs (nothing to resume)
+ * and no queue it competes with has a lower priority (its Ready would
+ * suspend it). Queues of higher priority then see a lower one and are not
+ * quiet, so their changes are always announced; equal ones are quiet
+ * together and run together anyway.
+ */
+static bool hpf_quiet_in(struct xs_pqueue *const *qs, size_t n, size_t i, bool all)
+{
+	const struct xs_pqueue *q = qs[i];
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct xs_pqueue *o = qs[j];
+
+		if (!all && o->device != q->device)
+			continue;
+		if (!o->run || o->priority < q->priority)
+			return false;
+	}
+	return true;
+}
+
+static bool hpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, size_t i)
+{
+	(void)state;
+	return hpf_quiet_in(qs, n, i, false);
+}
+
+static bool hhpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, size_t i)
+{
+	(void)state;
+	return hpf_quiet_in(qs, n, i, true);
 }
 
 static uint64_t hpf_schedule(void *state, struct xs_pqueue *const *qs,
@@ -65,6 +101,7 @@ const struct xs_policy_ops xsd_policy_hpf = {
 	.size = sizeof(struct xs_policy_ops),
 	.name = "hpf",
 	.schedule = hpf_schedule,
+	.quiet = hpf_quiet,
 };
 
 const struct xs_policy_ops xsd_policy_hhpf = {
@@ -72,4 +109,5 @@ const struct xs_policy_ops xsd_policy_hhpf = {
 	.size = sizeof(struct xs_policy_ops),
 	.name = "hhpf",
 	.schedule = hhpf_schedule,
+	.quiet = hhpf_quiet,
 };

@@ -115,6 +115,20 @@ static inline uint64_t xsd_add_us(uint64_t ns, int64_t us)
 	return add > UINT64_MAX - ns ? UINT64_MAX : ns + add;
 }
 
+/*
+ * Whether qs[@i] may change unannounced after @ops decided (struct
+ * xs_policy_ops, quiet): the policy's answer where it has one, else only a
+ * single running queue.
+ */
+static inline bool xsd_policy_quiet(const struct xs_policy_ops *ops, void *state,
+				    struct xs_pqueue *const *qs, size_t n, size_t i)
+{
+	if (ops->size >= offsetof(struct xs_policy_ops, quiet) + sizeof(ops->quiet) &&
+	    ops->quiet)
+		return qs[i]->run && ops->quiet(state, qs, n, i);
+	return n == 1 && qs[i]->run;
+}
+
 /* The earlier of two wake-up times, where 0 means "none". */
 static inline uint64_t xsd_wake_min(uint64_t a, uint64_t b)
 {
