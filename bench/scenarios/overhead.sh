@@ -18,33 +18,42 @@
 #     extra CPU per call on the application's thread (median shim minus
 #     median native) for one-window tasks (16 calls), long tasks (256) and,
 #     for OpenCL, calls that ask for an event.
-#  3. CPU at ~10k commands/s: cu_load flooding 100 us commands (the sim
-#     device is then busy all the time: 10k/s), natively and under xsched,
-#     CPU time over a --cpu-seconds window from /proc (utime+stime, clock
-#     ticks): the process, its main thread, the simulated device's executor
-#     thread (the busiest other thread: it busy-spins every command), the
-#     rest of the process ("other threads": under xsched the agent and the
-#     XQueue's launch worker, which take no names of their own; natively
-#     nothing, the baseline) and xschedd. xsched's own cost is other
-#     threads (xsched) - other threads (native) + the daemon, also given
-#     scaled to exactly 10k commands/s; the main thread's difference (the
-#     shim's per-launch work, part 2) is shown for context.
+#  3. CPU at ~10k commands/s, natively and under xsched, --cpu-rounds
+#     alternated windows of --cpu-seconds, two workloads of cu_load:
+#       flood   flooding 100 us commands (the device busy all the time:
+#               10k/s; the queue never goes idle, so the daemon sees almost
+#               no events: the XQueue's own cost);
+#       tasks   one 50 us command per task, a task every 100 us (no
+#               jitter): up to 10k tasks/s, each an idle->ready->idle
+#               round trip through the agent and the daemon (the worst
+#               case for the scheduler's CPU);
+#     CPU time from /proc (utime+stime, clock ticks) over the window: the
+#     process, its main thread, the simulated device's executor thread (the
+#     busiest other thread: it busy-spins every command), the rest of the
+#     process ("other": under xsched the agent and the XQueue's launch
+#     worker, which take no names of their own; natively nothing, the
+#     baseline) and xschedd. xsched's own cost = other (xsched) - other
+#     (native) + daemon, also scaled to exactly 10k commands/s; the main
+#     thread's difference (the shim's per-launch work, part 2) is shown for
+#     context.
 #
 # Output: table and $XS_OUT/summary.tsv with columns
 #   part param config value unit vs_native
 # rows: throughput / <T>us / native|xsched / commands per s / ratio;
 #       launch_cpu / cuda-16|cuda-256|opencl-16|opencl-256|opencl-events /
 #         xsched / extra ns per call / -;
-#       cpu / 100us / native-process|native-main|native-executor|
+#       cpu / flood|tasks / native-process|native-main|native-executor|
 #         native-other|xsched-process|xsched-main|xsched-executor|
-#         xsched-other|daemon|xsched-cost|xsched-cost-at-10k|rate-native|
-#         rate-xsched / % of one core (rates: commands per s) / -
+#         xsched-other|daemon|xsched-cost|xsched-cost-at-10k / % of one
+#         core / -; cpu / flood|tasks / rate-native|rate-xsched / commands
+#         per s / ratio (means over the rounds)
 # and runs.tsv (every throughput run: size config round cmd_s) and the
 # benchmarks' full output (launch_cuda.txt, launch_cl.txt). No latency
 # files: no task latencies here.
 #
 # Usage: overhead.sh [--smoke] [--sizes US[,US...]] [--seconds S]
-#                    [--rounds N] [--group N] [--cpu-seconds S] [--no-launch]
+#                    [--rounds N] [--group N] [--cpu-seconds S]
+#                    [--cpu-rounds N] [--no-launch]
 # Environment: BUILD_DIR (default build), XS_RESULTS (default
 # $BUILD_DIR/results).
 set -euo pipefail
@@ -54,19 +63,21 @@ here=$(dirname "$0")
 # shellcheck source=lib_extra.sh
 . "$here/lib_extra.sh"
 
-sizes=10,100,1000 secs=3 rounds=3 group=16 cpu_s=10 launch=1 smoke=0 warm_s=0.5
+sizes=10,100,1000 secs=3 rounds=3 group=16 cpu_s=5 cpu_rounds=2 launch=1 smoke=0
+warm_s=0.5
 usage() {
-	sed -n 's/^# Usage: //p; s/^#                    / /p' "$0" | head -2 >&2
+	sed -n 's/^# Usage: //p; s/^#                    / /p' "$0" | head -3 >&2
 	exit 2
 }
 while (($#)); do
 	case $1 in
-	--smoke) secs=1 rounds=1 cpu_s=1.5 smoke=1 ;;
+	--smoke) secs=1 rounds=1 cpu_s=1.5 cpu_rounds=1 smoke=1 ;;
 	--sizes) sizes=$2; shift ;;
 	--seconds) secs=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
 	--group) group=$2; shift ;;
 	--cpu-seconds) cpu_s=$2; shift ;;
+	--cpu-rounds) cpu_rounds=$2; shift ;;
 	--no-launch) launch=0 ;;
 	*) usage ;;
 	esac
@@ -118,48 +129,58 @@ snap() {
 	done
 }
 
-# run_cpu MODE: the 10k/s window; sets CPU_<field> values in cpu.<MODE>.
+# run_cpu WORKLOAD MODE: one window; appends "workload mode process main
+# executor other daemon rate" (% of one core, commands/s) to cpu.tsv.
 run_cpu() {
-	local mode=$1 pid dpid='' a b
+	local wl=$1 mode=$2 pid dpid='' a b args line rate
 	xs_device_new
 	if [[ $mode == xsched ]]; then
 		xs_daemon_start hpf
 		dpid=$XS_DAEMON_PID
 	fi
 	flood_env "$mode"
-	xs_spawn "$XS_WORK/cpu.out" "$XS_WORK/cpu.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" --flood \
-		--cmds "$group" --cmd-us 100 --trace-file "$XS_WORK/cpu.trace"
+	if [[ $wl == flood ]]; then
+		args=(--flood --cmds "$group" --cmd-us 100)
+	else
+		args=(--cmds 1 --cmd-us 50 --period-us 100 --jitter-pct 0 --tasks 100000000)
+	fi
+	xs_spawn "$XS_WORK/cpu.out" "$XS_WORK/cpu.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" "${args[@]}"
 	pid=$XS_PID
 	sleep 1
 	# env execs cu_load in place: PID is cu_load itself.
-	kill -0 "$pid" 2>/dev/null || xs_die "cpu $mode: cu_load exited: $(tail -3 "$XS_WORK/cpu.err")"
+	kill -0 "$pid" 2>/dev/null || xs_die "cpu $wl $mode: cu_load exited: $(tail -3 "$XS_WORK/cpu.err")"
 	snap "$pid" "$dpid" >"$XS_WORK/cpu.a"
 	sleep "$cpu_s"
 	snap "$pid" "$dpid" >"$XS_WORK/cpu.b"
-	xs_stop "$pid" "cpu $mode: cu_load" "$XS_WORK/cpu.err"
+	xs_stop "$pid" "cpu $wl $mode: cu_load" "$XS_WORK/cpu.err"
 	[[ $mode == xsched ]] && xs_daemon_stop
+	# The rate over the whole run (its result line), close enough to the
+	# window's for a steady workload.
+	line=$(cat "$XS_WORK/cpu.out")
+	rate=$(awk -v n="$(xs_field "$line" commands)" -v ms="$(xs_field "$line" elapsed_ms)" \
+		'BEGIN { if (ms > 0) printf "%.1f\n", n * 1000 / ms; else print 0 }')
 	# Per-thread deltas of threads alive at both ends; the executor is the
 	# busiest thread other than main.
 	a=$(head -1 "$XS_WORK/cpu.a") b=$(head -1 "$XS_WORK/cpu.b")
-	awk -v a="$a" -v b="$b" -v pid="$pid" -v tck="$tck" -v tr="$XS_WORK/cpu.trace" \
-		-v mode="$mode" '
+	awk -v a="$a" -v b="$b" -v pid="$pid" -v tck="$tck" -v wl="$wl" -v mode="$mode" \
+		-v rate="$rate" '
 		FNR == 1 { next }
 		NR == FNR { t0[$1] = $2; next }
 		($1 in t0) && $1 != pid { d = $2 - t0[$1]; if (d > ex) ex = d }
 		END {
 			split(a, x, " "); split(b, y, " ")
-			secs = (y[1] - x[1]) / 1e9
-			pc = 100 / (tck * secs)
+			pc = 100 / (tck * (y[1] - x[1]) / 1e9)
 			proc = (y[2] - x[2]) * pc; main = (y[3] - x[3]) * pc
-			dmn = (y[4] - x[4]) * pc; exe = ex * pc
-			n = 0
-			while ((getline l < tr) > 0) {
-				split(l, f, " ")
-				if (f[1] >= x[1] + 0 && f[1] <= y[1] + 0) n += f[2]
-			}
-			printf "%s %.2f %.2f %.2f %.2f %.2f %.1f\n", mode, proc, main, exe,
-				proc - main - exe, dmn, n / secs
-		}' "$XS_WORK/cpu.a" "$XS_WORK/cpu.b" >"$XS_WORK/cpu.$mode"
+			printf "%s %s %.2f %.2f %.2f %.2f %.2f %s\n", wl, mode, proc, main, ex * pc,
+				proc - main - ex * pc, (y[4] - x[4]) * pc, rate
+		}' "$XS_WORK/cpu.a" "$XS_WORK/cpu.b" >>"$XS_WORK/cpu.tsv"
+}
+
+# cpu_mean WORKLOAD MODE: the mean of its rounds' fields 3..8.
+cpu_mean() {
+	awk -v w="$1" -v m="$2" '$1 == w && $2 == m { n++; for (i = 3; i <= 8; i++) s[i] += $i }
+		END { for (i = 3; i <= 8; i++) printf "%.2f ", n ? s[i] / n : 0; print "" }' \
+		"$XS_WORK/cpu.tsv"
 }
 
 xs_machine
@@ -177,10 +198,16 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "  throughput: round $r/$rounds done"
 done
 
-# 3. CPU at 10k/s (before the launch benchmarks, which fork many children)
-run_cpu native
-run_cpu xsched
-echo "  cpu: done"
+# 3. CPU at ~10k commands/s (before the launch benchmarks, which fork many
+# children)
+: >"$XS_WORK/cpu.tsv"
+for ((r = 1; r <= cpu_rounds; r++)); do
+	for wl in flood tasks; do
+		run_cpu "$wl" native
+		run_cpu "$wl" xsched
+	done
+	echo "  cpu: round $r/$cpu_rounds done"
+done
 
 # 2. per-launch CPU
 launch_rows=()
@@ -221,18 +248,20 @@ for row in "${launch_rows[@]}"; do
 	read -r p v <<<"$row"
 	xs_tsv_row launch_cpu "$p" xsched "$v" ns/call -
 done
-read -r _ np nm ne no _ nr <"$XS_WORK/cpu.native"
-read -r _ xp xm xe xo xd xr <"$XS_WORK/cpu.xsched"
-cost=$(awk -v o="$xo" -v n="$no" -v d="$xd" 'BEGIN { printf "%.2f\n", o - n + d }')
-for row in "native-process $np" "native-main $nm" "native-executor $ne" "native-other $no" \
-	"xsched-process $xp" "xsched-main $xm" "xsched-executor $xe" "xsched-other $xo" \
-	"daemon $xd" "xsched-cost $cost" \
-	"xsched-cost-at-10k $(awk -v c="$cost" -v r="$xr" 'BEGIN { if (r > 0) printf "%.2f\n", c * 10000 / r; else print "-" }')"; do
-	read -r p v <<<"$row"
-	xs_tsv_row cpu 100us "$p" "$v" "%core" -
+for wl in flood tasks; do
+	read -r np nm ne no _ nr < <(cpu_mean "$wl" native)
+	read -r xp xm xe xo xd xr < <(cpu_mean "$wl" xsched)
+	cost=$(awk -v o="$xo" -v n="$no" -v d="$xd" 'BEGIN { printf "%.2f\n", o - n + d }')
+	at10k=$(awk -v c="$cost" -v r="$xr" 'BEGIN { if (r > 0) printf "%.2f\n", c * 10000 / r; else print "-" }')
+	for row in "native-process $np" "native-main $nm" "native-executor $ne" \
+		"native-other $no" "xsched-process $xp" "xsched-main $xm" "xsched-executor $xe" \
+		"xsched-other $xo" "daemon $xd" "xsched-cost $cost" "xsched-cost-at-10k $at10k"; do
+		read -r p v <<<"$row"
+		xs_tsv_row cpu "$wl" "$p" "$v" "%core" -
+	done
+	xs_tsv_row cpu "$wl" rate-native "$nr" cmd/s -
+	xs_tsv_row cpu "$wl" rate-xsched "$xr" cmd/s "$(xs_div "$xr" "$nr" %.4f)"
 done
-xs_tsv_row cpu 100us rate-native "$nr" cmd/s -
-xs_tsv_row cpu 100us rate-xsched "$xr" cmd/s "$(xs_div "$xr" "$nr" %.4f)"
 echo
 xs_table
 echo
