@@ -119,15 +119,12 @@ xs__bg_rate() {
 }
 
 xs_fg_summary() {
-	local f=$XS_WORK/$1.lat s=$XS_WORK/$2.lat n=0 p50=- p90=- p99=- b a
-	if [[ -s $f ]]; then
-		n=$(wc -l <"$f")
-		p50=$(xs_pct "$f" 50) p90=$(xs_pct "$f" 90) p99=$(xs_pct "$f" 99)
-	fi
+	local n p50 p90 p99 s50 s90 s99 b a _
+	read -r n p50 p90 p99 _ _ < <(xs_lat_stats "$XS_WORK/$1.lat")
+	read -r _ s50 s90 s99 _ _ < <(xs_lat_stats "$XS_WORK/$2.lat")
 	b=$(xs__bg_rate "$1") a=$(xs__bg_rate "$3")
-	echo "$n $p50 $p90 $p99 $(xs_norm "$p50" "$(xs_pct "$s" 50)")" \
-		"$(xs_norm "$p90" "$(xs_pct "$s" 90)") $(xs_norm "$p99" "$(xs_pct "$s" 99)")" \
-		"$b $(xs_norm "$b" "$a")"
+	echo "$n $p50 $p90 $p99 $(xs_norm "$p50" "$s50") $(xs_norm "$p90" "$s90")" \
+		"$(xs_norm "$p99" "$s99") $b $(xs_norm "$b" "$a")"
 }
 
 # xs_fgbg_option OPT [VAL]: one of the options every foreground/background
