@@ -515,6 +515,66 @@ static void daemon_quiet_queue_rings_not(void **state)
 	case_done(e);
 }
 
+static int32_t q_threshold(xs_queue *q)
+{
+	xs_queue_info info;
+
+	assert_int_equal(xs_queue_info_get(q, &info), 0);
+	return info.threshold;
+}
+
+/*
+ * Contention-aware window: a queue below a higher-priority queue on its
+ * device is capped at contention_window commands in flight; its own window
+ * returns when it is the top one again, and a cap of 0 turns this off.
+ */
+static void daemon_contention_window(void **state)
+{
+	struct it_env *e = *state;
+	xs_queue *hi, *lo;
+	int32_t own;
+
+	it_guard(60);
+	it_config(e, "[policy]\ncontention_window = 2\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	lo = it_queue(e, 0);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+				  WAIT_MS));
+	own = q_threshold(lo);
+	assert_true(own > 2);
+	hi = it_queue(e, 10);
+	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == 2, WAIT_MS));
+	assert_int_equal(q_threshold(hi), own);
+	/* Its work still completes, two commands at a time. */
+	assert_int_equal(xs_wait(lo, it_submit(lo, 6, 100)), 0);
+	assert_int_equal(xs_queue_set_hint(hi, XS_HINT_PRIORITY, 0), 0);
+	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == own, WAIT_MS));
+	assert_int_equal(xs_queue_set_hint(hi, XS_HINT_PRIORITY, 5), 0);
+	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == 2, WAIT_MS));
+	case_done(e);
+}
+
+static void daemon_contention_window_off(void **state)
+{
+	struct it_env *e = *state;
+	xs_queue *lo;
+	int32_t own;
+
+	it_guard(60);
+	it_config(e, "[policy]\ncontention_window = 0\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	lo = it_queue(e, 0);
+	own = q_threshold(lo);
+	it_queue(e, 10);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
+				  WAIT_MS));
+	it_nap_ms(50);
+	assert_int_equal(q_threshold(lo), own);
+	case_done(e);
+}
+
 /*
  * The daemon is SIGKILLed while it holds a queue of this process
  * suspended: the agent notices the hang-up and resumes it within 200 ms.
@@ -1750,6 +1810,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_edf_meets_deadlines, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_client_killed_cleanup, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_quiet_queue_rings_not, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_contention_window, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_contention_window_off, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_killed_resumes_queues, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_absent_fail_open, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_restart_reregisters, it_setup, it_teardown),

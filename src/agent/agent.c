@@ -57,6 +57,9 @@ struct agent_queue {
 	uint32_t decision_seen;
 	int32_t threshold, batch, level;
 	int64_t budget_ns;
+	int32_t cap;                    /* contention-aware in-flight cap; 0: none */
+	int32_t own_threshold, own_batch; /* the queue's window while capped */
+	int64_t own_budget_ns;
 	int64_t ctl_hint[IPC_HINT_KEYS];  /* xschedctl hints last taken over */
 	uint32_t ctl_taken;               /* bits of ctl_hint holding a value */
 	struct xs_pqueue pq;            /* local mode */
@@ -84,6 +87,7 @@ static struct agent {
 	uint64_t backoff_ns, next_try_ns;
 	/* local mode */
 	const struct xs_policy_ops *pops;
+	int32_t cwin;                   /* contention-aware cap (XSCHED_CONTENTION_WINDOW) */
 	void *pstate;
 	uint64_t pwake_ns;
 	uint64_t next_id;
@@ -307,13 +311,41 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 		r->hint[k] = hint[k];
 	r->level = (uint32_t)info.level;
 	r->level_max = (uint32_t)info.level_max;
-	r->threshold = info.threshold;
-	r->batch = info.batch;
-	r->budget_ns = info.budget_ns;
+	/* Its own window, not a cap of the scheduler's. */
+	r->threshold = aq->cap ? aq->own_threshold : info.threshold;
+	r->batch = aq->cap ? aq->own_batch : info.batch;
+	r->budget_ns = aq->cap ? aq->own_budget_ns : info.budget_ns;
 	snprintf(r->device, sizeof(r->device), "%s",
 		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
 	snprintf(r->backend, sizeof(r->backend), "%s", info.backend);
 	aq->reg_sent = true;
+}
+
+/*
+ * Contention-aware window (DESIGN 3.3): while a queue of higher priority
+ * shares the device, the scheduler caps this queue at @cap commands in
+ * flight (0: no cap), so that the higher one's task waits for little of
+ * ours at Lv1; the queue's own window is kept aside and comes back. With
+ * @own_set, the own window was just changed (daemon knobs): keep that one.
+ * Agent lock held.
+ */
+static void agent_apply_cap(struct agent_queue *aq, int32_t cap, bool own_set)
+{
+	xs_queue_info info;
+
+	if (cap == aq->cap && !own_set)
+		return;
+	if (!aq->cap || own_set) {
+		xq_info(aq->q, &info);
+		aq->own_threshold = info.threshold;
+		aq->own_batch = info.batch;
+		aq->own_budget_ns = info.budget_ns;
+	}
+	if (cap)
+		xq_set_window(aq->q, cap, 1, 0);
+	else
+		xq_set_window(aq->q, aq->own_threshold, aq->own_batch, aq->own_budget_ns);
+	aq->cap = cap;
 }
 
 /* Fail-open: every queue runs, and the connection is gone. */
@@ -346,6 +378,7 @@ static void agent_disconnect(void)
 			continue;
 		aq->reg_sent = aq->registered = false;
 		aq->blocked_seen = NULL;
+		agent_apply_cap(aq, 0, false);
 		if (!aq->run) {
 			xq_resume(aq->q);
 			aq->run = true;
@@ -559,8 +592,9 @@ static void agent_apply(void)
 	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
 		struct agent_queue *aq = ag.tab[i];
 		struct ipc_slot *slot = &shm->slot[i];
-		uint32_t seq;
+		uint32_t seq, run;
 		int32_t t, b, l;
+		bool own_set;
 		int64_t g;
 
 		if (!aq || !aq->registered)
@@ -573,18 +607,26 @@ static void agent_apply(void)
 		b = atomic_load(&slot->batch);
 		g = atomic_load(&slot->budget_ns);
 		l = atomic_load(&slot->level);
+		run = atomic_load(&slot->run);
+		own_set = false;
 		if ((t && t != aq->threshold) || (b && b != aq->batch) ||
 		    (g && g != aq->budget_ns)) {
+			if (aq->cap)
+				xq_set_window(aq->q, aq->own_threshold, aq->own_batch,
+					      aq->own_budget_ns);
 			if (xq_set_window(aq->q, t, b, g) == 0) {
 				aq->threshold = t ? t : aq->threshold;
 				aq->batch = b ? b : aq->batch;
 				aq->budget_ns = g ? g : aq->budget_ns;
+				own_set = true;
 			}
 		}
 		if (l && l != aq->level && xq_set_level(aq->q, l) == 0)
 			aq->level = l;
 		agent_take_ctl_hints(aq, slot);
-		agent_apply_run(aq, atomic_load(&slot->run) != 0);
+		agent_apply_cap(aq, run > 1 ? (int32_t)XS_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
+				own_set);
+		agent_apply_run(aq, run != 0);
 	}
 	pthread_mutex_unlock(&ag.lock);
 }
@@ -693,9 +735,15 @@ static void agent_local_schedule(void)
 	}
 	agent_local_inherit();
 	ag.pwake_ns = n ? ag.pops->schedule(ag.pstate, pv, n, xs_now_ns()) : 0;
-	for (i = 0; i < AGENT_SLOTS; i++)
-		if (ag.tab[i] && ag.tab[i]->local)
-			agent_apply_run(ag.tab[i], ag.tab[i]->pq.run);
+	for (i = 0; i < n; i++) {
+		struct agent_queue *aq = xs_container_of(pv[i], struct agent_queue, pq);
+		bool below = false;
+
+		for (size_t j = 0; j < n && ag.cwin; j++)
+			below |= pv[j]->device == pv[i]->device && pv[j]->priority > pv[i]->priority;
+		agent_apply_cap(aq, below ? ag.cwin : 0, false);
+		agent_apply_run(aq, pv[i]->run);
+	}
 	for (i = 0; i < n; i++)
 		if (xsd_policy_quiet(ag.pops, ag.pstate, pv, n, i))
 			atomic_store(&xs_container_of(pv[i], struct agent_queue, pq)->quiet, 1);
@@ -705,7 +753,19 @@ static void agent_local_schedule(void)
 static int agent_local_init(void)
 {
 	const char *name = getenv("XSCHED_POLICY");
+	const char *cw = getenv("XSCHED_CONTENTION_WINDOW");
 	struct xs_policy_conf conf = { .size = sizeof(conf) };
+	char *end;
+	long v;
+
+	ag.cwin = XSD_CONTENTION_WINDOW;
+	if (cw && *cw) {
+		errno = 0;
+		v = strtol(cw, &end, 10);
+		/* Malformed values are ignored, like the hints'. */
+		if (!errno && !*end && v >= 0 && v <= 64)
+			ag.cwin = (int32_t)v;
+	}
 
 	ag.pops = xsd_policy_find(name && *name ? name : "hpf");
 	if (!ag.pops)

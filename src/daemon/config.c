@@ -4,6 +4,7 @@
  * parser, so adding a key is one line.
  */
 #include "daemon/config.h"
+#include "daemon/policy/policy_builtin.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
 #include "xsched/xsched.h"
@@ -131,6 +132,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		NUM("policy", "edf_k", 1, 64, c->pconf.edf_k)
 		NUM("policy", "default_share", 1, XS_SHARE_MAX, c->pconf.default_share)
 		NUM("policy", "starvation_guard_pct", 0, 50, c->starvation_guard_pct)
+		NUM("policy", "contention_window", 0, 64, c->contention_window)
 	}
 	if (!strcmp(sec, "defaults")) {
 		static const char *const keys[] = { NULL, "priority", "share",
@@ -186,6 +188,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	strcpy(c->policy, "hpf");
 	c->pconf.size = sizeof(c->pconf);
 	c->starvation_period_ns = 1000000000ull;
+	c->contention_window = XSD_CONTENTION_WINDOW;
 }
 
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,

@@ -37,7 +37,8 @@ struct xsd_queue {
 	char device[IPC_NAME_LEN];
 	char backend[16];
 	bool added;                        /* the policy accepted it */
-	bool applied;                      /* pq.run as last written to the slot */
+	uint32_t applied;                  /* slot `run` as last written */
+	uint32_t cap;                      /* contention-aware in-flight cap; 0: none */
 	bool quiet;                        /* as last written to the slot */
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t starve_since;             /* ready and suspended since; 0: not */
@@ -83,6 +84,7 @@ struct xsd_sched {
 	char policy[IPC_POLICY_LEN];
 	struct xs_policy_conf pconf;
 	uint32_t guard_pct;
+	uint32_t contention_window;        /* config; 0: off */
 	uint64_t guard_period_ns;
 	struct xsd_queue **q;              /* queues the policy accepted */
 	struct xs_pqueue **pv;             /* their views, for schedule() */

@@ -27,7 +27,7 @@ void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r)
 	r->level = q->level;
 	/* The slot, not the policy's view: a queue alone does not ring. */
 	r->state = atomic_load(&s->status) == IPC_ST_READY ? IPC_QS_READY : IPC_QS_IDLE;
-	r->running = q->applied;
+	r->running = q->applied != 0;
 	r->eff_priority = q->pq.priority;
 	memcpy(r->hint, q->hint, sizeof(r->hint));
 	r->threshold = q->threshold;
@@ -121,7 +121,7 @@ static void queue_metric(struct text *t, const char *name, const char *type,
 }
 
 static double v_ready(const struct xsd_queue *q) { return q->pq.ready; }
-static double v_running(const struct xsd_queue *q) { return q->applied; }
+static double v_running(const struct xsd_queue *q) { return q->applied != 0; }
 static double v_prio(const struct xsd_queue *q) { return q->pq.priority; }
 
 static double slot_u64(const struct xsd_queue *q, size_t off)

@@ -55,18 +55,20 @@ static const struct xs_policy_ops *sched_lookup(const char *name, void **dl, int
 	return *err ? NULL : ops;
 }
 
-/* Writes @q's decision to its slot if it changed; marks the client. */
+/* Writes @q's decision (and window cap) to its slot if it changed; marks
+ * the client. */
 static bool sched_write_run(struct xsd_sched *s, struct xsd_queue *q)
 {
+	uint32_t run = q->pq.run ? 1 + q->cap : 0;
 	struct ipc_slot *slot;
 
-	if (q->pq.run == q->applied)
+	if (run == q->applied)
 		return false;
 	slot = &q->client->shm->slot[q->slot];
-	atomic_store(&slot->run, q->pq.run);
+	atomic_store(&slot->run, run);
 	/* The agent reads run after seeing decision_seq change. */
 	atomic_fetch_add(&slot->decision_seq, 1);
-	q->applied = q->pq.run;
+	q->applied = run;
 	xsd_mark_dirty(s, q->client);
 	return true;
 }
@@ -134,6 +136,7 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 				 (unsigned long long)q->pq.id);
 			q->added = false;
 			q->pq.run = true;
+			q->cap = 0;
 			s->n--;
 			s->q[i] = s->q[s->n];
 			s->pv[i] = s->pv[s->n];
@@ -155,6 +158,7 @@ int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
 	memset(s, 0, sizeof(*s));
 	s->next_id = 1;
 	s->guard_pct = cfg->starvation_guard_pct;
+	s->contention_window = cfg->contention_window;
 	s->guard_period_ns = cfg->starvation_period_ns;
 	rc = xsd_sched_set_policy(s, cfg->policy, &cfg->pconf);
 	if (rc < 0)
@@ -388,6 +392,32 @@ static uint64_t sched_guard(struct xsd_sched *s, uint64_t now)
 	return next;
 }
 
+/*
+ * Contention-aware window: queues below the top priority of their device
+ * get the in-flight cap (struct ipc_slot, run). O(queues x devices).
+ */
+static void sched_caps(struct xsd_sched *s)
+{
+	uint32_t dev = 0;
+	size_t i;
+
+	if (!s->contention_window) {
+		for (i = 0; i < s->n; i++)
+			s->q[i]->cap = 0;
+		return;
+	}
+	xsd_for_each_dev(dev, s->pv, s->n) {
+		int32_t top = INT32_MIN;
+
+		for (i = 0; i < s->n; i++)
+			if (s->pv[i]->device == dev && s->pv[i]->priority > top)
+				top = s->pv[i]->priority;
+		for (i = 0; i < s->n; i++)
+			if (s->pv[i]->device == dev)
+				s->q[i]->cap = s->pv[i]->priority < top ? s->contention_window : 0;
+	}
+}
+
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 {
 	uint64_t now = xs_now_ns(), next;
@@ -408,6 +438,7 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 	}
 	next = s->ops->schedule(s->state, s->pv, s->n, now);
 	next = min_time(next, sched_guard(s, now));
+	sched_caps(s);
 	for (i = 0; i < s->n; i++)
 		s->decisions += sched_write_run(s, s->q[i]);
 	for (i = 0; i < s->n; i++)

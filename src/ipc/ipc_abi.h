@@ -239,7 +239,11 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
 struct ipc_slot {
 	/* daemon */
 	_Atomic uint32_t state;
-	_Atomic uint32_t run;         /* 1: run, 0: suspended */
+	_Atomic uint32_t run;         /* 0: suspended; 1: run; 1 + k: run with at
+				       * most k commands in flight (contention-
+				       * aware window: a queue of higher priority
+				       * shares the device); agents that know only
+				       * 0/1 read any non-zero as run */
 	_Atomic uint32_t decision_seq;/* bumped with every change of run or config */
 	_Atomic int32_t level;        /* 0: keep; else the level to use */
 	_Atomic int32_t threshold;    /* 0: keep */

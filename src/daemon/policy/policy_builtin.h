@@ -33,6 +33,13 @@
 #define XSD_SLICE_MAX_NS 10000000000ull		/* 10 s */
 #define XSD_SHARE_MAX 1000000
 
+/*
+ * Contention-aware window (DESIGN 3.3): a queue that shares its device with
+ * a queue of higher priority keeps at most this many commands in flight, so
+ * that a task of the higher one waits for little of its work at Lv1.
+ */
+#define XSD_CONTENTION_WINDOW 1
+
 extern const struct xs_policy_ops xsd_policy_hpf;
 extern const struct xs_policy_ops xsd_policy_hhpf;
 extern const struct xs_policy_ops xsd_policy_bandwidth;
