@@ -85,13 +85,6 @@ void clw_enqueue(struct clw *w, cl_event *ev)
 	CK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &w->width, &one, 0, NULL, ev));
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Median of 7 enqueue+finish round trips at the current iteration count. */
 static uint64_t clw_median_ns(struct clw *w)
 {
@@ -104,7 +97,7 @@ static uint64_t clw_median_ns(struct clw *w)
 		CK(clFinish(w->q));
 		t[i] = bench_wall_ns() - t0;
 	}
-	qsort(t, 7, sizeof(*t), cmp_u64);
+	qsort(t, 7, sizeof(*t), bench_cmp_u64);
 	return t[3];
 }
 
