@@ -27,8 +27,10 @@
 #               jitter): up to 10k tasks/s, each an idle->ready->idle
 #               round trip through the agent and the daemon (the worst
 #               case for the scheduler's CPU);
-#     CPU time from /proc (utime+stime, clock ticks) over the window: the
-#     process, its main thread, the simulated device's executor thread (the
+#     CPU time over the window from /proc/<pid>/task/*/schedstat (time on
+#     CPU in ns, per thread; threads started in the window count from 0,
+#     threads that ended in it are lost, which a steady workload does not
+#     do): the process, its main thread, the simulated device's executor thread (the
 #     busiest other thread: it busy-spins every command), the rest of the
 #     process ("other": under xsched the agent and the XQueue's launch
 #     worker, which take no names of their own; natively nothing, the
@@ -87,7 +89,6 @@ xs_setup overhead
 xs_cl_setup
 xs_need "$XS_CU_LOAD" "bench/cu_load"
 xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
-tck=$(getconf CLK_TCK)
 
 # flood_env MODE: XS_ENV for a lone cu_load (MODE native, or xsched: a
 # fresh private daemon must be running).
@@ -114,19 +115,19 @@ run_flood() {
 		>>"$XS_OUT/runs.tsv"
 }
 
-# ticks FILE: utime+stime of a /proc stat file (fields after the comm).
-ticks() {
-	sed 's/^.*) //' "$1" 2>/dev/null | awk '{ print $12 + $13 }'
+# cpu_ns PID: time on CPU (ns) of every thread of PID, "tid ns" lines.
+cpu_ns() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		read -r ns _ <"$t/schedstat" 2>/dev/null && echo "${t##*/} $ns"
+	done
+	return 0
 }
 
-# snap PID [DAEMON]: "wall_ns process main daemon" then "tid ticks" lines.
+# snap PID [DAEMON]: "wall_ns daemon_ns" then PID's "tid ns" lines.
 snap() {
-	local t
-	echo "$(date +%s%N) $(ticks "/proc/$1/stat") $(ticks "/proc/$1/task/$1/stat")" \
-		"$([[ -n ${2:-} ]] && ticks "/proc/$2/stat" || echo 0)"
-	for t in /proc/"$1"/task/*; do
-		echo "${t##*/} $(ticks "$t/stat")"
-	done
+	echo "$(date +%s%N) $([[ -n ${2:-} ]] && cpu_ns "$2" | awk '{ s += $2 } END { print s + 0 }' || echo 0)"
+	cpu_ns "$1"
 }
 
 # run_cpu WORKLOAD MODE: one window; appends "workload mode process main
@@ -159,20 +160,20 @@ run_cpu() {
 	line=$(cat "$XS_WORK/cpu.out")
 	rate=$(awk -v n="$(xs_field "$line" commands)" -v ms="$(xs_field "$line" elapsed_ms)" \
 		'BEGIN { if (ms > 0) printf "%.1f\n", n * 1000 / ms; else print 0 }')
-	# Per-thread deltas of threads alive at both ends; the executor is the
-	# busiest thread other than main.
+	# Per-thread deltas; the executor is the busiest thread other than main.
 	a=$(head -1 "$XS_WORK/cpu.a") b=$(head -1 "$XS_WORK/cpu.b")
-	awk -v a="$a" -v b="$b" -v pid="$pid" -v tck="$tck" -v wl="$wl" -v mode="$mode" \
-		-v rate="$rate" '
+	awk -v a="$a" -v b="$b" -v pid="$pid" -v wl="$wl" -v mode="$mode" -v rate="$rate" '
 		FNR == 1 { next }
 		NR == FNR { t0[$1] = $2; next }
-		($1 in t0) && $1 != pid { d = $2 - t0[$1]; if (d > ex) ex = d }
+		{
+			d = $2 - ($1 in t0 ? t0[$1] : 0); proc += d
+			if ($1 == pid) main = d; else if (d > ex) ex = d
+		}
 		END {
 			split(a, x, " "); split(b, y, " ")
-			pc = 100 / (tck * (y[1] - x[1]) / 1e9)
-			proc = (y[2] - x[2]) * pc; main = (y[3] - x[3]) * pc
-			printf "%s %s %.2f %.2f %.2f %.2f %.2f %s\n", wl, mode, proc, main, ex * pc,
-				proc - main - ex * pc, (y[4] - x[4]) * pc, rate
+			pc = 100 / (y[1] - x[1])
+			printf "%s %s %.2f %.2f %.2f %.2f %.2f %s\n", wl, mode, proc * pc, main * pc,
+				ex * pc, (proc - main - ex) * pc, (y[2] - x[2]) * pc, rate
 		}' "$XS_WORK/cpu.a" "$XS_WORK/cpu.b" >>"$XS_WORK/cpu.tsv"
 }
 
@@ -266,5 +267,5 @@ echo
 xs_table
 echo
 echo "goals: throughput xsched/native >= 0.99 for T >= 100 us; launch_cpu <= 250 ns/call;" \
-	"xsched-cost-at-10k <= 3 %core (other threads' difference + daemon; /proc ticks of 1/$tck s)"
+	"xsched-cost-at-10k <= 3 %core (other threads' difference + daemon, from /proc schedstat)"
 echo "results: $XS_OUT"
