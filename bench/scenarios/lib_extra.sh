@@ -23,7 +23,6 @@
 #   xs_fg_summary BASE STD ALONE   "tasks p50 p90 p99 p50_norm p90_norm
 #                             p99_norm bg_cmd_s bg_norm" of BASE against
 #                             the standalone BASE STD and background ALONE
-#   xs_norm A B               A/B, "-" when A or B is not a number
 #   xs_fgbg_option OPT [VAL]  the options such scenarios share
 
 # PoCL 3.1 can crash or hang with 1024-item work-groups on some kernels
@@ -77,11 +76,6 @@ xs_env_cl_shim() {
 		"$@")
 }
 
-xs_norm() {
-	[[ -z $1 || $1 == - || -z $2 || $2 == - ]] && { echo "-"; return; }
-	xs_div "$@"
-}
-
 xs_run_pair() {
 	local base=$1 what=$2 bgpid='' line t0 t1 n
 	if ((${#XS_BG_CMD[@]})); then
@@ -123,8 +117,8 @@ xs_fg_summary() {
 	read -r n p50 p90 p99 _ _ < <(xs_lat_stats "$XS_WORK/$1.lat")
 	read -r _ s50 s90 s99 _ _ < <(xs_lat_stats "$XS_WORK/$2.lat")
 	b=$(xs__bg_rate "$1") a=$(xs__bg_rate "$3")
-	echo "$n $p50 $p90 $p99 $(xs_norm "$p50" "$s50") $(xs_norm "$p90" "$s90")" \
-		"$(xs_norm "$p99" "$s99") $b $(xs_norm "$b" "$a")"
+	echo "$n $p50 $p90 $p99 $(xs_div "$p50" "$s50") $(xs_div "$p90" "$s90")" \
+		"$(xs_div "$p99" "$s99") $b $(xs_div "$b" "$a")"
 }
 
 # xs_fgbg_option OPT [VAL]: one of the options every foreground/background
