@@ -74,7 +74,7 @@ struct xq {
 	uint32_t waiters;             /* threads in pthread_cond_wait(cond) */
 	uint32_t completers;          /* threads in xq_complete_through() */
 	bool worker_running, worker_idle, worker_zombie;
-	bool worker_napping;            /* idle, but looks again within XQ_NAP_NS */
+	bool worker_napping;            /* idle, but looks again within XQ_NAP_MAX_NS */
 	uint64_t last_direct_ns;        /* last launch from a submitting thread */
 	bool worker_quit;             /* xq_reap(): leave when idle */
 	pthread_t worker;

@@ -34,6 +34,13 @@
  */
 #define XQ_NAP_NS (250 * XS_NSEC_PER_USEC)
 #define XQ_NAP_LINGER_NS (2 * XS_NSEC_PER_MSEC)
+/*
+ * A nap that finds nothing to do doubles the next one, up to XQ_NAP_MAX_NS,
+ * and commands launched less than a nap ago are left to their submitter,
+ * which usually waits for them itself: a worker beside an application that
+ * syncs its own short tasks costs a few wakeups per millisecond at most.
+ */
+#define XQ_NAP_MAX_NS (2 * XS_NSEC_PER_MSEC)
 /* Sleep overshoot to allow for when waking up just before a completion;
  * the sleeping thread's timer slack is lowered for that sleep. */
 #define XQ_PROMPT_MARGIN_NS (100 * XS_NSEC_PER_USEC)
@@ -541,9 +548,17 @@ static void xq_complete_through(struct xq *q, uint64_t seq)
 		xq_worker_kick(q);
 }
 
+/* Whether the worker may nap now rather than sleep until woken. Lock held. */
+static bool xq_worker_may_nap(struct xq *q, uint64_t now)
+{
+	return !q->blocked_on && !q->stopping && now - q->last_direct_ns < XQ_NAP_LINGER_NS;
+}
+
 static void *xq_worker_main(void *arg)
 {
 	struct xq *q = arg;
+	uint64_t nap_ns = XQ_NAP_NS;
+	bool napped = false;            /* the last wait was a nap that timed out */
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
@@ -567,15 +582,24 @@ static void *xq_worker_main(void *arg)
 		if (q->inflight.n && !q->completers) {
 			bool suspended = atomic_load(&q->suspended);
 
+			uint64_t now = xs_now_ns();
+
 			if (suspended && q->level >= 2) {
 				xq_wait_resumed(q);
 				continue;
 			}
-			if (q->pending.n && !suspended)
+			if (q->pending.n && !suspended) {
 				xq_sync_step(q, xq_refill_target(q), true);
-			else
+				napped = false;
+				continue;
+			}
+			if (q->pending.n || !xq_worker_may_nap(q, now) ||
+			    now - q->inflight.tail->xq_launch_ns >= nap_ns) {
 				xq_sync_step(q, q->inflight.tail->xq_seq, false);
-			continue;
+				napped = false;
+				continue;
+			}
+			/* Young direct launches: their submitter syncs them. */
 		}
 		if (q->stopping && !q->pending.n && !q->inflight.n)
 			break;
@@ -583,20 +607,21 @@ static void *xq_worker_main(void *arg)
 			continue;
 		{
 			uint64_t now = xs_now_ns();
-			bool nap = !q->blocked_on && !q->stopping &&
-				   now - q->last_direct_ns < XQ_NAP_LINGER_NS;
-			struct timespec ts = xs_ns_to_timespec(now +
-				(q->blocked_on ? XQ_GATE_POLL_NS :
-				 nap ? XQ_NAP_NS : XQ_WORKER_IDLE_NS));
+			bool nap = xq_worker_may_nap(q, now);
+			struct timespec ts;
 			int rc;
 
 			if (q->worker_quit && xq_worker_unneeded(q))
 				break;
+			nap_ns = !nap || !napped ? XQ_NAP_NS : XS_MIN(2 * nap_ns, XQ_NAP_MAX_NS);
+			ts = xs_ns_to_timespec(now + (q->blocked_on ? XQ_GATE_POLL_NS :
+						      nap ? nap_ns : XQ_WORKER_IDLE_NS));
 			q->worker_idle = true;
 			q->worker_napping = nap;
 			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
 			q->worker_idle = false;
 			q->worker_napping = false;
+			napped = nap && rc == ETIMEDOUT;
 			if ((q->worker_quit || (rc == ETIMEDOUT && !nap)) && xq_worker_unneeded(q))
 				break;
 		}
