@@ -13,10 +13,11 @@
  * Modes:
  *  - periodic (default): --warmup W then --tasks N tasks of --cmds kernels,
  *    each task = launches + cuStreamSynchronize; task i is released
- *    --period-us after task i-1 with +-(--jitter-pct)% uniform jitter from
- *    a fixed --seed (so every configuration sees the same release pattern);
- *    a task released while the previous one runs starts late, and its
- *    latency still counts from its release. --period-us 0 runs the tasks
+ *    --period-us after the release of task i-1 with +-(--jitter-pct)%
+ *    uniform jitter from a fixed --seed (so every configuration sees the
+ *    same release pattern); when task i-1 is still running at that time,
+ *    task i is released at its completion instead (no burst to catch up).
+ *    The first task is released at once. --period-us 0 runs the tasks
  *    back to back (standalone task time).
  *  - --flood: keeps the stream full: groups of --cmds kernels, each closed
  *    by an event, two groups in flight (the older one's event is waited on
@@ -231,22 +232,17 @@ static int periodic(struct dev *d, const struct opts *o, uint64_t *lat, uint64_t
 {
 	unsigned short xsubi[3] = { 0x330e, (unsigned short)o->seed,
 				    (unsigned short)(o->seed >> 16) };
-	uint64_t next = bench_wall_ns();
+	uint64_t release = bench_wall_ns();
 	int i, n = 0;
 
-	*t0 = *t1 = next;
+	*t0 = *t1 = release;
 	for (i = 0; i < o->warmup + o->tasks && !stop; i++) {
-		uint64_t release, now;
+		uint64_t now;
 
-		if (o->period_ns) {
-			double f = 1.0 + o->jitter * (2.0 * erand48(xsubi) - 1.0);
-
-			next += (uint64_t)((double)o->period_ns * f);
-			bench_sleep_until_wall(next);
-			release = next;
-		} else {
+		if (o->period_ns)
+			bench_sleep_until_wall(release);
+		else
 			release = bench_wall_ns();
-		}
 		if (i == o->warmup)
 			*t0 = release;
 		launch(d, o->cmds);
@@ -256,9 +252,15 @@ static int periodic(struct dev *d, const struct opts *o, uint64_t *lat, uint64_t
 			lat[n++] = now - release;
 			*t1 = now;
 		}
-		/* A late task pushes the next release: no burst to catch up. */
-		if (now > next)
-			next = now;
+		if (o->period_ns) {
+			double f = 1.0 + o->jitter * (2.0 * erand48(xsubi) - 1.0);
+
+			/* Release to release; a task still running at its
+			 * successor's release pushes it (no burst to catch up). */
+			release += (uint64_t)((double)o->period_ns * f);
+			if (now > release)
+				release = now;
+		}
 	}
 	return n;
 }

@@ -21,7 +21,11 @@
 #               percentiles are the mean over rounds of each round's
 #               percentile ("round-mean" in column lat_source), their
 #               background throughput is over the whole background run,
-#               and they have no lat file.
+#               and they have no lat file. xs_load has no warm-up option
+#               (its rows include the warm-up tasks) and releases each task
+#               a period after the previous one completed (cu_load: after
+#               the previous release), so it gets the period less the
+#               standalone task time.
 # The task time is measured first (standalone, back to back); the period is
 # task_time / load.
 #
@@ -136,7 +140,7 @@ run_api() {
 	bgpid=$XS_PID
 	sleep 0.2
 	line=$(env "${XS_ENV[@]}" "$XS_XS_LOAD" --cmds "$cmds" --cmd-us "$size" \
-		--tasks $((per_round + warmup)) --period-us "$period" --level "$lv" --priority 10 \
+		--tasks $((per_round + warmup)) --period-us "$api_period" --level "$lv" --priority 10 \
 		--wait-connected-ms 2000 2>"$XS_WORK/fg.err") ||
 		xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
 	xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
@@ -171,6 +175,9 @@ for size in ${sizes//,/ }; do
 		--warmup 5 --period-us 0) || xs_die "calibration failed"
 	task_us=$(xs_field "$line" p50_us)
 	period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
+	# xs_load releases a task a period after the previous one *completed*:
+	# it gets the period less the standalone task time, for the same load.
+	api_period=$(awk -v p="$period" -v t="$task_us" 'BEGIN { printf "%d\n", p - t }')
 	echo "size ${size} us: standalone task ${task_us} us -> period ${period} us"
 
 	configs=(bg-alone standalone native)
