@@ -1,32 +1,74 @@
 #!/usr/bin/env bash
-# The main job: latency-critical and background work sharing the simulated
-# XPU, natively and under xsched, then the preemption-latency table, then
-# the same on PoCL through the OpenCL shim when PoCL is installed.
+# The main job: a latency-critical foreground and a flooding background
+# application sharing one device, natively and under xsched, side by side.
+# Both are unmodified driver-API programs: bench/cu_load on the simulated
+# XPU through the CUDA shim, then bench/cl_load on PoCL through the OpenCL
+# shim when PoCL is installed; each configuration starts and stops its own
+# xschedd (fixed-priority policy hpf). Prints a summary per device and
+# draws the latency CDFs into a PNG (with gnuplot).
 #   tools/demo.sh [--full]
-# --full runs the complete benchmarks (minutes) instead of the short demo.
+# The default is the short version (about a minute); --full runs the
+# complete scenarios instead (bench/scenarios/run_all.sh: all of them, with
+# every figure, tens of minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/deps.sh --install
+tools/deps.sh --install --plots
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
+build=$(cd "$build" && pwd)
+
 if [ "${1:-}" = "--full" ]; then
-  "$build/bench/demo_priority" --tasks 1000
-  "$build/bench/bench_preempt"
-else
-  "$build/bench/demo_priority"
-  "$build/bench/bench_preempt" --samples 50 --reps 1
+  exec env BUILD_DIR="$build" bench/scenarios/run_all.sh
 fi
-# The same question on a real OpenCL driver (PoCL, on the CPU), when there.
-if [ -x "$build/bench/bench_cl_priority" ] && [ -e /etc/OpenCL/vendors/pocl.icd ]; then
+
+results=$build/demo
+rm -rf "$results"
+mkdir -p "$results/priority" "$results/priority_cl"
+export BUILD_DIR=$build XS_RESULTS=$results
+
+# summary SCENARIO TITLE: one line per configuration from summary.tsv.
+summary() {
+  awk -F'\t' -v title="$2" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["config"] == "bg-alone" { next }
+    {
+      c = $col["config"]; p99 = $col["p99_us"] / 1000
+      if (c == "standalone") { std = sprintf("standalone %.1f ms", p99); next }
+      line = line sprintf(", %s %.1f ms (%.2fx)", c, p99, $col["p99_norm"])
+      if ($col["bg_norm"] != "-") bg = bg sprintf(", %s %.0f%%", c, 100 * $col["bg_norm"])
+    }
+    END {
+      printf "%s: foreground P99: %s%s\n", title, std, line
+      printf "%s: background throughput vs alone:%s\n", title, substr(bg, 2)
+    }' "$results/$1/summary.tsv"
+}
+
+echo "=== Simulated XPU: CUDA driver-API programs under the CUDA shim"
+bench/scenarios/priority.sh --sizes 500 --levels 1,3 --tasks 150 --warmup 10 --rounds 1 \
+  | tee "$results/priority/output.txt"
+sim_line=$(summary priority "simulated XPU")
+
+cl_line=""
+if [ -e /etc/OpenCL/vendors/pocl.icd ] && [ -x "$build/bench/cl_load" ]; then
   echo
-  echo "=== OpenCL on PoCL: foreground and background programs under the OpenCL shim"
-  if [ "${1:-}" = "--full" ]; then
-    "$build/bench/bench_cl_priority"
-  else
-    "$build/bench/bench_cl_priority" --samples 300
-  fi
+  echo "=== PoCL (OpenCL on the CPU): OpenCL programs under the OpenCL shim"
+  bench/scenarios/priority_cl.sh --tasks 100 --rounds 1 | tee "$results/priority_cl/output.txt"
+  cl_line=$(summary priority_cl "PoCL")
 else
   echo
-  echo "PoCL not installed (apt-get install pocl-opencl-icd ocl-icd-opencl-dev): OpenCL part skipped"
+  echo "PoCL not installed (apt-get install pocl-opencl-icd ocl-icd-opencl-dev, then rerun):" \
+       "the OpenCL part is skipped"
+fi
+
+echo
+echo "=== Summary (the configurations' P99 over standalone; xsched-lv1 is the CUDA shim," \
+     "api-lv3 the same programs' queues at Lv3 through the xsched API)"
+echo "$sim_line"
+[ -n "$cl_line" ] && echo "$cl_line"
+if command -v gnuplot >/dev/null; then
+  tools/plots.sh --only priority,priority_cl --cdf-only "$results" "$results" \
+    | sed 's/^/latency CDF: /'
+else
+  echo "gnuplot not installed (apt-get install gnuplot-nox): no latency CDF figure"
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Checks (and, as root, installs with apt-get) what building and testing
 # xsched needs on Debian 12. Sourced by demo.sh and test.sh; also run by CI.
-#   tools/deps.sh [--install] [--optional]
+#   tools/deps.sh [--install] [--optional] [--plots]
 # --optional also installs PoCL/OpenCL, Level Zero, libbpf, clang and gnuplot,
-# and the real OpenCL applications of tests/test_cl_apps.sh.
+# and the real OpenCL applications of tests/test_cl_apps.sh; --plots only
+# gnuplot (the demo's figures).
 set -euo pipefail
 
 required=(build-essential cmake ninja-build pkg-config libcmocka-dev libinih-dev)
@@ -17,7 +18,8 @@ for arg in "$@"; do
   case "$arg" in
     --install) install=1 ;;
     --optional) want+=("${optional[@]}") ;;
-    *) echo "usage: $0 [--install] [--optional]" >&2; exit 2 ;;
+    --plots) want+=(gnuplot-nox) ;;
+    *) echo "usage: $0 [--install] [--optional] [--plots]" >&2; exit 2 ;;
   esac
 done
 

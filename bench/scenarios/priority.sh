@@ -12,7 +12,12 @@
 #   bg-alone    the background flooding alone: its standalone throughput
 #   standalone  the foreground alone
 #   native      both, no xsched: the device's round-robin
-#   xsched-lv1  both under the CUDA shim + xschedd (the shim's level: Lv1)
+#   xsched-lv1  both under the CUDA shim + xschedd (the shim's level: Lv1),
+#               default settings: the background, below the foreground,
+#               is capped at one command in flight (contention_window 1)
+#   xsched-lv1-wide  the same with contention_window = 0: the background
+#               keeps its own window (threshold 16, 1 ms budget); level
+#               token 1w
 #   api-lv2/3   both as xs_load (public API, sim backend) at Lv2/Lv3 under
 #               xschedd: the CUDA shim offers only Lv1 (src/xal/xal_cuda.c
 #               has no deactivate/interrupt ops), so the higher levels of
@@ -38,7 +43,7 @@
 # Goals (DESIGN.md, not asserted): P99 native >= 1.6x, Lv1 <= 1.10x,
 # Lv2 <= 1.05x, Lv3 <= 1.02x of standalone.
 #
-# Usage: priority.sh [--smoke] [--sizes US[,US...]] [--levels 1,2,3]
+# Usage: priority.sh [--smoke] [--sizes US[,US...]] [--levels 1,1w,2,3]
 #                    [--tasks N] [--warmup N] [--rounds N] [--cmds N]
 #                    [--load PCT] [--bg-seconds S]
 # Environment: BUILD_DIR (default build), XS_RESULTS (default
@@ -46,7 +51,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-sizes=500 levels=1,2,3 tasks=1000 warmup=20 rounds=4 cmds=20 load=20 bg_s=2
+sizes=500 levels=1,1w,2,3 tasks=1000 warmup=20 rounds=4 cmds=20 load=20 bg_s=2
 usage() {
 	sed -n 's/^# Usage: //p; s/^#                    / /p' "$0" | head -3 >&2
 	exit 2
@@ -99,13 +104,13 @@ run_bg_alone() {
 		>>"$XS_WORK/$cfg.bg"
 }
 
-# run_cu CFG MODE: cu_load foreground (and background unless standalone),
-# MODE native or shim.
+# run_cu CFG MODE [KEY=VAL...]: cu_load foreground (and background unless
+# standalone), MODE native or shim (KEY=VAL: the daemon's [policy] keys).
 run_cu() {
 	local cfg=$1 mode=$2 bgpid='' line
 	xs_device_new
 	if [[ $mode == shim ]]; then
-		xs_daemon_start hpf
+		xs_daemon_start hpf "${@:3}"
 		xs_env_shim XSCHED_PRIORITY=0
 	else
 		xs_env_native
@@ -184,8 +189,9 @@ for size in ${sizes//,/ }; do
 	for lv in ${levels//,/ }; do
 		case $lv in
 		1) configs+=(xsched-lv1) ;;
+		1w) configs+=(xsched-lv1-wide) ;;
 		2 | 3) configs+=("api-lv$lv") ;;
-		*) xs_die "level $lv: 1, 2 or 3" ;;
+		*) xs_die "level $lv: 1, 1w, 2 or 3" ;;
 		esac
 	done
 	for cfg in "${configs[@]}"; do rm -f "$XS_WORK/$cfg".*; done
@@ -195,6 +201,7 @@ for size in ${sizes//,/ }; do
 			bg-alone) run_bg_alone "$cfg" ;;
 			standalone | native) run_cu "$cfg" native ;;
 			xsched-lv1) run_cu "$cfg" shim ;;
+			xsched-lv1-wide) run_cu "$cfg" shim contention_window=0 ;;
 			api-lv*) run_api "$cfg" "${cfg#api-lv}" ;;
 			esac
 		done
