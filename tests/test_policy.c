@@ -409,7 +409,10 @@ static void hhpf_across_devices(void **st)
  */
 static bool sim_quiet(struct sim *s, int i)
 {
-	return xsd_policy_quiet(s->ops, s->state, s->qp, s->n, (size_t)i);
+	bool quiet[SIM_MAX];
+
+	xsd_policy_quiet(s->ops, s->state, s->qp, s->n, quiet);
+	return quiet[i];
 }
 
 static void hpf_quiet_rule(void **st)

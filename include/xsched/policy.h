@@ -117,16 +117,17 @@ struct xs_policy_ops {
 			     uint64_t now);
 	/*
 	 * Optional, after schedule() (check `size`). Called right after
-	 * schedule() for each queue: may qs[@i] become ready or idle without
-	 * telling the daemon? Return true only if such a change would leave
-	 * every decision as it is, and stays so while any other queue for
-	 * which this returned true changes too (a queue whose change matters
-	 * must get false here, so that it announces itself). A quiet queue
+	 * schedule(), with the same queues: may qs[i] become ready or idle
+	 * without telling the daemon? Set quiet[i] true only if such a change
+	 * would leave every decision as it is, and stays so while any other
+	 * queue set quiet changes too (a queue whose change matters must stay
+	 * false, so that it announces itself); the daemon ignores it for
+	 * queues that do not run. @quiet arrives all false. A quiet queue
 	 * costs its process no system call per task; the daemon reads every
 	 * queue's status at its next decision. NULL: only a queue that is the
 	 * only one and runs is quiet.
 	 */
-	bool (*quiet)(void *state, struct xs_pqueue *const *qs, size_t n, size_t i);
+	void (*quiet)(void *state, struct xs_pqueue *const *qs, size_t n, bool *quiet);
 };
 
 /* Visibility of the entry point of a policy shared object. */

@@ -694,6 +694,7 @@ static void agent_local_inherit(void)
 static void agent_local_schedule(void)
 {
 	struct xs_pqueue *pv[AGENT_SLOTS];
+	bool quiet[AGENT_SLOTS];
 	size_t n = 0;
 	uint32_t i;
 
@@ -744,8 +745,9 @@ static void agent_local_schedule(void)
 		agent_apply_cap(aq, below ? ag.cwin : 0, false);
 		agent_apply_run(aq, pv[i]->run);
 	}
+	xsd_policy_quiet(ag.pops, ag.pstate, pv, n, quiet);
 	for (i = 0; i < n; i++)
-		if (xsd_policy_quiet(ag.pops, ag.pstate, pv, n, i))
+		if (quiet[i])
 			atomic_store(&xs_container_of(pv[i], struct agent_queue, pq)->quiet, 1);
 	pthread_mutex_unlock(&ag.lock);
 }

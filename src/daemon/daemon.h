@@ -85,9 +85,11 @@ struct xsd_sched {
 	struct xs_policy_conf pconf;
 	uint32_t guard_pct;
 	uint32_t contention_window;        /* config; 0: off */
+	bool caps_dirty;                   /* priorities or queues changed */
 	uint64_t guard_period_ns;
 	struct xsd_queue **q;              /* queues the policy accepted */
 	struct xs_pqueue **pv;             /* their views, for schedule() */
+	bool *quiet;                       /* scratch for the policy's quiet() */
 	size_t n, cap;
 	char (*dev)[IPC_NAME_LEN];         /* interned device names */
 	size_t ndev;
@@ -151,8 +153,9 @@ void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q);
  * @recv_ns: when the daemon learned of it, 0 when @q's client did not ring
  * (a change seen in passing is not timed). */
 void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns);
-/* Clears every queue's quiet flag (ipc_abi.h, "Lazy doorbells"): before
- * any status is read for a decision. */
+/* Clears every queue's quiet flag (ipc_abi.h, "Lazy doorbells") and reads
+ * the status of those that had it: the only ones that may have changed
+ * without ringing. First thing of any decision. */
 void xsd_sched_unquiet(struct xsd_sched *s);
 /* Decides and writes every changed decision to its slot (clients marked
  * dirty), then raises the quiet flags the policy allows. @recv_ns: when the

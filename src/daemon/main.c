@@ -92,6 +92,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 	d->sched.guard_pct = next.starvation_guard_pct;
 	d->sched.guard_period_ns = next.starvation_period_ns;
 	d->sched.contention_window = next.contention_window;
+	d->sched.caps_dirty = true;
 	/* Sockets were bound at start: keep their paths. */
 	memcpy(next.socket, d->cfg.socket, sizeof(next.socket));
 	memcpy(next.control_socket, d->cfg.control_socket, sizeof(next.control_socket));

@@ -85,8 +85,13 @@ void xsd_sched_unquiet(struct xsd_sched *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->n; i++)
-		sched_set_quiet(s->q[i], false);
+	for (i = 0; i < s->n; i++) {
+		if (s->q[i]->quiet) {
+			/* The flag's store, then the status load: see ipc_abi.h. */
+			sched_set_quiet(s->q[i], false);
+			xsd_sched_refresh(s, s->q[i], 0);
+		}
+	}
 }
 
 static void sched_detach_all(struct xsd_sched *s)
@@ -108,6 +113,7 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 	size_t i;
 	int rc;
 
+	s->caps_dirty = true;
 	ops = sched_lookup(name, &dl, &rc);
 	if (!ops)
 		return rc;
@@ -178,6 +184,7 @@ void xsd_sched_fini(struct xsd_sched *s)
 	}
 	free(s->q);
 	free(s->pv);
+	free(s->quiet);
 	free(s->dev);
 	memset(s, 0, sizeof(*s));
 }
@@ -200,10 +207,12 @@ uint32_t xsd_sched_device(struct xsd_sched *s, const char *name)
 
 int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
 {
+	s->caps_dirty = true;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
 		struct xsd_queue **grown = realloc(s->q, cap * sizeof(*grown));
 		struct xs_pqueue **pv;
+		bool *quiet;
 
 		if (!grown)
 			return -ENOMEM;
@@ -212,6 +221,10 @@ int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
 		if (!pv)
 			return -ENOMEM;
 		s->pv = pv;
+		quiet = realloc(s->quiet, cap * sizeof(*quiet));
+		if (!quiet)
+			return -ENOMEM;
+		s->quiet = quiet;
 		s->cap = cap;
 	}
 	q->pq.id = s->next_id++;
@@ -244,6 +257,7 @@ void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
 {
 	size_t i;
 
+	s->caps_dirty = true;
 	sched_track_wait(s, q, -1);
 	sched_set_quiet(q, false);
 	if (!q->added)
@@ -263,6 +277,7 @@ void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
 
 void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q)
 {
+	s->caps_dirty = true;
 	q->pq.priority = (int32_t)q->hint[IPC_KEY_PRIORITY];
 	q->pq.share = q->hint[IPC_KEY_SHARE];
 	q->pq.deadline_us = q->hint[IPC_KEY_DEADLINE_US];
@@ -424,6 +439,9 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 	size_t i;
 
 	s->runs++;
+	/* Inheritance moves priorities while queues wait, and once more after. */
+	if (s->waiting || s->inherited)
+		s->caps_dirty = true;
 	sched_inherit(s);
 	/* Only ready queues consume device time worth refreshing. */
 	for (i = 0; i < s->n; i++) {
@@ -438,11 +456,18 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 	}
 	next = s->ops->schedule(s->state, s->pv, s->n, now);
 	next = min_time(next, sched_guard(s, now));
-	sched_caps(s);
+	if (s->caps_dirty) {
+		sched_caps(s);
+		s->caps_dirty = false;
+	}
 	for (i = 0; i < s->n; i++)
 		s->decisions += sched_write_run(s, s->q[i]);
-	for (i = 0; i < s->n; i++)
-		sched_set_quiet(s->q[i], xsd_policy_quiet(s->ops, s->state, s->pv, s->n, i));
+	/* Beyond XSD_QUIET_MAX queues the pass costs more than it saves. */
+	if (s->n <= XSD_QUIET_MAX) {
+		xsd_policy_quiet(s->ops, s->state, s->pv, s->n, s->quiet);
+		for (i = 0; i < s->n; i++)
+			sched_set_quiet(s->q[i], s->quiet[i]);
+	}
 	if (recv_ns)
 		xs_hist_record(&s->decide_lat, xs_now_ns() - recv_ns);
 	s->wakeup_ns = next;

@@ -197,21 +197,17 @@ static void xsd_arm_timer(struct xsd *d)
 
 /*
  * A quiet queue rings no doorbell (ipc_abi.h, "Lazy doorbells"), so every
- * decision reads every queue's status, once the quiet flags are cleared.
+ * decision also reads the status of the queues that were quiet, besides the
+ * ringing client's (reading every slot would touch every client's memory).
  */
 void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns)
 {
-	struct xsd_client *c;
 	uint32_t i;
 
 	xsd_sched_unquiet(&d->sched);
-	for (c = d->clients; c; c = c->next) {
-		if (c->dead || !c->queue)
-			continue;
-		for (i = 0; i < c->nslots; i++)
-			if (c->queue[i])
-				xsd_sched_refresh(&d->sched, c->queue[i], c == rang ? recv_ns : 0);
-	}
+	for (i = 0; rang && !rang->dead && rang->queue && i < rang->nslots; i++)
+		if (rang->queue[i])
+			xsd_sched_refresh(&d->sched, rang->queue[i], recv_ns);
 	xsd_sched_run(&d->sched, recv_ns);
 	xsd_ring_dirty(d);
 	xsd_arm_timer(d);

@@ -226,8 +226,9 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * matter (the policy's quiet(), include/xsched/policy.h; by default only a
  * single running queue), and their clients then publish status changes
  * without ringing: an application alone on its device pays no system call
- * per task. Every decision first clears the quiet flags, then reads every
- * queue's status (not only the ringing client's). A client's status store
+ * per task. Every decision first clears the quiet flags, then reads the
+ * status of each queue that had one (besides the ringing client's). A
+ * client's status store
  * then `quiet` load, against the daemon's `quiet` store then status load,
  * is a Dekker pair (all sequentially consistent): either the decision saw
  * the new status, or the client sees `quiet` cleared and rings. A new queue

@@ -44,38 +44,44 @@ static void hpf_decide(struct xs_pqueue *const *qs, size_t n, bool all)
 }
 
 /*
- * qs[@i] may change unannounced when everything runs (nothing to resume)
- * and no queue it competes with has a lower priority (its Ready would
- * suspend it). Queues of higher priority then see a lower one and are not
- * quiet, so their changes are always announced; equal ones are quiet
- * together and run together anyway.
+ * A queue may change unannounced when everything it competes with runs
+ * (nothing to resume) and none of it has a lower priority (its Ready would
+ * suspend that one). Queues of higher priority then see a lower one and are
+ * not quiet, so their changes are always announced; equal ones are quiet
+ * together and run together anyway. O(n) per device.
  */
-static bool hpf_quiet_in(struct xs_pqueue *const *qs, size_t n, size_t i, bool all)
+static void hpf_quiet_set(struct xs_pqueue *const *qs, size_t n, bool *quiet, uint32_t dev,
+			  bool all)
 {
-	const struct xs_pqueue *q = qs[i];
-	size_t j;
+	int32_t low = INT32_MAX;
+	bool all_run = true;
+	size_t i;
 
-	for (j = 0; j < n; j++) {
-		const struct xs_pqueue *o = qs[j];
-
-		if (!all && o->device != q->device)
+	for (i = 0; i < n; i++) {
+		if (!all && qs[i]->device != dev)
 			continue;
-		if (!o->run || o->priority < q->priority)
-			return false;
+		all_run &= qs[i]->run;
+		if (qs[i]->priority < low)
+			low = qs[i]->priority;
 	}
-	return true;
+	for (i = 0; i < n; i++)
+		if ((all || qs[i]->device == dev) && all_run)
+			quiet[i] = qs[i]->priority == low;
 }
 
-static bool hpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, size_t i)
+static void hpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, bool *quiet)
 {
+	uint32_t dev = 0;
+
 	(void)state;
-	return hpf_quiet_in(qs, n, i, false);
+	xsd_for_each_dev(dev, qs, n)
+		hpf_quiet_set(qs, n, quiet, dev, false);
 }
 
-static bool hhpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, size_t i)
+static void hhpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, bool *quiet)
 {
 	(void)state;
-	return hpf_quiet_in(qs, n, i, true);
+	hpf_quiet_set(qs, n, quiet, 0, true);
 }
 
 static uint64_t hpf_schedule(void *state, struct xs_pqueue *const *qs,

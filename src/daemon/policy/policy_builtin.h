@@ -40,6 +40,14 @@
  */
 #define XSD_CONTENTION_WINDOW 1
 
+/*
+ * Lazy doorbells (src/ipc/ipc_abi.h) are offered while the daemon schedules
+ * at most this many queues: each decision then spends a pass over them,
+ * which on a node with hundreds of queues costs more daemon time than the
+ * doorbells it saves.
+ */
+#define XSD_QUIET_MAX 64
+
 extern const struct xs_policy_ops xsd_policy_hpf;
 extern const struct xs_policy_ops xsd_policy_hhpf;
 extern const struct xs_policy_ops xsd_policy_bandwidth;
@@ -123,17 +131,24 @@ static inline uint64_t xsd_add_us(uint64_t ns, int64_t us)
 }
 
 /*
- * Whether qs[@i] may change unannounced after @ops decided (struct
- * xs_policy_ops, quiet): the policy's answer where it has one, else only a
- * single running queue.
+ * Which queues may change unannounced after @ops decided (struct
+ * xs_policy_ops, quiet), into @quiet[0..n): the policy's answer where it
+ * has one, else only a single running queue; never one that does not run.
  */
-static inline bool xsd_policy_quiet(const struct xs_policy_ops *ops, void *state,
-				    struct xs_pqueue *const *qs, size_t n, size_t i)
+static inline void xsd_policy_quiet(const struct xs_policy_ops *ops, void *state,
+				    struct xs_pqueue *const *qs, size_t n, bool *quiet)
 {
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		quiet[i] = false;
 	if (ops->size >= offsetof(struct xs_policy_ops, quiet) + sizeof(ops->quiet) &&
 	    ops->quiet)
-		return qs[i]->run && ops->quiet(state, qs, n, i);
-	return n == 1 && qs[i]->run;
+		ops->quiet(state, qs, n, quiet);
+	else if (n == 1)
+		quiet[0] = true;
+	for (i = 0; i < n; i++)
+		quiet[i] &= qs[i]->run;
 }
 
 /* The earlier of two wake-up times, where 0 means "none". */
