@@ -356,6 +356,11 @@ static void agent_disconnect(void)
 	uint32_t i;
 
 	atomic_store(&ag.connected, false);
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i])
+			xq_set_gate(ag.tab[i]->q, NULL, true);
+	pthread_mutex_unlock(&ag.lock);
 	atomic_store(&ag.shm, NULL);
 	atomic_store(&ag.bell_in, -1);
 	while (atomic_load(&ag.users))
@@ -627,6 +632,9 @@ static void agent_apply(void)
 		agent_apply_cap(aq, run > 1 ? (int32_t)XS_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
 				own_set);
 		agent_apply_run(aq, run != 0);
+		/* The gate may have closed and opened again meanwhile. */
+		if (run)
+			xq_kick(aq->q);
 	}
 	pthread_mutex_unlock(&ag.lock);
 }
@@ -647,9 +655,18 @@ static void agent_recv(void)
 		if (m.hdr.type == IPC_REGISTERED) {
 			const struct ipc_registered *r = m.body;
 
+			struct ipc_shm *shm = atomic_load(&ag.shm);
+			struct agent_queue *aq;
+
 			pthread_mutex_lock(&ag.lock);
-			if (r->slot < AGENT_SLOTS && ag.tab[r->slot] && ag.tab[r->slot]->reg_sent)
-				ag.tab[r->slot]->registered = true;
+			aq = r->slot < AGENT_SLOTS ? ag.tab[r->slot] : NULL;
+			if (aq && aq->reg_sent) {
+				aq->registered = true;
+				/* Decisions stop launches before this thread applies
+				 * them; removed before the mapping goes. */
+				if (shm && r->slot < shm->nslots)
+					xq_set_gate(aq->q, &shm->slot[r->slot].run, false);
+			}
 			pthread_mutex_unlock(&ag.lock);
 		}
 		/* Other replies (hint refusals) need no action. */
@@ -855,6 +872,9 @@ static void *agent_main(void *arg)
 static void agent_atfork_child(void)
 {
 	/* The parent's connection and thread are not ours: start afresh. */
+	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i])
+			xq_set_gate(ag.tab[i]->q, NULL, false);
 	memset(ag.tab, 0, sizeof(ag.tab));
 	ag.nunreg = 0;
 	ag.nqueues = 0;
@@ -1012,8 +1032,9 @@ void xs_agent_unregister(struct xq *q)
 
 	if (!q || !ag.started)
 		return;
-	/* No observer call for @q after this returns. */
+	/* No observer call for @q after this returns, and no gate. */
 	xq_set_observer(q, NULL, NULL);
+	xq_set_gate(q, NULL, true);
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++) {
 		if (ag.tab[i] && ag.tab[i]->q == q) {

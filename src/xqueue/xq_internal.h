@@ -49,6 +49,7 @@ struct xq {
 	int64_t budget_ns;            /* < 0: no budget */
 
 	_Atomic bool suspended;       /* written under lock and ctl_lock */
+	const _Atomic uint32_t *_Atomic gate; /* external: 0 stops launches (xq_set_gate) */
 	_Atomic uint32_t kick_word;   /* futex: bumped by suspend to cut the worker's sleeps */
 	bool stopping;
 	bool relaunch_barrier;        /* flush mode: no launch until in-flight resolved */

@@ -179,7 +179,12 @@ void xq_reap(struct xq *q)
 
 static bool xq_may_launch(struct xq *q)
 {
+	const _Atomic uint32_t *gate = atomic_load_explicit(&q->gate, memory_order_relaxed);
+
 	if (atomic_load_explicit(&q->suspended, memory_order_relaxed))
+		return false;
+	/* Pairs with the scheduler's store of the decision (ipc_abi.h). */
+	if (gate && !atomic_load_explicit(gate, memory_order_acquire))
 		return false;
 	if (q->relaunch_barrier) {
 		if (q->inflight.n || q->syncers)
@@ -969,6 +974,17 @@ uint64_t xq_launched(struct xq *q)
 void *xq_blocked_on_locked(struct xq *q)
 {
 	return q->blocked_on;
+}
+
+void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, bool sync)
+{
+	atomic_store(&q->gate, gate);
+	if (sync) {
+		/* Launch decisions read it under the lock: none uses the old one
+		 * once we had the lock. */
+		pthread_mutex_lock(&q->lock);
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 void xq_kick(struct xq *q)

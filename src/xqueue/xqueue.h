@@ -150,6 +150,18 @@ int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value);
 void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
 
 /*
+ * Installs an external gate: while *@gate is 0, nothing new is launched,
+ * as at Lv1 under xq_suspend(), so that a scheduler's decision written to
+ * shared memory takes effect at the queue's next launch, before any thread
+ * applies it. The owner still calls xq_suspend()/xq_resume() for the level's
+ * own mechanism and statistics, and xq_kick() once *@gate is non-zero again.
+ * NULL removes it; with @sync, returns only once no launch decision can
+ * still read the old word (takes the queue's lock; without it, for a forked
+ * child's single thread). Any thread but an observer.
+ */
+void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, bool sync);
+
+/*
  * Calls the observer with XQ_EVENT_RESYNC under the queue's lock, so that
  * it can publish its view anew (after a reconnection) without racing the
  * queue's own events. Any thread but the observer's.
