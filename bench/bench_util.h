@@ -25,6 +25,18 @@ static int bench_cmp_u64(const void *a, const void *b)
 }
 
 /* Nearest-rank percentile @p (0..100) of @n samples; sorts @v. */
+/* Writes @n latencies (ns) to @path in us, one per line; 0 or -1 (errno). */
+static inline int bench_write_lat(const char *path, const uint64_t *lat, int n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
+	return fclose(f);
+}
+
 static inline uint64_t bench_pct(uint64_t *v, size_t n, double p)
 {
 	size_t rank;

@@ -150,17 +150,6 @@ static void flood_done(void *arg, uint64_t t_ns, uint64_t count)
 		fprintf(f->trace, "%llu %d\n", (unsigned long long)t_ns, f->cmds);
 }
 
-static int write_lat(const char *path, const uint64_t *lat, int n)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
-	return fclose(f);
-}
-
 int main(int argc, char **argv)
 {
 	struct bench_result r = { 0 };
@@ -222,7 +211,7 @@ int main(int argc, char **argv)
 	}
 	r.device_ns = r.commands * o.cmd_ns;
 	bench_result_print(stdout, &r);
-	if (o.lat_file && write_lat(o.lat_file, lat, r.tasks) < 0) {
+	if (o.lat_file && bench_write_lat(o.lat_file, lat, r.tasks) < 0) {
 		fprintf(stderr, "cl_load: %s: %s\n", o.lat_file, strerror(errno));
 		rc = 1;
 	}

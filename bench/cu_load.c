@@ -265,17 +265,6 @@ static int periodic(struct dev *d, const struct opts *o, uint64_t *lat, uint64_t
 	return n;
 }
 
-static int write_lat(const char *path, const uint64_t *lat, int n)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
-	return fclose(f);
-}
-
 static int write_trace(const char *path, const struct trace *t, int cmds)
 {
 	FILE *f = fopen(path, "w");
@@ -325,7 +314,7 @@ int main(int argc, char **argv)
 	r.device_ns = r.commands * o.cmd_ns;
 	CK(cuStreamSynchronize(d.s));
 	bench_result_print(stdout, &r);
-	if (o.lat_file && write_lat(o.lat_file, lat, n) < 0)
+	if (o.lat_file && bench_write_lat(o.lat_file, lat, n) < 0)
 		fprintf(stderr, "cu_load: %s: %s\n", o.lat_file, strerror(errno));
 	if (o.trace_file && write_trace(o.trace_file, &tr, o.cmds) < 0)
 		fprintf(stderr, "cu_load: %s: %s\n", o.trace_file, strerror(errno));

@@ -8,6 +8,9 @@
  * --period-us with +-50% uniform jitter (latency measured from release to
  * completion), or --flood: keep the queue busy for --duration-s.
  *
+ * --warmup W runs W tasks first that no figure counts; --lat-file F writes
+ * every counted task's latency (us, one per line).
+ *
  * Output (stdout, one line):
  *   tasks=N p50_us=X p90_us=X p99_us=X max_us=X commands=N device_ms=X
  *   missed=N elapsed_ms=X
@@ -38,6 +41,8 @@ struct opts {
 	int64_t priority, share, deadline_us;
 	uint64_t cmd_ns, period_ns, duration_ns, start_at_ns, wait_conn_ns;
 	bool flood;
+	int warmup;             /* first tasks left out of the figures */
+	const char *lat_file;
 };
 
 static void usage(FILE *out)
@@ -46,7 +51,8 @@ static void usage(FILE *out)
 		"usage: xs_load [--device NAME] [--level L] [--cmd-us T] [--cmds N]\n"
 		"               [--tasks N | --flood] [--period-us P] [--duration-s S]\n"
 		"               [--priority N] [--share N] [--deadline-us D]\n"
-		"               [--wait-connected-ms MS] [--start-at-ns T]\n");
+		"               [--wait-connected-ms MS] [--start-at-ns T]\n"
+		"               [--warmup W] [--lat-file F]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -65,6 +71,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "deadline-us", required_argument, NULL, 'D' },
 		{ "wait-connected-ms", required_argument, NULL, 'w' },
 		{ "start-at-ns", required_argument, NULL, 'a' },
+		{ "warmup", required_argument, NULL, 'W' },
+		{ "lat-file", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -86,11 +94,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'D': o->deadline_us = atoll(optarg); break;
 		case 'w': o->wait_conn_ns = (uint64_t)atoll(optarg) * 1000000; break;
 		case 'a': o->start_at_ns = (uint64_t)atoll(optarg); break;
+		case 'W': o->warmup = atoi(optarg); break;
+		case 'L': o->lat_file = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
-	if (o->cmds < 1 || o->tasks < 1 || o->cmd_ns == 0 ||
+	if (o->cmds < 1 || o->tasks < 1 || o->cmd_ns == 0 || o->warmup < 0 ||
 	    (o->flood && o->duration_ns == 0)) {
 		usage(stderr);
 		return -1;
@@ -164,10 +174,11 @@ int main(int argc, char **argv)
 	if (o.flood) {
 		flood(q, &o, end);
 	} else {
-		lat = calloc((size_t)o.tasks, sizeof(*lat));
+		lat = calloc((size_t)(o.warmup + o.tasks), sizeof(*lat));
 		if (!lat)
 			return 1;
-		for (i = 0; i < o.tasks && !atomic_load(&stop) && xs_now_ns() < end; i++) {
+		for (i = 0; i < o.warmup + o.tasks && !atomic_load(&stop) && xs_now_ns() < end;
+		     i++) {
 			uint64_t release = next, seq = 0;
 			int k;
 
@@ -185,10 +196,12 @@ int main(int argc, char **argv)
 					xs_submit(q, c, &seq);
 			}
 			xs_wait(q, seq);
-			lat[i] = xs_now_ns() - release;
-			if (o.deadline_us && lat[i] > (uint64_t)o.deadline_us * 1000)
-				missed++;
-			done++;
+			if (i >= o.warmup) {
+				lat[done] = xs_now_ns() - release;
+				if (o.deadline_us && lat[done] > (uint64_t)o.deadline_us * 1000)
+					missed++;
+				done++;
+			}
 			if (xs_now_ns() > next)
 				next = xs_now_ns();
 		}
@@ -203,6 +216,8 @@ int main(int argc, char **argv)
 	       done ? bench_pct(lat, (size_t)done, 100) / 1e3 : 0.0,
 	       (unsigned long long)st.completed, (double)st.exec_ns / 1e6,
 	       (unsigned long long)missed, (double)(xs_now_ns() - t0) / 1e6);
+	if (o.lat_file && bench_write_lat(o.lat_file, lat, done) < 0)
+		fprintf(stderr, "xs_load: %s: %s\n", o.lat_file, strerror(errno));
 	free(lat);
 	xs_queue_destroy(q, XS_DESTROY_DISCARD);
 	xs_hwq_destroy(hwq);

@@ -22,15 +22,10 @@
 #               xschedd: the CUDA shim offers only Lv1 (src/xal/xal_cuda.c
 #               has no deactivate/interrupt ops), so the higher levels of
 #               the simulated XPU are measured through its native backend.
-#               xs_load prints percentiles per run only: the api rows'
-#               percentiles are the mean over rounds of each round's
-#               percentile ("round-mean" in column lat_source), their
-#               background throughput is over the whole background run,
-#               and they have no lat file. xs_load has no warm-up option
-#               (its rows include the warm-up tasks) and releases each task
-#               a period after the previous one completed (cu_load: after
-#               the previous release), so it gets the period less the
-#               standalone task time.
+#               xs_load releases each task a period after the previous
+#               one completed (cu_load: after the previous release), so it
+#               gets the period less the standalone task time; its
+#               background throughput is over the whole background run.
 # The task time is measured first (standalone, back to back); the period is
 # task_time / load.
 #
@@ -78,8 +73,7 @@ xs_need "$XS_CU_LOAD" "bench/cu_load"
 per_round=$(((tasks + rounds - 1) / rounds))
 
 # Results of one configuration accumulate over rounds in $XS_WORK/<cfg>.*:
-# .lat (latencies), .bg ("commands seconds" lines), .pct ("p50 p90 p99
-# tasks" per round, api rows).
+# .lat (latencies), .bg ("commands seconds" lines).
 
 # fg_args: the periodic foreground task of this size.
 fg_args() {
@@ -145,13 +139,14 @@ run_api() {
 	bgpid=$XS_PID
 	sleep 0.2
 	line=$(env "${XS_ENV[@]}" "$XS_XS_LOAD" --cmds "$cmds" --cmd-us "$size" \
-		--tasks $((per_round + warmup)) --period-us "$api_period" --level "$lv" --priority 10 \
-		--wait-connected-ms 2000 2>"$XS_WORK/fg.err") ||
+		--tasks "$per_round" --warmup "$warmup" --period-us "$api_period" --level "$lv" \
+		--priority 10 --wait-connected-ms 2000 --lat-file "$XS_WORK/fg.lat" \
+		2>"$XS_WORK/fg.err") ||
 		xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
+	[[ -n $line ]] || xs_die "$cfg: no result line"
+	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$cfg.lat"
 	xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
 	bgline=$(cat "$XS_WORK/bg.out")
-	echo "$(xs_field "$line" p50_us) $(xs_field "$line" p90_us) $(xs_field "$line" p99_us)" \
-		"$(xs_field "$line" tasks)" >>"$XS_WORK/$cfg.pct"
 	echo "$(xs_field "$bgline" commands) $(xs_div "$(xs_field "$bgline" elapsed_ms)" 1000 %.6f)" \
 		>>"$XS_WORK/$cfg.bg"
 	xs_daemon_stop
@@ -216,10 +211,6 @@ for size in ${sizes//,/ }; do
 			cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg-${size}us.txt"
 			read -r n p50 p90 p99 _ < <(xs_lat_stats "$XS_WORK/$cfg.lat")
 			src=exact
-		elif [[ -f $XS_WORK/$cfg.pct ]]; then
-			read -r n p50 p90 p99 < <(awk '{ w += $4; a += $1 * $4; b += $2 * $4; c += $3 * $4 }
-				END { printf "%d %.1f %.1f %.1f\n", w, a / w, b / w, c / w }' "$XS_WORK/$cfg.pct")
-			src=round-mean
 		fi
 		bg=$(bg_rate "$cfg")
 		[[ $cfg == standalone ]] && bg=-
