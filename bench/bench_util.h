@@ -8,6 +8,7 @@
 #define XS_BENCH_UTIL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,70 @@ static int bench_cmp_u64(const void *a, const void *b)
 }
 
 /* Nearest-rank percentile @p (0..100) of @n samples; sorts @v. */
+/*
+ * The workload options the scenario programs share (cu_load, cl_load):
+ * --cmd-us --cmds --tasks --warmup --period-us --jitter-pct --seed
+ * --deadline-us --flood --duration-s --start-at-ms --lat-file --trace-file.
+ */
+struct bench_load_opts {
+	int cmds, tasks, warmup;
+	uint64_t cmd_ns, period_ns, deadline_ns, duration_ns, start_at_ms;
+	double jitter;          /* of the period, 0..1 */
+	unsigned seed;
+	bool flood;
+	const char *lat_file, *trace_file;
+};
+
+/* Their getopt_long() entries, to put first in a program's table. */
+#define BENCH_LOAD_LONGOPTS                                                  \
+	{ "cmd-us", required_argument, NULL, 't' },                          \
+	{ "cmds", required_argument, NULL, 'n' },                            \
+	{ "tasks", required_argument, NULL, 'k' },                           \
+	{ "warmup", required_argument, NULL, 'w' },                          \
+	{ "period-us", required_argument, NULL, 'p' },                       \
+	{ "jitter-pct", required_argument, NULL, 'j' },                      \
+	{ "seed", required_argument, NULL, 's' },                            \
+	{ "deadline-us", required_argument, NULL, 'D' },                     \
+	{ "flood", no_argument, NULL, 'f' },                                 \
+	{ "duration-s", required_argument, NULL, 'd' },                      \
+	{ "start-at-ms", required_argument, NULL, 'a' },                     \
+	{ "lat-file", required_argument, NULL, 'L' },                        \
+	{ "trace-file", required_argument, NULL, 'T' }
+
+static inline void bench_load_defaults(struct bench_load_opts *o)
+{
+	*o = (struct bench_load_opts){ .cmds = 1, .tasks = 100, .cmd_ns = 500000,
+				       .jitter = 0.5, .seed = 1 };
+}
+
+/* Takes option @c of BENCH_LOAD_LONGOPTS; false if @c is not one of them. */
+static inline bool bench_load_option(struct bench_load_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 't': o->cmd_ns = (uint64_t)(atof(arg) * 1e3); break;
+	case 'n': o->cmds = atoi(arg); break;
+	case 'k': o->tasks = atoi(arg); break;
+	case 'w': o->warmup = atoi(arg); break;
+	case 'p': o->period_ns = (uint64_t)(atof(arg) * 1e3); break;
+	case 'j': o->jitter = atof(arg) / 100.0; break;
+	case 's': o->seed = (unsigned)strtoul(arg, NULL, 10); break;
+	case 'D': o->deadline_ns = (uint64_t)(atof(arg) * 1e3); break;
+	case 'f': o->flood = true; break;
+	case 'd': o->duration_ns = (uint64_t)(atof(arg) * 1e9); break;
+	case 'a': o->start_at_ms = strtoull(arg, NULL, 10); break;
+	case 'L': o->lat_file = arg; break;
+	case 'T': o->trace_file = arg; break;
+	default: return false;
+	}
+	return true;
+}
+
+static inline bool bench_load_valid(const struct bench_load_opts *o)
+{
+	return o->cmds >= 1 && o->tasks >= 1 && o->warmup >= 0 && o->cmd_ns > 0 &&
+	       o->jitter >= 0 && o->jitter <= 1;
+}
+
 /* Writes @n latencies (ns) to @path in us, one per line; 0 or -1 (errno). */
 static inline int bench_write_lat(const char *path, const uint64_t *lat, int n)
 {

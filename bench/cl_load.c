@@ -51,13 +51,10 @@ static void on_term(int sig)
 }
 
 struct opts {
-	int cmds, tasks, warmup, width, depth;
+	struct bench_load_opts l;       /* first: shared with cu_load */
+	int width, depth;
 	unsigned iters;
-	uint64_t cmd_ns, period_ns, deadline_ns, duration_ns, start_at_ms;
-	double jitter;
-	unsigned seed;
-	bool flood, calibrate;
-	const char *lat_file, *trace_file;
+	bool calibrate;
 };
 
 static void usage(FILE *out)
@@ -72,55 +69,31 @@ static void usage(FILE *out)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "cmd-us", required_argument, NULL, 't' },
+		BENCH_LOAD_LONGOPTS,
 		{ "iters", required_argument, NULL, 'i' },
 		{ "width", required_argument, NULL, 'W' },
-		{ "cmds", required_argument, NULL, 'n' },
-		{ "tasks", required_argument, NULL, 'k' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "period-us", required_argument, NULL, 'p' },
-		{ "jitter-pct", required_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "deadline-us", required_argument, NULL, 'D' },
-		{ "flood", no_argument, NULL, 'f' },
 		{ "depth", required_argument, NULL, 'q' },
-		{ "duration-s", required_argument, NULL, 'd' },
-		{ "start-at-ms", required_argument, NULL, 'a' },
-		{ "lat-file", required_argument, NULL, 'L' },
-		{ "trace-file", required_argument, NULL, 'T' },
 		{ "calibrate", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct opts){ .cmds = 1, .tasks = 100, .width = 1, .depth = 2,
-			    .cmd_ns = 500000, .jitter = 0.5, .seed = 1 };
+	*o = (struct opts){ .width = 1, .depth = 2 };
+	bench_load_defaults(&o->l);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (bench_load_option(&o->l, c, optarg))
+			continue;
 		switch (c) {
-		case 't': o->cmd_ns = (uint64_t)(atof(optarg) * 1e3); break;
 		case 'i': o->iters = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'W': o->width = atoi(optarg); break;
-		case 'n': o->cmds = atoi(optarg); break;
-		case 'k': o->tasks = atoi(optarg); break;
-		case 'w': o->warmup = atoi(optarg); break;
-		case 'p': o->period_ns = (uint64_t)(atof(optarg) * 1e3); break;
-		case 'j': o->jitter = atof(optarg) / 100.0; break;
-		case 's': o->seed = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'D': o->deadline_ns = (uint64_t)(atof(optarg) * 1e3); break;
-		case 'f': o->flood = true; break;
 		case 'q': o->depth = atoi(optarg); break;
-		case 'd': o->duration_ns = (uint64_t)(atof(optarg) * 1e9); break;
-		case 'a': o->start_at_ms = strtoull(optarg, NULL, 10); break;
-		case 'L': o->lat_file = optarg; break;
-		case 'T': o->trace_file = optarg; break;
 		case 'c': o->calibrate = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
-	if (optind < argc || o->cmds < 1 || o->tasks < 1 || o->warmup < 0 || o->width < 1 ||
-	    o->depth < 1 || o->cmd_ns == 0 || o->jitter < 0 || o->jitter > 1) {
+	if (optind < argc || !bench_load_valid(&o->l) || o->width < 1 || o->depth < 1) {
 		usage(stderr);
 		return -1;
 	}
@@ -165,54 +138,54 @@ int main(int argc, char **argv)
 	prctl(PR_SET_TIMERSLACK, 1);
 	clw_open(&w, o.iters ? o.iters : 1, (size_t)o.width);
 	if (!o.iters || o.calibrate)
-		clw_calibrate(&w, o.cmd_ns);
+		clw_calibrate(&w, o.l.cmd_ns);
 	if (o.calibrate) {
-		printf("iters=%u cmd_us=%.1f\n", w.iters, (double)o.cmd_ns / 1e3);
+		printf("iters=%u cmd_us=%.1f\n", w.iters, (double)o.l.cmd_ns / 1e3);
 		clw_close(&w);
 		return 0;
 	}
-	if (!o.flood) {
-		lat = calloc((size_t)o.tasks, sizeof(*lat));
-		r.lat = calloc((size_t)o.tasks, sizeof(*lat));
+	if (!o.l.flood) {
+		lat = calloc((size_t)o.l.tasks, sizeof(*lat));
+		r.lat = calloc((size_t)o.l.tasks, sizeof(*lat));
 		if (!lat || !r.lat) {
 			fprintf(stderr, "cl_load: out of memory\n");
 			return 1;
 		}
 	}
-	if (o.start_at_ms)
-		bench_sleep_until_wall(o.start_at_ms * 1000000ull);
-	if (o.flood) {
-		struct flood_state f = { .cmds = o.cmds, .end_ns = UINT64_MAX };
+	if (o.l.start_at_ms)
+		bench_sleep_until_wall(o.l.start_at_ms * 1000000ull);
+	if (o.l.flood) {
+		struct flood_state f = { .cmds = o.l.cmds, .end_ns = UINT64_MAX };
 
-		if (o.trace_file && !(f.trace = fopen(o.trace_file, "w"))) {
-			fprintf(stderr, "cl_load: %s: %s\n", o.trace_file, strerror(errno));
+		if (o.l.trace_file && !(f.trace = fopen(o.l.trace_file, "w"))) {
+			fprintf(stderr, "cl_load: %s: %s\n", o.l.trace_file, strerror(errno));
 			return 1;
 		}
 		r.t0_ns = bench_wall_ns();
-		if (o.duration_ns)
-			f.end_ns = r.t0_ns + o.duration_ns;
-		r.commands = clw_flood(&w, o.cmds, o.depth, flood_more, flood_done, &f);
+		if (o.l.duration_ns)
+			f.end_ns = r.t0_ns + o.l.duration_ns;
+		r.commands = clw_flood(&w, o.l.cmds, o.depth, flood_more, flood_done, &f);
 		r.t1_ns = bench_wall_ns();
 		if (f.trace && fclose(f.trace)) {
-			fprintf(stderr, "cl_load: %s: %s\n", o.trace_file, strerror(errno));
+			fprintf(stderr, "cl_load: %s: %s\n", o.l.trace_file, strerror(errno));
 			rc = 1;
 		}
 	} else {
-		struct clw_periodic p = { .tasks = o.tasks, .cmds = o.cmds, .warmup = o.warmup,
-					  .period_ns = o.period_ns, .jitter = o.jitter,
-					  .seed = o.seed, .from_release = true };
+		struct clw_periodic p = { .tasks = o.l.tasks, .cmds = o.l.cmds, .warmup = o.l.warmup,
+					  .period_ns = o.l.period_ns, .jitter = o.l.jitter,
+					  .seed = o.l.seed, .from_release = true };
 
 		r.tasks = clw_run_periodic(&w, &p, lat, &r.t0_ns, &r.t1_ns, &stop);
 		memcpy(r.lat, lat, (size_t)r.tasks * sizeof(*lat));
-		r.commands = (uint64_t)r.tasks * (uint64_t)o.cmds;
+		r.commands = (uint64_t)r.tasks * (uint64_t)o.l.cmds;
 		for (int i = 0; i < r.tasks; i++)
-			if (o.deadline_ns && lat[i] > o.deadline_ns)
+			if (o.l.deadline_ns && lat[i] > o.l.deadline_ns)
 				r.missed++;
 	}
-	r.device_ns = r.commands * o.cmd_ns;
+	r.device_ns = r.commands * o.l.cmd_ns;
 	bench_result_print(stdout, &r);
-	if (o.lat_file && bench_write_lat(o.lat_file, lat, r.tasks) < 0) {
-		fprintf(stderr, "cl_load: %s: %s\n", o.lat_file, strerror(errno));
+	if (o.l.lat_file && bench_write_lat(o.l.lat_file, lat, r.tasks) < 0) {
+		fprintf(stderr, "cl_load: %s: %s\n", o.l.lat_file, strerror(errno));
 		rc = 1;
 	}
 	clw_close(&w);

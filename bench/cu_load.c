@@ -56,15 +56,6 @@ static void on_term(int sig)
 	stop = 1;
 }
 
-struct opts {
-	int cmds, tasks, warmup;
-	uint64_t cmd_ns, period_ns, deadline_ns, duration_ns, start_at_ms;
-	double jitter;
-	unsigned seed;
-	bool flood;
-	const char *lat_file, *trace_file;
-};
-
 /* Group completions of a flood, for --trace-file. */
 struct trace {
 	uint64_t *end_ns;
@@ -89,50 +80,27 @@ static void usage(FILE *out)
 		"               [--lat-file F] [--trace-file F]\n");
 }
 
-static int parse(int argc, char **argv, struct opts *o)
+static int parse(int argc, char **argv, struct bench_load_opts *o)
 {
 	static const struct option lo[] = {
-		{ "cmd-us", required_argument, NULL, 't' },
-		{ "cmds", required_argument, NULL, 'n' },
-		{ "tasks", required_argument, NULL, 'k' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "period-us", required_argument, NULL, 'p' },
-		{ "jitter-pct", required_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "deadline-us", required_argument, NULL, 'D' },
-		{ "flood", no_argument, NULL, 'f' },
-		{ "duration-s", required_argument, NULL, 'd' },
-		{ "start-at-ms", required_argument, NULL, 'a' },
-		{ "lat-file", required_argument, NULL, 'L' },
-		{ "trace-file", required_argument, NULL, 'T' },
+		BENCH_LOAD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct opts){ .cmds = 1, .tasks = 100, .cmd_ns = 500000, .jitter = 0.5,
-			    .seed = 1 };
+	bench_load_defaults(o);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 't': o->cmd_ns = (uint64_t)(atof(optarg) * 1e3); break;
-		case 'n': o->cmds = atoi(optarg); break;
-		case 'k': o->tasks = atoi(optarg); break;
-		case 'w': o->warmup = atoi(optarg); break;
-		case 'p': o->period_ns = (uint64_t)(atof(optarg) * 1e3); break;
-		case 'j': o->jitter = atof(optarg) / 100.0; break;
-		case 's': o->seed = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'D': o->deadline_ns = (uint64_t)(atof(optarg) * 1e3); break;
-		case 'f': o->flood = true; break;
-		case 'd': o->duration_ns = (uint64_t)(atof(optarg) * 1e9); break;
-		case 'a': o->start_at_ms = strtoull(optarg, NULL, 10); break;
-		case 'L': o->lat_file = optarg; break;
-		case 'T': o->trace_file = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		if (bench_load_option(o, c, optarg))
+			continue;
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
 		}
+		usage(stderr);
+		return -1;
 	}
-	if (optind < argc || o->cmds < 1 || o->tasks < 1 || o->warmup < 0 ||
-	    o->jitter < 0 || o->jitter > 1) {
+	if (optind < argc || !bench_load_valid(o)) {
 		usage(stderr);
 		return -1;
 	}
@@ -188,7 +156,7 @@ static void trace_add(struct trace *t, uint64_t ns)
  * The flood: groups of o->cmds kernels, two in flight. Returns the
  * commands completed; *t1 is the last completion (t0 set by the caller).
  */
-static uint64_t flood(struct dev *d, const struct opts *o, uint64_t t0, uint64_t *t1,
+static uint64_t flood(struct dev *d, const struct bench_load_opts *o, uint64_t t0, uint64_t *t1,
 		      struct trace *tr)
 {
 	uint64_t end = o->duration_ns ? t0 + o->duration_ns : UINT64_MAX, done = 0;
@@ -227,7 +195,7 @@ static uint64_t flood(struct dev *d, const struct opts *o, uint64_t t0, uint64_t
  * and sets *t0/*t1 to the measured window (the first measured release, the
  * last completion).
  */
-static int periodic(struct dev *d, const struct opts *o, uint64_t *lat, uint64_t *t0,
+static int periodic(struct dev *d, const struct bench_load_opts *o, uint64_t *lat, uint64_t *t0,
 		    uint64_t *t1)
 {
 	unsigned short xsubi[3] = { 0x330e, (unsigned short)o->seed,
@@ -281,7 +249,7 @@ int main(int argc, char **argv)
 	struct trace tr = { 0 };
 	struct bench_result r = { 0 };
 	uint64_t *lat = NULL, *sorted;
-	struct opts o;
+	struct bench_load_opts o;
 	struct dev d;
 	int n = 0;
 
