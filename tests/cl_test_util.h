@@ -2,7 +2,7 @@
  * What the OpenCL shim tests share: the environment of a program run
  * under the shim on PoCL (preload list, PoCL's kernel cache, leak
  * suppressions for sanitized builds) and reading a child's output with a
- * deadline. Needs the test's XS_SAN_RT, XS_SHIM_PATH, XS_POCL_CACHE and
+ * deadline, and running one to its end. Needs the test's XS_SAN_RT, XS_SHIM_PATH, XS_POCL_CACHE and
  * XS_LSAN_SUPP definitions, after test_util.h and it_util.h.
  */
 #ifndef XS_CL_TEST_UTIL_H
@@ -67,6 +67,104 @@ static char *slurp(int fd, uint64_t end_ns, bool *timed_out)
 	}
 	s[len] = '\0';
 	return s;
+}
+
+/* What a program printed, and how it ended. */
+struct run_out {
+	char *out;
+	char *err;
+	int status;     /* exit code, 128 + signal, or -1: killed after its time */
+};
+
+/*
+ * Outputs not yet freed: a failed assertion leaves the case by longjmp,
+ * so the teardown frees what is left here (buf_free_all, no leak reports).
+ */
+static char *cl_bufs[64];
+
+static inline void buf_keep(char *p)
+{
+	for (size_t i = 0; i < sizeof(cl_bufs) / sizeof(cl_bufs[0]); i++) {
+		if (!cl_bufs[i]) {
+			cl_bufs[i] = p;
+			return;
+		}
+	}
+	fail_msg("too many outputs kept");
+}
+
+static inline void buf_free(char *p)
+{
+	for (size_t i = 0; p && i < sizeof(cl_bufs) / sizeof(cl_bufs[0]); i++)
+		if (cl_bufs[i] == p)
+			cl_bufs[i] = NULL;
+	free(p);
+}
+
+static inline void buf_free_all(void)
+{
+	for (size_t i = 0; i < sizeof(cl_bufs) / sizeof(cl_bufs[0]); i++) {
+		free(cl_bufs[i]);
+		cl_bufs[i] = NULL;
+	}
+}
+
+static inline void run_out_free(struct run_out *r)
+{
+	buf_free(r->out);
+	buf_free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* A program started by run_start(). */
+struct run_job {
+	pid_t pid;
+	int errfd;
+};
+
+/* Starts @argv with @vars, its stdout to a pipe, its stderr to a file. */
+static inline struct run_job run_start(struct it_env *e, const char *const *argv,
+				       const char *const *vars)
+{
+	char errpath[IT_PATH + 16];
+	static unsigned seq;
+	struct run_job j;
+
+	/* stderr into an unlinked file: nothing to clean up. */
+	snprintf(errpath, sizeof(errpath), "%s/stderr.%u", e->dir, seq++);
+	j.errfd = open(errpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(j.errfd >= 0);
+	unlink(errpath);
+	j.pid = it_spawn(e, argv, vars, true, j.errfd);
+	return j;
+}
+
+/* Waits for @j (killed after @ms), keeping its stdout and stderr's tail. */
+static inline struct run_out run_finish(struct it_env *e, struct run_job j, unsigned ms)
+{
+	struct run_out r = { 0 };
+	bool timed_out = false;
+	int i = it_kid_index(e, j.pid), st = 0;
+	off_t size;
+
+	r.out = slurp(e->kid_out[i], xs_now_ns() + (uint64_t)ms * IT_MS, &timed_out);
+	if (timed_out || it_wait_pid(j.pid, ms, &st) < 0) {
+		kill(j.pid, SIGKILL);
+		it_wait_pid(j.pid, 10000, NULL);
+		r.status = -1;
+	} else {
+		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	e->kid[i] = 0;
+	close(e->kid_out[i]);
+	e->kid_out[i] = -1;
+	size = lseek(j.errfd, 0, SEEK_CUR);
+	lseek(j.errfd, size > 4096 ? size - 4096 : 0, SEEK_SET);
+	r.err = slurp(j.errfd, xs_now_ns() + 1000 * IT_MS, &timed_out);
+	close(j.errfd);
+	buf_keep(r.out);
+	buf_keep(r.err);
+	return r;
 }
 
 #endif

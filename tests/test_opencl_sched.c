@@ -63,64 +63,22 @@
 /* cl_sched_prog's "go" (high, burst) and "stop" (flood) signal. */
 #define SIG (SIGRTMIN + 3)
 
-/* What a program printed, and how it ended. */
-struct run_out {
-	char *out;
-	char *err;
-	int status;     /* exit code, 128 + signal, or -1: killed after RUN_MS */
-};
-
-/* Outputs not yet freed, freed by the teardown after a failed assertion. */
-static char *bufs[16];
-
-static void buf_keep(char *p)
-{
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
-		if (!bufs[i]) {
-			bufs[i] = p;
-			return;
-		}
-	}
-	fail_msg("too many outputs kept");
-}
-
-static void buf_free_all(void)
-{
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
-		free(bufs[i]);
-		bufs[i] = NULL;
-	}
-}
-
-struct run_job {
-	pid_t pid;
-	int errfd;
-};
-
-/* Starts cl_sched_prog with @args and @vars: stdout to a pipe, stderr to a file. */
-static struct run_job run_start(struct it_env *e, const char *const *args,
-				const char *const *vars)
+/* Starts cl_sched_prog with @args and @vars (run_start). */
+static struct run_job sched_start(struct it_env *e, const char *const *args,
+				  const char *const *vars)
 {
 	const char *argv[8] = { XS_CL_SCHED_PROG };
-	char errpath[IT_PATH + 16];
-	static unsigned seq;
-	struct run_job j;
 	int n = 1;
 
 	while (*args && n < 7)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	snprintf(errpath, sizeof(errpath), "%s/stderr.%u", e->dir, seq++);
-	j.errfd = open(errpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(j.errfd >= 0);
-	unlink(errpath);
-	j.pid = it_spawn(e, argv, vars, true, j.errfd);
-	return j;
+	return run_start(e, argv, vars);
 }
 
 /*
  * Reads one line of @j's stdout, a byte at a time (what follows stays in
- * the pipe for run_finish()), into @line; false at the end or after @ms.
+ * the pipe for sched_finish()), into @line; false at the end or after @ms.
  */
 static bool read_line(struct it_env *e, struct run_job j, unsigned ms, char *line, size_t len)
 {
@@ -162,31 +120,11 @@ static void expect_line(struct it_env *e, struct run_job j, const char *prefix, 
 	fail_msg("cl_sched_prog (pid %d) printed no '%s' line", (int)j.pid, prefix);
 }
 
-/* Waits for @j (killed after RUN_MS), keeping its stdout and stderr's tail. */
-static struct run_out run_finish(struct it_env *e, struct run_job j)
+/* Waits for @j (run_finish, killed after RUN_MS), which must succeed. */
+static struct run_out sched_finish(struct it_env *e, struct run_job j)
 {
-	struct run_out r = { 0 };
-	bool timed_out = false;
-	int i = it_kid_index(e, j.pid), st = 0;
-	off_t size;
+	struct run_out r = run_finish(e, j, RUN_MS);
 
-	r.out = slurp(e->kid_out[i], xs_now_ns() + (uint64_t)RUN_MS * IT_MS, &timed_out);
-	if (timed_out || it_wait_pid(j.pid, RUN_MS, &st) < 0) {
-		kill(j.pid, SIGKILL);
-		it_wait_pid(j.pid, 10000, NULL);
-		r.status = -1;
-	} else {
-		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	}
-	e->kid[i] = 0;
-	close(e->kid_out[i]);
-	e->kid_out[i] = -1;
-	size = lseek(j.errfd, 0, SEEK_CUR);
-	lseek(j.errfd, size > 4096 ? size - 4096 : 0, SEEK_SET);
-	r.err = slurp(j.errfd, xs_now_ns() + 1000 * IT_MS, &timed_out);
-	close(j.errfd);
-	buf_keep(r.out);
-	buf_keep(r.err);
 	if (r.status != 0)
 		fail_msg("cl_sched_prog (pid %d): status %d\n--- stdout (head) ---\n%.2000s\n"
 			 "--- stderr (tail) ---\n%s", (int)j.pid, r.status, r.out, r.err);
@@ -280,21 +218,21 @@ static void prio_run(struct it_env *e, bool shim, struct prio_run *r)
 	proc_vars(low_vars, shim, "XSCHED_PRIORITY=0");
 	proc_vars(high_vars, shim, "XSCHED_PRIORITY=10");
 	snprintf(ms, sizeof(ms), "%d", PRIO_HIGH_MS);
-	low = run_start(e, IT_ARGS("flood"), low_vars);
+	low = sched_start(e, IT_ARGS("flood"), low_vars);
 	expect_shim_line(e, low, shim);
 	expect_line(e, low, "flooding", line, sizeof(line));
 	r->kernel_us = (long)field(line, "kernel_us ");
 	if (shim && !IT_WAIT_UNTIL(it_queues(e, low.pid, NULL) > 0, 20000))
 		fail_msg("the flooding queue never registered with xschedd");
-	high = run_start(e, IT_ARGS("high", ms), high_vars);
+	high = sched_start(e, IT_ARGS("high", ms), high_vars);
 	expect_shim_line(e, high, shim);
 	go(e, high, shim);
-	hi = run_finish(e, high);
+	hi = sched_finish(e, high);
 	/* The daemon's account: the low queue was suspended with work. */
 	if (shim)
 		r->preemptions = (long)queue_of(e, low.pid).preemptions;
 	assert_int_equal(kill(low.pid, SIG), 0);
-	lo = run_finish(e, low);
+	lo = sched_finish(e, low);
 	start = field(hi.out, "start ");
 	end = field(hi.out, "end ");
 	r->high_kernels = (long)field(hi.out, "kernels ");
@@ -370,16 +308,16 @@ static void burst_run(struct it_env *e, bool shim, struct burst_run *r)
 	proc_vars(high_vars, shim, "XSCHED_PRIORITY=10");
 	snprintf(ms, sizeof(ms), "%d", BURST_HIGH_MS);
 	snprintf(n, sizeof(n), "%d", BURST_N);
-	high = run_start(e, IT_ARGS("high", ms), high_vars);
+	high = sched_start(e, IT_ARGS("high", ms), high_vars);
 	expect_shim_line(e, high, shim);
 	go(e, high, shim);
 	expect_line(e, high, "start ", line, sizeof(line));
 	r->high_start = field(line, "start ");
-	low = run_start(e, IT_ARGS("burst", n), low_vars);
+	low = sched_start(e, IT_ARGS("burst", n), low_vars);
 	expect_shim_line(e, low, shim);
 	go(e, low, shim);
-	lo = run_finish(e, low);
-	hi = run_finish(e, high);
+	lo = sched_finish(e, low);
+	hi = sched_finish(e, high);
 	r->high_end = field(hi.out, "end ");
 	r->begin = field(lo.out, "burst begin ");
 	r->end = field(lo.out, " end ");
@@ -413,9 +351,9 @@ static void opencl_sched_enqueue_never_blocks(void **state)
 	it_guard(110);
 	/* PoCL compiles walk_axpb into its cache at its first run: not in the window. */
 	proc_vars(vars, false, NULL);
-	warm = run_start(e, IT_ARGS("burst", "1"), vars);
+	warm = sched_start(e, IT_ARGS("burst", "1"), vars);
 	go(e, warm, false);
-	run_finish(e, warm);
+	sched_finish(e, warm);
 	burst_run(e, false, &native);
 	assert_non_null(strstr(native.result, "result ok "));
 	/* Natively the commands run at once: the check below has teeth. */

@@ -25,108 +25,9 @@
 #define CL_MAX_PHASES 64
 #define CL_MAX_DIFFS 12         /* differing lines shown per comparison */
 
-/* What a program printed, and how it ended. */
-struct run_out {
-	char *out;
-	char *err;
-	int status;     /* exit code, 128 + signal, or -1: killed after CL_RUN_MS */
-};
-
-/*
- * Outputs not yet freed: a failed assertion leaves the case by longjmp,
- * so the teardown frees what is left here (no leak reports).
- */
-static char *cl_bufs[64];
-
-static void buf_keep(char *p)
-{
-	for (size_t i = 0; i < sizeof(cl_bufs) / sizeof(cl_bufs[0]); i++) {
-		if (!cl_bufs[i]) {
-			cl_bufs[i] = p;
-			return;
-		}
-	}
-	fail_msg("too many outputs kept");
-}
-
-static void buf_free(char *p)
-{
-	for (size_t i = 0; p && i < sizeof(cl_bufs) / sizeof(cl_bufs[0]); i++)
-		if (cl_bufs[i] == p)
-			cl_bufs[i] = NULL;
-	free(p);
-}
-
-static void buf_free_all(void)
-{
-	for (size_t i = 0; i < sizeof(cl_bufs) / sizeof(cl_bufs[0]); i++) {
-		free(cl_bufs[i]);
-		cl_bufs[i] = NULL;
-	}
-}
-
-static void run_out_free(struct run_out *r)
-{
-	buf_free(r->out);
-	buf_free(r->err);
-	r->out = r->err = NULL;
-}
-
-/* A program started by run_start(). */
-struct run_job {
-	pid_t pid;
-	int errfd;
-};
-
-/* Starts @argv with @vars, its stdout to a pipe, its stderr to a file. */
-static struct run_job run_start(struct it_env *e, const char *const *argv,
-				const char *const *vars)
-{
-	char errpath[IT_PATH + 16];
-	static unsigned seq;
-	struct run_job j;
-
-	/* stderr into an unlinked file: nothing to clean up. */
-	snprintf(errpath, sizeof(errpath), "%s/stderr.%u", e->dir, seq++);
-	j.errfd = open(errpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(j.errfd >= 0);
-	unlink(errpath);
-	j.pid = it_spawn(e, argv, vars, true, j.errfd);
-	return j;
-}
-
-/* Waits for @j (killed after CL_RUN_MS), keeping its stdout and stderr's tail. */
-static struct run_out run_finish(struct it_env *e, struct run_job j)
-{
-	struct run_out r = { 0 };
-	bool timed_out = false;
-	int i = it_kid_index(e, j.pid), st = 0;
-	off_t size;
-
-	r.out = slurp(e->kid_out[i], xs_now_ns() + (uint64_t)CL_RUN_MS * IT_MS, &timed_out);
-	if (timed_out || it_wait_pid(j.pid, CL_RUN_MS, &st) < 0) {
-		kill(j.pid, SIGKILL);
-		it_wait_pid(j.pid, 10000, NULL);
-		r.status = -1;
-	} else {
-		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	}
-	e->kid[i] = 0;
-	close(e->kid_out[i]);
-	e->kid_out[i] = -1;
-	size = lseek(j.errfd, 0, SEEK_CUR);
-	lseek(j.errfd, size > 4096 ? size - 4096 : 0, SEEK_SET);
-	r.err = slurp(j.errfd, xs_now_ns() + 1000 * IT_MS, &timed_out);
-	close(j.errfd);
-	buf_keep(r.out);
-	buf_keep(r.err);
-	return r;
-}
-
-/* Runs @argv with @vars and waits for it, keeping stdout and stderr. */
 static struct run_out run(struct it_env *e, const char *const *argv, const char *const *vars)
 {
-	return run_finish(e, run_start(e, argv, vars));
+	return run_finish(e, run_start(e, argv, vars), CL_RUN_MS);
 }
 
 /* Runs @argv and requires exit status 0. */
@@ -525,7 +426,7 @@ static void opencl_preempted_matches_native(void **state)
 	it_daemon_start(e, NULL);
 	job = run_start(e, high_argv, high_vars);
 	low = run(e, IT_ARGS(XS_CL_PROG), low_vars);
-	high = run_finish(e, job);
+	high = run_finish(e, job, CL_RUN_MS);
 	same = same_runs("low priority", &native, &low);
 	same &= same_runs("high priority", &native_high, &high);
 	it_daemon_check(e);

@@ -4,7 +4,7 @@
  * Threads: XQueue observers run on application threads with the queue's
  * lock held, so they never take the agent's lock; they publish status into
  * the shared slot (or, in local mode, into the agent's view) and ring a
- * doorbell. Everything else runs on the agent thread: connecting, sending
+ * doorbell unless the queue is quiet (lazy doorbells, ipc_abi.h). Everything else runs on the agent thread: connecting, sending
  * registrations and hints, and applying decisions, which it does holding
  * the agent lock so that xs_agent_unregister() (which takes it) knows the
  * queue is no longer touched once it returns. Lock order: agent, then queue.
