@@ -162,6 +162,106 @@ static void daemon_bandwidth_75_25(void **state)
 	case_done(e);
 }
 
+/* A Lv1 queue of this process with a window of @threshold, no budget. */
+static xs_queue *lv1_queue(struct it_env *e, int32_t threshold)
+{
+	xs_queue_config cfg = XS_QUEUE_CONFIG_INIT;
+	xs_queue *q = NULL;
+
+	assert_true(e->nq < IT_MAX_QUEUES);
+	assert_int_equal(xs_sim_hwq_create(e->dev, &e->hwq[e->nq]), 0);
+	cfg.level = XS_LEVEL_1;
+	cfg.threshold = threshold;
+	cfg.batch = 1;
+	cfg.budget_ns = XS_BUDGET_NONE;
+	assert_int_equal(xs_queue_create(e->hwq[e->nq], &cfg, &q), 0);
+	e->q[e->nq++] = q;
+	return q;
+}
+
+struct hold {
+	_Atomic bool entered, open;
+};
+
+/* A device function that holds the device until the test opens it. */
+static int hold_fn(void *arg)
+{
+	struct hold *h = arg;
+
+	atomic_store(&h->entered, true);
+	while (!atomic_load(&h->open))
+		sched_yield();
+	return 0;
+}
+
+/* Submits *@c, which the call that returned @rc made (0: success). */
+static void submit_cmd(xs_queue *q, int rc, xs_cmd **c)
+{
+	assert_int_equal(rc, 0);
+	assert_int_equal(xs_submit(q, *c, NULL), 0);
+}
+
+/*
+ * Switch-over (ipc_abi.h, "Drain"): when the bandwidth policy hands the
+ * device from Lv1 queue A to B, B launches nothing while A's commands in
+ * flight are more than one, and starts as soon as they drain (A's
+ * doorbell), long before drain_ms. Device timestamps show B's work ran
+ * after A's: without the wait, round robin would run B's kernel right
+ * after A's first command.
+ */
+static void daemon_bandwidth_drain(void **state)
+{
+	struct it_env *e = *state;
+	uint64_t ta = 0, tb = 0, t0;
+	struct hold h = { 0 };
+	xs_queue_stats st;
+	xs_queue *a, *b;
+	xs_cmd *c;
+	int rc;
+
+	it_guard(60);
+	it_config(e, "[policy]\nname = bandwidth\ndrain_ms = 1000\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	/* B first: the lower id takes the first turn of two never served. */
+	b = lv1_queue(e, 4);
+	a = lv1_queue(e, 4);
+	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
+				  WAIT_MS));
+	submit_cmd(a, xs_sim_kernel_fn(0, hold_fn, &h, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_event(&ta, &c), &c);
+	/* Beyond the window: A stays ready, so only its drain rings. */
+	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	/* The daemon saw A ready: idle B is suspended. */
+	assert_true(IT_WAIT_UNTIL(it_suspended(b), WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(atomic_load(&h.entered), WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(xs_queue_stats_get(a, &st) == 0 && st.in_flight == 4 &&
+				  st.pending == 2, WAIT_MS));
+	/* B's work: the turn passes to B, which waits for A's four. */
+	submit_cmd(b, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(b, xs_sim_event(&tb, &c), &c);
+	assert_true(IT_WAIT_UNTIL(it_suspended(a), WAIT_MS));
+	it_nap_ms(20);
+	rc = xs_queue_stats_get(b, &st);
+	/* Released before asserting: a failure must not hold the device. */
+	t0 = xs_now_ns();
+	atomic_store(&h.open, true);
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.in_flight, 0);
+	assert_int_equal(st.pending, 2);
+	assert_int_equal(xs_wait_all(b), 0);
+	print_message("B done %.1f ms after A's device work was released\n",
+		      (double)(xs_now_ns() - t0) / 1e6);
+	if (xs_now_ns() - t0 > 500 * XS_NSEC_PER_MSEC)
+		fail_msg("B waited for drain_ms, not for A's doorbell");
+	assert_int_equal(xs_wait_all(a), 0);
+	assert_true(ta > 0 && tb > ta);
+	case_done(e);
+}
+
 /* --- 3. EDF ------------------------------------------------------------- */
 
 /*
@@ -1807,6 +1907,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(daemon_hpf_two_processes, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_bandwidth_75_25, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_bandwidth_drain, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_edf_meets_deadlines, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_client_killed_cleanup, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_quiet_queue_rings_not, it_setup, it_teardown),

@@ -246,7 +246,7 @@ static void config_defaults_and_keys(void **state)
 	const char *path = write_conf(
 		"[daemon]\nsocket = /tmp/a.sock\nmax_clients = 8\nmax_queues_per_client = 4\n"
 		"[policy]\nname = bandwidth\nslice_ms = 30\nedf_k = 2\nper_process = yes\n"
-		"starvation_guard_pct = 5\n"
+		"starvation_guard_pct = 5\ndrain_ms = 7\n"
 		"[defaults]\npriority = -3\nshare = 50\n"
 		"[limits]\npriority_ceiling = 2\nuid.1000.priority_ceiling = 9\n");
 
@@ -264,6 +264,7 @@ static void config_defaults_and_keys(void **state)
 	assert_int_equal(c.pconf.edf_k, 2);
 	assert_true(c.pconf.per_process);
 	assert_int_equal(c.starvation_guard_pct, 5);
+	assert_int_equal(c.pconf.drain_ns, 7000000);
 	assert_int_equal(c.def_hint[IPC_KEY_PRIORITY], -3);
 	assert_int_equal(c.def_hint[IPC_KEY_SHARE], 50);
 	assert_int_equal(xsd_config_ceiling(&c, 0), XS_PRIORITY_MAX);
@@ -284,6 +285,7 @@ static void config_errors_name_the_line(void **state)
 		"[limits]\nuid.5.priority_floor = 1\n",
 		"[nowhere]\nx = 1\n",
 		"[policy]\nper_process = perhaps\n",
+		"[policy]\ndrain_ms = 1001\n",
 		"not an ini line\n",
 	};
 	struct xsd_config c;

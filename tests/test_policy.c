@@ -564,6 +564,103 @@ static void bw_turns_and_wakeup(void **st)
 	sim_fini(&s);
 }
 
+/* Steps @s until queue @i stops running; fails after @max_ms. */
+static void sim_until_stopped(struct sim *s, int i, unsigned max_ms)
+{
+	while (s->q[i].run) {
+		assert_true(max_ms-- > 0);
+		sim_step(s, MS);
+	}
+}
+
+/*
+ * Switch-over (xsd_drain_hold): the next holder waits while the previous
+ * one still has more than one command in flight, until it drains (its
+ * doorbell) or XSD_DRAIN_MAX_NS from the new turn's start.
+ */
+static void drain_switch_over(const char *policy)
+{
+	struct sim s;
+	int a, b;
+
+	sim_init(&s, policy, NULL);
+	a = sim_add(&s, 0, 1, 0, 100);
+	b = sim_add(&s, 0, 2, 0, 100);
+	sim_ready(&s, a, true);
+	sim_ready(&s, b, true);
+	assert_run(&s, a, true);
+	assert_run(&s, b, false);
+	/* a's turn ends with three commands in flight: b waits for them. */
+	s.q[a].inflight = 3;
+	sim_until_stopped(&s, a, 100);
+	assert_run(&s, b, false);
+	assert_int_equal(s.wake, s.now + XSD_DRAIN_MAX_NS);
+	sim_step(&s, MS);
+	assert_run(&s, a, false);
+	assert_run(&s, b, false);
+	/* Down to one: a's doorbell, and b runs. */
+	s.q[a].inflight = 1;
+	sim_sched(&s);
+	assert_run(&s, a, false);
+	assert_run(&s, b, true);
+	/* b's work never drains: a waits no longer than the limit. */
+	s.q[b].inflight = 5;
+	sim_until_stopped(&s, b, 100);
+	assert_run(&s, a, false);
+	assert_int_equal(s.wake, s.now + XSD_DRAIN_MAX_NS);
+	sim_run(&s, XSD_DRAIN_MAX_NS - MS);
+	assert_run(&s, a, false);
+	sim_step(&s, MS);
+	assert_run(&s, a, true);
+	assert_run(&s, b, false);
+	/* Queues that say nothing of their work in flight (0) never wait. */
+	s.q[a].inflight = s.q[b].inflight = 0;
+	sim_until_stopped(&s, a, 100);
+	assert_run(&s, b, true);
+	sim_fini(&s);
+}
+
+/* [policy] drain_ms: the wait's limit, or none at all. */
+static void bw_drain_conf(void **st)
+{
+	struct xs_policy_conf c = mkconf(0, 0, false);
+	uint64_t limit[] = { 10 * MS, XS_DRAIN_NONE };
+	struct sim s;
+	unsigned k;
+	int a, b;
+
+	(void)st;
+	for (k = 0; k < 2; k++) {
+		c.drain_ns = limit[k];
+		sim_init(&s, "bandwidth", &c);
+		a = sim_add(&s, 0, 1, 0, 100);
+		b = sim_add(&s, 0, 2, 0, 100);
+		sim_ready(&s, a, true);
+		sim_ready(&s, b, true);
+		s.q[a].inflight = 3;
+		sim_until_stopped(&s, a, 100);
+		if (limit[k] == XS_DRAIN_NONE) {
+			assert_run(&s, b, true);
+		} else {
+			assert_run(&s, b, false);
+			assert_int_equal(s.wake, s.now + limit[k]);
+		}
+		sim_fini(&s);
+	}
+}
+
+static void bw_drain_switch_over(void **st)
+{
+	(void)st;
+	drain_switch_over("bandwidth");
+}
+
+static void fair_drain_switch_over(void **st)
+{
+	(void)st;
+	drain_switch_over("fair");
+}
+
 /* A queue idle for a while gets no more than its share when it returns. */
 static void bw_idle_no_hoarding(void **st)
 {
@@ -1291,6 +1388,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(bw_90_10),
 	cmocka_unit_test(bw_uneven_slices),
 	cmocka_unit_test(bw_turns_and_wakeup),
+	cmocka_unit_test(bw_drain_switch_over),
+	cmocka_unit_test(bw_drain_conf),
 	cmocka_unit_test(bw_idle_no_hoarding),
 	cmocka_unit_test(bw_overrun_debt),
 	cmocka_unit_test(bw_deep_debt),
@@ -1309,6 +1408,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(fair_priority_weight),
 	cmocka_unit_test(fair_no_thrashing),
 	cmocka_unit_test(fair_newcomer),
+	cmocka_unit_test(fair_drain_switch_over),
 	cmocka_unit_test(fair_vclock_after_solo),
 	cmocka_unit_test(lifecycle_all),
 	cmocka_unit_test(instances_independent),

@@ -1283,6 +1283,88 @@ static void xq_preempt_sync_lv1_drains_inflight(void **state)
 	rec_free(r);
 }
 
+/* How many @ev the observer saw. */
+static unsigned events_count(struct events *e, enum xq_event ev)
+{
+	unsigned i, k = 0;
+
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < e->n && i < MAX_EVENTS; i++)
+		k += e->ev[i] == ev;
+	pthread_mutex_unlock(&e->lock);
+	return k;
+}
+
+/*
+ * xq_set_gate(): the in-flight word follows launches and completions, and
+ * XQ_EVENT_DRAINED comes once when, with the gate closed, the work in
+ * flight drops to one; an open gate raises none.
+ */
+static void xq_gate_inflight_drained(void **state)
+{
+	_Atomic uint32_t run = 1, inflight = 0;
+	struct events e = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct gate g = { 0 };
+	struct rec *r = rec_new(10);
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("drain1", 3, false);
+	fx_queue(f, false, 1, 4, 1, XS_BUDGET_NONE);
+	xq_set_observer(f->q, events_observer, &e);
+	xq_set_gate(f->q, &run, &inflight, true);
+	r->args[0].gate = &g;
+	rec_submit(f->q, r, 0, 10, 200 * US);
+	WAIT_UNTIL(atomic_load(&g.entered));
+	WAIT_UNTIL(atomic_load(&inflight) == 4);
+	atomic_store(&run, 0);
+	atomic_store(&g.open, 1);
+	WAIT_UNTIL(fx_stats(f).in_flight == 0);
+	assert_int_equal(atomic_load(&inflight), 0);
+	assert_int_equal(events_count(&e, XQ_EVENT_DRAINED), 1);
+	assert_int_equal(fx_dev(f).submitted, 4);
+	/* Open again: the rest runs without another DRAINED. */
+	atomic_store(&run, 1);
+	xq_kick(f->q);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&inflight), 0);
+	assert_int_equal(events_count(&e, XQ_EVENT_DRAINED), 1);
+	rec_check_once_in_order(r, 10);
+	xq_set_gate(f->q, NULL, NULL, true);
+	xq_set_observer(f->q, NULL, NULL);
+	fx_fini(f);
+	rec_free(r);
+}
+
+/* At Lv3 the device holds what is in flight: a suspension drains at once. */
+static void xq_gate_inflight_lv3_suspend(void **state)
+{
+	_Atomic uint32_t inflight = 0;
+	struct events e = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rec *r = rec_new(10);
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("drain3", 3, false);
+	fx_queue(f, false, 3, 4, 1, XS_BUDGET_NONE);
+	xq_set_observer(f->q, events_observer, &e);
+	xq_set_gate(f->q, NULL, &inflight, true);
+	rec_submit(f->q, r, 0, 10, 2000 * US);
+	WAIT_UNTIL(atomic_load(&inflight) == 4);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	assert_int_equal(atomic_load(&inflight), 0);
+	assert_int_equal(events_count(&e, XQ_EVENT_DRAINED), 1);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&inflight), 0);
+	assert_int_equal(events_count(&e, XQ_EVENT_DRAINED), 1);
+	rec_check_once_in_order(r, 10);
+	xq_set_gate(f->q, NULL, NULL, true);
+	xq_set_observer(f->q, NULL, NULL);
+	fx_fini(f);
+	rec_free(r);
+}
+
 /* --- query, window changes, direct launches, creation ------------------------ */
 
 static void xq_query_busy_then_done(void **state)
@@ -1541,6 +1623,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(xq_level_default_is_device_max_lv2),
 	cmocka_unit_test(xq_preempt_stats_lv3_sync),
 	cmocka_unit_test(xq_preempt_sync_lv1_drains_inflight),
+	cmocka_unit_test(xq_gate_inflight_drained),
+	cmocka_unit_test(xq_gate_inflight_lv3_suspend),
 	cmocka_unit_test(xq_query_busy_then_done),
 	cmocka_unit_test(xq_set_window_runtime),
 	cmocka_unit_test(xq_direct_launch_idle_queue),

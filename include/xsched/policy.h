@@ -58,7 +58,11 @@ struct xs_pqueue {
 	int64_t laxity_us;      /* allowed delay hint; 0: unset */
 	bool ready;             /* has submitted work not yet completed */
 	bool run;               /* in: current decision; out: the new one */
-	uint8_t pad[6];
+	uint16_t inflight;      /* commands of it the device may still run
+				 * (launched, not completed; 0 while suspended
+				 * at Lv2/Lv3), as its process last said; 0
+				 * from processes that predate the field */
+	uint8_t pad[4];
 	uint64_t ready_ns;      /* when it last became ready */
 	uint64_t service_ns;    /* device time it consumed, cumulative */
 	void *pdata;            /* the policy's own per-queue state */
@@ -72,7 +76,12 @@ struct xs_policy_conf {
 	int64_t default_share;  /* share of queues without one */
 	bool per_process;       /* bandwidth: shares belong to processes */
 	uint8_t pad[7];
+	/* Switch-over (bandwidth, fair): longest wait of a new turn for the
+	 * previous holder's commands in flight; XS_DRAIN_NONE: no wait. */
+	uint64_t drain_ns;
 };
+
+#define XS_DRAIN_NONE UINT64_MAX
 
 struct xs_policy_ops {
 	uint32_t version;       /* XS_POLICY_VERSION it was written for */

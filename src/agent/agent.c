@@ -50,6 +50,7 @@ struct agent_queue {
 	_Atomic bool hints_dirty;
 	_Atomic(void *) blocked_on;     /* XQueue our next command waits on */
 	_Atomic uint32_t quiet;         /* local mode: may skip waking the agent */
+	_Atomic uint32_t inflight;      /* local mode: what the XQueue may still run */
 	void *blocked_seen;             /* agent thread: as last published */
 	/* agent thread, under the agent lock */
 	bool reg_sent, registered;
@@ -174,6 +175,21 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 	atomic_fetch_sub(&ag.users, 1);
 }
 
+/* Rings the scheduler without a status change (local mode: the agent). */
+static void agent_ring(void)
+{
+	uint64_t one = 1;
+	int bell;
+
+	if (ag.mode == XS_AGENT_LOCAL) {
+		agent_wake();
+		return;
+	}
+	bell = atomic_load(&ag.bell_in);
+	if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
+		(void)errno;
+}
+
 static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 {
 	struct agent_queue *aq = ctx;
@@ -196,6 +212,10 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 		break;
 	case XQ_EVENT_PROGRESS:
 		agent_publish(aq, false, false);
+		break;
+	case XQ_EVENT_DRAINED:
+		/* The XQueue stored the count: a policy may hand over now. */
+		agent_ring();
 		break;
 	case XQ_EVENT_HINT:
 		atomic_store(&aq->hints_dirty, true);
@@ -359,7 +379,7 @@ static void agent_disconnect(void)
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i])
-			xq_set_gate(ag.tab[i]->q, NULL, true);
+			xq_set_gate(ag.tab[i]->q, NULL, NULL, true);
 	pthread_mutex_unlock(&ag.lock);
 	atomic_store(&ag.shm, NULL);
 	atomic_store(&ag.bell_in, -1);
@@ -665,7 +685,8 @@ static void agent_recv(void)
 				/* Decisions stop launches before this thread applies
 				 * them; removed before the mapping goes. */
 				if (shm && r->slot < shm->nslots)
-					xq_set_gate(aq->q, &shm->slot[r->slot].run, false);
+					xq_set_gate(aq->q, &shm->slot[r->slot].run,
+						    &shm->slot[r->slot].inflight, false);
 			}
 			pthread_mutex_unlock(&ag.lock);
 		}
@@ -734,6 +755,7 @@ static void agent_local_schedule(void)
 		aq->pq.deadline_us = hint[XS_HINT_DEADLINE_US];
 		aq->pq.laxity_us = hint[XS_HINT_LAXITY_US];
 		aq->pq.service_ns = st.exec_ns;
+		aq->pq.inflight = 0;
 		if (atomic_load(&aq->status) == IPC_ST_READY) {
 			uint64_t r = atomic_load(&aq->ready_ns);
 
@@ -743,6 +765,7 @@ static void agent_local_schedule(void)
 				if (ag.pops->queue_ready)
 					ag.pops->queue_ready(ag.pstate, &aq->pq, r);
 			}
+			aq->pq.inflight = (uint16_t)XS_MIN(atomic_load(&aq->inflight), UINT16_MAX);
 		} else if (aq->pq.ready) {
 			aq->pq.ready = false;
 			if (ag.pops->queue_idle)
@@ -761,6 +784,10 @@ static void agent_local_schedule(void)
 			below |= pv[j]->device == pv[i]->device && pv[j]->priority > pv[i]->priority;
 		agent_apply_cap(aq, below ? ag.cwin : 0, false);
 		agent_apply_run(aq, pv[i]->run);
+		/* Drained before the suspension: no event came (ipc_abi.h,
+		 * "Drain"); decide again at once. */
+		if (!pv[i]->run && pv[i]->inflight > 1 && atomic_load(&aq->inflight) <= 1)
+			ag.pwake_ns = xsd_wake_min(ag.pwake_ns, xs_now_ns());
 	}
 	xsd_policy_quiet(ag.pops, ag.pstate, pv, n, quiet);
 	for (i = 0; i < n; i++)
@@ -874,7 +901,7 @@ static void agent_atfork_child(void)
 	/* The parent's connection and thread are not ours: start afresh. */
 	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i])
-			xq_set_gate(ag.tab[i]->q, NULL, false);
+			xq_set_gate(ag.tab[i]->q, NULL, NULL, false);
 	memset(ag.tab, 0, sizeof(ag.tab));
 	ag.nunreg = 0;
 	ag.nqueues = 0;
@@ -1017,6 +1044,8 @@ int xs_agent_register(struct xq *q)
 		    (!ag.pops->queue_add || ag.pops->queue_add(ag.pstate, &aq->pq) == 0);
 	pthread_mutex_unlock(&ag.lock);
 	xq_set_observer(q, agent_observer, aq);
+	if (aq->local)
+		xq_set_gate(q, NULL, &aq->inflight, true);
 	agent_wake();
 	return 0;
 fail:
@@ -1034,7 +1063,7 @@ void xs_agent_unregister(struct xq *q)
 		return;
 	/* No observer call for @q after this returns, and no gate. */
 	xq_set_observer(q, NULL, NULL);
-	xq_set_gate(q, NULL, true);
+	xq_set_gate(q, NULL, NULL, true);
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++) {
 		if (ag.tab[i] && ag.tab[i]->q == q) {

@@ -123,6 +123,12 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 				c->pconf.slice_ns = (uint64_t)x * 1000000;
 			return rc;
 		}
+		if (!strcmp(name, "drain_ms")) {
+			rc = parse_i64(v, 0, (int64_t)(XSD_DRAIN_LIMIT_NS / 1000000), &x);
+			if (rc == 0)
+				c->pconf.drain_ns = x ? (uint64_t)x * 1000000 : XS_DRAIN_NONE;
+			return rc;
+		}
 		if (!strcmp(name, "starvation_period_ms")) {
 			rc = parse_i64(v, 10, 3600000, &x);
 			if (rc == 0)

@@ -443,16 +443,20 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 	if (s->waiting || s->inherited)
 		s->caps_dirty = true;
 	sched_inherit(s);
-	/* Only ready queues consume device time worth refreshing. */
+	/* Only ready queues consume device time or have work in flight. */
 	for (i = 0; i < s->n; i++) {
 		struct xsd_queue *q = s->q[i];
+		struct ipc_slot *slot = &q->client->shm->slot[q->slot];
 		uint64_t exec;
 
-		if (!q->pq.ready)
+		if (!q->pq.ready) {
+			q->pq.inflight = 0;
 			continue;
-		exec = atomic_load(&q->client->shm->slot[q->slot].exec_ns);
+		}
+		exec = atomic_load(&slot->exec_ns);
 		if (exec > q->pq.service_ns)
 			q->pq.service_ns = exec;
+		q->pq.inflight = (uint16_t)XS_MIN(atomic_load(&slot->inflight), UINT16_MAX);
 	}
 	next = s->ops->schedule(s->state, s->pv, s->n, now);
 	next = min_time(next, sched_guard(s, now));
@@ -460,8 +464,17 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 		sched_caps(s);
 		s->caps_dirty = false;
 	}
-	for (i = 0; i < s->n; i++)
-		s->decisions += sched_write_run(s, s->q[i]);
+	for (i = 0; i < s->n; i++) {
+		struct xsd_queue *q = s->q[i];
+
+		s->decisions += sched_write_run(s, q);
+		/* After the run store: a queue stopped with work in flight that
+		 * drained before it saw the decision did not ring (ipc_abi.h,
+		 * "Drain"), so decide again now. */
+		if (!q->pq.run && q->pq.inflight > 1 &&
+		    atomic_load(&q->client->shm->slot[q->slot].inflight) <= 1)
+			next = min_time(next, now);
+	}
 	/* Beyond XSD_QUIET_MAX queues the pass costs more than it saves. */
 	if (s->n <= XSD_QUIET_MAX) {
 		xsd_policy_quiet(s->ops, s->state, s->pv, s->n, s->quiet);

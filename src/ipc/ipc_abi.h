@@ -234,6 +234,20 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * the new status, or the client sees `quiet` cleared and rings. A new queue
  * starts with `quiet` clear. Daemons that leave this field zero (it was
  * padding) simply get every doorbell.
+ *
+ * Drain. A queue suspended at Lv1 keeps running the commands already on
+ * the device. A policy that hands the device over (bandwidth, fair) lets
+ * the next queue run only once those are down to one (struct xs_pqueue
+ * `inflight`), so that two processes' commands do not alternate on the
+ * device, each switch costing a context change, and the next queue's
+ * completion spacing does not include the other's work. The client keeps
+ * `inflight` current at every launch and retirement and rings when, with
+ * launches stopped, it drops from more than one to one or none. The race
+ * of a drop before the client saw the decision is closed by another
+ * Dekker pair: the client's `inflight` store then `run` load, against the
+ * daemon's `run` store then `inflight` load; a daemon that finds a queue
+ * it just stopped already drained decides again at once. Clients that
+ * leave the field zero (it was padding) never make anyone wait.
  */
 
 /* One queue. 192 bytes; see the file comment for the writer rule. */
@@ -258,7 +272,9 @@ struct ipc_slot {
 	_Atomic uint32_t status_seq;  /* bumped with every status change */
 	_Atomic int32_t waits_on;     /* slot this queue waits on, -1: none; a change
 				       * is published by bumping status_seq */
-	uint32_t pad0;
+	_Atomic uint32_t inflight;    /* commands the device may still run for it
+				       * (xq_set_gate); with launches stopped, a
+				       * drop to <= 1 rings: see "Drain" above */
 	_Atomic uint64_t ready_ns;    /* CLOCK_MONOTONIC when it last became ready */
 	_Atomic uint64_t submitted;
 	_Atomic uint64_t completed;

@@ -12,10 +12,19 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+/*
+ * A command expected to take less device time than this (an event record, a
+ * marker) is not counted as work the device still has to run (struct xq,
+ * inflight_work; xq_set_gate()).
+ */
+#define XQ_WORK_MIN_NS 10000
+
 /* xal_cmd.xq_flags */
 enum {
 	XQ_F_SYNC_POINT = 1u << 0,  /* launched with XAL_LAUNCH_SYNC_POINT */
 	XQ_F_LOCAL_DONE = 1u << 1,  /* launch failed: complete without the device */
+	XQ_F_EST_GUESS = 1u << 2,   /* launched with a guessed, not learned, duration */
+	XQ_F_WORK = 1u << 3,        /* counted in inflight_work */
 };
 
 #define XQ_EST_SLOTS 64
@@ -50,6 +59,8 @@ struct xq {
 
 	_Atomic bool suspended;       /* written under lock and ctl_lock */
 	const _Atomic uint32_t *_Atomic gate; /* external: 0 stops launches (xq_set_gate) */
+	_Atomic uint32_t *_Atomic inflight_pub; /* external: runnable in-flight count */
+	uint32_t inflight_said;       /* as last stored there */
 	_Atomic uint32_t kick_word;   /* futex: bumped by suspend to cut the worker's sleeps */
 	bool stopping;
 	bool relaunch_barrier;        /* flush mode: no launch until in-flight resolved */
@@ -59,6 +70,7 @@ struct xq {
 	struct xq_list inflight;      /* launched, not retired; ordered by seq */
 	struct xq_list garbage;       /* retired, destroyed after unlocking */
 	uint64_t inflight_est_ns;
+	uint64_t inflight_work;       /* in flight with device work (XQ_WORK_MIN_NS) */
 	uint32_t since_sync_n;
 	uint64_t since_sync_ns;
 	uint64_t last_done_ns;        /* when the last retired batch completed */

@@ -11,9 +11,15 @@
  *
  * Durations are learned per est_key (EWMA, weight 1/4) from the backend's
  * per-command device time, or failing that from the spacing of sync
- * completions. An unknown command is assumed to exceed the budget, so a
- * queue starts with one command in flight and opens its window as it
- * learns.
+ * completions (shared among the commands retired together in proportion to
+ * their estimates). Without device times these estimates are also what the
+ * queue reports as its device time (bandwidth accounting): a spacing
+ * includes whatever else the device ran meanwhile, which is why policies
+ * that hand a device over wait for the previous holder to drain first
+ * (xq_set_gate(), inflight). An unknown command is assumed to exceed the
+ * budget, so a queue starts with one command in flight and opens its
+ * window as it learns; commands expected to take under XQ_WORK_MIN_NS are
+ * not counted as work in flight.
  */
 #include "xqueue/xq_internal.h"
 
@@ -65,18 +71,28 @@ static uint64_t ewma(uint64_t old, uint64_t sample)
 	return old ? (3 * old + sample) / 4 : (sample ? sample : 1);
 }
 
-uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
+/* The duration expected of @cmd; *@guess: nothing learned of its kind. */
+static uint64_t xq_est_lookup(const struct xq *q, const struct xal_cmd *cmd, bool *guess)
 {
 	const struct xq_est_slot *s;
 	uint32_t kind = cmd->kind < XAL_CMD_KIND_MAX ? cmd->kind : XAL_CMD_OTHER;
 
+	*guess = false;
 	s = xq_est_find((struct xq_est *)&q->est, xq_est_key(cmd), false);
 	if (s && s->ns)
 		return s->ns;
 	if (q->est.kind_ns[kind])
 		return q->est.kind_ns[kind];
 	/* Unknown: more than the budget, so it launches alone. */
+	*guess = true;
 	return q->budget_ns > 0 ? (uint64_t)q->budget_ns + 1 : 0;
+}
+
+uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
+{
+	bool guess;
+
+	return xq_est_lookup(q, cmd, &guess);
 }
 
 void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns)
@@ -104,10 +120,17 @@ bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next)
 
 unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
 {
-	uint64_t est = xq_est_get(q, cmd);
-	bool sp;
+	bool sp, guess;
+	uint64_t est = xq_est_lookup(q, cmd, &guess);
 
 	cmd->xq_est_ns = est;
+	cmd->xq_flags &= ~(uint32_t)(XQ_F_EST_GUESS | XQ_F_WORK);
+	if (guess)
+		cmd->xq_flags |= XQ_F_EST_GUESS;
+	if (guess || est >= XQ_WORK_MIN_NS) {
+		cmd->xq_flags |= XQ_F_WORK;
+		q->inflight_work++;
+	}
 	q->since_sync_n++;
 	q->since_sync_ns += est;
 	sp = q->since_sync_n >= (uint32_t)q->batch ||
@@ -123,6 +146,8 @@ unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
 void xq_window_retired(struct xq *q, const struct xal_cmd *cmd)
 {
 	q->inflight_est_ns -= cmd->xq_est_ns;
+	if (cmd->xq_flags & XQ_F_WORK)
+		q->inflight_work--;
 }
 
 void xq_window_reset(struct xq *q)

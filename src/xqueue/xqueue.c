@@ -177,14 +177,47 @@ void xq_reap(struct xq *q)
 	pthread_mutex_unlock(&q->lock);
 }
 
-static bool xq_may_launch(struct xq *q)
+/* Whether launches are stopped: suspended, or the gate is closed. */
+static bool xq_stopped(struct xq *q)
 {
 	const _Atomic uint32_t *gate = atomic_load_explicit(&q->gate, memory_order_relaxed);
 
-	if (atomic_load_explicit(&q->suspended, memory_order_relaxed))
-		return false;
-	/* Pairs with the scheduler's store of the decision (ipc_abi.h). */
-	if (gate && !atomic_load_explicit(gate, memory_order_acquire))
+	/* The acquire pairs with the scheduler's store of the decision
+	 * (ipc_abi.h). */
+	return atomic_load_explicit(&q->suspended, memory_order_relaxed) ||
+	       (gate && !atomic_load_explicit(gate, memory_order_acquire));
+}
+
+/*
+ * Stores the runnable in-flight count in the scheduler's word and raises
+ * XQ_EVENT_DRAINED as xq_set_gate() describes. Lock held.
+ */
+static void xq_pub_inflight(struct xq *q)
+{
+	_Atomic uint32_t *pub = atomic_load_explicit(&q->inflight_pub, memory_order_relaxed);
+	const _Atomic uint32_t *gate;
+	uint32_t n;
+
+	if (!pub)
+		return;
+	n = q->level >= 2 && atomic_load(&q->suspended) ? 0 :
+	    (uint32_t)XS_MIN(q->inflight_work, (uint64_t)UINT32_MAX);
+	if (n > 1 || q->inflight_said <= 1) {
+		atomic_store_explicit(pub, n, memory_order_release);
+	} else {
+		/* A drop to one or none: the store, then the decision's load,
+		 * all sequentially consistent (ipc_abi.h, "Drain"). */
+		atomic_store(pub, n);
+		gate = atomic_load_explicit(&q->gate, memory_order_relaxed);
+		if (atomic_load(&q->suspended) || (gate && !atomic_load(gate)))
+			xq_notify(q, XQ_EVENT_DRAINED);
+	}
+	q->inflight_said = n;
+}
+
+static bool xq_may_launch(struct xq *q)
+{
+	if (xq_stopped(q))
 		return false;
 	if (q->relaunch_barrier) {
 		if (q->inflight.n || q->syncers)
@@ -206,6 +239,7 @@ static void xq_after_retire(struct xq *q)
 	if (q->level == 1 && atomic_load(&q->suspended) && q->susp_had_work &&
 	    q->measured_gen != q->susp_gen && q->inflight.n == 0)
 		xq_record_preemption(q);
+	xq_pub_inflight(q);
 	xq_notify(q, XQ_EVENT_PROGRESS);
 	if (q->busy && q->completed_seq == q->next_seq) {
 		q->busy = false;
@@ -238,22 +272,34 @@ static void xq_retire_head(struct xq *q)
 /*
  * Retires every in-flight command <= @seq after a backend sync returned
  * @rc for it. Without per-command device times, the time since the
- * previous completion is shared among the retired commands.
+ * previous completion is shared among the retired commands in proportion
+ * to their estimates (equally while any of them is a guess).
  */
 static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
 {
-	uint64_t now = xs_now_ns(), n = 0, since;
+	uint64_t now = xs_now_ns(), n = 0, sum = 0, since, share;
+	bool guess = false;
 	struct xal_cmd *c;
 
 	if (!q->ops->cmd_time && q->inflight.head) {
 		for (c = q->inflight.head; c && c->xq_seq <= seq; c = c->xq_next)
-			if (!(c->xq_flags & XQ_F_LOCAL_DONE))
+			if (!(c->xq_flags & XQ_F_LOCAL_DONE)) {
 				n++;
+				sum += c->xq_est_ns;
+				guess |= c->xq_flags & XQ_F_EST_GUESS;
+			}
+		if (guess)
+			sum = 0;
 		since = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
 		for (c = q->inflight.head; n && now > since && c && c->xq_seq <= seq;
-		     c = c->xq_next)
-			if (!(c->xq_flags & XQ_F_LOCAL_DONE))
-				xq_est_learn(q, c, (now - since) / n);
+		     c = c->xq_next) {
+			if (c->xq_flags & XQ_F_LOCAL_DONE)
+				continue;
+			share = sum ? (uint64_t)((unsigned __int128)(now - since) *
+						 c->xq_est_ns / sum) :
+				      (now - since) / n;
+			xq_est_learn(q, c, share);
+		}
 	}
 	while (q->inflight.head && q->inflight.head->xq_seq <= seq)
 		xq_retire_head(q);
@@ -284,7 +330,10 @@ static void xq_launch_one(struct xq *q, struct xal_cmd *c)
 	c->xq_launch_ns = xs_now_ns();
 	rc = q->ops->launch(q->hwq, c, flags);
 	if (rc < 0) {
-		c->xq_flags = (c->xq_flags & ~XQ_F_SYNC_POINT) | XQ_F_LOCAL_DONE;
+		if (c->xq_flags & XQ_F_WORK)
+			q->inflight_work--;
+		c->xq_flags = (c->xq_flags & ~(uint32_t)(XQ_F_SYNC_POINT | XQ_F_WORK)) |
+			      XQ_F_LOCAL_DONE;
 		c->xq_status = rc;
 		c->xq_est_ns = 0;
 	}
@@ -292,6 +341,7 @@ static void xq_launch_one(struct xq *q, struct xal_cmd *c)
 	q->inflight_est_ns += c->xq_est_ns;
 	q->launched_seq = c->xq_seq;
 	atomic_store_explicit(&q->launched_pub, c->xq_seq, memory_order_release);
+	xq_pub_inflight(q);
 }
 
 /* Whether @c's gate lets it launch now; reports changes. Lock held. */
@@ -878,6 +928,12 @@ int xq_suspend(struct xq *q, unsigned flags)
 	atomic_fetch_add(&q->kick_word, 1);
 	xs_futex_wake(&q->kick_word, 1, false);
 	rc = xq_backend_preempt(q, true);
+	if (q->level >= 2) {
+		/* The device holds the rest: nothing left to drain. */
+		pthread_mutex_lock(&q->lock);
+		xq_pub_inflight(q);
+		xq_unlock(q);
+	}
 	pthread_mutex_unlock(&q->ctl_lock);
 	if (!had_work)
 		return rc;
@@ -920,6 +976,7 @@ int xq_resume(struct xq *q)
 	pthread_mutex_lock(&q->lock);
 	atomic_store(&q->suspended, false);
 	xq_launch_pending(q);
+	xq_pub_inflight(q);
 	if (q->pending.n || q->inflight.n)
 		xq_worker_kick(q);
 	pthread_cond_broadcast(&q->cond);
@@ -944,6 +1001,7 @@ int xq_set_level(struct xq *q, int level)
 	pthread_mutex_lock(&q->lock);
 	q->level = granted;
 	q->level_req = level;
+	xq_pub_inflight(q);
 	if (atomic_load(&q->suspended) && q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
 		q->relaunch_barrier = true;
 	pthread_mutex_unlock(&q->lock);
@@ -976,13 +1034,17 @@ void *xq_blocked_on_locked(struct xq *q)
 	return q->blocked_on;
 }
 
-void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, bool sync)
+void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, _Atomic uint32_t *inflight,
+		 bool sync)
 {
 	atomic_store(&q->gate, gate);
-	if (sync) {
-		/* Launch decisions read it under the lock: none uses the old one
-		 * once we had the lock. */
+	atomic_store(&q->inflight_pub, inflight);
+	if (sync || inflight) {
+		/* Launch decisions read them under the lock: none uses the old
+		 * ones once we had the lock. The new word starts true. */
 		pthread_mutex_lock(&q->lock);
+		q->inflight_said = 0;
+		xq_pub_inflight(q);
 		pthread_mutex_unlock(&q->lock);
 	}
 }

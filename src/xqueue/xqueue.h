@@ -46,6 +46,7 @@ enum xq_event {
 	XQ_EVENT_BLOCKED = 5,  /* the next command waits for something (xq_blocked_on_locked) */
 	XQ_EVENT_UNBLOCKED = 6,
 	XQ_EVENT_RESYNC = 7,   /* on request (xq_resync): publish your state again */
+	XQ_EVENT_DRAINED = 8,  /* launches stopped: at most one command left to run */
 };
 
 /* Counters an observer may read with xq_counters_locked(). */
@@ -150,16 +151,28 @@ int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value);
 void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
 
 /*
- * Installs an external gate: while *@gate is 0, nothing new is launched,
- * as at Lv1 under xq_suspend(), so that a scheduler's decision written to
- * shared memory takes effect at the queue's next launch, before any thread
- * applies it. The owner still calls xq_suspend()/xq_resume() for the level's
- * own mechanism and statistics, and xq_kick() once *@gate is non-zero again.
- * NULL removes it; with @sync, returns only once no launch decision can
- * still read the old word (takes the queue's lock; without it, for a forked
- * child's single thread). Any thread but an observer.
+ * Binds the queue to a scheduler's words in shared memory.
+ *
+ * @gate: while *@gate is 0, nothing new is launched, as at Lv1 under
+ * xq_suspend(), so that a scheduler's decision written to shared memory
+ * takes effect at the queue's next launch, before any thread applies it.
+ * The owner still calls xq_suspend()/xq_resume() for the level's own
+ * mechanism and statistics, and xq_kick() once *@gate is non-zero again.
+ *
+ * @inflight: the queue keeps there how many of its commands the device
+ * may still run (launched and not retired; 0 while suspended at Lv2/Lv3,
+ * whose device holds them), and raises XQ_EVENT_DRAINED when, with
+ * launches stopped (suspended or gated), that count drops from more than
+ * one to one or none: a scheduler that switches the device over waits for
+ * it rather than interleave two queues' work (DESIGN 3.3).
+ *
+ * NULL removes either; with @sync, returns only once no launch decision
+ * can still read the old words (takes the queue's lock; without it, for a
+ * forked child's single thread). A new @inflight gets the current count at
+ * once (also under the lock). Any thread but an observer.
  */
-void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, bool sync);
+void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, _Atomic uint32_t *inflight,
+		 bool sync);
 
 /*
  * Calls the observer with XQ_EVENT_RESYNC under the queue's lock, so that

@@ -26,6 +26,11 @@
  *   and no credit accrues.
  * - Idle queues are suspended while any entity of their device is ready;
  *   on a device with nothing ready every queue runs.
+ * - Switch-over: a new turn's queues wait until the suspended queues of
+ *   the device have at most one command left in flight, or [policy]
+ *   drain_ms (default XSD_DRAIN_MAX_NS) from the turn's start
+ *   (xsd_drain_hold); the drain is charged to those who launched it, and
+ *   the waiting costs the new holder no credit.
  *
  * schedule() returns the expected end of the current turn, now plus the
  * remaining credit (device time runs at wall-clock speed while the turn
@@ -50,6 +55,7 @@ struct bw_ent {
 	uint32_t device;
 	uint32_t refs;          /* queues whose pdata points here */
 	int64_t credit;         /* device ns left in its turn; < 0: debt */
+	uint64_t turn_ns;       /* when its current turn began */
 	uint64_t seq;           /* bw_state.seq when last considered; 0: never */
 	int64_t weight;         /* this call: largest share of its ready queues */
 	bool ready;             /* this call: has a ready queue */
@@ -248,7 +254,8 @@ static bool bw_before(const struct bw_ent *a, const struct bw_ent *b)
  * every entity would be skipped are added at once, so deep debt costs no
  * more than one round of iterations.
  */
-static struct bw_ent *bw_next_turn(struct bw_state *st, uint32_t dev, int64_t W)
+static struct bw_ent *bw_next_turn(struct bw_state *st, uint32_t dev, int64_t W,
+				   uint64_t now)
 {
 	uint64_t k, kmin = UINT64_MAX;
 	struct bw_ent *e, *best;
@@ -278,6 +285,7 @@ static struct bw_ent *bw_next_turn(struct bw_state *st, uint32_t dev, int64_t W)
 		best->credit += bw_quantum(st, best->weight, W);
 		if (best->credit > 0) {
 			best->turn = true;
+			best->turn_ns = now;
 			return best;
 		}
 	}
@@ -288,6 +296,7 @@ static uint64_t bw_device(struct bw_state *st, struct xs_pqueue *const *qs,
 			  size_t n, uint32_t dev, uint64_t now)
 {
 	struct bw_ent *e, *hold = NULL;
+	uint64_t wait;
 	unsigned m;
 	int64_t W;
 	size_t i;
@@ -308,7 +317,7 @@ static uint64_t bw_device(struct bw_state *st, struct xs_pqueue *const *qs,
 		hold = NULL;
 	}
 	if (m >= 2 && !hold)
-		hold = bw_next_turn(st, dev, W);
+		hold = bw_next_turn(st, dev, W, now);
 	for (i = 0; i < n; i++) {
 		struct xs_pqueue *q = qs[i];
 		struct bw_q *pd = q->pdata;
@@ -324,6 +333,9 @@ static uint64_t bw_device(struct bw_state *st, struct xs_pqueue *const *qs,
 	}
 	if (m < 2)
 		return 0;
+	wait = xsd_drain_hold(qs, n, dev, hold->turn_ns, st->conf.drain_ns, now);
+	if (wait)
+		return wait;
 	return (uint64_t)hold->credit > UINT64_MAX - now ?
 		UINT64_MAX : now + (uint64_t)hold->credit;
 }

@@ -23,6 +23,10 @@
  * with a stale small virtual time, and a queue that ran alone for long is
  * not starved afterwards by one that was idle meanwhile.
  *
+ * Switch-over: a new holder waits until the other queues of the device
+ * have at most one command left in flight, or XSD_DRAIN_MAX_NS from its
+ * turn's start (xsd_drain_hold).
+ *
  * schedule() returns the end of the holder's minimum slice when other
  * queues are waiting on its device (now plus the slice time it has left),
  * else 0. The device's virtual clock is copied into every queue's pdata of
@@ -42,6 +46,7 @@ struct fair_q {
 	uint64_t vclock;        /* the device's virtual clock, as of last call */
 	uint64_t last_service;  /* service_ns at the previous call */
 	uint64_t turn_service;  /* service_ns when its current turn started */
+	uint64_t turn_ns;       /* when its current turn started */
 	bool seen_ready;        /* ready at the previous call */
 	bool bounced;           /* went idle since the previous call */
 	bool cur;               /* holds its device */
@@ -199,7 +204,7 @@ static uint64_t fair_device(const struct fair_state *st,
 			    uint32_t dev, uint64_t now)
 {
 	struct xs_pqueue *hold = NULL, *best = NULL;
-	uint64_t vclock, used, left, minv = UINT64_MAX;
+	uint64_t vclock, used, left, wait, minv = UINT64_MAX;
 	unsigned m = 0;
 	size_t i;
 
@@ -227,6 +232,7 @@ static uint64_t fair_device(const struct fair_state *st,
 			((struct fair_q *)hold->pdata)->cur = false;
 		pb->cur = true;
 		pb->turn_service = best->service_ns;
+		pb->turn_ns = now;
 	} else if (best && fair_used(best, best->pdata) >= st->conf.slice_ns) {
 		/* Still the smallest after its slice: a fresh slice. */
 		((struct fair_q *)best->pdata)->turn_service = best->service_ns;
@@ -248,6 +254,10 @@ static uint64_t fair_device(const struct fair_state *st,
 	}
 	if (m < 2)
 		return 0;
+	wait = xsd_drain_hold(qs, n, dev, ((struct fair_q *)best->pdata)->turn_ns,
+			      st->conf.drain_ns, now);
+	if (wait)
+		return wait;
 	used = fair_used(best, best->pdata);
 	left = st->conf.slice_ns - used;
 	return left > UINT64_MAX - now ? UINT64_MAX : now + left;

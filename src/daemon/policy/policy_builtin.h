@@ -48,6 +48,17 @@
  */
 #define XSD_QUIET_MAX 64
 
+/*
+ * Switch-over (src/ipc/ipc_abi.h, "Drain"): by default a policy that hands
+ * a device over waits at most this long, from the start of the new turn,
+ * for the stopped queues' commands in flight to drain (a Lv1 window is
+ * about one budget, 1 ms by default, plus the running command); then it
+ * runs the new holder anyway, so a queue whose work cannot finish delays
+ * nobody longer. [policy] drain_ms sets it.
+ */
+#define XSD_DRAIN_MAX_NS 4000000ull		/* 4 ms */
+#define XSD_DRAIN_LIMIT_NS 1000000000ull	/* what drain_ms may set: 1 s */
+
 extern const struct xs_policy_ops xsd_policy_hpf;
 extern const struct xs_policy_ops xsd_policy_hhpf;
 extern const struct xs_policy_ops xsd_policy_bandwidth;
@@ -100,6 +111,7 @@ struct xsd_pconf {
 	uint64_t slice_ns;
 	int64_t default_share;
 	bool per_process;
+	uint64_t drain_ns;      /* 0: switches do not wait */
 };
 
 /*
@@ -186,6 +198,34 @@ static inline bool xsd_dev_next(struct xs_pqueue *const *qs, size_t n,
 	if (found)
 		*dev = best;
 	return found;
+}
+
+/*
+ * Switch-over, after a policy decided @dev for a turn that began at
+ * @turn_ns: while a queue of @dev that does not run still has more than
+ * one command in flight (Lv1 drains what it launched), and until @turn_ns
+ * + @max_ns, nothing of @dev runs. Returns that deadline while holding the
+ * device back, else 0. A device where everything runs (nothing ready) has
+ * nothing stopped, so it is never held.
+ */
+static inline uint64_t xsd_drain_hold(struct xs_pqueue *const *qs, size_t n,
+				      uint32_t dev, uint64_t turn_ns, uint64_t max_ns,
+				      uint64_t now)
+{
+	uint64_t until = turn_ns + max_ns;
+	bool draining = false;
+	size_t i;
+
+	if (now >= until)
+		return 0;
+	for (i = 0; i < n; i++)
+		draining |= qs[i]->device == dev && !qs[i]->run && qs[i]->inflight > 1;
+	if (!draining)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (qs[i]->device == dev)
+			qs[i]->run = false;
+	return until;
 }
 
 /* Runs the following statement once per distinct device of @qs, ascending. */

@@ -7,6 +7,7 @@
  * apart (the unit tests check that each name equals its table's name).
  */
 #include "daemon/policy/policy_builtin.h"
+#include "base/compiler.h"
 
 #include <string.h>
 
@@ -60,6 +61,7 @@ void xsd_pconf_resolve(struct xsd_pconf *out, const struct xs_policy_conf *conf,
 	out->slice_ns = default_slice_ns;
 	out->default_share = XSD_DEFAULT_SHARE;
 	out->per_process = false;
+	out->drain_ns = XSD_DRAIN_MAX_NS;
 	if (!conf)
 		return;
 	if (CONF_HAS(conf, edf_k) && conf->edf_k)
@@ -76,4 +78,7 @@ void xsd_pconf_resolve(struct xsd_pconf *out, const struct xs_policy_conf *conf,
 			XSD_SHARE_MAX : conf->default_share;
 	if (CONF_HAS(conf, per_process))
 		out->per_process = conf->per_process;
+	if (CONF_HAS(conf, drain_ns) && conf->drain_ns)
+		out->drain_ns = conf->drain_ns == XS_DRAIN_NONE ? 0 :
+				XS_MIN(conf->drain_ns, XSD_DRAIN_LIMIT_NS);
 }
