@@ -7,7 +7,8 @@
  * budget; an empty window always admits one. So a suspend at Lv1 waits for
  * at most the running command plus about one budget of work, whatever the
  * command size. Sync points come every `batch` commands or every half
- * budget, so the worker can refill the window while half of it still runs.
+ * budget, so the worker can refill the window while half of it still runs,
+ * and at every event command (what applications wait for).
  *
  * Durations are learned per est_key (EWMA, weight 1/4) from the backend's
  * per-command device time, or failing that from the spacing of sync
@@ -133,7 +134,10 @@ unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
 	}
 	q->since_sync_n++;
 	q->since_sync_ns += est;
-	sp = q->since_sync_n >= (uint32_t)q->batch ||
+	/* An application's event is what it waits for: syncing on anything
+	 * else would wait for more (or, with nothing behind, drain the device
+	 * before the window could be refilled). */
+	sp = cmd->kind == XAL_CMD_EVENT || q->since_sync_n >= (uint32_t)q->batch ||
 	     (q->budget_ns > 0 && q->since_sync_ns * 2 >= (uint64_t)q->budget_ns);
 	if (!sp)
 		return 0;

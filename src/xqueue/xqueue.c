@@ -583,6 +583,8 @@ static uint64_t xq_refill_target(struct xq *q)
  */
 static void xq_complete_through(struct xq *q, uint64_t seq)
 {
+	bool refill;
+
 	q->completers++;
 	while (q->completed_seq < seq) {
 		xq_launch_pending(q);
@@ -595,8 +597,11 @@ static void xq_complete_through(struct xq *q, uint64_t seq)
 			q->waiters--;
 			continue;
 		}
-		if (xq_sync_step(q, seq <= q->launched_seq ? seq : xq_refill_target(q),
-				 seq > q->launched_seq) == -EAGAIN)
+		/* With work waiting for room, go from sync point to sync point,
+		 * refilling: a sync on @seq itself would let the window run dry. */
+		refill = seq > q->launched_seq || q->pending.n;
+		if (xq_sync_step(q, refill ? XS_MIN(seq, xq_refill_target(q)) : seq,
+				 refill) == -EAGAIN)
 			xq_wait_resumed(q);
 	}
 	if (--q->completers == 0 && (q->pending.n || q->inflight.n))
