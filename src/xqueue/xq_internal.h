@@ -19,6 +19,13 @@
  */
 #define XQ_WORK_MIN_NS 10000
 
+/*
+ * Estimates learned from completion spacings (backends without per-command
+ * device times) are taken as (1 - 1/this) of themselves when the window
+ * checks its budget (xq_window.c).
+ */
+#define XQ_SPACING_DISCOUNT 16
+
 /* xal_cmd.xq_flags */
 enum {
 	XQ_F_SYNC_POINT = 1u << 0,  /* launched with XAL_LAUNCH_SYNC_POINT */

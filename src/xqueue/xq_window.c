@@ -4,9 +4,10 @@
  * The window admits the next command while fewer than `threshold` commands
  * are in flight and the estimated device time queued behind the oldest
  * in-flight command (assumed running) plus the new one stays within the
- * budget; an empty window always admits one. So a suspend at Lv1 waits for
- * at most the running command plus about one budget of work, whatever the
- * command size. Sync points come every `batch` commands or every half
+ * budget (spacing-learned estimates discounted by 1/XQ_SPACING_DISCOUNT
+ * for their observation delay); an empty window always admits one. So a
+ * suspend at Lv1 waits for at most the running command plus about one
+ * budget of work, whatever the command size. Sync points come every `batch` commands or every half
  * budget, so the worker can refill the window while half of it still runs,
  * and at every event command (what applications wait for).
  *
@@ -115,8 +116,14 @@ bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next)
 		return false;
 	if (q->budget_ns < 0)
 		return true;
-	queued = q->inflight_est_ns - q->inflight.head->xq_est_ns;
-	return queued + xq_est_get(q, next) <= (uint64_t)q->budget_ns;
+	queued = q->inflight_est_ns - q->inflight.head->xq_est_ns + xq_est_get(q, next);
+	/* Spacings include each completion's observation delay: without a
+	 * discount, a command the size of the budget would never get one
+	 * queued behind it, and its every completion would idle the device
+	 * for a wakeup. */
+	if (!q->ops->cmd_time)
+		queued -= queued / XQ_SPACING_DISCOUNT;
+	return queued <= (uint64_t)q->budget_ns;
 }
 
 unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
