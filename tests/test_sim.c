@@ -316,6 +316,47 @@ static void sim_round_robin_per_command(void **state)
 	close_dev(&f);
 }
 
+/*
+ * A timestamp right behind a command completes with it, in the same turn,
+ * as a device's front end retires it: round robin puts no other queue's
+ * command between them (a kernel after it still waits for its turn).
+ */
+static void sim_event_completes_with_command(void **state)
+{
+	struct fixture f;
+	struct sim_hwq *a, *c;
+	struct sim_cmd k = kernel(200 * US), ev = { .kind = SIM_CMD_EVENT };
+	uint32_t hw[32];
+	uint64_t seq[32];
+	struct sim_hwq_info ia, ic;
+	size_t n, i;
+
+	(void)state;
+	open_dev(&f, "evturn", SIM_ARB_RR, 3, false);
+	gate_close(&f);
+	assert_int_equal(sim_hwq_create(f.dev, &a), 0);
+	assert_int_equal(sim_hwq_create(f.dev, &c), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
+		assert_int_equal(sim_hwq_launch(a, &ev, NULL), 0);
+		assert_int_equal(sim_hwq_launch(c, &k, NULL), 0);
+	}
+	assert_int_equal(sim_dev_trace_start(f.dev, 32), 0);
+	gate_open(&f);
+	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
+	assert_int_equal(sim_hwq_wait_all(c, 0), 0);
+	n = trace(&f, hw, seq, 32);
+	sim_hwq_info_get(a, &ia);
+	sim_hwq_info_get(c, &ic);
+	/* a-kernel a-event c a-kernel a-event c */
+	assert_int_equal(n, 6);
+	for (i = 0; i < n; i++)
+		assert_int_equal(hw[i], i % 3 == 2 ? ic.index : ia.index);
+	sim_hwq_destroy(a);
+	sim_hwq_destroy(c);
+	close_dev(&f);
+}
+
 static void sim_fcfs_order(void **state)
 {
 	struct fixture f;
@@ -837,6 +878,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sim_bad_launches),
 	cmocka_unit_test(sim_error_reported_once),
 	cmocka_unit_test(sim_round_robin_per_command),
+	cmocka_unit_test(sim_event_completes_with_command),
 	cmocka_unit_test(sim_fcfs_order),
 	cmocka_unit_test(sim_lv2_stall),
 	cmocka_unit_test(sim_lv2_running_command_finishes),

@@ -45,6 +45,7 @@ struct spy {
 	_Atomic uint32_t occ_max;     /* most device-queue entries at a launch */
 	_Atomic uint32_t fail_launch; /* 1-based launch() call that fails; 0: none */
 	int fail_rc;
+	_Atomic uint32_t sp_events;   /* event commands launched as sync points */
 	_Atomic uint32_t in_sync;     /* threads inside sync()/sync_all() */
 	_Atomic uint32_t sync_hold;   /* while set, sync()/sync_all() wait */
 };
@@ -62,6 +63,8 @@ static int spy_launch(struct xal_hwq *h, struct xal_cmd *cmd, unsigned flags)
 
 	if (n == atomic_load(&s->fail_launch))
 		return s->fail_rc;
+	if (cmd->kind == XAL_CMD_EVENT && (flags & XAL_LAUNCH_SYNC_POINT))
+		atomic_fetch_add(&s->sp_events, 1);
 	/* Commands on the device, this one included. */
 	sim_hwq_info_get(xal_sim_hwq_sim(s->inner), &info);
 	occ = (uint32_t)(info.submitted - info.done) + 1;
@@ -154,6 +157,23 @@ static const struct xal_ops spy_ops = {
 	.interrupt = spy_interrupt,
 	.restore = spy_restore,
 	.cmd_time = spy_cmd_time,
+	.wait_quiet = spy_wait_quiet,
+	.hwq_destroy = spy_hwq_destroy,
+};
+
+/* The same without per-command device times: durations from spacings. */
+static const struct xal_ops spy_ops_spacing = {
+	.version = XAL_OPS_VERSION,
+	.size = sizeof(struct xal_ops),
+	.name = "spy-spacing",
+	.launch = spy_launch,
+	.sync = spy_sync,
+	.sync_all = spy_sync_all,
+	.query = spy_query,
+	.deactivate = spy_deactivate,
+	.reactivate = spy_reactivate,
+	.interrupt = spy_interrupt,
+	.restore = spy_restore,
 	.wait_quiet = spy_wait_quiet,
 	.hwq_destroy = spy_hwq_destroy,
 };
@@ -1365,6 +1385,95 @@ static void xq_gate_inflight_lv3_suspend(void **state)
 	rec_free(r);
 }
 
+/* --- without per-command device times ------------------------------------ */
+
+/*
+ * Durations learned from completion spacings are what such a queue charges
+ * as device time: a completion seen while the queue was stopped (here 30 ms
+ * late) is not learned from, so the commands after it are charged their
+ * own length, not the stop.
+ */
+static void xq_spacing_not_learned_while_stopped(void **state)
+{
+	struct gate g = { 0 };
+	struct rec *r = rec_new(16);
+	xs_queue_stats a, b;
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("spacing", 3, false);
+	f->spy.base.ops = &spy_ops_spacing;
+	fx_queue(f, true, 1, 4, 1, XS_BUDGET_NONE);
+	rec_submit(f->q, r, 0, 8, MS);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	r->args[9].gate = &g;
+	rec_submit(f->q, r, 8, 12, MS);
+	WAIT_UNTIL(atomic_load(&g.entered));
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	usleep(30000);
+	atomic_store(&g.open, 1);
+	WAIT_UNTIL(fx_stats(f).in_flight == 0);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	a = fx_stats(f);
+	rec_submit(f->q, r, 12, 16, MS);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	b = fx_stats(f);
+	/* Four 1 ms commands: charged about 4 ms, not 4 x (1 + 30 / 4). */
+	if (b.exec_ns - a.exec_ns > 6 * MS)
+		fail_msg("charged %.1f ms for 4 x 1 ms", (double)(b.exec_ns - a.exec_ns) / 1e6);
+	assert_true(b.exec_ns - a.exec_ns >= 3 * MS);
+	rec_check_once_in_order(r, 16);
+	fx_fini(f);
+	rec_free(r);
+}
+
+/* An event command (what an application waits for) is a sync point. */
+static void xq_event_is_sync_point(void **state)
+{
+	struct sim_cmd d = { .kind = SIM_CMD_EVENT };
+	struct xal_cmd *ev = NULL;
+	struct rec *r = rec_new(6);
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("evsp", 3, false);
+	fx_queue(f, true, 1, 16, 8, XS_BUDGET_NONE);
+	rec_submit(f->q, r, 0, 3, 100 * US);
+	assert_int_equal(xal_sim_cmd_create(&d, NULL, &ev), 0);
+	submit(f->q, ev);
+	rec_submit(f->q, r, 3, 6, 100 * US);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&f->spy.sp_events), 1);
+	rec_check_once_in_order(r, 6);
+	fx_fini(f);
+	rec_free(r);
+}
+
+/*
+ * A thread waiting for a launched command while others wait for window
+ * room refills the window on the way (sync point by sync point), so the
+ * device does not run dry behind it: when its wait returns, more than the
+ * first window was launched (a wait on the command itself would return
+ * with none; the worker stands aside while a thread waits).
+ */
+static void xq_wait_refills_window(void **state)
+{
+	struct rec *r = rec_new(10);
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("refill", 3, false);
+	fx_queue(f, true, 1, 2, 1, XS_BUDGET_NONE);
+	rec_submit(f->q, r, 0, 10, 300 * US);
+	assert_int_equal(xq_wait(f->q, r->args[1].seq), 0);
+	assert_true(xq_launched(f->q) >= r->args[2].seq);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	rec_check_once_in_order(r, 10);
+	fx_fini(f);
+	rec_free(r);
+}
+
 /* --- query, window changes, direct launches, creation ------------------------ */
 
 static void xq_query_busy_then_done(void **state)
@@ -1625,6 +1734,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(xq_preempt_sync_lv1_drains_inflight),
 	cmocka_unit_test(xq_gate_inflight_drained),
 	cmocka_unit_test(xq_gate_inflight_lv3_suspend),
+	cmocka_unit_test(xq_spacing_not_learned_while_stopped),
+	cmocka_unit_test(xq_event_is_sync_point),
+	cmocka_unit_test(xq_wait_refills_window),
 	cmocka_unit_test(xq_query_busy_then_done),
 	cmocka_unit_test(xq_set_window_runtime),
 	cmocka_unit_test(xq_direct_launch_idle_queue),

@@ -338,9 +338,21 @@ static void sim_execute_turn(struct sim_dev *dev, uint32_t idx)
 			goto quiet;
 		}
 
-		sim_trace(dev, idx, done + 1);
-		if (sim_entry_run(hq, e, &status))
+		for (;;) {
+			sim_trace(dev, idx, done + 1);
+			if (!sim_entry_run(hq, e, &status))
+				break;
 			sim_entry_finish(hq, e, done, SIM_E_DONE, status);
+			/* Timestamps right behind complete with it, in the same
+			 * turn, as a device's front end retires them: round robin
+			 * puts no other queue's work in between. */
+			if (++done == atomic_load(&h->submitted) ||
+			    (atomic_load(&h->ctl) & (SIM_CTL_INTERRUPT | SIM_CTL_FLUSH | SIM_CTL_STALL)))
+				break;
+			e = &hq->ring[done & SIM_RING_MASK];
+			if (e->cmd.kind != SIM_CMD_EVENT || e->remaining_ns)
+				break;
+		}
 	}
 quiet:
 	/* Last touch of hq: sim_hwq_destroy() may free it once this is 0, so

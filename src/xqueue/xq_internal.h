@@ -81,6 +81,7 @@ struct xq {
 	uint32_t since_sync_n;
 	uint64_t since_sync_ns;
 	uint64_t last_done_ns;        /* when the last retired batch completed */
+	bool spacing_stale;           /* resumed: the next spacing is not learned */
 
 	uint64_t next_seq;            /* last sequence number given */
 	uint64_t completed_seq;       /* every command <= this completed */

@@ -281,7 +281,13 @@ static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
 	bool guess = false;
 	struct xal_cmd *c;
 
-	if (!q->ops->cmd_time && q->inflight.head) {
+	/*
+	 * Spacings measure nothing of ours across a switch: the first after a
+	 * resume waited behind others' work (a previous holder's tail), and
+	 * those observed while stopped come with whatever delay the switch
+	 * adds to seeing them. Those commands are charged their estimates.
+	 */
+	if (!q->ops->cmd_time && q->inflight.head && !q->spacing_stale && !xq_stopped(q)) {
 		for (c = q->inflight.head; c && c->xq_seq <= seq; c = c->xq_next)
 			if (!(c->xq_flags & XQ_F_LOCAL_DONE)) {
 				n++;
@@ -305,6 +311,7 @@ static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
 		xq_retire_head(q);
 	if (rc < 0)
 		xq_record_error(q, rc);
+	q->spacing_stale = false;
 	q->last_done_ns = now;
 	xq_after_retire(q);
 }
@@ -980,6 +987,7 @@ int xq_resume(struct xq *q)
 	rc = xq_backend_preempt(q, false);
 	pthread_mutex_lock(&q->lock);
 	atomic_store(&q->suspended, false);
+	q->spacing_stale = true;
 	xq_launch_pending(q);
 	xq_pub_inflight(q);
 	if (q->pending.n || q->inflight.n)
