@@ -675,11 +675,14 @@ static void killed_process_case(const char *tag, bool running, bool reap)
 	/* Our own queue first, so the child's launches have to wait turns. */
 	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
 	assert_int_equal(pipe(fds), 0);
+	/* Also while the child starts: a hang fails here, not in ctest's timeout. */
+	alarm(30);
 	pid = fork();
 	assert_true(pid >= 0);
-	if (pid == 0)
+	if (pid == 0) {
+		alarm(0);
 		child_hold_engine(test_dev_name, fds[1], running);
-	alarm(30);
+	}
 	assert_int_equal(read(fds[0], &c, 1), 1);
 	kill(pid, SIGKILL);
 	if (reap)
