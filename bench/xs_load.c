@@ -6,8 +6,7 @@
  *
  * Modes: periodic tasks of --cmds commands of --cmd-us each, released every
  * --period-us with +-50% uniform jitter (latency measured from release to
- * completion), or --flood: keep the queue busy for --duration-s (two
- * groups of 16 commands queued, waiting for the older one).
+ * completion), or --flood: keep the queue busy for --duration-s.
  *
  * --warmup W runs W tasks first that no figure counts; --lat-file F writes
  * every counted task's latency (us, one per line).
@@ -109,28 +108,22 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-#define FLOOD_GROUP 16
-
-/*
- * Keeps two groups of FLOOD_GROUP commands queued until stopped or the
- * deadline, waiting for the older group as an application would (and as
- * cu_load does): blocked, not polling.
- */
+/* Keeps up to 2 x threshold commands queued until stopped or the deadline. */
 static uint64_t flood(xs_queue *q, const struct opts *o, uint64_t end)
 {
-	uint64_t n = 0, last[2] = { 0, 0 };
-	int g = 0;
+	uint64_t n = 0;
 
 	while (!atomic_load(&stop) && xs_now_ns() < end) {
-		if (last[g])
-			xs_wait(q, last[g]);
-		for (int k = 0; k < FLOOD_GROUP; k++) {
-			xs_cmd *c;
+		xs_queue_stats st;
+		xs_cmd *c;
 
-			if (xs_sim_kernel(o->cmd_ns, &c) == 0 && xs_submit(q, c, &last[g]) == 0)
-				n++;
+		xs_queue_stats_get(q, &st);
+		if (st.pending + st.in_flight >= 32) {
+			xs_sleep_until(xs_now_ns() + 200 * XS_NSEC_PER_USEC);
+			continue;
 		}
-		g ^= 1;
+		if (xs_sim_kernel(o->cmd_ns, &c) == 0 && xs_submit(q, c, NULL) == 0)
+			n++;
 	}
 	return n;
 }
