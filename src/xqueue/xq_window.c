@@ -7,9 +7,10 @@
  * budget (spacing-learned estimates discounted by 1/XQ_SPACING_DISCOUNT
  * for their observation delay); an empty window always admits one. So a
  * suspend at Lv1 waits for at most the running command plus about one
- * budget of work, whatever the command size. Sync points come every `batch` commands or every half
- * budget, so the worker can refill the window while half of it still runs,
- * and at every event command (what applications wait for).
+ * budget of work, whatever the command size. Sync points come every
+ * `batch` commands or every half budget, so the worker can refill the
+ * window while half of it still runs, and at every event command (what
+ * applications wait for).
  *
  * Durations are learned per est_key (EWMA, weight 1/4) from the backend's
  * per-command device time, or failing that from the spacing of sync
