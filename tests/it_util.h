@@ -599,20 +599,27 @@ static inline bool it_queue_rec(struct it_env *e, uint64_t id, struct ipc_queue_
 /* --- queues of the test process -------------------------------------- */
 
 /*
- * A Lv3 XQueue of this process, on a hardware queue of its own on the
- * case's device, with no hint set.
+ * An XQueue of this process configured by @cfg, on a hardware queue of its
+ * own on the case's device, with no hint set.
  */
-static inline xs_queue *it_queue_bare(struct it_env *e)
+static inline xs_queue *it_queue_cfg(struct it_env *e, const xs_queue_config *cfg)
 {
-	xs_queue_config cfg = XS_QUEUE_CONFIG_INIT;
 	xs_queue *q = NULL;
 
 	assert_true(e->nq < IT_MAX_QUEUES);
 	assert_int_equal(xs_sim_hwq_create(e->dev, &e->hwq[e->nq]), 0);
-	cfg.level = XS_LEVEL_3;
-	assert_int_equal(xs_queue_create(e->hwq[e->nq], &cfg, &q), 0);
+	assert_int_equal(xs_queue_create(e->hwq[e->nq], cfg, &q), 0);
 	e->q[e->nq++] = q;
 	return q;
+}
+
+/* The same at Lv3 with the default window. */
+static inline xs_queue *it_queue_bare(struct it_env *e)
+{
+	xs_queue_config cfg = XS_QUEUE_CONFIG_INIT;
+
+	cfg.level = XS_LEVEL_3;
+	return it_queue_cfg(e, &cfg);
 }
 
 /*

@@ -166,17 +166,12 @@ static void daemon_bandwidth_75_25(void **state)
 static xs_queue *lv1_queue(struct it_env *e, int32_t threshold)
 {
 	xs_queue_config cfg = XS_QUEUE_CONFIG_INIT;
-	xs_queue *q = NULL;
 
-	assert_true(e->nq < IT_MAX_QUEUES);
-	assert_int_equal(xs_sim_hwq_create(e->dev, &e->hwq[e->nq]), 0);
 	cfg.level = XS_LEVEL_1;
 	cfg.threshold = threshold;
 	cfg.batch = 1;
 	cfg.budget_ns = XS_BUDGET_NONE;
-	assert_int_equal(xs_queue_create(e->hwq[e->nq], &cfg, &q), 0);
-	e->q[e->nq++] = q;
-	return q;
+	return it_queue_cfg(e, &cfg);
 }
 
 struct hold {

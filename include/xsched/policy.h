@@ -59,9 +59,10 @@ struct xs_pqueue {
 	bool ready;             /* has submitted work not yet completed */
 	bool run;               /* in: current decision; out: the new one */
 	uint16_t inflight;      /* commands of it the device may still run
-				 * (launched, not completed; 0 while suspended
-				 * at Lv2/Lv3), as its process last said; 0
-				 * from processes that predate the field */
+				 * (launched, not completed, not mere markers
+				 * such as event records; 0 while suspended at
+				 * Lv2/Lv3), as its process last said; 0 from
+				 * processes that predate the field */
 	uint8_t pad[4];
 	uint64_t ready_ns;      /* when it last became ready */
 	uint64_t service_ns;    /* device time it consumed, cumulative */

@@ -4,7 +4,8 @@
  * Threads: XQueue observers run on application threads with the queue's
  * lock held, so they never take the agent's lock; they publish status into
  * the shared slot (or, in local mode, into the agent's view) and ring a
- * doorbell unless the queue is quiet (lazy doorbells, ipc_abi.h). Everything else runs on the agent thread: connecting, sending
+ * doorbell unless the queue is quiet (lazy doorbells, ipc_abi.h).
+ * Everything else runs on the agent thread: connecting, sending
  * registrations and hints, and applying decisions, which it does holding
  * the agent lock so that xs_agent_unregister() (which takes it) knows the
  * queue is no longer touched once it returns. Lock order: agent, then queue.
@@ -129,6 +130,18 @@ static void agent_wake(void)
 }
 
 /*
+ * Writes the daemon's doorbell @bell (-1: none). Callers off the agent
+ * thread are counted in ag.users around loading and writing it.
+ */
+static void agent_bell(int bell)
+{
+	uint64_t one = 1;
+
+	if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
+		(void)errno;
+}
+
+/*
  * Publishes @aq's counters and, with @status, its status; then rings,
  * unless the queue is quiet (its flag: see "Lazy
  * doorbells" in ipc_abi.h), or always with @force.
@@ -158,8 +171,6 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 		atomic_store(&slot->exec_ns, c.exec_ns);
 		bell = atomic_load(&ag.bell_in);
 		if (status) {
-			uint64_t one = 1;
-
 			atomic_store(&slot->ready_ns, atomic_load(&aq->ready_ns));
 			if (atomic_load(&aq->status) == IPC_ST_IDLE)
 				atomic_store(&slot->preempt_p99_ns, xq_preempt_p99_locked(aq->q));
@@ -167,9 +178,8 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 			/* The daemon reads status after seeing status_seq move. */
 			atomic_fetch_add(&slot->status_seq, 1);
 			/* After the status store: the Dekker pair of ipc_abi.h. */
-			if ((force || !atomic_load(&slot->quiet)) && bell >= 0 &&
-			    write(bell, &one, sizeof(one)) < 0)
-				(void)errno;
+			if (force || !atomic_load(&slot->quiet))
+				agent_bell(bell);
 		}
 	}
 	atomic_fetch_sub(&ag.users, 1);
@@ -178,16 +188,15 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 /* Rings the scheduler without a status change (local mode: the agent). */
 static void agent_ring(void)
 {
-	uint64_t one = 1;
-	int bell;
-
 	if (ag.mode == XS_AGENT_LOCAL) {
 		agent_wake();
 		return;
 	}
-	bell = atomic_load(&ag.bell_in);
-	if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
-		(void)errno;
+	/* Counted in users, like agent_publish(): the doorbell is not closed
+	 * (and its number reused) under our write. */
+	atomic_fetch_add(&ag.users, 1);
+	agent_bell(atomic_load(&ag.bell_in));
+	atomic_fetch_sub(&ag.users, 1);
 }
 
 static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
@@ -507,7 +516,6 @@ fail:
  */
 static void agent_publish_waits(struct ipc_shm *shm)
 {
-	uint64_t one = 1;
 	bool rang = false;
 	uint32_t i, j;
 
@@ -526,8 +534,8 @@ static void agent_publish_waits(struct ipc_shm *shm)
 		atomic_fetch_add(&shm->slot[i].status_seq, 1);
 		rang = true;
 	}
-	if (rang && write(atomic_load(&ag.bell_in), &one, sizeof(one)) < 0)
-		(void)errno;
+	if (rang)
+		agent_bell(atomic_load(&ag.bell_in));
 }
 
 /*

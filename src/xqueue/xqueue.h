@@ -160,8 +160,9 @@ void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
  * mechanism and statistics, and xq_kick() once *@gate is non-zero again.
  *
  * @inflight: the queue keeps there how many of its commands the device
- * may still run (launched and not retired; 0 while suspended at Lv2/Lv3,
- * whose device holds them), and raises XQ_EVENT_DRAINED when, with
+ * may still run (launched and not retired, markers expected under
+ * XQ_WORK_MIN_NS not counted; 0 while suspended at Lv2/Lv3, whose device
+ * holds them), and raises XQ_EVENT_DRAINED when, with
  * launches stopped (suspended or gated), that count drops from more than
  * one to one or none: a scheduler that switches the device over waits for
  * it rather than interleave two queues' work (DESIGN 3.3).

@@ -24,8 +24,8 @@
  * not starved afterwards by one that was idle meanwhile.
  *
  * Switch-over: a new holder waits until the other queues of the device
- * have at most one command left in flight, or XSD_DRAIN_MAX_NS from its
- * turn's start (xsd_drain_hold).
+ * have at most one command left in flight, or [policy] drain_ms (default
+ * XSD_DRAIN_MAX_NS) from its turn's start (xsd_drain_hold).
  *
  * schedule() returns the end of the holder's minimum slice when other
  * queues are waiting on its device (now plus the slice time it has left),
