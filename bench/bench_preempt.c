@@ -241,8 +241,8 @@ int main(int argc, char **argv)
 		} cfgs[] = {
 			{ 1, 8, XS_BUDGET_NONE, "threshold 8" },
 			{ 1, 0, 0, "default (16, 1 ms budget)" },
-			{ 2, 0, 0, "default (16, 1 ms budget)" },
-			{ 3, 0, 0, "default (16, 1 ms budget)" },
+			{ 2, 0, 0, "default (16, no budget)" },
+			{ 3, 0, 0, "default (16, no budget)" },
 		};
 
 		for (j = 0; j < 4; j++) {

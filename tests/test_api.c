@@ -216,7 +216,7 @@ static void api_queue_info_defaults(void **state)
 	assert_int_equal(info.level_max, 3);
 	assert_int_equal(info.threshold, XS_DEFAULT_THRESHOLD);
 	assert_int_equal(info.batch, XS_DEFAULT_BATCH);
-	assert_int_equal(info.budget_ns, XS_DEFAULT_BUDGET_NS);
+	assert_int_equal(info.budget_ns, XS_BUDGET_NONE); /* Lv3: no budget by default */
 	assert_string_equal(info.backend, "sim");
 	assert_int_equal(xs_queue_stats_get(e.q, &st), 0);
 	assert_int_equal(st.submitted, 0);

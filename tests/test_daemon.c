@@ -599,7 +599,9 @@ static void daemon_quiet_queue_rings_not(void **state)
 	it_nap_ms(20);
 	ev0 = tasks_events(e, hi, 0);
 	ev1 = tasks_events(e, hi, 50);
-	if (ev1 - ev0 < 50)
+	/* Each task rings; a daemon slower to wake than a 10 us task takes
+	 * two tasks' doorbells in one event now and then. */
+	if (ev1 - ev0 < 25)
 		fail_msg("with a lower queue beside it, 50 tasks caused only %llu events",
 			 (unsigned long long)(ev1 - ev0));
 	/* Its Ready suspends the lower queue before that one submits. */

@@ -541,6 +541,50 @@ static void xq_window_budget_long_cmds(void **state)
 	rec_free(r);
 }
 
+/*
+ * The default budget is the level's: at Lv3 the device stops the queue, so
+ * 2 ms commands fill the window up to the threshold; the same queue at Lv1
+ * keeps one in flight. A window set and set back with the budget as read
+ * by xq_window_get() (what a scheduler's cap does) keeps following it.
+ */
+static void xq_window_budget_follows_level(void **state)
+{
+	struct gate g1 = { 0 }, g2 = { 0 };
+	struct rec *r = rec_new(12);
+	int32_t t, b;
+	int64_t budget;
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("budgetlv", 3, false);
+	fx_queue(f, true, 0, 4, 2, 0);
+	r->args[0].gate = &g1;
+	rec_submit(f->q, r, 0, 6, 2 * MS);
+	WAIT_UNTIL(atomic_load(&g1.entered));
+	WAIT_UNTIL(fx_stats(f).in_flight == 4);
+	atomic_store(&g1.open, 1);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&f->spy.occ_max), 4);
+
+	xq_window_get(f->q, &t, &b, &budget);
+	assert_int_equal(budget, 0);
+	assert_int_equal(xq_set_window(f->q, 1, 1, 0), 0);
+	assert_int_equal(xq_set_window(f->q, t, b, budget), 0);
+	assert_int_equal(xq_set_level(f->q, 1), 0);
+	atomic_store(&f->spy.occ_max, 0);
+	r->args[6].gate = &g2;
+	rec_submit(f->q, r, 6, 12, 2 * MS);
+	WAIT_UNTIL(atomic_load(&g2.entered));
+	usleep(2000);
+	assert_int_equal(fx_stats(f).in_flight, 1);
+	atomic_store(&g2.open, 1);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	assert_int_equal(atomic_load(&f->spy.occ_max), 1);
+	rec_check_once_in_order(r, 12);
+	fx_fini(f);
+	rec_free(r);
+}
+
 /* As above once the duration is learned, even for a burst at resume. */
 static void xq_window_budget_long_cmds_learned(void **state)
 {
@@ -1524,6 +1568,9 @@ static void xq_set_window_runtime(void **state)
 	(void)state;
 	f = fx_new("setwin", 3, false);
 	fx_queue(f, true, 0, 0, 0, 0);
+	/* Lv3 by default: no budget unless one is set. */
+	check_window(f->q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_BUDGET_NONE);
+	assert_int_equal(xq_set_level(f->q, 1), 0);
 	check_window(f->q, XS_DEFAULT_THRESHOLD, XS_DEFAULT_BATCH, XS_DEFAULT_BUDGET_NS);
 	assert_int_equal(xq_set_window(f->q, 2, 4, 0), -EINVAL);
 	assert_int_equal(xq_set_window(f->q, XS_MAX_THRESHOLD + 1, 0, 0), -EINVAL);
@@ -1693,7 +1740,7 @@ static void xq_create_checks_config(void **state)
 	assert_int_equal(info.level_max, 3);
 	assert_int_equal(info.threshold, XS_DEFAULT_THRESHOLD);
 	assert_int_equal(info.batch, XS_DEFAULT_BATCH);
-	assert_int_equal(info.budget_ns, XS_DEFAULT_BUDGET_NS);
+	assert_int_equal(info.budget_ns, XS_BUDGET_NONE); /* Lv3: the device stops it */
 	assert_ptr_equal(xq_hwq(f->q), f->hwq);
 	assert_int_equal(xq_destroy(NULL, 0), 0);
 	assert_int_equal(xq_destroy(f->q, 0x80), -EINVAL);
@@ -1734,6 +1781,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(xq_wait_refills_window),
 	cmocka_unit_test(xq_query_busy_then_done),
 	cmocka_unit_test(xq_set_window_runtime),
+	cmocka_unit_test(xq_window_budget_follows_level),
 	cmocka_unit_test(xq_direct_launch_idle_queue),
 	cmocka_unit_test(xq_create_checks_config),
 	cmocka_unit_test(xq_reap_idle_worker),

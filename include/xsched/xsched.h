@@ -56,7 +56,9 @@ typedef struct xs_queue_config {
 	int32_t threshold;  /* most commands in flight; 0: 16 */
 	int32_t batch;      /* a sync point every batch commands; 0: 8, or
 			     * half the threshold if that is smaller */
-	int64_t budget_ns;  /* estimated device time in flight; 0: 1 ms */
+	int64_t budget_ns;  /* estimated device time in flight; 0: 1 ms at
+			     * Lv1, none at Lv2/Lv3 (the device stops the
+			     * queue there) */
 } xs_queue_config;
 
 #define XS_QUEUE_CONFIG_INIT { .size = sizeof(xs_queue_config) }

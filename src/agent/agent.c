@@ -343,7 +343,7 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 	/* Its own window, not a cap of the scheduler's. */
 	r->threshold = aq->cap ? aq->own_threshold : info.threshold;
 	r->batch = aq->cap ? aq->own_batch : info.batch;
-	r->budget_ns = aq->cap ? aq->own_budget_ns : info.budget_ns;
+	r->budget_ns = info.budget_ns; /* a cap leaves it alone */
 	snprintf(r->device, sizeof(r->device), "%s",
 		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
 	snprintf(r->backend, sizeof(r->backend), "%s", info.backend);
@@ -360,16 +360,11 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
  */
 static void agent_apply_cap(struct agent_queue *aq, int32_t cap, bool own_set)
 {
-	xs_queue_info info;
-
 	if (cap == aq->cap && !own_set)
 		return;
-	if (!aq->cap || own_set) {
-		xq_info(aq->q, &info);
-		aq->own_threshold = info.threshold;
-		aq->own_batch = info.batch;
-		aq->own_budget_ns = info.budget_ns;
-	}
+	/* As set: a budget left to the level stays so when it comes back. */
+	if (!aq->cap || own_set)
+		xq_window_get(aq->q, &aq->own_threshold, &aq->own_batch, &aq->own_budget_ns);
 	if (cap)
 		xq_set_window(aq->q, cap, 1, 0);
 	else
@@ -858,6 +853,7 @@ static int agent_timeout_ms(void)
 static void *agent_main(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "xsched-agent");
 	for (;;) {
 		struct pollfd pfd[3];
 		nfds_t n = 0;

@@ -419,6 +419,7 @@ static void *sim_executor_main(void *arg)
 	struct sim_shm_ctx *ctx = &dev->shm->ctx[dev->ctx];
 	uint64_t idle_since = 0;
 
+	pthread_setname_np(pthread_self(), "xsim-executor");
 	sim_executor_of = dev;
 	for (;;) {
 		uint32_t turn = atomic_load(&dev->shm->turn), seen;

@@ -62,7 +62,7 @@ struct xq {
 
 	int32_t level, level_req, level_max;
 	int32_t threshold, batch;
-	int64_t budget_ns;            /* < 0: no budget */
+	int64_t budget_ns;            /* < 0: no budget; 0: the level's (xq_budget()) */
 
 	_Atomic bool suspended;       /* written under lock and ctl_lock */
 	const _Atomic uint32_t *_Atomic gate; /* external: 0 stops launches (xq_set_gate) */
@@ -118,6 +118,7 @@ struct xq {
 /* xq_window.c; all with q->lock held. */
 uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd);
 void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns);
+int64_t xq_budget(const struct xq *q);
 bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next);
 unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd);
 void xq_window_retired(struct xq *q, const struct xal_cmd *cmd);

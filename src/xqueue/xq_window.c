@@ -7,7 +7,11 @@
  * budget (spacing-learned estimates discounted by 1/XQ_SPACING_DISCOUNT
  * for their observation delay); an empty window always admits one. So a
  * suspend at Lv1 waits for at most the running command plus about one
- * budget of work, whatever the command size. Sync points come every
+ * budget of work, whatever the command size. At Lv2/Lv3 the device stops
+ * the queue itself, so the budget only applies there when one was set:
+ * by default such a queue hands the device up to `threshold` commands and
+ * its progress does not hang on a CPU thread refilling the window every
+ * command or two (xq_budget()). Sync points come every
  * `batch` commands or every half budget, so the worker can refill the
  * window while half of it still runs, and at every event command (what
  * applications wait for).
@@ -88,7 +92,7 @@ static uint64_t xq_est_lookup(const struct xq *q, const struct xal_cmd *cmd, boo
 		return q->est.kind_ns[kind];
 	/* Unknown: more than the budget, so it launches alone. */
 	*guess = true;
-	return q->budget_ns > 0 ? (uint64_t)q->budget_ns + 1 : 0;
+	return xq_budget(q) > 0 ? (uint64_t)xq_budget(q) + 1 : 0;
 }
 
 uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
@@ -107,15 +111,23 @@ void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns)
 	q->est.kind_ns[kind] = ewma(q->est.kind_ns[kind], ns);
 }
 
+int64_t xq_budget(const struct xq *q)
+{
+	if (q->budget_ns)
+		return q->budget_ns;
+	return q->level >= 2 ? XS_BUDGET_NONE : XS_DEFAULT_BUDGET_NS;
+}
+
 bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next)
 {
+	int64_t budget = xq_budget(q);
 	uint64_t queued;
 
 	if (q->inflight.n == 0)
 		return true;
 	if (q->inflight.n >= (uint64_t)q->threshold)
 		return false;
-	if (q->budget_ns < 0)
+	if (budget < 0)
 		return true;
 	queued = q->inflight_est_ns - q->inflight.head->xq_est_ns + xq_est_get(q, next);
 	/* Spacings include each completion's observation delay: without a
@@ -124,13 +136,14 @@ bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next)
 	 * for a wakeup. */
 	if (!q->ops->cmd_time)
 		queued -= queued / XQ_SPACING_DISCOUNT;
-	return queued <= (uint64_t)q->budget_ns;
+	return queued <= (uint64_t)budget;
 }
 
 unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
 {
 	bool sp, guess;
 	uint64_t est = xq_est_lookup(q, cmd, &guess);
+	int64_t budget = xq_budget(q);
 
 	cmd->xq_est_ns = est;
 	cmd->xq_flags &= ~(uint32_t)(XQ_F_EST_GUESS | XQ_F_WORK);
@@ -146,7 +159,7 @@ unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd)
 	 * else would wait for more (or, with nothing behind, drain the device
 	 * before the window could be refilled). */
 	sp = cmd->kind == XAL_CMD_EVENT || q->since_sync_n >= (uint32_t)q->batch ||
-	     (q->budget_ns > 0 && q->since_sync_ns * 2 >= (uint64_t)q->budget_ns);
+	     (budget > 0 && q->since_sync_ns * 2 >= (uint64_t)budget);
 	if (!sp)
 		return 0;
 	q->since_sync_n = 0;

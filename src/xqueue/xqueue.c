@@ -627,6 +627,7 @@ static void *xq_worker_main(void *arg)
 	uint64_t nap_ns = XQ_NAP_NS;
 	bool napped = false;            /* the last wait was a nap that timed out */
 
+	pthread_setname_np(pthread_self(), "xsched-worker");
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		if (q->garbage.n && q->syncers == 0) {
@@ -709,8 +710,8 @@ static int xq_resolve_window(struct xq *q, int32_t threshold, int32_t batch,
 	/* An unspecified batch follows a small threshold: half of it. */
 	if (!batch && b > t && t > 0)
 		b = t / 2 ? t / 2 : 1;
-	int64_t g = budget_ns ? budget_ns : (create ? XS_DEFAULT_BUDGET_NS : q->budget_ns);
-	int rc = xq_window_check(t, b, g);
+	int64_t g = budget_ns ? budget_ns : (create ? 0 : q->budget_ns);
+	int rc = xq_window_check(t, b, g ? g : XS_DEFAULT_BUDGET_NS);
 
 	if (rc < 0)
 		return rc;
@@ -1017,6 +1018,8 @@ int xq_set_level(struct xq *q, int level)
 	xq_pub_inflight(q);
 	if (atomic_load(&q->suspended) && q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
 		q->relaunch_barrier = true;
+	/* The level's default budget may have opened the window. */
+	xq_launch_pending(q);
 	pthread_mutex_unlock(&q->lock);
 	if (atomic_load(&q->suspended) && rc == 0)
 		rc = xq_backend_preempt(q, true);
@@ -1124,6 +1127,15 @@ int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget
 	return rc;
 }
 
+void xq_window_get(struct xq *q, int32_t *threshold, int32_t *batch, int64_t *budget_ns)
+{
+	pthread_mutex_lock(&q->lock);
+	*threshold = q->threshold;
+	*batch = q->batch;
+	*budget_ns = q->budget_ns;
+	pthread_mutex_unlock(&q->lock);
+}
+
 static int xq_hint_check(enum xs_hint hint, int64_t value)
 {
 	switch (hint) {
@@ -1201,7 +1213,7 @@ void xq_info(struct xq *q, xs_queue_info *out)
 	out->level_max = q->level_max;
 	out->threshold = q->threshold;
 	out->batch = q->batch;
-	out->budget_ns = q->budget_ns;
+	out->budget_ns = xq_budget(q);
 	pthread_mutex_unlock(&q->lock);
 	strncpy(out->backend, q->ops->name, sizeof(out->backend) - 1);
 }

@@ -6,8 +6,9 @@
  * of estimated device time are in flight (at least one command), with a sync
  * point every `batch` commands or half a budget. Suspending a queue stops
  * launches (Lv1) and, at Lv2/Lv3, deactivates or interrupts the hardware
- * queue, so preemption latency is bounded by the window whatever the
- * command size.
+ * queue, so preemption latency is bounded by the window at Lv1 whatever the
+ * command size, and by the device at Lv2/Lv3 (where, unless one is set,
+ * there is no budget).
  *
  * The submit path launches directly from the submitting thread when nothing
  * is buffered and the window has room; otherwise the command is buffered
@@ -35,7 +36,8 @@ struct xq_config {
 	int32_t level;      /* enum xs_level */
 	int32_t threshold;  /* 0: XS_DEFAULT_THRESHOLD */
 	int32_t batch;      /* 0: XS_DEFAULT_BATCH */
-	int64_t budget_ns;  /* 0: XS_DEFAULT_BUDGET_NS; XS_BUDGET_NONE: off */
+	int64_t budget_ns;  /* 0: XS_DEFAULT_BUDGET_NS at Lv1, off at Lv2/Lv3;
+			     * XS_BUDGET_NONE: off */
 };
 
 enum xq_event {
@@ -138,6 +140,9 @@ void xq_kick(struct xq *q);
 #define XQ_GATE_POLL_NS 1000000
 
 int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns);
+
+/* The window as set: *@budget_ns 0 when it is the level's default. */
+void xq_window_get(struct xq *q, int32_t *threshold, int32_t *batch, int64_t *budget_ns);
 
 #define XQ_HINTS 5 /* indexed by enum xs_hint; [0] unused */
 

@@ -70,6 +70,7 @@ static void *sf_watch_main(void *arg)
 	uint64_t backoff = SF_WATCH_BACKOFF_MIN_NS;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "xsim-watch");
 	pthread_mutex_lock(&sf_watch_lock);
 	for (;;) {
 		bool progressed = false, poll;
