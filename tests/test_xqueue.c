@@ -906,7 +906,9 @@ static void xq_destroy_drain_runs_all(void **state)
 	f = fx_new("drain", 3, false);
 	fx_queue(f, false, 0, 4, 2, 0);
 	assert_int_equal(xq_suspend(f->q, 0), 0);
-	rec_submit(f->q, r, 0, 100, 50 * US);
+	/* Long enough that none completes (and is replaced) before the
+	 * stats are read, even under a sanitizer. */
+	rec_submit(f->q, r, 0, 100, 500 * US);
 	assert_int_equal(xq_resume(f->q), 0);
 	assert_true(fx_stats(f).pending >= 96);
 	assert_int_equal(xq_destroy(f->q, XS_DESTROY_DRAIN), 0);
