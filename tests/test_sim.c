@@ -262,9 +262,18 @@ static void sim_error_reported_once(void **state)
 	close_dev(&f);
 }
 
-/* Reads the order commands started in, as (queue, seq) pairs. */
-static size_t trace(struct fixture *f, uint32_t *hw, uint64_t *seq, size_t cap)
+/*
+ * Runs what was launched behind the closed gate with tracing on: opens the
+ * gate, waits for queues @a and @b, and reads the order commands started
+ * in, as (queue, seq) pairs.
+ */
+static size_t run_traced(struct fixture *f, struct sim_hwq *a, struct sim_hwq *b,
+			 uint32_t *hw, uint64_t *seq, size_t cap)
 {
+	assert_int_equal(sim_dev_trace_start(f->dev, cap), 0);
+	gate_open(f);
+	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
+	assert_int_equal(sim_hwq_wait_all(b, 0), 0);
 	return sim_dev_trace_read(f->dev, hw, seq, cap);
 }
 
@@ -288,11 +297,7 @@ static void sim_round_robin_per_command(void **state)
 		assert_int_equal(sim_hwq_launch(c, &k, NULL), 0);
 	}
 	assert_int_equal(sim_hwq_launch(b, &k, NULL), 0);
-	assert_int_equal(sim_dev_trace_start(f.dev, 32), 0);
-	gate_open(&f);
-	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
-	assert_int_equal(sim_hwq_wait_all(c, 0), 0);
-	n = trace(&f, hw, seq, 32);
+	n = run_traced(&f, a, c, hw, seq, 32);
 	assert_int_equal(n, 9);
 	/* a b c a c a c a c: one command per queue in turn. */
 	{
@@ -341,11 +346,7 @@ static void sim_event_completes_with_command(void **state)
 		assert_int_equal(sim_hwq_launch(a, &ev, NULL), 0);
 		assert_int_equal(sim_hwq_launch(c, &k, NULL), 0);
 	}
-	assert_int_equal(sim_dev_trace_start(f.dev, 32), 0);
-	gate_open(&f);
-	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
-	assert_int_equal(sim_hwq_wait_all(c, 0), 0);
-	n = trace(&f, hw, seq, 32);
+	n = run_traced(&f, a, c, hw, seq, 32);
 	sim_hwq_info_get(a, &ia);
 	sim_hwq_info_get(c, &ic);
 	/* a-kernel a-event c a-kernel a-event c */
@@ -378,11 +379,7 @@ static void sim_fcfs_order(void **state)
 	for (i = 0; i < 3; i++)
 		assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
 	assert_int_equal(sim_hwq_launch(b, &k, NULL), 0);
-	assert_int_equal(sim_dev_trace_start(f.dev, 16), 0);
-	gate_open(&f);
-	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
-	assert_int_equal(sim_hwq_wait_all(b, 0), 0);
-	n = trace(&f, hw, seq, 16);
+	n = run_traced(&f, a, b, hw, seq, 16);
 	assert_int_equal(n, 6);
 	sim_hwq_info_get(a, &ia);
 	sim_hwq_info_get(b, &ib);
@@ -820,13 +817,9 @@ static void sim_wait_orders_across_queues(void **state)
 	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(sim_hwq_launch(b, &k, NULL), 0);
-	assert_int_equal(sim_dev_trace_start(f.dev, 16), 0);
-	gate_open(&f);
-	assert_int_equal(sim_hwq_wait_all(a, 0), 0);
-	assert_int_equal(sim_hwq_wait_all(b, 0), 0);
 	sim_hwq_info_get(a, &ia);
 	sim_hwq_info_get(b, &ib);
-	n = trace(&f, hw, seq, 16);
+	n = run_traced(&f, a, b, hw, seq, 16);
 	/* Started: a's WAIT (seq 1) may show anywhere, but a's kernel (seq 2)
 	 * only after b's third. */
 	{

@@ -8,13 +8,12 @@
  * for their observation delay); an empty window always admits one. So a
  * suspend at Lv1 waits for at most the running command plus about one
  * budget of work, whatever the command size. At Lv2/Lv3 the device stops
- * the queue itself, so the budget only applies there when one was set:
- * by default such a queue hands the device up to `threshold` commands and
- * its progress does not hang on a CPU thread refilling the window every
- * command or two (xq_budget()). Sync points come every
- * `batch` commands or every half budget, so the worker can refill the
- * window while half of it still runs, and at every event command (what
- * applications wait for).
+ * the queue itself, so the budget only applies there when one was set: by
+ * default such a queue hands the device up to `threshold` commands and its
+ * progress does not hang on a CPU thread refilling the window every command
+ * or two (xq_budget()). Sync points come every `batch` commands or every
+ * half budget, so the worker can refill the window while half of it still
+ * runs, and at every event command (what applications wait for).
  *
  * Durations are learned per est_key (EWMA, weight 1/4) from the backend's
  * per-command device time, or failing that from the spacing of sync
@@ -23,8 +22,8 @@
  * queue reports as its device time (bandwidth accounting): a spacing
  * includes whatever else the device ran meanwhile, which is why policies
  * that hand a device over wait for the previous holder to drain first
- * (xq_set_gate(), inflight). An unknown command is assumed to exceed the
- * budget, so a queue starts with one command in flight and opens its
+ * (xq_set_gate(), inflight). Under a budget an unknown command is assumed
+ * to exceed it, so a queue starts with one command in flight and opens its
  * window as it learns; commands expected to take under XQ_WORK_MIN_NS are
  * not counted as work in flight.
  */
@@ -83,6 +82,7 @@ static uint64_t xq_est_lookup(const struct xq *q, const struct xal_cmd *cmd, boo
 {
 	const struct xq_est_slot *s;
 	uint32_t kind = cmd->kind < XAL_CMD_KIND_MAX ? cmd->kind : XAL_CMD_OTHER;
+	int64_t budget;
 
 	*guess = false;
 	s = xq_est_find((struct xq_est *)&q->est, xq_est_key(cmd), false);
@@ -92,7 +92,8 @@ static uint64_t xq_est_lookup(const struct xq *q, const struct xal_cmd *cmd, boo
 		return q->est.kind_ns[kind];
 	/* Unknown: more than the budget, so it launches alone. */
 	*guess = true;
-	return xq_budget(q) > 0 ? (uint64_t)xq_budget(q) + 1 : 0;
+	budget = xq_budget(q);
+	return budget > 0 ? (uint64_t)budget + 1 : 0;
 }
 
 uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
