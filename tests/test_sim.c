@@ -664,7 +664,7 @@ static void killed_process_case(const char *tag, bool running, bool reap)
 	struct sim_cmd k = kernel(1 * MS);
 	int fds[2];
 	pid_t pid;
-	char c;
+	char c, fd_arg[16];
 	uint64_t seq;
 
 	open_dev(&f, tag, SIM_ARB_RR, 3, false);
@@ -672,14 +672,21 @@ static void killed_process_case(const char *tag, bool running, bool reap)
 	/* Our own queue first, so the child's launches have to wait turns. */
 	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
 	assert_int_equal(pipe(fds), 0);
+	snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
 	/* Also while the child starts: a hang fails here, not in ctest's timeout. */
 	alarm(30);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		/* Orphaned (the parent failed first), it spins no longer. */
+		/* Orphaned (the parent failed first), it spins no longer; the
+		 * alarm survives the exec. A fresh program, not the fork: a
+		 * forked child of this multithreaded process may inherit a
+		 * lock some other thread held (an ASan build hung so, 1 run in
+		 * ~50, its executor stuck starting in the allocator). */
 		alarm(60);
-		child_hold_engine(test_dev_name, fds[1], running);
+		execl("/proc/self/exe", "test_sim", "--hold-engine", test_dev_name, fd_arg,
+		      running ? "1" : "0", (char *)NULL);
+		_exit(127);
 	}
 	assert_int_equal(read(fds[0], &c, 1), 1);
 	kill(pid, SIGKILL);
@@ -891,4 +898,11 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sim_fork_child_attaches_afresh),
 };
 
-XS_TEST_MAIN(tests)
+/* test_sim --hold-engine NAME FD RUNNING: the child of the kill tests. */
+static void hold_engine_mode(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "--hold-engine"))
+		child_hold_engine(argv[2], atoi(argv[3]), argv[4][0] == '1');
+}
+
+XS_TEST_MAIN_WITH(tests, hold_engine_mode)

@@ -35,10 +35,20 @@ static inline void test_dev_cleanup(void)
 		sim_dev_unlink(test_dev_name);
 }
 
-#define XS_TEST_MAIN(tests)                                                   \
+static inline void xs_test_no_mode(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+}
+
+/* A test program's main; XS_TEST_MAIN_WITH runs @mode(argc, argv) first,
+ * for helper modes a test starts the program in (it must not return then). */
+#define XS_TEST_MAIN(tests) XS_TEST_MAIN_WITH(tests, xs_test_no_mode)
+#define XS_TEST_MAIN_WITH(tests, mode)                                        \
 	int main(int argc, char **argv)                                       \
 	{                                                                     \
 		int rc;                                                       \
+		mode(argc, argv);                                             \
 		if (argc > 1)                                                 \
 			cmocka_set_test_filter(argv[1]);                      \
 		rc = cmocka_run_group_tests(tests, NULL, NULL);               \
