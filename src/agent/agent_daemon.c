@@ -1,0 +1,443 @@
+/*
+ * The agent's connection to xschedd (see agent.h, agent_internal.h):
+ * connecting and mapping the shared slots, registrations and hints sent
+ * from the agent thread, the daemon's decisions applied, and fail-open
+ * when the connection goes.
+ */
+#include "agent/agent_internal.h"
+#include "base/compiler.h"
+#include "ipc/ipc_msg.h"
+#include "ipc/ipc_sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+union agent_buf {
+	char b[IPC_MSG_MAX];
+	uint64_t align;
+};
+
+/*
+ * Sends one packet. The socket is non-blocking: a daemon that does not read
+ * for AGENT_SEND_TIMEOUT_MS is treated as gone (the caller disconnects and
+ * every queue runs), so a hung daemon cannot hang the application.
+ */
+static int agent_send(uint16_t type, const void *body, size_t len)
+{
+	union agent_buf buf;
+	int n = ipc_build(buf.b, sizeof(buf.b), type, ++ag.seq, body, len), rc;
+
+	if (n < 0)
+		return n;
+	for (;;) {
+		struct pollfd pfd = { .fd = ag.sock, .events = POLLOUT };
+
+		rc = ipc_send(ag.sock, buf.b, (size_t)n, NULL, 0);
+		if (rc != -EAGAIN)
+			return rc < 0 ? -EPIPE : 0;
+		if (poll(&pfd, 1, AGENT_SEND_TIMEOUT_MS) != 1)
+			return -ETIMEDOUT;
+	}
+}
+
+/* Packets the agent thread sends, built under the agent lock, sent after. */
+struct agent_out {
+	uint16_t type;
+	uint16_t len;
+	union {
+		struct ipc_register reg;
+		struct ipc_unregister unreg;
+		struct ipc_set_hint hint;
+	} body;
+};
+
+struct agent_outq {
+	struct agent_out *p;
+	size_t n, cap;
+};
+
+static struct agent_out *agent_out_add(struct agent_outq *q, uint16_t type, size_t len)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 16;
+		struct agent_out *grown = realloc(q->p, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		q->p = grown;
+		q->cap = cap;
+	}
+	memset(&q->p[q->n], 0, sizeof(q->p[q->n]));
+	q->p[q->n].type = type;
+	q->p[q->n].len = (uint16_t)len;
+	return &q->p[q->n++];
+}
+
+static void agent_build_hints(struct agent_outq *out, struct agent_queue *aq)
+{
+	int64_t hint[XQ_HINTS];
+	uint32_t set = xq_hints(aq->q, hint), k;
+
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
+		struct agent_out *o;
+
+		if (!(set & (1u << k)) || !ipc_hint_valid(k, hint[k]))
+			continue;
+		o = agent_out_add(out, IPC_SET_HINT, sizeof(o->body.hint));
+		if (o)
+			o->body.hint = (struct ipc_set_hint){
+				.slot = aq->index, .key = k, .value = hint[k],
+			};
+	}
+}
+
+static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
+{
+	struct agent_out *o = agent_out_add(out, IPC_REGISTER, sizeof(struct ipc_register));
+	struct ipc_register *r;
+	int64_t hint[XQ_HINTS];
+	xs_queue_info info;
+	uint32_t k;
+
+	if (!o)
+		return;
+	r = &o->body.reg;
+	/* Cleared first: a hint set while we read them is sent again. */
+	atomic_store(&aq->hints_dirty, false);
+	xq_info(aq->q, &info);
+	r->slot = aq->index;
+	r->hint_set = xq_hints(aq->q, hint) & 0x1eu;
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
+		r->hint[k] = hint[k];
+	r->level = (uint32_t)info.level;
+	r->level_max = (uint32_t)info.level_max;
+	/* Its own window, not a cap of the scheduler's. */
+	r->threshold = aq->cap ? aq->own_threshold : info.threshold;
+	r->batch = aq->cap ? aq->own_batch : info.batch;
+	r->budget_ns = info.budget_ns; /* a cap leaves it alone */
+	snprintf(r->device, sizeof(r->device), "%s",
+		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
+	snprintf(r->backend, sizeof(r->backend), "%s", info.backend);
+	aq->reg_sent = true;
+}
+/* Fail-open: every queue runs, and the connection is gone. */
+void agent_disconnect(void)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	int bell = atomic_load(&ag.bell_in);
+	uint32_t i;
+
+	atomic_store(&ag.connected, false);
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i])
+			xq_set_gate(ag.tab[i]->q, NULL, NULL, true);
+	pthread_mutex_unlock(&ag.lock);
+	atomic_store(&ag.shm, NULL);
+	atomic_store(&ag.bell_in, -1);
+	while (atomic_load(&ag.users))
+		sched_yield();
+	if (shm)
+		munmap(shm, ag.shm_size);
+	if (bell >= 0)
+		close(bell);
+	if (ag.bell_out >= 0)
+		close(ag.bell_out);
+	if (ag.sock >= 0)
+		close(ag.sock);
+	ag.sock = ag.bell_out = -1;
+	pthread_mutex_lock(&ag.lock);
+	ag.nunreg = 0;
+	for (i = 0; i < AGENT_SLOTS; i++) {
+		struct agent_queue *aq = ag.tab[i];
+
+		if (!aq)
+			continue;
+		aq->reg_sent = aq->registered = false;
+		aq->blocked_seen = NULL;
+		agent_apply_cap(aq, 0, false);
+		if (!aq->run) {
+			xq_resume(aq->q);
+			aq->run = true;
+		}
+	}
+	pthread_mutex_unlock(&ag.lock);
+	ag.next_try_ns = xs_now_ns() + ag.backoff_ns;
+	ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
+	if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
+		ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
+}
+
+static void agent_comm(char *comm, size_t len)
+{
+	ssize_t n;
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+
+	memset(comm, 0, len);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, len - 1);
+	close(fd);
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+}
+
+/* Connects, says hello and maps the shared slots. 0 or -errno. */
+int agent_connect(void)
+{
+	struct ipc_hello hello = { .role = IPC_ROLE_AGENT };
+	const struct ipc_hello_reply *r;
+	struct pollfd pfd;
+	union agent_buf buf;
+	struct ipc_shm *shm;
+	struct ipc_msg m;
+	struct stat st;
+	int fds[IPC_MAX_FDS], nfds = 0, n, i;
+	uint32_t k;
+
+	ag.sock = ipc_connect(ipc_socket_path());
+	if (ag.sock < 0)
+		return ag.sock;
+	agent_comm(hello.comm, sizeof(hello.comm));
+	if (agent_send(IPC_HELLO, &hello, sizeof(hello)) < 0)
+		goto fail;
+	pfd.fd = ag.sock;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, AGENT_REPLY_TIMEOUT_MS) != 1)
+		goto fail;
+	n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), fds, &nfds, 0);
+	if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0 ||
+	    m.hdr.type != IPC_HELLO_REPLY || nfds != 3)
+		goto fail_fds;
+	r = m.body;
+	if (fstat(fds[0], &st) < 0 || (size_t)st.st_size != r->shm_size ||
+	    r->shm_size < sizeof(struct ipc_shm) + (size_t)r->nslots * sizeof(struct ipc_slot))
+		goto fail_fds;
+	shm = mmap(NULL, r->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (shm == MAP_FAILED)
+		goto fail_fds;
+	if (shm->magic != IPC_SHM_MAGIC || shm->version != IPC_VERSION ||
+	    shm->nslots != r->nslots) {
+		munmap(shm, r->shm_size);
+		goto fail_fds;
+	}
+	close(fds[0]);
+	fcntl(ag.sock, F_SETFL, fcntl(ag.sock, F_GETFL) | O_NONBLOCK);
+	ag.shm_size = r->shm_size;
+	ag.bell_out = fds[2];
+	pthread_mutex_lock(&ag.lock);
+	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++)
+		if (ag.tab[k])
+			ag.tab[k]->decision_seen = atomic_load(&shm->slot[k].decision_seq);
+	atomic_store(&ag.bell_in, fds[1]);
+	atomic_store(&ag.shm, shm);
+	atomic_store(&ag.connected, true);
+	/*
+	 * Each queue's current status into its new slot, under the queue's lock
+	 * so that none of its own events interleaves, before any registration
+	 * is sent.
+	 */
+	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++)
+		if (ag.tab[k])
+			xq_resync(ag.tab[k]->q);
+	pthread_mutex_unlock(&ag.lock);
+	ag.backoff_ns = 0;
+	return 0;
+fail_fds:
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+fail:
+	close(ag.sock);
+	ag.sock = -1;
+	return -EPROTO;
+}
+
+/*
+ * Publishes which queue of the process each queue waits on (cross-stream
+ * dependencies), so the daemon lends it the waiter's priority. Agent lock
+ * held; the slot's waits_on is ours to write, announced by status_seq.
+ */
+static void agent_publish_waits(struct ipc_shm *shm)
+{
+	bool rang = false;
+	uint32_t i, j;
+
+	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+		struct agent_queue *aq = ag.tab[i];
+		void *on;
+		int32_t w = -1;
+
+		if (!aq || (on = atomic_load(&aq->blocked_on)) == aq->blocked_seen)
+			continue;
+		aq->blocked_seen = on;
+		for (j = 0; on && j < AGENT_SLOTS && j < shm->nslots; j++)
+			if (ag.tab[j] && (void *)ag.tab[j]->q == on)
+				w = (int32_t)j;
+		atomic_store(&shm->slot[i].waits_on, w);
+		atomic_fetch_add(&shm->slot[i].status_seq, 1);
+		rang = true;
+	}
+	if (rang)
+		agent_bell(atomic_load(&ag.bell_in));
+}
+
+/*
+ * Sends what the table says the daemon does not know yet. Agent thread. The
+ * packets are built under the agent lock and sent without it, so that
+ * application threads registering queues never wait for the socket.
+ */
+void agent_sync_daemon(void)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	struct agent_outq out = { 0 };
+	size_t i;
+
+	if (!shm)
+		return;
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < ag.nunreg; i++) {
+		struct agent_out *o = agent_out_add(&out, IPC_UNREGISTER,
+						    sizeof(struct ipc_unregister));
+
+		if (o)
+			o->body.unreg.slot = ag.unreg[i];
+	}
+	ag.nunreg = 0;
+	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+		struct agent_queue *aq = ag.tab[i];
+
+		if (!aq)
+			continue;
+		if (!aq->reg_sent)
+			agent_build_register(&out, aq);
+		else if (aq->registered && atomic_exchange(&aq->hints_dirty, false))
+			agent_build_hints(&out, aq);
+	}
+	agent_publish_waits(shm);
+	pthread_mutex_unlock(&ag.lock);
+	for (i = 0; i < out.n; i++) {
+		if (agent_send(out.p[i].type, &out.p[i].body, out.p[i].len) < 0) {
+			agent_disconnect();
+			break;
+		}
+	}
+	free(out.p);
+}
+
+/*
+ * Hints set with xschedctl become the queue's own, so they are registered
+ * again after a daemon restart. Only new values are taken: a hint the
+ * application set since keeps precedence.
+ */
+static void agent_take_ctl_hints(struct agent_queue *aq, struct ipc_slot *slot)
+{
+	uint32_t set = atomic_load(&slot->hint_set), k;
+
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
+		int64_t v = atomic_load(&slot->hint[k]);
+
+		if (!(set & (1u << k)) ||
+		    ((aq->ctl_taken & (1u << k)) && v == aq->ctl_hint[k]))
+			continue;
+		aq->ctl_hint[k] = v;
+		aq->ctl_taken |= 1u << k;
+		xq_set_hint(aq->q, (enum xs_hint)k, v);
+	}
+}
+
+/* Applies the daemon's decisions and knobs. Agent thread. */
+void agent_apply(void)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	uint32_t i;
+
+	if (!shm)
+		return;
+	pthread_mutex_lock(&ag.lock);
+	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+		struct agent_queue *aq = ag.tab[i];
+		struct ipc_slot *slot = &shm->slot[i];
+		uint32_t seq, run;
+		int32_t t, b, l;
+		bool own_set;
+		int64_t g;
+
+		if (!aq || !aq->registered)
+			continue;
+		seq = atomic_load(&slot->decision_seq);
+		if (seq == aq->decision_seen)
+			continue;
+		aq->decision_seen = seq;
+		t = atomic_load(&slot->threshold);
+		b = atomic_load(&slot->batch);
+		g = atomic_load(&slot->budget_ns);
+		l = atomic_load(&slot->level);
+		run = atomic_load(&slot->run);
+		own_set = false;
+		if ((t && t != aq->threshold) || (b && b != aq->batch) ||
+		    (g && g != aq->budget_ns)) {
+			if (aq->cap)
+				xq_set_window(aq->q, aq->own_threshold, aq->own_batch,
+					      aq->own_budget_ns);
+			if (xq_set_window(aq->q, t, b, g) == 0) {
+				aq->threshold = t ? t : aq->threshold;
+				aq->batch = b ? b : aq->batch;
+				aq->budget_ns = g ? g : aq->budget_ns;
+				own_set = true;
+			}
+		}
+		if (l && l != aq->level && xq_set_level(aq->q, l) == 0)
+			aq->level = l;
+		agent_take_ctl_hints(aq, slot);
+		agent_apply_cap(aq, run > 1 ? (int32_t)XS_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
+				own_set);
+		agent_apply_run(aq, run != 0);
+		/* The gate may have closed and opened again meanwhile. */
+		if (run)
+			xq_kick(aq->q);
+	}
+	pthread_mutex_unlock(&ag.lock);
+}
+
+void agent_recv(void)
+{
+	for (;;) {
+		union agent_buf buf;
+		struct ipc_msg m;
+		int n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), NULL, NULL, MSG_DONTWAIT);
+
+		if (n == -EAGAIN)
+			return;
+		if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0) {
+			agent_disconnect();
+			return;
+		}
+		if (m.hdr.type == IPC_REGISTERED) {
+			const struct ipc_registered *r = m.body;
+
+			struct ipc_shm *shm = atomic_load(&ag.shm);
+			struct agent_queue *aq;
+
+			pthread_mutex_lock(&ag.lock);
+			aq = r->slot < AGENT_SLOTS ? ag.tab[r->slot] : NULL;
+			if (aq && aq->reg_sent) {
+				aq->registered = true;
+				/* Decisions stop launches before this thread applies
+				 * them; removed before the mapping goes. */
+				if (shm && r->slot < shm->nslots)
+					xq_set_gate(aq->q, &shm->slot[r->slot].run,
+						    &shm->slot[r->slot].inflight, false);
+			}
+			pthread_mutex_unlock(&ag.lock);
+		}
+		/* Other replies (hint refusals) need no action. */
+	}
+}

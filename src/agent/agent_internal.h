@@ -1,0 +1,124 @@
+/*
+ * What the agent's files share (agent.c: state, observers, the agent
+ * thread, registration; agent_daemon.c: the daemon connection and its
+ * protocol; agent_local.c: the in-process policy). Every function here is
+ * called on the agent thread unless it says otherwise; the locking rules
+ * are in agent.c's opening comment.
+ */
+#ifndef XS_AGENT_INTERNAL_H
+#define XS_AGENT_INTERNAL_H
+
+#include "agent/agent.h"
+#include "base/clock.h"
+#include "ipc/ipc_abi.h"
+#include "xsched/policy.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AGENT_SLOTS 256
+#define AGENT_BACKOFF_MIN_NS (50 * XS_NSEC_PER_MSEC)
+#define AGENT_BACKOFF_MAX_NS (2 * XS_NSEC_PER_SEC)
+#define AGENT_REPLY_TIMEOUT_MS 2000
+#define AGENT_SEND_TIMEOUT_MS 1000
+
+struct agent_queue {
+	struct xq *q;
+	uint32_t index;                 /* our table index = the daemon slot */
+	/* written by the observer */
+	_Atomic uint32_t status;        /* enum ipc_status */
+	_Atomic uint64_t ready_ns;
+	_Atomic uint32_t status_seq;
+	_Atomic bool hints_dirty;
+	_Atomic(void *) blocked_on;     /* XQueue our next command waits on */
+	_Atomic uint32_t quiet;         /* local mode: may skip waking the agent */
+	_Atomic uint32_t inflight;      /* local mode: what the XQueue may still run */
+	void *blocked_seen;             /* agent thread: as last published */
+	/* agent thread, under the agent lock */
+	bool reg_sent, registered;
+	bool run;                       /* last decision applied */
+	uint32_t decision_seen;
+	int32_t threshold, batch, level;
+	int64_t budget_ns;
+	int32_t cap;                    /* contention-aware in-flight cap; 0: none */
+	int32_t own_threshold, own_batch; /* the queue's window while capped */
+	int64_t own_budget_ns;
+	int64_t ctl_hint[IPC_HINT_KEYS];  /* xschedctl hints last taken over */
+	uint32_t ctl_taken;               /* bits of ctl_hint holding a value */
+	struct xs_pqueue pq;            /* local mode */
+	bool local;                     /* the local policy accepted it */
+};
+
+struct agent {
+	pthread_mutex_t lock;
+	pthread_once_t once;
+	struct agent_queue *tab[AGENT_SLOTS];
+	uint32_t unreg[AGENT_SLOTS];    /* slots to unregister at the daemon */
+	uint32_t nunreg;
+	uint32_t nqueues;
+	enum xs_agent_mode mode;
+	bool started;
+	int wake_fd;
+	/* connection: agent thread; observers read shm/bell_in under `users` */
+	_Atomic(struct ipc_shm *) shm;
+	_Atomic int bell_in;
+	_Atomic uint32_t users;
+	_Atomic bool connected;
+	int sock, bell_out;
+	size_t shm_size;
+	uint32_t seq;
+	uint64_t backoff_ns, next_try_ns;
+	/* local mode */
+	const struct xs_policy_ops *pops;
+	int32_t cwin;                   /* contention-aware cap (XSCHED_CONTENTION_WINDOW) */
+	void *pstate;
+	uint64_t pwake_ns;
+	uint64_t next_id;
+};
+
+extern struct agent ag;
+
+/* agent.c */
+
+/* Wakes the agent thread. Any thread. */
+void agent_wake(void);
+
+/* Writes the daemon's doorbell @bell (-1: none). Callers off the agent
+ * thread are counted in ag.users around loading and writing it. */
+void agent_bell(int bell);
+
+/* Caps @aq at @cap commands in flight (0: its own window). Agent lock held. */
+void agent_apply_cap(struct agent_queue *aq, int32_t cap, bool own_set);
+
+/* Suspends or resumes @aq as decided. Agent lock held. */
+void agent_apply_run(struct agent_queue *aq, bool run);
+
+/* agent_daemon.c */
+
+/* Connects, says hello and maps the shared slots. 0 or -errno. */
+int agent_connect(void);
+
+/* Fail-open: every queue runs, and the connection is gone. */
+void agent_disconnect(void);
+
+/* Sends what the daemon does not know yet (registrations, hints). */
+void agent_sync_daemon(void);
+
+/* Applies the daemon's decisions and knobs. */
+void agent_apply(void);
+
+/* Handles the daemon's packets; disconnects on hang-up or garbage. */
+void agent_recv(void);
+
+/* agent_local.c */
+
+/* Sets up the in-process policy (XSCHED_POLICY). 0 or -ENOMEM. */
+int agent_local_init(void);
+
+/* One scheduling pass of the in-process policy. */
+void agent_local_schedule(void);
+
+#endif
