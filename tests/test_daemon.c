@@ -1425,10 +1425,49 @@ static void daemon_policy_switch_keeps_hints(void **state)
 	case_done(e);
 }
 
+/* The daemon's log so far, NUL-terminated; malloc()ed. */
+static char *read_log(struct it_env *e)
+{
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	ssize_t n;
+	int fd = open(e->log, O_RDONLY | O_CLOEXEC);
+
+	assert_non_null(text);
+	assert_true(fd >= 0);
+	while ((n = read(fd, text + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2) {
+			cap *= 2;
+			text = realloc(text, cap);
+			assert_non_null(text);
+		}
+	}
+	close(fd);
+	text[len] = '\0';
+	return text;
+}
+
+/* Occurrences of @what in the daemon's log. */
+static int log_count(struct it_env *e, const char *what)
+{
+	char *text = read_log(e), *p = text;
+	int n = 0;
+
+	while ((p = strstr(p, what))) {
+		n++;
+		p += strlen(what);
+	}
+	free(text);
+	return n;
+}
+
 /*
  * SIGHUP re-reads the configuration file: a new policy applies and the
  * notify protocol says RELOADING=1 (with MONOTONIC_USEC) then READY=1. A
- * broken file or an unknown policy keeps the running one.
+ * broken file or an unknown policy keeps the running one, and says so
+ * where an operator looks: the log, at error level, with the reason, and
+ * systemd's STATUS=; "configuration reloaded" is never logged for it.
  */
 static void daemon_sighup_reload(void **state)
 {
@@ -1449,25 +1488,135 @@ static void daemon_sighup_reload(void **state)
 	it_daemon_signal(e, SIGHUP);
 	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, msg, sizeof(msg)), 0);
 	assert_non_null(strstr(msg, "MONOTONIC_USEC="));
-	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, msg, sizeof(msg)), 0);
 	assert_policy(e, "edf");
 	assert_int_equal(it_queues(e, getpid(), &r), 1);
 	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 4);
+
+	assert_non_null(strstr(msg, "STATUS=scheduling (policy edf)"));
+	assert_int_equal(log_count(e, "configuration reloaded"), 1);
 
 	it_config(e, "[policy]\nname = hpf\nno_such_key = 1\n");
 	it_daemon_signal(e, SIGHUP);
 	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, NULL, 0), 0);
-	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, msg, sizeof(msg)), 0);
 	assert_policy(e, "edf");
+	if (!strstr(msg, "STATUS=reload failed: ") || !strstr(msg, ":3: unknown key [policy] no_such_key"))
+		fail_msg("notify after a failed reload: '%s'", msg);
+	assert_int_equal(log_count(e, "<3>xschedd: reload failed"), 1);
+	assert_int_equal(log_count(e, ":3: unknown key [policy] no_such_key"), 1);
 
 	it_config(e, "[policy]\nname = no-such-policy\n");
 	it_daemon_signal(e, SIGHUP);
 	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, NULL, 0), 0);
-	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, msg, sizeof(msg)), 0);
 	assert_policy(e, "edf");
+	if (!strstr(msg, "STATUS=reload failed: policy no-such-policy: no such built-in policy"))
+		fail_msg("notify after a failed reload: '%s'", msg);
+	assert_int_equal(log_count(e, "<3>xschedd: reload failed"), 2);
+	assert_int_equal(log_count(e, "configuration reloaded"), 1);
 	assert_int_equal(it_queues(e, getpid(), &r), 1);
 	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 4);
 	case_done(e);
+}
+
+/*
+ * Runs xschedd with @args (no daemon is started: every use here exits at
+ * once); its stdout and stderr go to @out. Returns its exit status.
+ */
+static int xsd_run(struct it_env *e, const char *const *args, char *out, size_t len)
+{
+	const char *argv[16] = { XSD_BIN };
+	int p[2], st = 0, n = 1;
+	size_t got = 0;
+	ssize_t k;
+	pid_t pid;
+
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = it_fork(e);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(XSD_BIN, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (got + 1 < len && (k = read(p[0], out + got, len - 1 - got)) > 0)
+		got += (size_t)k;
+	out[got] = '\0';
+	close(p[0]);
+	assert_int_equal(it_reap(e, pid, WAIT_MS, &st), 0);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* xsd_run() must exit @rc with @what in its output. */
+#define XSD_EXPECT(e, rc, what, ...)                                               \
+	do {                                                                       \
+		char out_[4096];                                                   \
+		int rc_ = xsd_run(e, IT_ARGS(__VA_ARGS__), out_, sizeof(out_));    \
+		if (rc_ != (rc) || !strstr(out_, what))                            \
+			fail_msg("xschedd %s: exit %d, output '%s'; expected exit %d " \
+				 "and '%s'", #__VA_ARGS__, rc_, out_, rc, what);   \
+	} while (0)
+
+/*
+ * The command line: --version; --check-config reports every problem of a
+ * file (a key given twice names both lines) and exits 0 or 1; a directory
+ * as --config, an over-long socket path (never cut to 107 bytes) and twice
+ * the same socket are errors, at start too.
+ */
+static void daemon_command_line(void **state)
+{
+	struct it_env *e = *state;
+	char long_path[160], bad[IT_PATH + 8];
+	FILE *f;
+
+	it_guard(60);
+	XSD_EXPECT(e, 0, "xschedd 0.", "--version");
+	XSD_EXPECT(e, 0, "Usage: xschedd", "--help");
+	XSD_EXPECT(e, 2, "Usage: xschedd", "--bogus");
+	it_config(e, "[policy]\nname = fair\nslice_ms = 5\n");
+	XSD_EXPECT(e, 0, "valid (policy fair)", "--check-config", "--config", e->conf);
+
+	snprintf(bad, sizeof(bad), "%s.bad", e->conf);
+	f = fopen(bad, "w");
+	assert_non_null(f);
+	fputs("[policy]\nname = fair\n[daemon]\nmax_clients = 0\n[policy]\nname = hpf\n", f);
+	fclose(f);
+	XSD_EXPECT(e, 1, ".bad:4: bad value for [daemon] max_clients = 0", "--check-config",
+		   "--config", bad);
+	XSD_EXPECT(e, 1, ".bad:6: [policy] name given twice (first at line 2)",
+		   "--check-config", "--config", bad);
+	/* A start with it fails the same way, before any socket exists. */
+	XSD_EXPECT(e, 1, "given twice", "--config", bad, "--socket", e->sock,
+		   "--control-socket", e->ctl);
+	unlink(bad);
+	XSD_EXPECT(e, 1, "is a directory", "--check-config", "--config", e->dir);
+	XSD_EXPECT(e, 1, "is a directory", "--config", e->dir, "--socket", e->sock,
+		   "--control-socket", e->ctl);
+	XSD_EXPECT(e, 1, "policy nope: no such built-in policy", "--check-config", "--config",
+		   e->conf, "--policy", "nope");
+
+	memset(long_path, 'a', sizeof(long_path));
+	memcpy(long_path, e->dir, strlen(e->dir));
+	long_path[strlen(e->dir)] = '/';
+	long_path[120] = '\0';
+	XSD_EXPECT(e, 1, "longer than 107 bytes", "--socket", long_path, "--control-socket",
+		   e->ctl, "--config", e->conf);
+	XSD_EXPECT(e, 1, "longer than 107 bytes", "--check-config", "--control-socket",
+		   long_path);
+	XSD_EXPECT(e, 1, "must differ", "--socket", e->sock, "--control-socket", e->sock,
+		   "--config", e->conf);
+	/* None of these left a socket behind. */
+	assert_int_equal(access(e->sock, F_OK), -1);
+	assert_int_equal(access(long_path, F_OK), -1);
+	long_path[107] = '\0';
+	assert_int_equal(access(long_path, F_OK), -1);
+	e->ok = true;
 }
 
 /* --- 7. Malformed input and limits ----------------------------------------- */
@@ -1921,6 +2070,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_security_uid, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_policy_switch_keeps_hints, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_malformed_input, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_limits, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),

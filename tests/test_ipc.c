@@ -14,6 +14,8 @@
 
 #include <errno.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 
 union pkt {
@@ -312,6 +314,148 @@ static void config_errors_name_the_line(void **state)
 					 sizeof(err)), -ENOENT);
 }
 
+/* Loads @text; returns the result, the problems in @err. */
+static int load_text(const char *text, char *err, size_t len)
+{
+	const char *path = write_conf(text);
+	struct xsd_config c;
+	int rc;
+
+	xsd_config_defaults(&c);
+	rc = xsd_config_load(path, true, &c, err, len);
+	xsd_config_fini(&c);
+	unlink(path);
+	return rc;
+}
+
+/* Lines of @err that name line @line of the file. */
+static bool err_names_line(const char *err, int line)
+{
+	char tag[32];
+
+	snprintf(tag, sizeof(tag), ".ini:%d: ", line);
+	return strstr(err, tag) != NULL;
+}
+
+/*
+ * What inih lets pass, or reports only once, is refused with its line, and
+ * every problem of a file is reported, not only the first: a key given
+ * twice (both lines named), an indented line (inih would append it to the
+ * previous value), a line too long for inih's buffer (its rest would be
+ * parsed as a line of its own), junk, an unterminated section.
+ */
+static void config_every_problem_reported(void **state)
+{
+	char err[2048], line[400];
+	int rc;
+
+	(void)state;
+	rc = load_text("[policy]\nname = hpf\n\n[daemon]\nmax_clients = 9\n"
+		       "[policy]\nname = fair\n", err, sizeof(err));
+	assert_int_equal(rc, -EINVAL);
+	assert_true(err_names_line(err, 7));
+	assert_non_null(strstr(err, "[policy] name given twice (first at line 2)"));
+
+	rc = load_text("[policy]\nname = hpf\n  slice_ms = 5\n", err, sizeof(err));
+	assert_int_equal(rc, -EINVAL);
+	assert_true(err_names_line(err, 3));
+	assert_non_null(strstr(err, "indented"));
+	/* Indentation before any key of the section is harmless. */
+	assert_int_equal(load_text("[policy]\n  name = hpf\n# x\n   ; y\n", err, sizeof(err)), 0);
+
+	memset(line, 'x', sizeof(line));
+	memcpy(line, "name = ", 7);
+	line[sizeof(line) - 1] = '\0';
+	{
+		char text[512];
+
+		snprintf(text, sizeof(text), "[policy]\n%s\nedf_k = 2\n", line);
+		assert_int_equal(load_text(text, err, sizeof(err)), -EINVAL);
+		assert_true(err_names_line(err, 2));
+		assert_non_null(strstr(err, "longer than"));
+		/* Its tail is not taken for a line of its own. */
+		assert_false(err_names_line(err, 3));
+	}
+
+	rc = load_text("[daemon]\nmax_clients = 0\nbogus = 1\njunk\n[limits\n"
+		       "[policy]\nedf_k = 99\nper_process = maybe\n", err, sizeof(err));
+	assert_int_equal(rc, -EINVAL);
+	assert_true(err_names_line(err, 2));
+	assert_non_null(strstr(err, "expected an integer in 1..65536"));
+	assert_true(err_names_line(err, 3));
+	assert_non_null(strstr(err, "unknown key [daemon] bogus"));
+	assert_true(err_names_line(err, 4));
+	assert_true(err_names_line(err, 5));
+	assert_true(err_names_line(err, 7));
+	assert_true(err_names_line(err, 8));
+	assert_non_null(strstr(err, "expected yes or no"));
+}
+
+/* A directory or an unreadable file is an error, never "the defaults". */
+static void config_unreadable_is_an_error(void **state)
+{
+	char dir[64], err[512];
+	struct xsd_config c;
+	const char *path;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/xstest-confdir-%d", (int)getpid());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	xsd_config_defaults(&c);
+	assert_int_equal(xsd_config_load(dir, true, &c, err, sizeof(err)), -EISDIR);
+	assert_non_null(strstr(err, "is a directory"));
+	/* Not even when the file is optional. */
+	assert_int_equal(xsd_config_load(dir, false, &c, err, sizeof(err)), -EISDIR);
+	rmdir(dir);
+
+	/* Unreadable: as an unprivileged user (root reads any file). */
+	path = write_conf("[policy]\nname = fair\n");
+	assert_int_equal(chmod(path, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int rc;
+
+		if (getuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(77);
+		rc = xsd_config_load(path, false, &c, err, sizeof(err));
+		_exit(rc == -EACCES && strstr(err, path) && !strcmp(c.policy, "hpf") ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	unlink(path);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(st), 0);
+	xsd_config_fini(&c);
+}
+
+/* Socket paths: absolute and short enough for a Unix socket address. */
+static void config_socket_paths(void **state)
+{
+	char text[400], err[512], path[120];
+
+	(void)state;
+	assert_null(xsd_socket_path_problem("/run/x.sock"));
+	assert_non_null(xsd_socket_path_problem("x.sock"));
+	assert_non_null(xsd_socket_path_problem(""));
+	assert_non_null(xsd_socket_path_problem("/run/"));
+	memset(path, 'a', sizeof(path));
+	path[0] = '/';
+	path[107] = '\0';
+	assert_null(xsd_socket_path_problem(path));      /* 107 bytes: fits */
+	path[107] = 'a';
+	path[108] = '\0';
+	assert_non_null(strstr(xsd_socket_path_problem(path), "107"));
+	snprintf(text, sizeof(text), "[daemon]\ncontrol_socket = %s\n", path);
+	assert_int_equal(load_text(text, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "107 bytes"));
+	assert_int_equal(load_text("[daemon]\nsocket = run/x.sock\n", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "absolute"));
+}
+
 static void notify_protocol(void **state)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -353,6 +497,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(ipc_daemon_replies_checked),
 	cmocka_unit_test(config_defaults_and_keys),
 	cmocka_unit_test(config_errors_name_the_line),
+	cmocka_unit_test(config_every_problem_reported),
+	cmocka_unit_test(config_unreadable_is_an_error),
+	cmocka_unit_test(config_socket_paths),
 	cmocka_unit_test(notify_protocol),
 };
 

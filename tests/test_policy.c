@@ -1296,7 +1296,7 @@ static void loader_plugin(void **st)
 	struct sim s;
 
 	(void)st;
-	assert_int_equal(xsd_policy_load(XS_PLUGIN_PATH, &ops, &handle), 0);
+	assert_int_equal(xsd_policy_load(XS_PLUGIN_PATH, &ops, &handle, NULL), 0);
 	assert_non_null(handle);
 	assert_string_equal(ops->name, "fifo");
 	/* Drive it like a built-in: first ready runs alone. */
@@ -1318,6 +1318,9 @@ static void loader_plugin(void **st)
 	xsd_policy_unload(NULL);
 }
 
+/* The table version the bad module's entry returned last. */
+static uint32_t bad_version;
+
 /* Loads the bad module with its mode set to @mode; returns the result. */
 static int load_bad(int mode)
 {
@@ -1331,7 +1334,7 @@ static int load_bad(int mode)
 	modep = dlsym(own, "xs_policy_bad_mode");
 	assert_non_null(modep);
 	*modep = mode;
-	rc = xsd_policy_load(XS_PLUGIN_BAD_PATH, &ops, &handle);
+	rc = xsd_policy_load(XS_PLUGIN_BAD_PATH, &ops, &handle, &bad_version);
 	/* Outputs are written only on success. */
 	assert_ptr_equal(ops, (void *)1);
 	assert_ptr_equal(handle, (void *)1);
@@ -1343,7 +1346,9 @@ static void loader_bad_version(void **st)
 {
 	(void)st;
 	assert_int_equal(load_bad(0), -EPROTO);   /* newer than served */
+	assert_int_equal(bad_version, XS_POLICY_VERSION + 1);
 	assert_int_equal(load_bad(1), -EPROTO);   /* entry returns NULL */
+	assert_int_equal(bad_version, 0);
 	assert_int_equal(load_bad(2), -EPROTO);   /* version 0 */
 }
 
@@ -1362,11 +1367,11 @@ static void loader_errors(void **st)
 
 	(void)st;
 	assert_int_equal(xsd_policy_load("/nonexistent/xsched-policy.so",
-					 &ops, &handle), -ENOENT);
-	assert_int_equal(xsd_policy_load("policy.so", &ops, &handle), -EINVAL);
-	assert_int_equal(xsd_policy_load("./policy.so", &ops, &handle), -EINVAL);
-	assert_int_equal(xsd_policy_load(NULL, &ops, &handle), -EINVAL);
-	assert_int_equal(xsd_policy_load(XS_PLUGIN_NOENTRY_PATH, &ops, &handle),
+					 &ops, &handle, NULL), -ENOENT);
+	assert_int_equal(xsd_policy_load("policy.so", &ops, &handle, NULL), -EINVAL);
+	assert_int_equal(xsd_policy_load("./policy.so", &ops, &handle, NULL), -EINVAL);
+	assert_int_equal(xsd_policy_load(NULL, &ops, &handle, NULL), -EINVAL);
+	assert_int_equal(xsd_policy_load(XS_PLUGIN_NOENTRY_PATH, &ops, &handle, NULL),
 			 -ENOEXEC);
 	assert_null(ops);
 	assert_null(handle);

@@ -2,6 +2,13 @@
  * Configuration file parsing (see config.h). inih calls one handler per
  * key; each key is matched against a table of its section, name and
  * parser, so adding a key is one line.
+ *
+ * inih reads the file through our line reader, which counts lines (inih
+ * does not tell the handler its line) and refuses what inih would misread
+ * or report only once: lines too long for its buffer, indented lines it
+ * would append to the previous value, lines that are neither a section, a
+ * comment nor a key. Every problem is reported with its line, not only the
+ * first, and a key given twice names both lines.
  */
 #include "daemon/config.h"
 #include "daemon/policy/policy_builtin.h"
@@ -9,29 +16,78 @@
 #include "ipc/ipc_msg.h"
 #include "xsched/xsched.h"
 
+#include "base/compiler.h"
+
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+
+/* A key seen, to refuse it a second time. */
+struct seen_key {
+	char *name;                        /* "section\nkey" */
+	int line;
+};
 
 struct parse_state {
 	struct xsd_config *c;
-	char *err;
-	size_t errlen;
-	int rc;
+	const char *path;
+	FILE *f;
+	char *err;                         /* problems, one a line */
+	size_t errlen, errused;
+	int rc;                            /* the first problem's error */
+	int line;                          /* lines read so far */
+	bool line_bad;                     /* the reader refused the current line */
+	bool key_in_section;               /* inih continues indented lines then */
+	int read_errno;
+	struct seen_key *seen;
+	size_t nseen;
 };
 
-static int parse_i64(const char *v, int64_t lo, int64_t hi, int64_t *out)
+static void problem(struct parse_state *ps, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Adds "path:line: what" to the problems. */
+static void problem(struct parse_state *ps, int rc, const char *fmt, ...)
 {
+	char what[384];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!ps->rc || rc == -ENOMEM)
+		ps->rc = rc;
+	if (ps->errused + 1 >= ps->errlen)
+		return;
+	n = snprintf(ps->err + ps->errused, ps->errlen - ps->errused, "%s%s:%d: %s",
+		     ps->errused ? "\n" : "", ps->path, ps->line, what);
+	if (n > 0)
+		ps->errused = XS_MIN(ps->errused + (size_t)n, ps->errlen - 1);
+}
+
+/* Parses an integer in @lo..@hi; else *@why (if not NULL) says what was expected. */
+static int parse_i64(const char *v, int64_t lo, int64_t hi, int64_t *out, const char **why)
+{
+	static char expected[72];          /* one thread; read before the next call */
 	char *end;
 	long long x;
 
 	errno = 0;
 	x = strtoll(v, &end, 10);
-	if (errno || end == v || *end || x < lo || x > hi)
+	if (errno || end == v || *end || x < lo || x > hi) {
+		snprintf(expected, sizeof(expected), "expected an integer in %lld..%lld",
+			 (long long)lo, (long long)hi);
+		if (why)
+			*why = expected;
 		return -EINVAL;
+	}
 	*out = x;
 	return 0;
 }
@@ -55,7 +111,31 @@ static int set_str(char *dst, size_t len, const char *v)
 	return 0;
 }
 
-static int add_uid_limit(struct xsd_config *c, char *name, const char *v)
+const char *xsd_socket_path_problem(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (!n)
+		return "empty path";
+	if (path[0] != '/')
+		return "not an absolute path";
+	if (n >= sizeof(((struct xsd_config *)0)->socket))
+		return "longer than 107 bytes (the limit of a Unix socket address)";
+	if (path[n - 1] == '/')
+		return "names a directory";
+	return NULL;
+}
+
+static int set_socket(char *dst, const char *v, const char **why)
+{
+	*why = xsd_socket_path_problem(v);
+	if (*why)
+		return -EINVAL;
+	strcpy(dst, v);
+	return 0;
+}
+
+static int add_uid_limit(struct xsd_config *c, char *name, const char *v, const char **why)
 {
 	struct xsd_uid_limit *l;
 	int64_t uid, ceil;
@@ -68,8 +148,8 @@ static int add_uid_limit(struct xsd_config *c, char *name, const char *v)
 	if (!dot || strcmp(dot, ".priority_ceiling"))
 		return -ENOENT;
 	*dot = '\0';
-	if (parse_i64(name + 4, 0, UINT32_MAX - 1, &uid) < 0 ||
-	    parse_i64(v, XS_PRIORITY_MIN, XS_PRIORITY_MAX, &ceil) < 0)
+	if (parse_i64(name + 4, 0, UINT32_MAX - 1, &uid, NULL) < 0 ||
+	    parse_i64(v, XS_PRIORITY_MIN, XS_PRIORITY_MAX, &ceil, why) < 0)
 		return -EINVAL;
 	l = realloc(c->uid_limits, (c->n_uid_limits + 1) * sizeof(*l));
 	if (!l)
@@ -83,7 +163,7 @@ static int add_uid_limit(struct xsd_config *c, char *name, const char *v)
 
 /* Applies one key; -ENOENT if unknown, -EINVAL if the value is bad. */
 static int apply_key(struct xsd_config *c, const char *sec, char *name,
-		     const char *v)
+		     const char *v, const char **why)
 {
 	int64_t x;
 	bool b;
@@ -91,16 +171,16 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 
 #define NUM(s, n, lo, hi, dst)                                          \
 	if (!strcmp(sec, s) && !strcmp(name, n)) {                      \
-		rc = parse_i64(v, lo, hi, &x);                          \
+		rc = parse_i64(v, lo, hi, &x, why);                          \
 		if (rc == 0)                                            \
 			dst = (__typeof__(dst))x;                       \
 		return rc;                                              \
 	}
 	if (!strcmp(sec, "daemon")) {
 		if (!strcmp(name, "socket"))
-			return set_str(c->socket, sizeof(c->socket), v);
+			return set_socket(c->socket, v, why);
 		if (!strcmp(name, "control_socket"))
-			return set_str(c->control_socket, sizeof(c->control_socket), v);
+			return set_socket(c->control_socket, v, why);
 		if (!strcmp(name, "control_group"))
 			return set_str(c->control_group, sizeof(c->control_group), v);
 		NUM("daemon", "max_clients", 1, 65536, c->max_clients)
@@ -113,24 +193,26 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return set_str(c->policy, sizeof(c->policy), v);
 		if (!strcmp(name, "per_process")) {
 			rc = parse_bool(v, &b);
+			if (rc < 0)
+				*why = "expected yes or no";
 			if (rc == 0)
 				c->pconf.per_process = b;
 			return rc;
 		}
 		if (!strcmp(name, "slice_ms")) {
-			rc = parse_i64(v, 1, 60000, &x);
+			rc = parse_i64(v, 1, 60000, &x, why);
 			if (rc == 0)
 				c->pconf.slice_ns = (uint64_t)x * 1000000;
 			return rc;
 		}
 		if (!strcmp(name, "drain_ms")) {
-			rc = parse_i64(v, 0, (int64_t)(XSD_DRAIN_LIMIT_NS / 1000000), &x);
+			rc = parse_i64(v, 0, (int64_t)(XSD_DRAIN_LIMIT_NS / 1000000), &x, why);
 			if (rc == 0)
 				c->pconf.drain_ns = x ? (uint64_t)x * 1000000 : XS_DRAIN_NONE;
 			return rc;
 		}
 		if (!strcmp(name, "starvation_period_ms")) {
-			rc = parse_i64(v, 10, 3600000, &x);
+			rc = parse_i64(v, 10, 3600000, &x, why);
 			if (rc == 0)
 				c->starvation_period_ns = (uint64_t)x * 1000000;
 			return rc;
@@ -147,7 +229,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		for (int k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
 			if (strcmp(name, keys[k]))
 				continue;
-			if (parse_i64(v, INT64_MIN, INT64_MAX, &x) < 0 ||
+			if (parse_i64(v, INT64_MIN, INT64_MAX, &x, NULL) < 0 ||
 			    !ipc_hint_valid((uint32_t)k, x))
 				return -EINVAL;
 			c->def_hint[k] = x;
@@ -157,28 +239,124 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 	if (!strcmp(sec, "limits")) {
 		NUM("limits", "priority_ceiling", XS_PRIORITY_MIN, XS_PRIORITY_MAX,
 		    c->priority_ceiling)
-		return add_uid_limit(c, name, v);
+		return add_uid_limit(c, name, v, why);
 	}
 #undef NUM
 	return -ENOENT;
+}
+
+/* Records [@sec] @name at the current line; false if it was seen before. */
+static bool first_time(struct parse_state *ps, const char *sec, const char *name)
+{
+	struct seen_key *grown;
+	char *key;
+	size_t i;
+
+	if (asprintf(&key, "%s\n%s", sec, name) < 0) {
+		problem(ps, -ENOMEM, "out of memory");
+		return false;
+	}
+	for (i = 0; i < ps->nseen; i++) {
+		if (!strcmp(ps->seen[i].name, key)) {
+			problem(ps, -EINVAL, "[%s] %s given twice (first at line %d)", sec,
+				name, ps->seen[i].line);
+			free(key);
+			return false;
+		}
+	}
+	grown = realloc(ps->seen, (ps->nseen + 1) * sizeof(*grown));
+	if (!grown) {
+		free(key);
+		problem(ps, -ENOMEM, "out of memory");
+		return false;
+	}
+	ps->seen = grown;
+	ps->seen[ps->nseen].name = key;
+	ps->seen[ps->nseen++].line = ps->line;
+	return true;
 }
 
 static int config_ini_key(void *user, const char *sec, const char *name,
 		       const char *value)
 {
 	struct parse_state *ps = user;
+	const char *why = NULL;
 	char key[128];
 	int rc;
 
+	ps->key_in_section = true;
+	/* The reader reported this line already. */
+	if (ps->line_bad)
+		return 0;
+	if (!first_time(ps, sec, name))
+		return 0;
 	snprintf(key, sizeof(key), "%s", name);
-	rc = apply_key(ps->c, sec, key, value);
+	rc = apply_key(ps->c, sec, key, value, &why);
 	if (rc == 0)
 		return 1;
-	snprintf(ps->err, ps->errlen, "%s key [%s] %s%s%s",
-		 rc == -ENOENT ? "unknown" : "bad value for", sec, name,
-		 rc == -ENOENT ? "" : " = ", rc == -ENOENT ? "" : value);
-	ps->rc = rc == -ENOMEM ? rc : -EINVAL;
+	if (rc == -ENOMEM)
+		problem(ps, rc, "out of memory");
+	else if (rc == -ENOENT)
+		problem(ps, -EINVAL, "unknown key [%s] %s", sec, name);
+	else
+		problem(ps, -EINVAL, "bad value for [%s] %s = %s%s%s", sec, name, value,
+			why ? ": " : "", why ? why : "");
 	return 0;
+}
+
+/*
+ * inih's reader (fgets semantics), one physical line per call. A line is
+ * refused here (line_bad; inih's handler then ignores it) when inih would
+ * misread it: too long for its buffer (the rest would become a line of its
+ * own), indented after a key (inih appends it to that key's value), or
+ * neither blank, comment, section nor key.
+ */
+static char *config_read_line(char *str, int num, void *stream)
+{
+	struct parse_state *ps = stream;
+	char *p, *start;
+	size_t n;
+
+	errno = 0;
+	if (!fgets(str, num, ps->f)) {
+		if (ferror(ps->f))
+			ps->read_errno = errno ? errno : EIO;
+		return NULL;
+	}
+	ps->line++;
+	ps->line_bad = false;
+	n = strlen(str);
+	if (n && str[n - 1] != '\n' && !feof(ps->f)) {
+		int ch;
+
+		while ((ch = fgetc(ps->f)) != EOF && ch != '\n')
+			;
+		problem(ps, -EINVAL, "line longer than %d characters", num - 2);
+		ps->line_bad = true;
+		strcpy(str, "\n");
+		return str;
+	}
+	start = str;
+	if (ps->line == 1 && !strncmp(start, "\xef\xbb\xbf", 3))
+		start += 3;                /* a UTF-8 byte order mark, as inih */
+	for (p = start; *p && isspace((unsigned char)*p); p++)
+		;
+	if (!*p || *p == '#' || *p == ';')
+		return str;
+	if (p > start && ps->key_in_section) {
+		problem(ps, -EINVAL, "indented line (a value cannot continue on the next line)");
+		ps->line_bad = true;
+	} else if (*p == '[') {
+		if (!strchr(p, ']')) {
+			problem(ps, -EINVAL, "syntax error: '[' without ']'");
+			ps->line_bad = true;
+		}
+		ps->key_in_section = false;
+	} else if (!strpbrk(p, "=:")) {
+		problem(ps, -EINVAL, "syntax error: expected 'key = value'");
+		ps->line_bad = true;
+	}
+	return str;
 }
 
 void xsd_config_defaults(struct xsd_config *c)
@@ -200,26 +378,45 @@ void xsd_config_defaults(struct xsd_config *c)
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,
 		    char *err, size_t errlen)
 {
-	struct parse_state ps = { .c = c, .err = err, .errlen = errlen };
-	FILE *f = fopen(path, "r");
+	struct parse_state ps = { .c = c, .path = path, .err = err, .errlen = errlen };
+	struct stat st;
+	size_t i;
 	int line;
 
-	if (!f) {
-		if (errno == ENOENT && !required)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	line = ini_parse_file(f, config_ini_key, &ps);
-	fclose(f);
-	if (line != 0) {
-		char what[256];
+	if (errlen)
+		err[0] = '\0';
+	ps.f = fopen(path, "re");
+	if (!ps.f) {
+		int e = errno;
 
-		snprintf(what, sizeof(what), "%s", ps.rc ? err : "syntax error");
-		snprintf(err, errlen, "%s:%d: %s", path, line, what);
-		return ps.rc ? ps.rc : -EINVAL;
+		if (e == ENOENT && !required)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
 	}
-	return 0;
+	if (fstat(fileno(ps.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(ps.f);
+		snprintf(err, errlen, "%s: is a directory, not a configuration file", path);
+		return -EISDIR;
+	}
+	line = ini_parse_stream(config_read_line, &ps, config_ini_key, &ps);
+	fclose(ps.f);
+	for (i = 0; i < ps.nseen; i++)
+		free(ps.seen[i].name);
+	free(ps.seen);
+	if (ps.read_errno) {
+		snprintf(err, errlen, "%s: read error after line %d: %s", path, ps.line,
+			 strerror(ps.read_errno));
+		return -ps.read_errno;
+	}
+	if (line > 0 && !ps.rc) {
+		/* Something inih refused that the reader did not foresee. */
+		ps.line = line;
+		problem(&ps, -EINVAL, "syntax error");
+	}
+	if (line == -2 && !ps.rc)
+		problem(&ps, -ENOMEM, "out of memory");
+	return ps.rc;
 }
 
 int32_t xsd_config_ceiling(const struct xsd_config *c, uid_t uid)

@@ -8,6 +8,8 @@
 
 #include "xsched/policy.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,12 +42,22 @@ struct xsd_config {
 void xsd_config_defaults(struct xsd_config *c);
 
 /*
- * Loads @path over the defaults into @c. A missing file is fine unless
- * @required. On error returns a negative errno and writes a message
- * (file:line: what) to @err.
+ * Loads @path over what @c holds (xsd_config_defaults() first). A missing
+ * file is fine unless @required; a directory, an unreadable file or a read
+ * error is an error. Returns 0, or a negative errno with every problem
+ * found written to @err, one a line ("file:line: what"; "file: what" when
+ * the file cannot be read), as many as fit. @c may be partly updated on
+ * error: load into a copy to keep a running configuration.
  */
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,
 		    char *err, size_t errlen);
+
+/*
+ * What is wrong with @path as a socket path (for the configuration keys
+ * and the command line alike), or NULL: it must be absolute and fit a
+ * Unix socket address (107 bytes).
+ */
+const char *xsd_socket_path_problem(const char *path);
 
 /* The highest priority user @uid may ask for (root: XS_PRIORITY_MAX). */
 int32_t xsd_config_ceiling(const struct xsd_config *c, uid_t uid);

@@ -119,6 +119,11 @@ struct xsd {
 	bool stop;
 	bool reload;
 	gid_t control_gid;
+	/* The last reload (SIGHUP), for xschedctl status. */
+	uint32_t reloads;
+	int32_t reload_rc;                 /* 0 or the negative errno of its failure */
+	uint64_t reload_ns;
+	char reload_msg[192];              /* why it failed; "" */
 };
 
 /* server.c */
@@ -139,13 +144,15 @@ void xsd_resume_all(struct xsd *d);
 void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns);
 
 /* sched.c */
+/* Starts the scheduler with @cfg's policy; on error @err says why. */
 int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
 		   char *err, size_t errlen);
 void xsd_sched_fini(struct xsd_sched *s);
 /* Switches to @name (built-in or absolute .so path), keeping every queue
- * and hint. On error the previous policy stays. */
+ * and hint. On error the previous policy stays, and @err says why (the
+ * module's and the daemon's ops versions for a module of another one). */
 int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
-			 const struct xs_policy_conf *pconf);
+			 const struct xs_policy_conf *pconf, char *err, size_t errlen);
 int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q);
 void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q);
 void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q);

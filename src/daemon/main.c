@@ -21,26 +21,50 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef XSCHED_VERSION_STRING
+#error "the build defines XSCHED_VERSION_STRING"
+#endif
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: xschedd [OPTIONS]\n"
+		"       xschedd --check-config [--config PATH] [OPTIONS]\n"
 		"Node daemon of xsched: global, policy-driven scheduling of XPU queues.\n\n"
 		"  -f, --foreground          stay in the foreground (the only mode; for systemd)\n"
 		"  -c, --config PATH         configuration file (default %s)\n"
 		"  -s, --socket PATH         client socket (default %s)\n"
 		"  -C, --control-socket PATH control socket (default %s)\n"
 		"  -p, --policy NAME         policy, overriding the configuration\n"
-		"  -v, --verbose             debug logging\n"
-		"  -h, --help                this help\n",
+		"  -v, --verbose             also log registrations and debug messages\n"
+		"      --check-config        check the configuration (and options), print\n"
+		"                            every problem, exit 0 if it is valid, else 1\n"
+		"  -V, --version             print the version\n"
+		"  -h, --help                this help\n"
+		"\nSignals: SIGHUP reloads the configuration, SIGTERM and SIGINT stop.\n"
+		"Exit status: 0 stopped by a signal, or a valid configuration; 1 an\n"
+		"error; 2 a usage error. See xschedd(8).\n",
 		XSD_DEFAULT_CONFIG, IPC_DEFAULT_SOCKET, IPC_DEFAULT_CONTROL);
 }
 
 struct overrides {
 	const char *socket, *control, *policy;
 };
+
+/* Command-line paths are checked like the configuration's: never cut. */
+static int check_option_path(const char *opt, const char *path)
+{
+	const char *why = xsd_socket_path_problem(path);
+
+	if (why) {
+		fprintf(stderr, "xschedd: %s %s: %s\n", opt, path, why);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static void apply_overrides(struct xsd_config *c, const struct overrides *o)
 {
@@ -52,41 +76,93 @@ static void apply_overrides(struct xsd_config *c, const struct overrides *o)
 		snprintf(c->policy, sizeof(c->policy), "%s", o->policy);
 }
 
-static int load_config(struct xsd *d, const struct overrides *o, struct xsd_config *out)
+/* Logs each line of @msg at @prio. */
+static void log_lines(int prio, const char *msg)
 {
-	char err[512];
+	while (*msg) {
+		size_t n = strcspn(msg, "\n");
+
+		xsd_log(prio, "%.*s", (int)n, msg);
+		msg += n + (msg[n] == '\n');
+	}
+}
+
+/*
+ * Loads the configuration with the command line's overrides into @out and
+ * checks what no single key can (the two sockets differ). On error the
+ * problems, one a line, are in @err.
+ */
+static int load_config(struct xsd *d, const struct overrides *o, struct xsd_config *out,
+		       char *err, size_t errlen)
+{
 	int rc;
 
 	xsd_config_defaults(out);
-	rc = xsd_config_load(d->config_path, d->config_required, out, err, sizeof(err));
+	rc = xsd_config_load(d->config_path, d->config_required, out, err, errlen);
 	if (rc < 0) {
-		xsd_err("%s", err);
 		xsd_config_fini(out);
 		return rc;
 	}
 	apply_overrides(out, o);
+	if (!strcmp(out->socket, out->control_socket)) {
+		snprintf(err, errlen, "the client and control sockets are both %s: they must differ",
+			 out->socket);
+		xsd_config_fini(out);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* First line of @msg, for one-line reports (sd_notify STATUS=, xschedctl). */
+static void first_line(char *dst, size_t len, const char *msg)
+{
+	snprintf(dst, len, "%.*s", (int)strcspn(msg, "\n"), msg);
+}
+
+/* Remembers the outcome of the last reload for `xschedctl status`. */
+static void reload_outcome(struct xsd *d, int rc, const char *why)
+{
+	char line[sizeof(d->reload_msg) + 64];
+
+	d->reloads++;
+	d->reload_ns = xs_now_ns();
+	d->reload_rc = rc;
+	first_line(d->reload_msg, sizeof(d->reload_msg), rc < 0 ? why : "");
+	if (rc < 0) {
+		xsd_err("reload failed; keeping the running configuration (policy %s)",
+			d->sched.policy);
+		snprintf(line, sizeof(line), "READY=1\nSTATUS=reload failed: %s", d->reload_msg);
+	} else {
+		xsd_info("configuration reloaded (policy %s)", d->sched.policy);
+		snprintf(line, sizeof(line), "READY=1\nSTATUS=scheduling (policy %s)",
+			 d->sched.policy);
+	}
+	xsd_notify(line);
 }
 
 /* SIGHUP: re-read the configuration; sockets stay, the rest applies now. */
 static void reload(struct xsd *d, const struct overrides *o)
 {
 	struct xsd_config next;
+	char err[1024];
 	int rc;
 
 	xsd_notify_reloading();
-	if (load_config(d, o, &next) < 0) {
-		xsd_warn("reload failed; keeping the running configuration");
-		xsd_notify("READY=1");
+	rc = load_config(d, o, &next, err, sizeof(err));
+	if (rc < 0) {
+		log_lines(XSD_ERR, err);
+		reload_outcome(d, rc, err);
 		return;
 	}
+	/* The policy first: if it cannot be had, nothing else has changed. */
 	if (strcmp(next.policy, d->sched.policy) ||
 	    memcmp(&next.pconf, &d->cfg.pconf, sizeof(next.pconf))) {
-		rc = xsd_sched_set_policy(&d->sched, next.policy, &next.pconf);
+		rc = xsd_sched_set_policy(&d->sched, next.policy, &next.pconf, err, sizeof(err));
 		if (rc < 0) {
-			xsd_warn("reload: policy %s: %s; keeping %s", next.policy,
-				 strerror(-rc), d->sched.policy);
-			snprintf(next.policy, sizeof(next.policy), "%s", d->sched.policy);
+			xsd_err("%s", err);
+			xsd_config_fini(&next);
+			reload_outcome(d, rc, err);
+			return;
 		}
 	}
 	d->sched.guard_pct = next.starvation_guard_pct;
@@ -99,8 +175,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 	xsd_config_fini(&d->cfg);
 	d->cfg = next;
 	xsd_decide(d, NULL, 0);
-	xsd_info("configuration reloaded (policy %s)", d->sched.policy);
-	xsd_notify("READY=1");
+	reload_outcome(d, 0, NULL);
 }
 
 static void on_signal(struct xsd *d, struct xsd_watch *w, uint32_t events)
@@ -116,6 +191,40 @@ static void on_signal(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	}
 }
 
+/*
+ * --check-config: everything a start would check before binding its
+ * sockets (the file, the options, the policy, which is loaded and
+ * initialized once). Problems go to stderr, one a line; 0 if valid.
+ */
+static int check_config(struct xsd *d, const struct overrides *o)
+{
+	struct xsd_config cfg;
+	struct xsd_sched s;
+	char err[4096];
+	struct stat st;
+	int rc;
+
+	rc = load_config(d, o, &cfg, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	rc = xsd_sched_init(&s, &cfg, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "%s\n", err);
+	else
+		xsd_sched_fini(&s);
+	if (!getgrnam(cfg.control_group))
+		fprintf(stderr, "warning: group %s does not exist: the control socket would be "
+			"for root only\n", cfg.control_group);
+	if (rc == 0)
+		printf("%s: %s (policy %s)\n", d->config_path,
+		       stat(d->config_path, &st) == 0 ? "valid" :
+		       "not found; the built-in defaults apply", cfg.policy);
+	xsd_config_fini(&cfg);
+	return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -125,18 +234,21 @@ int main(int argc, char **argv)
 		{ "control-socket", required_argument, NULL, 'C' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "check-config", no_argument, NULL, 'K' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct overrides o = { 0 };
 	struct xsd d = { .config_path = XSD_DEFAULT_CONFIG };
 	struct epoll_event ev[64];
-	char err[256];
+	bool check = false;
+	char err[4096];
 	sigset_t mask;
 	struct group *grp;
 	int opt, rc = 1;
 
-	while ((opt = getopt_long(argc, argv, "fc:s:C:p:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fc:s:C:p:vVh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			break;
@@ -145,9 +257,13 @@ int main(int argc, char **argv)
 			d.config_required = true;
 			break;
 		case 's':
+			if (check_option_path("--socket", optarg) < 0)
+				return 1;
 			o.socket = optarg;
 			break;
 		case 'C':
+			if (check_option_path("--control-socket", optarg) < 0)
+				return 1;
 			o.control = optarg;
 			break;
 		case 'p':
@@ -156,6 +272,13 @@ int main(int argc, char **argv)
 		case 'v':
 			xsd_verbose = true;
 			break;
+		case 'K':
+			check = true;
+			break;
+		case 'V':
+			printf("xschedd %s (IPC protocol %u, policy ops %u)\n",
+			       XSCHED_VERSION_STRING, IPC_VERSION, XS_POLICY_VERSION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -168,8 +291,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (load_config(&d, &o, &d.cfg) < 0)
+	if (check)
+		return check_config(&d, &o);
+	if (load_config(&d, &o, &d.cfg, err, sizeof(err)) < 0) {
+		log_lines(XSD_ERR, err);
 		return 1;
+	}
 	grp = getgrnam(d.cfg.control_group);
 	d.control_gid = grp ? grp->gr_gid : (gid_t)-1;
 	if (!grp)

@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/compiler.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,20 +40,69 @@ static int sched_file_trusted(const char *path)
 	return 0;
 }
 
-static const struct xs_policy_ops *sched_lookup(const char *name, void **dl, int *err)
+/*
+ * Finds policy @name (built-in, or an absolute path of a module); on error
+ * says why in @err, in words an operator can act on.
+ */
+static const struct xs_policy_ops *sched_lookup(const char *name, void **dl, int *rc,
+						char *err, size_t errlen)
 {
-	const struct xs_policy_ops *ops;
+	const struct xs_policy_ops *ops = NULL;
+	uint32_t version = 0;
 
 	*dl = NULL;
 	if (name[0] != '/') {
+		const char *const *n = xsd_policy_names();
+		size_t used;
+
 		ops = xsd_policy_find(name);
-		*err = ops ? 0 : -ENOENT;
-		return ops;
+		*rc = ops ? 0 : -ENOENT;
+		if (ops)
+			return ops;
+		used = (size_t)snprintf(err, errlen, "policy %s: no such built-in policy (", name);
+		for (; *n && used < errlen; n++)
+			used += (size_t)snprintf(err + used, errlen - used, "%s%s", *n,
+						 n[1] ? ", " : "");
+		if (used < errlen)
+			snprintf(err + used, errlen - used, "; or the absolute path of a module)");
+		return NULL;
 	}
-	*err = sched_file_trusted(name);
-	if (*err == 0)
-		*err = xsd_policy_load(name, &ops, dl);
-	return *err ? NULL : ops;
+	*rc = sched_file_trusted(name);
+	if (*rc == -EPERM) {
+		snprintf(err, errlen, "policy %s: a module must be owned by root and writable "
+			 "by no one else", name);
+		return NULL;
+	}
+	if (*rc < 0) {
+		snprintf(err, errlen, "policy %s: %s", name, strerror(-*rc));
+		return NULL;
+	}
+	*rc = xsd_policy_load(name, &ops, dl, &version);
+	switch (*rc) {
+	case 0:
+		return ops;
+	case -ENOENT:
+		snprintf(err, errlen, "policy %s: cannot load it: %s", name, dlerror());
+		break;
+	case -ENOEXEC:
+		snprintf(err, errlen, "policy %s: not a policy module (no %s symbol)", name,
+			 XS_POLICY_ENTRY);
+		break;
+	case -EPROTO:
+		if (version)
+			snprintf(err, errlen, "policy %s: the module is for policy ops version %u; "
+				 "this daemon serves versions 1 to %u", name, version,
+				 XS_POLICY_VERSION);
+		else
+			snprintf(err, errlen, "policy %s: the module serves no policy ops version "
+				 "this daemon knows (1 to %u)", name, XS_POLICY_VERSION);
+		break;
+	default:
+		snprintf(err, errlen, "policy %s: invalid ops table (no name or no schedule, or "
+			 "too short)", name);
+		break;
+	}
+	return NULL;
 }
 
 /* Writes @q's decision (and window cap) to its slot if it changed; marks
@@ -106,7 +156,7 @@ static void sched_detach_all(struct xsd_sched *s)
 }
 
 int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
-			 const struct xs_policy_conf *pconf)
+			 const struct xs_policy_conf *pconf, char *err, size_t errlen)
 {
 	const struct xs_policy_ops *ops;
 	void *dl, *state = NULL;
@@ -114,10 +164,11 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 	int rc;
 
 	s->caps_dirty = true;
-	ops = sched_lookup(name, &dl, &rc);
+	ops = sched_lookup(name, &dl, &rc, err, errlen);
 	if (!ops)
 		return rc;
 	if (ops->init && (rc = ops->init(&state, pconf)) < 0) {
+		snprintf(err, errlen, "policy %s: its init failed: %s", name, strerror(-rc));
 		xsd_policy_unload(dl);
 		return rc;
 	}
@@ -159,18 +210,12 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
 		   char *err, size_t errlen)
 {
-	int rc;
-
 	memset(s, 0, sizeof(*s));
 	s->next_id = 1;
 	s->guard_pct = cfg->starvation_guard_pct;
 	s->contention_window = cfg->contention_window;
 	s->guard_period_ns = cfg->starvation_period_ns;
-	rc = xsd_sched_set_policy(s, cfg->policy, &cfg->pconf);
-	if (rc < 0)
-		snprintf(err, errlen, "policy %s: %s", cfg->policy,
-			 rc == -ENOENT ? "unknown policy or missing file" : strerror(-rc));
-	return rc;
+	return xsd_sched_set_policy(s, cfg->policy, &cfg->pconf, err, errlen);
 }
 
 void xsd_sched_fini(struct xsd_sched *s)

@@ -577,14 +577,17 @@ static int xsd_policy_reply(struct xsd *d, struct xsd_client *c, uint32_t seq, i
 static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 			  const struct ipc_policy *p)
 {
+	char err[512];
 	int rc;
 
 	if (!c->privileged)
 		return xsd_policy_reply(d, c, seq, -EPERM);
-	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf);
+	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf, err, sizeof(err));
 	if (rc == 0) {
 		xsd_info("policy switched to %s by pid %d", p->name, (int)c->pid);
 		xsd_decide(d, NULL, 0);
+	} else {
+		xsd_warn("pid %d asked for %s", (int)c->pid, err);
 	}
 	return xsd_policy_reply(d, c, seq, rc);
 }

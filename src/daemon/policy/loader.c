@@ -32,7 +32,7 @@ static int check_ops(const struct xs_policy_ops *ops)
 }
 
 int xsd_policy_load(const char *path, const struct xs_policy_ops **ops,
-		    void **handle)
+		    void **handle, uint32_t *version)
 {
 	const struct xs_policy_ops *table;
 	xs_policy_entry_fn entry;
@@ -52,6 +52,8 @@ int xsd_policy_load(const char *path, const struct xs_policy_ops **ops,
 	/* POSIX requires this conversion to work for dlsym() results. */
 	entry = (xs_policy_entry_fn)sym;
 	table = entry(XS_POLICY_VERSION);
+	if (version)
+		*version = table ? table->version : 0;
 	rc = check_ops(table);
 	if (rc)
 		goto fail;

@@ -93,6 +93,8 @@ const char *const *xsd_policy_names(void);
  * -ENOENT (the library cannot be opened; dlerror() is left for the caller
  * to log), -ENOEXEC (no XS_POLICY_ENTRY symbol), -EPROTO (the entry
  * returns NULL or a table of a version this daemon does not serve).
+ * *@version (when not NULL) gets the version of the table the entry
+ * returned, 0 for none, whatever the outcome once the entry was called.
  *
  * The table may be shorter than this build's struct xs_policy_ops: callers
  * must check ops->size before reading any field appended after `schedule`.
@@ -100,7 +102,7 @@ const char *const *xsd_policy_names(void);
  * library's constructors).
  */
 int xsd_policy_load(const char *path, const struct xs_policy_ops **ops,
-		    void **handle);
+		    void **handle, uint32_t *version);
 
 /* Closes a handle from xsd_policy_load(); NULL is a no-op. */
 void xsd_policy_unload(void *handle);
