@@ -20,6 +20,7 @@
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
+#include "base/xs_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +52,9 @@ enum xs_agent_mode xs_agent_mode(void)
 		return XS_AGENT_NONE;
 	if (v && !strcmp(v, "local"))
 		return XS_AGENT_LOCAL;
+	if (v && *v && strcmp(v, "global"))
+		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_SCHEDULER=%s is not global, local or none: "
+			    "using global (the daemon schedules)", v);
 	return XS_AGENT_GLOBAL;
 }
 
@@ -224,7 +228,8 @@ static bool agent_busy(void)
 	return busy;
 }
 
-static int agent_timeout_ms(void)
+/* The poll timeout: the next reconnection, policy or @watch_at time (0: none). */
+static int agent_timeout_ms(uint64_t watch_at)
 {
 	uint64_t now = xs_now_ns(), at = 0;
 
@@ -232,6 +237,8 @@ static int agent_timeout_ms(void)
 		at = ag.next_try_ns;
 	else if (ag.mode == XS_AGENT_LOCAL && ag.pwake_ns)
 		at = ag.pwake_ns;
+	if (watch_at && (!at || watch_at < at))
+		at = watch_at;
 	if (!at)
 		return -1;
 	return at <= now ? 0 : (int)((at - now) / XS_NSEC_PER_MSEC) + 1;
@@ -244,7 +251,7 @@ static void *agent_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[3];
 		nfds_t n = 0;
-		uint64_t v;
+		uint64_t v, watch_at = 0;
 
 		/* A process without queues holds no connection (nor daemon slot). */
 		if (ag.sock >= 0 && !agent_busy()) {
@@ -263,6 +270,8 @@ static void *agent_main(void *arg)
 		}
 		if (ag.sock >= 0)
 			agent_sync_daemon();
+		if (ag.sock >= 0)
+			watch_at = agent_watch();
 		if (ag.mode == XS_AGENT_LOCAL)
 			agent_local_schedule();
 		pfd[n++] = (struct pollfd){ .fd = ag.wake_fd, .events = POLLIN };
@@ -270,7 +279,7 @@ static void *agent_main(void *arg)
 			pfd[n++] = (struct pollfd){ .fd = ag.sock, .events = POLLIN };
 			pfd[n++] = (struct pollfd){ .fd = ag.bell_out, .events = POLLIN };
 		}
-		if (poll(pfd, n, agent_timeout_ms()) < 0 && errno != EINTR)
+		if (poll(pfd, n, agent_timeout_ms(watch_at)) < 0 && errno != EINTR)
 			continue;
 		if (pfd[0].revents & POLLIN && read(ag.wake_fd, &v, sizeof(v)) < 0)
 			(void)errno;
@@ -346,6 +355,8 @@ static int agent_start(void)
 		return -errno;
 	if (ag.mode == XS_AGENT_LOCAL && (rc = agent_local_init()) < 0)
 		return rc;
+	if (ag.mode == XS_AGENT_GLOBAL)
+		agent_watch_init();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -370,21 +381,26 @@ static uint32_t agent_device_hash(const char *s)
 	return h;
 }
 
-/* XSCHED_PRIORITY and friends: hints of every queue of the process. */
+/*
+ * XSCHED_PRIORITY and friends: hints of every queue of the process. A
+ * malformed or out-of-range value is ignored, as if unset, and said once.
+ */
 static void agent_env_hints(struct xq *q)
 {
 	static const struct {
 		const char *var;
 		enum xs_hint hint;
+		int64_t min, max;
 	} env[] = {
-		{ "XSCHED_PRIORITY", XS_HINT_PRIORITY },
-		{ "XSCHED_SHARE", XS_HINT_SHARE },
-		{ "XSCHED_DEADLINE_US", XS_HINT_DEADLINE_US },
-		{ "XSCHED_LAXITY_US", XS_HINT_LAXITY_US },
+		{ "XSCHED_PRIORITY", XS_HINT_PRIORITY, XS_PRIORITY_MIN, XS_PRIORITY_MAX },
+		{ "XSCHED_SHARE", XS_HINT_SHARE, 0, XS_SHARE_MAX },
+		{ "XSCHED_DEADLINE_US", XS_HINT_DEADLINE_US, 0, XS_TIME_HINT_MAX_US },
+		{ "XSCHED_LAXITY_US", XS_HINT_LAXITY_US, 0, XS_TIME_HINT_MAX_US },
 	};
+	static _Atomic bool said[XS_ARRAY_SIZE(env)];
 	size_t i;
 
-	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+	for (i = 0; i < XS_ARRAY_SIZE(env); i++) {
 		const char *v = getenv(env[i].var);
 		char *end;
 		long long x;
@@ -393,9 +409,11 @@ static void agent_env_hints(struct xq *q)
 			continue;
 		errno = 0;
 		x = strtoll(v, &end, 10);
-		/* Malformed or out of range: ignored, as if unset. */
-		if (!errno && !*end)
-			xq_set_hint(q, env[i].hint, x);
+		if (!errno && !*end && xq_set_hint(q, env[i].hint, x) == 0)
+			continue;
+		xs_log_once(&said[i], XS_LOG_WARN, "%s=%s is not an integer from %lld to %lld: "
+			    "ignored, as if unset", env[i].var, v,
+			    (long long)env[i].min, (long long)env[i].max);
 	}
 }
 

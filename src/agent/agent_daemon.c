@@ -2,10 +2,13 @@
  * The agent's connection to xschedd (see agent.h, agent_internal.h):
  * connecting and mapping the shared slots, registrations and hints sent
  * from the agent thread, the daemon's decisions applied, and fail-open
- * when the connection goes.
+ * when the connection goes. What leaves the process unscheduled (no
+ * daemon, a lost connection, a refused registration, a clamped priority)
+ * is said once on stderr (XSCHED_LOG, base/xs_log.h).
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
+#include "base/xs_log.h"
 #include "ipc/ipc_msg.h"
 #include "ipc/ipc_sock.h"
 
@@ -117,6 +120,8 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 	r->hint_set = xq_hints(aq->q, hint) & 0x1eu;
 	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
 		r->hint[k] = hint[k];
+	aq->reg_prio_set = r->hint_set & (1u << IPC_KEY_PRIORITY);
+	aq->reg_prio = hint[IPC_KEY_PRIORITY];
 	r->level = (uint32_t)info.level;
 	r->level_max = (uint32_t)info.level_max;
 	/* Its own window, not a cap of the scheduler's. */
@@ -136,6 +141,7 @@ void agent_disconnect(void)
 	uint32_t i;
 
 	atomic_store(&ag.connected, false);
+	ag.hung = ag.watching = ag.reapply = false;
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i])
@@ -204,8 +210,16 @@ int agent_connect(void)
 	uint32_t k;
 
 	ag.sock = ipc_connect(ipc_socket_path());
-	if (ag.sock < 0)
-		return ag.sock;
+	if (ag.sock < 0) {
+		int rc = ag.sock;
+
+		xs_log(XS_LOG_DEBUG, "connecting to %s: %s", ipc_socket_path(), strerror(-rc));
+		XS_LOG_ONCE(XS_LOG_WARN, "no scheduler daemon at %s (%s): queues run "
+			    "unscheduled; retrying in the background", ipc_socket_path(),
+			    strerror(-rc));
+		ag.was_down = true;
+		return rc;
+	}
 	agent_comm(hello.comm, sizeof(hello.comm));
 	if (agent_send(IPC_HELLO, &hello, sizeof(hello)) < 0)
 		goto fail;
@@ -248,13 +262,23 @@ int agent_connect(void)
 	for (k = 0; k < AGENT_SLOTS && k < shm->nslots; k++)
 		if (ag.tab[k])
 			xq_resync(ag.tab[k]->q);
+	ag.beat_seen = atomic_load_explicit(&shm->heartbeat, memory_order_acquire);
 	pthread_mutex_unlock(&ag.lock);
 	ag.backoff_ns = 0;
+	xs_log(XS_LOG_DEBUG, "connected to %s", ipc_socket_path());
+	if (ag.was_down)
+		XS_LOG_ONCE(XS_LOG_INFO, "connected to the scheduler daemon at %s: queues are "
+			    "scheduled", ipc_socket_path());
+	ag.was_down = false;
 	return 0;
 fail_fds:
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 fail:
+	XS_LOG_ONCE(XS_LOG_WARN, "the scheduler daemon at %s did not complete the handshake "
+		    "(not answering, or another protocol version): queues run unscheduled; "
+		    "retrying in the background", ipc_socket_path());
+	ag.was_down = true;
 	close(ag.sock);
 	ag.sock = -1;
 	return -EPROTO;
@@ -321,13 +345,28 @@ void agent_sync_daemon(void)
 		else if (aq->registered && atomic_exchange(&aq->hints_dirty, false))
 			agent_build_hints(&out, aq);
 	}
+	for (; i < AGENT_SLOTS; i++) {
+		if (ag.tab[i]) {
+			XS_LOG_ONCE(XS_LOG_WARN, "xschedd takes %u queues per process "
+				    "(max_queues_per_client): the others run unscheduled",
+				    shm->nslots);
+			break;
+		}
+	}
 	agent_publish_waits(shm);
 	pthread_mutex_unlock(&ag.lock);
 	for (i = 0; i < out.n; i++) {
-		if (agent_send(out.p[i].type, &out.p[i].body, out.p[i].len) < 0) {
+		int rc = agent_send(out.p[i].type, &out.p[i].body, out.p[i].len);
+
+		if (rc < 0) {
+			XS_LOG_ONCE(XS_LOG_WARN, "the scheduler daemon %s: disconnected, queues "
+				    "run unscheduled; reconnecting in the background",
+				    rc == -ETIMEDOUT ? "read nothing for 1 s" : "went away");
+			ag.was_down = true;
 			agent_disconnect();
 			break;
 		}
+		ag.sent_type[ag.seq % sizeof(ag.sent_type)] = (uint8_t)out.p[i].type;
 	}
 	free(out.p);
 }
@@ -359,7 +398,8 @@ void agent_apply(void)
 	struct ipc_shm *shm = atomic_load(&ag.shm);
 	uint32_t i;
 
-	if (!shm)
+	/* A silent daemon's decisions wait until it beats again (agent_live.c). */
+	if (!shm || ag.hung)
 		return;
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
@@ -373,7 +413,7 @@ void agent_apply(void)
 		if (!aq || !aq->registered)
 			continue;
 		seq = atomic_load(&slot->decision_seq);
-		if (seq == aq->decision_seen)
+		if (seq == aq->decision_seen && !ag.reapply)
 			continue;
 		aq->decision_seen = seq;
 		t = atomic_load(&slot->threshold);
@@ -404,7 +444,65 @@ void agent_apply(void)
 		if (run)
 			xq_kick(aq->q);
 	}
+	ag.reapply = false;
 	pthread_mutex_unlock(&ag.lock);
+}
+
+/* IPC_REGISTERED: the queue is the daemon's from now on. */
+static void agent_registered(const struct ipc_registered *r)
+{
+	struct ipc_shm *shm = atomic_load(&ag.shm);
+	struct agent_queue *aq;
+	int64_t asked = 0, got = r->hint[IPC_KEY_PRIORITY];
+	bool clamped = false;
+
+	pthread_mutex_lock(&ag.lock);
+	aq = r->slot < AGENT_SLOTS ? ag.tab[r->slot] : NULL;
+	if (aq && aq->reg_sent) {
+		aq->registered = true;
+		/* Decisions stop launches before this thread applies them;
+		 * removed before the mapping goes. Not while the daemon is
+		 * taken for hung: agent_live.c installs it when it beats. */
+		if (shm && r->slot < shm->nslots && !ag.hung)
+			xq_set_gate(aq->q, &shm->slot[r->slot].run, &shm->slot[r->slot].inflight,
+				    false);
+		clamped = aq->reg_prio_set && got < aq->reg_prio;
+		asked = aq->reg_prio;
+	}
+	pthread_mutex_unlock(&ag.lock);
+	xs_log(XS_LOG_DEBUG, "queue of slot %u registered as %llu, priority %lld", r->slot,
+	       (unsigned long long)r->queue_id, (long long)got);
+	if (clamped)
+		XS_LOG_ONCE(XS_LOG_WARN, "priority %lld is above the priority ceiling of uid %u "
+			    "(limits in xschedd.conf): the queue runs at priority %lld",
+			    (long long)asked, (unsigned)getuid(), (long long)got);
+}
+
+/*
+ * IPC_REPLY to request @seq: only refusals matter, to say what they leave
+ * undone (replies come in request order, so the request's type is known).
+ */
+static void agent_refused(uint32_t seq, int status)
+{
+	if (status >= 0)
+		return;
+	switch (ag.sent_type[seq % sizeof(ag.sent_type)]) {
+	case IPC_REGISTER:
+		XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused to register a queue (%s): it runs "
+			    "unscheduled", strerror(-status));
+		break;
+	case IPC_SET_HINT:
+		if (status == -EPERM)
+			XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused a priority above the priority "
+				    "ceiling of uid %u (limits in xschedd.conf): the queue keeps "
+				    "the priority it had", (unsigned)getuid());
+		else
+			XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused a hint of this process (%s): "
+				    "the queue keeps the value it had", strerror(-status));
+		break;
+	default:
+		break;
+	}
 }
 
 void agent_recv(void)
@@ -417,27 +515,15 @@ void agent_recv(void)
 		if (n == -EAGAIN)
 			return;
 		if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0) {
+			XS_LOG_ONCE(XS_LOG_WARN, "lost the connection to the scheduler daemon: "
+				    "queues run unscheduled; reconnecting in the background");
+			ag.was_down = true;
 			agent_disconnect();
 			return;
 		}
-		if (m.hdr.type == IPC_REGISTERED) {
-			const struct ipc_registered *r = m.body;
-
-			struct ipc_shm *shm = atomic_load(&ag.shm);
-			struct agent_queue *aq;
-
-			pthread_mutex_lock(&ag.lock);
-			aq = r->slot < AGENT_SLOTS ? ag.tab[r->slot] : NULL;
-			if (aq && aq->reg_sent) {
-				aq->registered = true;
-				/* Decisions stop launches before this thread applies
-				 * them; removed before the mapping goes. */
-				if (shm && r->slot < shm->nslots)
-					xq_set_gate(aq->q, &shm->slot[r->slot].run,
-						    &shm->slot[r->slot].inflight, false);
-			}
-			pthread_mutex_unlock(&ag.lock);
-		}
-		/* Other replies (hint refusals) need no action. */
+		if (m.hdr.type == IPC_REGISTERED)
+			agent_registered(m.body);
+		else if (m.hdr.type == IPC_REPLY)
+			agent_refused(m.hdr.seq, ((const struct ipc_reply *)m.body)->status);
 	}
 }

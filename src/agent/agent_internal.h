@@ -50,6 +50,8 @@ struct agent_queue {
 	uint32_t ctl_taken;               /* bits of ctl_hint holding a value */
 	struct xs_pqueue pq;            /* local mode */
 	bool local;                     /* the local policy accepted it */
+	bool reg_prio_set;              /* registered with a priority of its own: */
+	int64_t reg_prio;               /* that one (a clamp is said) */
 };
 
 struct agent {
@@ -71,6 +73,15 @@ struct agent {
 	size_t shm_size;
 	uint32_t seq;
 	uint64_t backoff_ns, next_try_ns;
+	uint8_t sent_type[256];         /* enum ipc_type of request number n, at n % 256 */
+	bool was_down;                  /* unscheduled since the last connection */
+	/* the daemon's liveness (ipc_abi.h, "Liveness"): agent thread */
+	uint64_t live_timeout_ns;       /* XSCHED_DAEMON_TIMEOUT_MS; 0: never */
+	uint64_t beat_seen;             /* heartbeat as last read */
+	uint64_t beat_moved_ns;         /* when it was seen to move, or holding began */
+	bool watching;                  /* a queue is held: the heartbeat is watched */
+	bool hung;                      /* failed open on a silent daemon */
+	bool reapply;                   /* apply every slot's decision again */
 	/* local mode */
 	const struct xs_policy_ops *pops;
 	int32_t cwin;                   /* contention-aware cap (XSCHED_CONTENTION_WINDOW) */
@@ -112,6 +123,17 @@ void agent_apply(void);
 
 /* Handles the daemon's packets; disconnects on hang-up or garbage. */
 void agent_recv(void);
+
+/*
+ * Watches the daemon's heartbeat while a queue is held (suspended, capped
+ * or gated): fails open when it stays still for the timeout, and takes the
+ * daemon's decisions again when it moves. Returns when to look again
+ * (CLOCK_MONOTONIC ns), 0 when nothing needs watching.
+ */
+uint64_t agent_watch(void);
+
+/* Reads XSCHED_DAEMON_TIMEOUT_MS into ag.live_timeout_ns. */
+void agent_watch_init(void);
 
 /* agent_local.c */
 

@@ -5,6 +5,7 @@
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
+#include "base/xs_log.h"
 #include "daemon/policy/policy_builtin.h"
 
 #include <errno.h>
@@ -126,11 +127,17 @@ int agent_local_init(void)
 		/* Malformed values are ignored, like the hints'. */
 		if (!errno && !*end && v >= 0 && v <= 64)
 			ag.cwin = (int32_t)v;
+		else
+			XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_CONTENTION_WINDOW=%s is not an integer "
+				    "from 0 to 64: using %d", cw, XSD_CONTENTION_WINDOW);
 	}
 
 	ag.pops = xsd_policy_find(name && *name ? name : "hpf");
-	if (!ag.pops)
+	if (!ag.pops) {
+		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_POLICY=%s is not a built-in policy: using hpf",
+			    name);
 		ag.pops = xsd_policy_find("hpf");
+	}
 	if (ag.pops->init && ag.pops->init(&ag.pstate, &conf) < 0)
 		return -ENOMEM;
 	return 0;

@@ -116,6 +116,7 @@ struct xsd {
 	uint64_t next_client_id;
 	uint64_t start_ns;
 	struct xsd_sched sched;
+	uint64_t beat_ns;                  /* next liveness heartbeat; 0: none (no queues) */
 	bool stop;
 	bool reload;
 	gid_t control_gid;

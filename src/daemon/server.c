@@ -186,12 +186,23 @@ void xsd_ring_dirty(struct xsd *d)
 	}
 }
 
+/*
+ * The timer serves the policy's next time and, while there are queues, the
+ * liveness heartbeat (ipc_abi.h, "Liveness"), whichever comes first.
+ */
 static void xsd_arm_timer(struct xsd *d)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t at = d->sched.wakeup_ns;
 
-	if (d->sched.wakeup_ns)
-		its.it_value = xs_ns_to_timespec(d->sched.wakeup_ns);
+	if (!d->sched.n)
+		d->beat_ns = 0;
+	else if (!d->beat_ns)
+		d->beat_ns = xs_now_ns() + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;
+	if (d->beat_ns && (!at || d->beat_ns < at))
+		at = d->beat_ns;
+	if (at)
+		its.it_value = xs_ns_to_timespec(at);
 	timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
@@ -318,6 +329,7 @@ static int xsd_hello_agent(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	c->shm->size = (uint32_t)size;
 	c->shm->nslots = c->nslots;
 	c->shm->client_id = c->id;
+	c->shm->heartbeat_ms = IPC_HEARTBEAT_MS;
 	for (i = 0; i < c->nslots; i++) {
 		atomic_store(&c->shm->slot[i].run, 1);
 		atomic_store(&c->shm->slot[i].waits_on, -1);
@@ -878,12 +890,26 @@ static void on_listen_control(struct xsd *d, struct xsd_watch *w, uint32_t event
 
 static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
-	uint64_t v;
+	uint64_t v, now;
+	struct xsd_client *c;
+	bool beat;
 
 	(void)events;
 	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
-	xsd_decide(d, NULL, 0);
+	now = xs_now_ns();
+	beat = d->beat_ns && now >= d->beat_ns;
+	if (beat) {
+		/* Release: pairs with the agent's acquire (ipc_abi.h, "Liveness"). */
+		for (c = d->clients; c; c = c->next)
+			if (c->shm && c->nqueues)
+				atomic_fetch_add_explicit(&c->shm->heartbeat, 1, memory_order_release);
+		d->beat_ns = now + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;
+	}
+	if (!beat || (d->sched.wakeup_ns && now >= d->sched.wakeup_ns))
+		xsd_decide(d, NULL, 0);
+	else
+		xsd_arm_timer(d);
 }
 
 void xsd_resume_all(struct xsd *d)

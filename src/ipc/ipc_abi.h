@@ -285,14 +285,33 @@ struct ipc_slot {
 	uint64_t pad1[5];
 };
 
+/*
+ * Liveness. A daemon that is stopped or stuck neither rings nor decides,
+ * so a queue it suspended would stay suspended for good, its gate (the
+ * slot's `run`, read by the XQueue before each launch) closed. While it
+ * has queues, the daemon bumps `heartbeat` every `heartbeat_ms` from its
+ * timer; an agent with a queue held (suspended, capped or gated) that sees
+ * the word still for its timeout (XSCHED_DAEMON_TIMEOUT_MS, default 1 s,
+ * at least twice the period) runs its queues as if disconnected, gates
+ * open, and applies the slots' decisions again once the word moves. No
+ * system call on either side beyond the daemon's timer. Daemons that
+ * leave `heartbeat_ms` zero (both fields were padding) are never taken
+ * for hung. The bump is a release, the agent's load an acquire: an agent
+ * that saw a beat sees the decisions written before it.
+ */
+#define IPC_HEARTBEAT_MS 250u
+
 struct ipc_shm {
 	uint64_t magic;               /* IPC_SHM_MAGIC */
 	uint32_t version;             /* IPC_VERSION */
 	uint32_t size;
 	uint32_t nslots;
-	uint32_t pad0;
+	uint32_t heartbeat_ms;        /* daemon, before passing the memfd: period
+				       * of `heartbeat`; 0: none */
 	uint64_t client_id;
-	uint8_t pad1[32];
+	_Atomic uint64_t heartbeat;   /* daemon: bumped every heartbeat_ms while
+				       * it has queues ("Liveness" above) */
+	uint8_t pad1[24];
 	struct ipc_slot slot[];
 };
 
@@ -310,6 +329,8 @@ _Static_assert(sizeof(struct ipc_policy_reply) == 136, "ipc ABI");
 _Static_assert(sizeof(struct ipc_status_reply) == 176, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
+_Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
+_Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
 _Static_assert(IPC_LIST_PER_MSG >= 16, "list chunks too small");
 
 #endif

@@ -1,10 +1,17 @@
 /*
  * The real dlopen/dlsym and finding a vendor library (see shim_lib.h).
+ *
+ * A search that finds nothing says so (XSCHED_LOG, base/xs_log.h) with the
+ * places it looked in: without it the application only sees the vendor's
+ * "not initialised" error and its user has nothing to go on.
  */
 #include "shim/common/shim_lib.h"
+#include "base/compiler.h"
+#include "base/xs_log.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +91,37 @@ bool xs_lib_is_name(const char *name, const char *const *names, const char *real
 
 /* --- finding the real library ------------------------------------------- */
 
+/*
+ * What a search tried, for the message when it finds nothing: the places
+ * looked in, and the files found there but not taken (with why).
+ */
+struct xs_search {
+	const struct stat *self;
+	char tried[768];
+	size_t len;
+};
+
+static void xs_tried(struct xs_search *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void xs_tried(struct xs_search *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (s->len + 8 >= sizeof(s->tried))
+		return;
+	if (s->len) {
+		memcpy(s->tried + s->len, ", ", 3);
+		s->len += 2;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(s->tried + s->len, sizeof(s->tried) - s->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		s->len = XS_MIN(s->len + (size_t)n, sizeof(s->tried) - 1);
+}
+
 static bool xs_same_file(const struct stat *a, const char *path)
 {
 	struct stat b;
@@ -91,16 +129,54 @@ static bool xs_same_file(const struct stat *a, const char *path)
 	return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
-/* A candidate is usable if it exists, is not the shim and not a stub. */
-static bool xs_candidate(const char *path, const struct stat *self)
+/*
+ * Why @path (absolute) cannot be the real library: NULL if it can (it
+ * exists, is a regular file, is neither the shim nor a stub), "" if it
+ * does not exist, else the reason.
+ */
+static const char *xs_unusable(const char *path, const struct stat *self)
 {
 	struct stat st;
 
-	if (!path || path[0] != '/' || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return false;
+	if (stat(path, &st) < 0)
+		return "";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
 	if (self && xs_same_file(self, path))
+		return "the shim itself";
+	if (strstr(path, "/stubs/"))
+		return "a stub library";
+	return NULL;
+}
+
+/* A usable candidate; one that exists but is not is noted in @s. */
+static bool xs_candidate(const char *path, struct xs_search *s)
+{
+	const char *why = path && path[0] == '/' ? xs_unusable(path, s->self) : "";
+
+	if (why && *why)
+		xs_tried(s, "%s (%s)", path, why);
+	return !why;
+}
+
+/*
+ * @rel made absolute against the current directory (as the dynamic loader
+ * takes relative entries of LD_LIBRARY_PATH), symbolic links kept: the
+ * application may name the same file. Into @out; false if it does not fit
+ * or there is no current directory.
+ */
+static bool xs_absolute(const char *rel, size_t n, char *out, size_t len)
+{
+	size_t cl;
+
+	if (n && rel[0] == '/')
+		return (size_t)snprintf(out, len, "%.*s", (int)n, rel) < len;
+	if (!getcwd(out, len))
 		return false;
-	return strstr(path, "/stubs/") == NULL;
+	cl = strlen(out);
+	if (cl && out[cl - 1] == '/')
+		cl--;
+	return (size_t)snprintf(out + cl, len - cl, "/%.*s", (int)n, rel) < len - cl;
 }
 
 /*
@@ -108,8 +184,7 @@ static bool xs_candidate(const char *path, const struct stat *self)
  * format: header, entries of flags/key/value/osversion/hwcap, string
  * offsets from the file start). Writes the first usable path.
  */
-static bool xs_from_ldcache(const char *soname, char *out, size_t len,
-			    const struct stat *self)
+static bool xs_from_ldcache(const char *soname, char *out, size_t len, struct xs_search *s)
 {
 	static const char magic[] = "glibc-ld.so.cache1.1";
 	struct stat st;
@@ -119,6 +194,7 @@ static bool xs_from_ldcache(const char *soname, char *out, size_t len,
 	bool found = false;
 	int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
 
+	xs_tried(s, "/etc/ld.so.cache");
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) < 0 || st.st_size < 48) {
@@ -144,7 +220,7 @@ static bool xs_from_ldcache(const char *soname, char *out, size_t len,
 		if (key >= size || value >= size || !memchr(base + key, 0, size - key) ||
 		    !memchr(base + value, 0, size - value))
 			continue;
-		if (strcmp(base + key, soname) || !xs_candidate(base + value, self))
+		if (strcmp(base + key, soname) || !xs_candidate(base + value, s))
 			continue;
 		found = (size_t)snprintf(out, len, "%s", base + value) < len;
 	}
@@ -153,44 +229,91 @@ out:
 	return found;
 }
 
-static bool xs_from_dirs(const char *soname, const char *dirs, char *out, size_t len,
-			 const struct stat *self)
+/*
+ * @soname in each of the ':'-separated @dirs, relative ones from the
+ * current directory. With @list, each is named in @s; else (a variable's
+ * value, named by the caller) only the relative ones, as what they became.
+ */
+static bool xs_from_dirs(const char *soname, const char *dirs, bool list, char *out,
+			 size_t len, struct xs_search *s)
 {
 	const char *p = dirs;
 
 	while (p && *p) {
 		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
+		size_t n = end ? (size_t)(end - p) : strlen(p), dl;
 
-		if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, p, soname) < len &&
-		    xs_candidate(out, self))
-			return true;
+		if (n && xs_absolute(p, n, out, len)) {
+			if (list)
+				xs_tried(s, "%s", out);
+			else if (p[0] != '/')
+				xs_tried(s, "%.*s as %s", (int)n, p, out);
+			dl = strlen(out);
+			if ((size_t)snprintf(out + dl, len - dl, "/%s", soname) < len - dl &&
+			    xs_candidate(out, s))
+				return true;
+		}
 		p = end ? end + 1 : NULL;
 	}
 	return false;
 }
 
 bool xs_lib_find(const char *soname, const char *env, const char *extra_dirs,
-		 const void *self_addr, char *out, size_t len)
+		 const void *self_addr, const char *instead, char *out, size_t len)
 {
 	static const char std_dirs[] =
 		"/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu:/usr/lib64:/lib64:"
 		"/usr/lib:/lib";
-	const char *val = env ? getenv(env) : NULL;
-	struct stat self_st, *self = NULL;
+	const char *val = env ? getenv(env) : NULL, *path;
+	struct xs_search s = { .self = NULL };
+	struct stat self_st;
 	Dl_info info;
 
 	if (dladdr(self_addr, &info) && info.dli_fname && stat(info.dli_fname, &self_st) == 0)
-		self = &self_st;
+		s.self = &self_st;
 	if (val && *val) {
-		if (!xs_candidate(val, self))
+		const char *why;
+
+		/* Honoured or failing: a path given is never searched past. */
+		if (!xs_absolute(val, strlen(val), out, len)) {
+			xs_log(XS_LOG_ERROR, "%s=%s: cannot make the path absolute: %s", env, val,
+			       instead);
 			return false;
-		return (size_t)snprintf(out, len, "%s", val) < len;
+		}
+		why = xs_unusable(out, s.self);
+		if (why) {
+			xs_log(XS_LOG_ERROR, "%s=%s: %s%s%s: %s", env, val,
+			       val[0] == '/' ? "" : out, val[0] == '/' ? "" : ": ",
+			       *why ? why : "no such file", instead);
+			return false;
+		}
+		if (val[0] != '/')
+			xs_log(XS_LOG_INFO, "%s=%s: taken as %s", env, val, out);
+		return true;
 	}
-	return xs_from_ldcache(soname, out, len, self) ||
-	       xs_from_dirs(soname, std_dirs, out, len, self) ||
-	       xs_from_dirs(soname, extra_dirs, out, len, self) ||
-	       xs_from_dirs(soname, getenv("LD_LIBRARY_PATH"), out, len, self);
+	if (xs_from_ldcache(soname, out, len, &s) ||
+	    xs_from_dirs(soname, std_dirs, true, out, len, &s) ||
+	    xs_from_dirs(soname, extra_dirs, true, out, len, &s))
+		return true;
+	path = getenv("LD_LIBRARY_PATH");
+	if (path && *path)
+		xs_tried(&s, "LD_LIBRARY_PATH=%s", path);
+	if (xs_from_dirs(soname, path, false, out, len, &s))
+		return true;
+	xs_log(XS_LOG_ERROR, "%s not found (%s unset; looked in %s): %s", soname, env, s.tried,
+	       instead);
+	return false;
+}
+
+void *xs_lib_open(const char *path, const char *instead)
+{
+	void *h = xs_dl_open(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		xs_log(XS_LOG_ERROR, "cannot load %s (%s): %s", path, dlerror(), instead);
+	else
+		xs_log(XS_LOG_INFO, "opened the real library %s", path);
+	return h;
 }
 
 void *xs_lib_self(const void *self_addr)

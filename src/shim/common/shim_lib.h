@@ -45,11 +45,21 @@ bool xs_lib_is_name(const char *name, const char *const *names, const char *real
  * Finds the real library @soname: at $@env if set (honoured or failing,
  * never searched past), else in /etc/ld.so.cache, the standard library
  * directories, @extra_dirs (':'-separated, may be NULL) and
- * $LD_LIBRARY_PATH. Skips the file containing @self_addr (the shim) and
- * stub libraries ("/stubs/" in the path). Writes the path into @out.
+ * $LD_LIBRARY_PATH. Relative paths ($@env, entries of the lists) are
+ * taken from the current directory, as the dynamic loader does. Skips the
+ * file containing @self_addr (the shim) and stub libraries ("/stubs/" in
+ * the path). Writes the absolute path into @out and returns true; when
+ * nothing fits, returns false and says so at error level (XSCHED_LOG),
+ * with what was tried and @instead (what the application sees then).
  */
 bool xs_lib_find(const char *soname, const char *env, const char *extra_dirs,
-		 const void *self_addr, char *out, size_t len);
+		 const void *self_addr, const char *instead, char *out, size_t len);
+
+/*
+ * dlopen()s @path (absolute) RTLD_NOW | RTLD_LOCAL with the real dlopen;
+ * on failure says why at error level, with @instead. The handle or NULL.
+ */
+void *xs_lib_open(const char *path, const char *instead);
 
 /* The shim containing @self_addr, as dlopen() returns it, or NULL. */
 void *xs_lib_self(const void *self_addr);

@@ -6,8 +6,9 @@
  * dynamic loader's cache (/etc/ld.so.cache), in the standard library
  * directories and in $LD_LIBRARY_PATH; a candidate that is this very file
  * (the shim can sit first on LD_LIBRARY_PATH under the name libcuda.so.1)
- * or the toolkit's stub library is skipped. It is opened with the real
- * dlopen, RTLD_LOCAL, by absolute path.
+ * or the toolkit's stub library is skipped; relative paths are taken from
+ * the current directory. It is opened with the real dlopen, RTLD_LOCAL, by
+ * absolute path. Not finding it is said once on stderr (XSCHED_LOG).
  */
 #include "shim/cuda/cu_shim.h"
 #include "agent/agent.h"
@@ -60,11 +61,14 @@ static void *cu_dlsym(void *h, const char *name)
 	return xs_dl_sym(h, name);
 }
 
+/* What the application sees without a driver (XSCHED_LOG messages). */
+#define CU_INSTEAD "CUDA calls fail with CUDA_ERROR_NOT_INITIALIZED, as without a driver"
+
 static bool cu_find(char *out, size_t len)
 {
 	return xs_lib_find("libcuda.so.1", "XSCHED_CUDA_LIB",
 			   "/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/wsl/lib",
-			   (const void *)cu_find, out, len);
+			   (const void *)cu_find, CU_INSTEAD, out, len);
 }
 
 static void cu_load_once(void)
@@ -77,7 +81,7 @@ static void cu_load_once(void)
 		cu_path[0] = '\0';
 		goto out;
 	}
-	handle = xs_dl_open(cu_path, RTLD_NOW | RTLD_LOCAL);
+	handle = xs_lib_open(cu_path, CU_INSTEAD);
 	if (!handle) {
 		cu_path[0] = '\0';
 		goto out;

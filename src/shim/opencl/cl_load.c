@@ -4,7 +4,9 @@
  *
  * The real loader is $XSCHED_OPENCL_LIB, else libOpenCL.so.1 found in the
  * loader cache, the standard directories or $LD_LIBRARY_PATH (never this
- * file), opened RTLD_LOCAL by absolute path. Nothing happens before the
+ * file; relative paths from the current directory), opened RTLD_LOCAL by
+ * absolute path; not finding it is said once on stderr (XSCHED_LOG).
+ * Nothing happens before the
  * first OpenCL call: processes that inherit LD_PRELOAD without using
  * OpenCL (PoCL's linker, for one) see no thread and no connection.
  */
@@ -39,6 +41,8 @@ static int cl_load_rc = -ENOENT;
 static _Atomic bool cl_forked;
 
 /* Without a loader every call fails as with an empty one. */
+#define CL_INSTEAD "OpenCL calls fail with CL_INVALID_PLATFORM, as without a platform"
+
 static cl_int cl_missing(void)
 {
 	return CL_INVALID_PLATFORM;
@@ -50,9 +54,9 @@ static void cl_load_once(void)
 
 	cl_self = xs_lib_self((const void *)cl_load_once);
 	if (!xs_lib_find("libOpenCL.so.1", "XSCHED_OPENCL_LIB", NULL,
-			 (const void *)cl_load_once, cl_path, sizeof(cl_path)))
+			 (const void *)cl_load_once, CL_INSTEAD, cl_path, sizeof(cl_path)))
 		goto fail;
-	handle = xs_dl_open(cl_path, RTLD_NOW | RTLD_LOCAL);
+	handle = xs_lib_open(cl_path, CL_INSTEAD);
 	if (!handle)
 		goto fail;
 	__atomic_store_n(&cl_handle, handle, __ATOMIC_RELAXED);

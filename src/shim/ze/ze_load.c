@@ -6,8 +6,10 @@
  * The real loader is looked for at $XSCHED_ZE_LIB, else in the dynamic
  * loader's cache, the standard library directories and $LD_LIBRARY_PATH,
  * skipping this very file (the shim can sit first on LD_LIBRARY_PATH under
- * the name libze_loader.so.1); it is opened with the real dlopen,
- * RTLD_LOCAL, by absolute path (shim/common/shim_lib.h).
+ * the name libze_loader.so.1; relative paths are taken from the current
+ * directory); it is opened with the real dlopen, RTLD_LOCAL, by absolute
+ * path (shim/common/shim_lib.h). Not finding it is said once on stderr
+ * (XSCHED_LOG).
  *
  * The real loader calls a few of its own exports through its PLT (the
  * zeGet*ProcAddrTable functions, zeLoaderInit, ...): those calls land on
@@ -48,6 +50,9 @@ static struct {
 	char path[PATH_MAX];
 } zl = { .once = PTHREAD_ONCE_INIT, .rc = -ENOENT };
 
+/* What the application sees without a loader (XSCHED_LOG messages). */
+#define ZE_INSTEAD "Level Zero calls fail with ZE_RESULT_ERROR_UNINITIALIZED, as without a loader"
+
 static _Thread_local int ze_in_driver;
 static _Atomic bool ze_forked;
 
@@ -57,8 +62,8 @@ static void ze_load_once(void)
 
 	ze_enter_driver();
 	if (xs_lib_find("libze_loader.so.1", "XSCHED_ZE_LIB", NULL, (const void *)ze_load_once,
-			zl.path, sizeof(zl.path)))
-		h = xs_dl_open(zl.path, RTLD_NOW | RTLD_LOCAL);
+			ZE_INSTEAD, zl.path, sizeof(zl.path)))
+		h = xs_lib_open(zl.path, ZE_INSTEAD);
 	if (h) {
 #define ZE_RESOLVE(name) ze_real.name = (__typeof__(&name))xs_dl_sym(h, #name);
 		XAL_ZE_FUNCTIONS(ZE_RESOLVE)
