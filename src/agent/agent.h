@@ -11,7 +11,10 @@
  *
  * Fail-open: without a daemon, or when it goes away, every queue runs; the
  * agent reconnects with backoff and registers again, hints included, so a
- * daemon restart loses nothing. A forked child starts with no agent: its
+ * daemon restart loses nothing. A daemon that gives no sign of life for
+ * XSCHED_DAEMON_TIMEOUT_MS while it holds a queue (agent_live.c) is
+ * treated the same until it beats again. What leaves the process
+ * unscheduled is said once on stderr (XSCHED_LOG, base/xs_log.h). A forked child starts with no agent: its
  * parent's connection is never used by it; queues it creates register
  * through its own agent.
  */
