@@ -5,6 +5,17 @@
 find_package(Threads REQUIRED)
 find_package(PkgConfig)
 
+# xs_auto_option(NAME DOC FOUND): a feature that is ON, OFF, or AUTO (the
+# default: on when FOUND). AUTO is decided again at every configure, so a
+# build directory made before a package was installed picks it up.
+function(xs_auto_option name doc found)
+  set(${name} AUTO CACHE STRING "${doc} (ON, OFF, or AUTO: when found)")
+  set_property(CACHE ${name} PROPERTY STRINGS AUTO ON OFF)
+  if(${name} STREQUAL "AUTO")
+    set(${name} ${found} PARENT_SCOPE)
+  endif()
+endfunction()
+
 # CUDA: only headers are ever used (the driver is dlopen()ed at run time).
 find_path(XSCHED_CUDA_INCLUDE_DIR cuda.h
   HINTS ENV CUDA_HOME ENV CUDA_PATH PATHS /usr/local/cuda
@@ -14,7 +25,7 @@ if(XSCHED_CUDA_INCLUDE_DIR)
 else()
   set(_cuda_found OFF)
 endif()
-option(XSCHED_WITH_CUDA "Check our CUDA declarations against cuda.h" ${_cuda_found})
+xs_auto_option(XSCHED_WITH_CUDA "Check our CUDA declarations against cuda.h" ${_cuda_found})
 
 find_path(XSCHED_OPENCL_INCLUDE_DIR CL/cl.h)
 find_library(XSCHED_OPENCL_LIBRARY OpenCL)
@@ -23,7 +34,7 @@ if(XSCHED_OPENCL_INCLUDE_DIR AND XSCHED_OPENCL_LIBRARY)
 else()
   set(_ocl_found OFF)
 endif()
-option(XSCHED_WITH_OPENCL "Build OpenCL tests against the ICD loader" ${_ocl_found})
+xs_auto_option(XSCHED_WITH_OPENCL "Build the OpenCL shim and its tests" ${_ocl_found})
 
 find_path(XSCHED_LEVELZERO_INCLUDE_DIR level_zero/ze_api.h)
 if(XSCHED_LEVELZERO_INCLUDE_DIR)
@@ -31,7 +42,7 @@ if(XSCHED_LEVELZERO_INCLUDE_DIR)
 else()
   set(_ze_found OFF)
 endif()
-option(XSCHED_WITH_LEVELZERO "Build Level Zero tests against the loader" ${_ze_found})
+xs_auto_option(XSCHED_WITH_LEVELZERO "Build the Level Zero shim and its tests" ${_ze_found})
 
 set(_bpf_found OFF)
 if(PKG_CONFIG_FOUND)
@@ -42,7 +53,7 @@ if(PKG_CONFIG_FOUND)
     set(_bpf_found ON)
   endif()
 endif()
-option(XSCHED_WITH_BPF "Build the eBPF bypass/latency tool" ${_bpf_found})
+xs_auto_option(XSCHED_WITH_BPF "Build the eBPF bypass/latency tool" ${_bpf_found})
 
 set(XSCHED_SANITIZE "" CACHE STRING
   "Sanitizers: empty, 'address,undefined' or 'thread'")

@@ -3,10 +3,13 @@
 # every value before anything is sent (a verb that connected first would
 # exit 3 here, since the sockets do not exist), the exit codes for "daemon
 # not running" and "permission denied", and `run`, which must work alone.
-#   tests/test_cli.sh BUILD_DIR    (or the path of the xschedctl binary)
+#   tests/test_cli.sh BUILD_DIR|XSCHEDCTL [LIBDIR]
+# LIBDIR: the configured libdir relative to the prefix (e.g.
+# lib/x86_64-linux-gnu), where `run` also looks for installed shims.
 set -u
 
-arg=${1:?usage: test_cli.sh BUILD_DIR|XSCHEDCTL}
+arg=${1:?usage: test_cli.sh BUILD_DIR|XSCHEDCTL [LIBDIR]}
+libdir=${2:-}
 if [[ -f $arg && -x $arg ]]; then
 	ctl=$(realpath "$arg")
 else
@@ -182,20 +185,42 @@ else
 fi
 
 # --- run: no daemon needed ---------------------------------------------------
-mkdir -p "$tmp/noshims"
+# A copy of xschedctl with no shim beside it, so that only what a case puts
+# in place is found.
+mkdir -p "$tmp/noshims" "$tmp/bin"
+cp "$ctl" "$tmp/bin/xschedctl"
+build_ctl=$ctl
+ctl=$tmp/bin/xschedctl
 export XSCHED_SHIM_DIR=$tmp/noshims
-expect 0 run --priority 7 --share 3 --deadline 2ms --laxity 500 -- env &&
+# No shim anywhere: refused, one line naming where it looked.
+places=$tmp/lib/xsched
+[[ -n $libdir && $libdir != lib ]] && places="$tmp/$libdir/xsched, $places"
+expect 1 run --priority 7 -- env &&
+	{ out_empty; err_has "no xsched shim found \(looked in $places, $tmp/src/shim/\*, $tmp/noshims\)";
+	  [[ $(wc -l <"$err") == 1 ]] || fail "more than one line on stderr"; }
+expect 1 run --dry-run -- env && err_has 'no xsched shim found'
+expect 1 run --api opencl -- env && err_has "no libxsched-opencl.so found \(looked in $places, $tmp/src/shim/opencl, $tmp/noshims\)"
+unset XSCHED_SHIM_DIR
+expect 1 run -- env && err_has '\$XSCHED_SHIM_DIR unset'
+export XSCHED_SHIM_DIR=$tmp/noshims
+expect 1 run --api cuda,frobnicate -- env && err_has "unknown API 'frobnicate'"
+expect 1 run --api , -- env && err_has 'at least one'
+expect 1 run --api cuda --lib "$ctl" -- env && err_has 'exclude each other'
+# --allow-unscheduled runs it with the hints, no LD_PRELOAD, and a warning.
+expect 0 run --allow-unscheduled --priority 7 --share 3 --deadline 2ms --laxity 500 -- env &&
 	{ out_has '^XSCHED_PRIORITY=7$'; out_has '^XSCHED_SHARE=3$';
 	  out_has '^XSCHED_DEADLINE_US=2000$'; out_has '^XSCHED_LAXITY_US=500$';
-	  err_has 'no xsched shim found'; ! grep -q '^LD_PRELOAD=' "$out" ||
+	  err_has 'running env unscheduled'; ! grep -q '^LD_PRELOAD=' "$out" ||
 	  fail "LD_PRELOAD set without shims"; }
-expect 0 run --priority -5 env && out_has '^XSCHED_PRIORITY=-5$'
-expect 0 run -- env && { ! grep -q '^XSCHED_PRIORITY=' "$out" || fail "hint set unasked"; }
-expect 0 --socket "$tmp/s.sock" run -- env && out_has "^XSCHED_SOCKET=$tmp/s.sock\$"
+expect 0 run --allow-unscheduled --priority -5 env && out_has '^XSCHED_PRIORITY=-5$'
+expect 0 run --allow-unscheduled -- env &&
+	{ ! grep -q '^XSCHED_PRIORITY=' "$out" || fail "hint set unasked"; }
+expect 0 --socket "$tmp/s.sock" run --allow-unscheduled -- env &&
+	out_has "^XSCHED_SOCKET=$tmp/s.sock\$"
 # shellcheck disable=SC2016 # expanded by the inner shell
-expect 0 run -- sh -c 'echo "$0 $1"' a -b && out_has '^a -b$'
-expect 7 run -- sh -c 'exit 7'
-expect 127 run -- "$tmp/none/cmd" && err_has 'cannot run'
+expect 0 run --allow-unscheduled -- sh -c 'echo "$0 $1"' a -b && out_has '^a -b$'
+expect 7 run --allow-unscheduled -- sh -c 'exit 7'
+expect 127 run --allow-unscheduled -- "$tmp/none/cmd" && err_has 'cannot run'
 
 # Shims found in $XSCHED_SHIM_DIR go first in LD_PRELOAD. The files are
 # empty: the loader warns about them on stderr and goes on.
@@ -210,10 +235,42 @@ checks=$((checks + 1))
 # (An ASan build would refuse to start with a preload ahead of its runtime.)
 ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 "$ctl" run -- env >"$out" 2>"$err"
 out_has "^LD_PRELOAD=$tmp/shims/libxsched-cuda.so:$tmp/shims/libxsched-levelzero.so:libm.so.6\$"
+# --api picks among them and requires each one named.
+expect 0 run --api levelzero --dry-run -- env &&
+	{ out_has "^LD_PRELOAD=$tmp/shims/libxsched-levelzero.so\$"; [[ $(wc -l <"$out") == 1 ]] || fail "more than LD_PRELOAD printed"; }
+expect 1 run --api levelzero,opencl -- env && err_has 'no libxsched-opencl.so found'
+# --dry-run prints what it would set and runs nothing.
+expect 0 --socket "$tmp/s.sock" run -n --priority 3 -- touch "$tmp/ran" &&
+	{ out_has '^XSCHED_PRIORITY=3$'; out_has "^XSCHED_SOCKET=$tmp/s.sock\$"; out_has '^LD_PRELOAD=';
+	  [[ ! -e $tmp/ran ]] || fail "--dry-run ran the command"; }
+expect 0 run --dry-run && out_has '^LD_PRELOAD='
 # --lib replaces the search, relative paths become absolute.
 checks=$((checks + 1))
 (cd "$tmp/shims" && "$ctl" run --lib libother.so -- env >"$out" 2>"$err")
 out_has "^LD_PRELOAD=$tmp/shims/libother.so\$"
+
+# Next to the executable: an installed prefix (<prefix>/lib/xsched, or the
+# configured libdir) comes before $XSCHED_SHIM_DIR, shim by shim.
+mkdir -p "$tmp/pfx/bin" "$tmp/pfx/lib/xsched"
+cp "$ctl" "$tmp/pfx/bin/xschedctl"
+: >"$tmp/pfx/lib/xsched/libxsched-cuda.so"
+ctl=$tmp/pfx/bin/xschedctl
+expect 0 run -n -- env &&
+	out_has "^LD_PRELOAD=$tmp/pfx/lib/xsched/libxsched-cuda.so:$tmp/shims/libxsched-levelzero.so\$"
+if [[ -n $libdir && $libdir != lib ]]; then
+	mkdir -p "$tmp/pfx/$libdir/xsched"
+	: >"$tmp/pfx/$libdir/xsched/libxsched-cuda.so"
+	expect 0 run -n --api cuda -- env &&
+		out_has "^LD_PRELOAD=$tmp/pfx/$libdir/xsched/libxsched-cuda.so\$"
+fi
+# A build tree: tools/xschedctl finds src/shim/*/ (the real shims built).
+ctl=$build_ctl
+unset XSCHED_SHIM_DIR
+build=$(dirname "$(dirname "$ctl")")
+if [[ -f $build/src/shim/cuda/libxsched-cuda.so ]]; then
+	expect 0 run -n --api cuda -- env &&
+		out_has "^LD_PRELOAD=$build/src/shim/cuda/libxsched-cuda.so\$"
+fi
 
 echo "$checks checks, $failures failures"
 [[ $failures == 0 ]]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks the systemd files in dist/: the unit passes `systemd-analyze
+# Checks the systemd files: the unit (generated from
+# dist/systemd/xschedd.service.in by the build) passes `systemd-analyze
 # verify` without a single message (verify only warns about unknown keys
 # and still exits 0, so any stderr output fails), its hardening does not
 # regress (offline security review), and the sysusers.d file parses.
@@ -8,16 +9,17 @@
 # enabled, must report READY=1, handle ExecReload's SIGHUP with
 # RELOADING=1 then READY=1, and stop on SIGTERM with status 0.
 # PID 1 need not be systemd. Exits 77 (skipped) without systemd-analyze.
-#   tests/test_units.sh [XSCHEDD]
-# XSCHEDD, the built daemon, replaces /usr/sbin/xschedd in ExecStart (verify
-# wants an existing executable); without it /bin/true stands in.
+#   tests/test_units.sh UNIT [XSCHEDD]
+# UNIT: the build's xschedd.service. XSCHEDD, the built daemon, replaces the
+# installed path in ExecStart (verify wants an existing executable); without
+# it /bin/true stands in. tests/test_install.sh checks installed units.
 set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-unit=$src/dist/systemd/xschedd.service
+unit=${1:?usage: test_units.sh UNIT [XSCHEDD]}
 sysusers=$src/dist/sysusers.d/xsched.conf
 config=$src/dist/xschedd.conf
-daemon=${1:-}
+daemon=${2:-}
 [[ -n $daemon ]] || daemon=/bin/true
 # Highest acceptable exposure of `systemd-analyze security` (0 best, 10 worst).
 max_exposure=2.5
@@ -38,8 +40,9 @@ fail() {
 	failures=$((failures + 1))
 }
 
-grep -q '^ExecStart=/usr/sbin/xschedd ' "$unit" || fail "ExecStart is not /usr/sbin/xschedd"
-sed "s|^ExecStart=/usr/sbin/xschedd |ExecStart=$daemon |" "$unit" >"$tmp/xschedd.service"
+grep -q '^ExecStart=/[^ ]*/xschedd --foreground$' "$unit" ||
+	fail "ExecStart is not an absolute path of xschedd"
+sed "s|^ExecStart=/[^ ]*/xschedd |ExecStart=$daemon |" "$unit" >"$tmp/xschedd.service"
 
 # Documentation= names man pages that need not be installed here.
 if ! systemd-analyze verify --man=no "$tmp/xschedd.service" >"$tmp/out" 2>"$tmp/err"; then
@@ -86,7 +89,7 @@ else
 fi
 
 # --- the daemon under a stand-in service manager ---------------------------
-if [[ -z ${1:-} ]]; then
+if [[ -z ${2:-} ]]; then
 	echo "SKIP: notify protocol (no daemon given)"
 elif ! command -v python3 >/dev/null; then
 	echo "SKIP: notify protocol (python3 not found)"

@@ -107,20 +107,26 @@ static const struct ctl_verb ctl_verbs[] = {
 	{
 		"run",
 		"run [--priority N] [--share N] [--deadline US] [--laxity US]\n"
-		"    [--lib PATH]... [--] COMMAND [ARGS...]",
+		"    [--api LIST | --lib PATH...] [--dry-run] [--allow-unscheduled]\n"
+		"    [--] COMMAND [ARGS...]",
 		"Run COMMAND under xsched: the hints go into its environment\n"
 		"(XSCHED_PRIORITY, XSCHED_SHARE, XSCHED_DEADLINE_US, XSCHED_LAXITY_US)\n"
-		"and the shim libraries are put first in LD_PRELOAD. Without --lib,\n"
-		"every libxsched-cuda.so, libxsched-opencl.so and libxsched-levelzero.so\n"
-		"found in $XSCHED_SHIM_DIR (directories separated by ':') or in the\n"
-		"installed shim directory is preloaded. The daemon is not needed.\n"
+		"and the shim libraries are put first in LD_PRELOAD. Without --lib, the\n"
+		"shims are looked for next to this xschedctl (<prefix>/<libdir>/xsched,\n"
+		"<prefix>/lib/xsched, a build tree's src/shim/*/), then in\n"
+		"$XSCHED_SHIM_DIR (directories separated by ':'); every one found is\n"
+		"preloaded. With none found, run refuses (exit 1) and says where it looked.\n"
+		"The daemon is not needed.\n"
 		"The exit status is COMMAND's; 126 if it cannot run, 127 if not found.\n"
 		"\n"
 		"      --priority N   -100..100\n"
 		"      --share N      0..1000000\n"
 		"      --deadline US  relative deadline (us, or with a unit suffix)\n"
 		"      --laxity US    allowed slack (us, or with a unit suffix)\n"
-		"      --lib PATH     preload this shim instead (repeatable)\n",
+		"      --api LIST     only these shims, each required: cuda,opencl,levelzero\n"
+		"      --lib PATH     preload this shim instead (repeatable)\n"
+		"  -n, --dry-run      print the environment it would set, run nothing\n"
+		"      --allow-unscheduled  run COMMAND even when no shim is found\n",
 		ctl_run,
 	},
 };

@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The build defines it from the configured sysconfdir. */
+#ifndef XSD_DEFAULT_CONFIG
 #define XSD_DEFAULT_CONFIG "/etc/xsched/xschedd.conf"
+#endif
 
 struct xsd_uid_limit {
 	uid_t uid;
