@@ -7,14 +7,18 @@
 # xschedd (fixed-priority policy hpf). Prints a summary per device and
 # draws the latency CDFs into a PNG (with gnuplot).
 #   tools/demo.sh [--full]
-# The default is the short version (about a minute); --full runs the
+# The default is the short version (about two minutes); --full runs the
 # complete scenarios instead (bench/scenarios/run_all.sh: all of them, with
-# every figure, tens of minutes).
+# every figure, tens of minutes). It installs what it needs first
+# (tools/deps.sh --demo: the build's packages, PoCL, gnuplot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/deps.sh --install --plots
+tools/deps.sh --install --demo
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Ninja for a new build directory; an existing one keeps its generator.
+gen=()
+[ -e "$build/CMakeCache.txt" ] || gen=(-G Ninja)
+cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
 build=$(cd "$build" && pwd)
 
@@ -57,7 +61,7 @@ if [ -e /etc/OpenCL/vendors/pocl.icd ] && [ -x "$build/bench/cl_load" ]; then
   cl_line=$(summary priority_cl "PoCL")
 else
   echo
-  echo "PoCL not installed (apt-get install pocl-opencl-icd ocl-icd-opencl-dev, then rerun):" \
+  echo "PoCL or the OpenCL build missing (tools/deps.sh --install --demo, then rerun):" \
        "the OpenCL part is skipped"
 fi
 

@@ -1,27 +1,95 @@
 #!/usr/bin/env bash
-# Checks (and, as root, installs with apt-get) what building and testing
-# xsched needs on Debian 12. Sourced by demo.sh and test.sh; also run by CI.
-#   tools/deps.sh [--install] [--optional] [--plots]
-# --optional also installs PoCL/OpenCL, Level Zero, libbpf, clang and gnuplot,
-# and the real OpenCL applications of tests/test_cl_apps.sh; --plots only
-# gnuplot (the demo's figures).
+# Checks (and with --install installs, with apt-get) the Debian 12 packages
+# xsched needs, by group. Used by test.sh, demo.sh, package.sh and CI.
+#   tools/deps.sh [--install] [--test] [--apps] [--plots] [--demo] [--package]
+#                 [--optional] [--list]
+# Always: what the build needs. --test: everything needed to build and
+# test every shim and tool (PoCL and the OpenCL loader, Level Zero,
+# libbpf, clang and libFuzzer, systemd's tools); --apps: the real
+# third-party OpenCL applications of tests/test_cl_apps.sh (slow to
+# install, their test takes a few minutes); --plots: gnuplot for figures;
+# --demo: what tools/demo.sh runs (PoCL, gnuplot); --package: what building
+# and checking the .deb needs; --optional: all of them. --list prints the
+# packages chosen, one per line, and installs nothing.
+# As root it installs directly; otherwise through sudo when there is one,
+# else it prints the apt-get command to run and exits 1.
 set -euo pipefail
 
-required=(build-essential cmake ninja-build pkg-config libcmocka-dev libinih-dev)
-optional=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libze-dev libze1
-          libbpf-dev bpftool clang llvm libclang-rt-14-dev gnuplot-nox systemd passwd
-          clinfo clpeak clblast-utils python3-pyopencl python-pyopencl-doc python3-pytest)
+# One package per line, so that adding one is a one-line change.
+build=(
+  build-essential
+  cmake
+  ninja-build
+  pkg-config
+  libcmocka-dev   # the tests
+  libinih-dev     # xschedd's configuration parser
+)
+test=(
+  pocl-opencl-icd     # OpenCL on the CPU: the OpenCL shim's tests
+  ocl-icd-opencl-dev  # the ICD loader to link against
+  opencl-headers
+  libze-dev           # Level Zero loader and headers
+  libze1
+  libbpf-dev          # the eBPF tool
+  bpftool
+  clang               # eBPF programs, the IPC fuzzer
+  llvm
+  libclang-rt-14-dev  # libFuzzer
+  python3             # helpers of the shell tests
+  systemd             # systemd-analyze, systemd-sysusers (unit checks)
+  man-db              # systemd-analyze verify checks the unit's man pages
+  passwd
+)
+apps=(
+  clinfo
+  clpeak
+  clblast-utils
+  python3-pyopencl
+  python-pyopencl-doc  # pyopencl's test files
+  python3-pytest
+)
+plots=(
+  gnuplot-nox
+)
+demo=(
+  pocl-opencl-icd
+  ocl-icd-opencl-dev
+  opencl-headers
+  gnuplot-nox
+)
+package=(
+  dpkg-dev  # dpkg-shlibdeps, for the package's Depends
+  file
+  lintian
+)
+
+usage() {
+  echo "usage: $0 [--install] [--test] [--apps] [--plots] [--demo] [--package] [--optional] [--list]" >&2
+  exit 2
+}
 
 install=0
-want=("${required[@]}")
+list=0
+want=("${build[@]}")
 for arg in "$@"; do
   case "$arg" in
     --install) install=1 ;;
-    --optional) want+=("${optional[@]}") ;;
-    --plots) want+=(gnuplot-nox) ;;
-    *) echo "usage: $0 [--install] [--optional] [--plots]" >&2; exit 2 ;;
+    --list) list=1 ;;
+    --test) want+=("${test[@]}") ;;
+    --apps) want+=("${apps[@]}") ;;
+    --plots) want+=("${plots[@]}") ;;
+    --demo) want+=("${demo[@]}") ;;
+    --package) want+=("${package[@]}") ;;
+    --optional) want+=("${test[@]}" "${apps[@]}" "${plots[@]}" "${package[@]}") ;;
+    *) usage ;;
   esac
 done
+# Each package once, in the order given.
+mapfile -t want < <(printf '%s\n' "${want[@]}" | awk '!seen[$0]++')
+if [ "$list" -eq 1 ]; then
+  printf '%s\n' "${want[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${want[@]}"; do
@@ -32,14 +100,10 @@ done
 if [ "$install" -eq 1 ]; then
   sudo=()
   if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null; then
-      sudo=(sudo)
-      echo "installing ${missing[*]} with sudo" >&2
-    else
-      sudo=(false)
-    fi
+    command -v sudo >/dev/null && sudo=(sudo) || sudo=(false)
   fi
   if [ "${sudo[0]:-}" != false ]; then
+    echo "tools/deps.sh: installing ${missing[*]}${sudo:+ (with sudo)}" >&2
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
       apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,40 +1,80 @@
 #!/usr/bin/env bash
 # GPU checks of the CUDA shim on a machine with an NVIDIA GPU and driver
-# (the device tool's H200): builds the shim there, runs the driver-API
-# tests and a <<<>>> program on the real driver, natively and under the
+# (the device tool's H200): builds the shim there (or takes an installed
+# one), runs a <<<>>> program on the real driver, natively and under the
 # shim, then a PyTorch experiment: a foreground model at about 20% load
 # next to a background flood, standalone / native / xsched (daemon, hpf),
 # foreground P50/P99. Prints a table. Exits 77 without a GPU. Budget: well
 # under 8 minutes.
-#   tests/gpu/run.sh [BUILD_DIR]
+#   tests/gpu/run.sh [--build-only] [--prefix DIR] [BUILD_DIR]
+# --build-only: runs every step that needs no GPU (configure and build,
+# nvcc of the test program when there is an nvcc, the Python scripts'
+# syntax) and stops before the first one that does: run it where the
+# build is made, so that a GPU host's minutes are never lost to a step
+# that could have failed anywhere. Exit 0 when they all passed.
+# --prefix DIR: use an installed xsched instead of building one:
+# DIR/<libdir>/xsched/libxsched-cuda.so and DIR/sbin/xschedd (the .deb:
+# --prefix /usr; a build carried from another machine: the README's
+# "Carrying a build to a GPU host").
+# The build needs only a C compiler and CMake: without inih the daemon is
+# not built, and the PyTorch experiment is skipped unless --prefix names
+# a carried one.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$(pwd)
-build=${1:-build-gpu}
-out=${OUT:-/tmp/xsched-gpu}
+build_only=0 prefix= build=build-gpu
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build-only) build_only=1 ;;
+    --prefix) prefix=${2:?--prefix needs a directory}; shift ;;
+    -*) echo "usage: $0 [--build-only] [--prefix DIR] [BUILD_DIR]" >&2; exit 2 ;;
+    *) build=$1 ;;
+  esac
+  shift
+done
+out=${OUT:-${TMPDIR:-/tmp}/xsched-gpu}
 mkdir -p "$out"
 
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no NVIDIA GPU: skipped"; exit 77
+if [ "$build_only" -eq 0 ]; then
+  if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "no NVIDIA GPU: skipped"; exit 77
+  fi
+  nvidia-smi -L
 fi
-nvidia-smi -L
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 py=${PYTHON:-python3}
 
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 fail=0
 
-step "build (no CMake needed on the GPU host: plain gcc)"
-# The image may lack CMake and cmocka; build just the shim, the daemon is
-# not needed there except for the PyTorch experiment (built if inih exists).
-if command -v cmake >/dev/null && cmake -S "$src" -B "$build" -DBUILD_TESTING=OFF >/dev/null 2>&1 &&
-   cmake --build "$build" -j"$(nproc)" --target xsched_cuda xschedd >/dev/null 2>&1; then
-  shim=$build/src/shim/cuda/libxsched-cuda.so
-  daemon=$build/src/daemon/xschedd
+shim= daemon=
+if [ -n "$prefix" ]; then
+  step "installed xsched under $prefix"
+  for f in "$prefix"/lib/xsched/libxsched-cuda.so "$prefix"/lib*/*/xsched/libxsched-cuda.so \
+           "$prefix"/lib64/xsched/libxsched-cuda.so; do
+    [ -f "$f" ] && { shim=$f; break; }
+  done
+  [ -x "$prefix/sbin/xschedd" ] && daemon=$prefix/sbin/xschedd
+  [ -n "$shim" ] || { echo "no libxsched-cuda.so under $prefix/lib*/"; exit 1; }
 else
-  echo "cmake build failed or unavailable"; exit 1
+  step "build (a C compiler and CMake are enough)"
+  if ! command -v cmake >/dev/null; then
+    echo "cmake not found"; exit 1
+  fi
+  if ! cmake -S "$src" -B "$build" -DBUILD_TESTING=OFF >"$out/configure.log" 2>&1; then
+    echo "configure failed:"; tail -20 "$out/configure.log"; exit 1
+  fi
+  grep '^-- xsched:' "$out/configure.log"
+  targets=(--target xsched_cuda)
+  grep -q '^-- xsched: daemon=ON' "$out/configure.log" && targets+=(--target xschedd)
+  if ! cmake --build "$build" -j"$(nproc)" "${targets[@]}" >"$out/build.log" 2>&1; then
+    echo "build failed:"; tail -20 "$out/build.log"; exit 1
+  fi
+  shim=$build/src/shim/cuda/libxsched-cuda.so
+  [ -x "$build/src/daemon/xschedd" ] && daemon=$build/src/daemon/xschedd
 fi
-ls -l "$shim"
+ls -l "$shim" ${daemon:+"$daemon"}
+[ -n "$daemon" ] || echo "no xschedd (no inih here; see --prefix): the PyTorch experiment will be skipped"
 
 step "driver-API program on the real driver, native vs shim"
 cat > "$out/drv.cu" <<'CU'
@@ -56,11 +96,23 @@ int main() {
   return 0;
 }
 CU
-"$nvcc" -O2 -o "$out/drv" "$out/drv.cu" || fail=1
-native=$("$out/drv"); shimmed=$(LD_PRELOAD=$shim "$out/drv")
-echo "native:  $native"; echo "shim:    $shimmed"
-[ "$native" = "$shimmed" ] || { echo "MISMATCH"; fail=1; }
-XSCHED_SCHEDULER=none LD_PRELOAD=$shim "$out/drv" >/dev/null || fail=1
+if [ -x "$nvcc" ]; then
+  if "$nvcc" -O2 -o "$out/drv" "$out/drv.cu"; then
+    echo "built $out/drv with $nvcc"
+  else
+    echo "nvcc failed"; fail=1
+  fi
+elif [ "$build_only" -eq 1 ]; then
+  echo "SKIP: no nvcc here (the GPU host has one)"
+else
+  echo "nvcc not found"; fail=1
+fi
+if [ "$build_only" -eq 0 ] && [ -x "$out/drv" ]; then
+  native=$("$out/drv"); shimmed=$(LD_PRELOAD=$shim "$out/drv")
+  echo "native:  $native"; echo "shim:    $shimmed"
+  [ "$native" = "$shimmed" ] || { echo "MISMATCH"; fail=1; }
+  XSCHED_SCHEDULER=none LD_PRELOAD=$shim "$out/drv" >/dev/null || fail=1
+fi
 
 step "PyTorch: foreground at ~20% load next to a background flood"
 cat > "$out/fg.py" <<'PY'
@@ -87,7 +139,23 @@ while time.time() < end:
     torch.cuda.synchronize(); n += 1
 print("iters", n)
 PY
-if ! "$py" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if command -v "$py" >/dev/null; then
+  if "$py" -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
+    "$out/fg.py" "$out/bg.py"; then
+    echo "the experiment's scripts parse"
+  else
+    echo "the experiment's scripts do not parse"; fail=1
+  fi
+elif [ "$build_only" -eq 1 ]; then
+  echo "SKIP: no $py here to check the scripts"
+fi
+if [ "$build_only" -eq 1 ]; then
+  echo; echo "build-only: every step before the GPU done in ${SECONDS}s, failures: $fail"
+  exit $fail
+fi
+if [ -z "$daemon" ]; then
+  echo "no xschedd: experiment skipped"
+elif ! "$py" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "PyTorch with CUDA unavailable: experiment skipped"
 else
   tasks=300
@@ -95,7 +163,9 @@ else
   "$py" "$out/bg.py" 60 >/dev/null & bg=$!; sleep 5
   native=$("$py" "$out/fg.py" $tasks 0.2); kill $bg 2>/dev/null; wait $bg 2>/dev/null
   sock=$out/xs.sock; ctl=$out/xsctl.sock
-  "$daemon" --socket "$sock" --control-socket "$ctl" --policy hpf >"$out/daemon.log" 2>&1 & d=$!; sleep 1
+  "$daemon" --config /dev/null --socket "$sock" --control-socket "$ctl" --policy hpf \
+    >"$out/daemon.log" 2>&1 & d=$!
+  for _ in $(seq 100); do [ -S "$ctl" ] && break; sleep 0.1; done
   XSCHED_SOCKET=$sock XSCHED_PRIORITY=0 LD_PRELOAD=$shim "$py" "$out/bg.py" 60 >/dev/null & bg=$!; sleep 5
   xs=$(XSCHED_SOCKET=$sock XSCHED_PRIORITY=10 LD_PRELOAD=$shim "$py" "$out/fg.py" $tasks 0.2)
   kill $bg $d 2>/dev/null; wait 2>/dev/null
