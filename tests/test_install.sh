@@ -10,6 +10,7 @@
 # finds P's shims; the uninstall script removes every installed file.
 #   tests/test_install.sh BUILD_DIR LIBDIR
 # LIBDIR: CMAKE_INSTALL_LIBDIR of the build (relative to the prefix).
+# $XS_TEST_CFLAGS: extra flags for the program (a sanitized build's).
 set -u
 
 build=$(realpath "${1:?usage: test_install.sh BUILD_DIR LIBDIR}")
@@ -65,7 +66,8 @@ int main(void) { return puts(xs_strerror(-EINVAL)) < 0; }
 C
 	flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$sysroot pkg-config --cflags --libs xsched)
 	# shellcheck disable=SC2086 # pkg-config's words
-	if cc -o "$tmp/use" "$tmp/use.c" $flags >"$tmp/cc.log" 2>&1 &&
+	# shellcheck disable=SC2086 # flags are words
+	if cc ${XS_TEST_CFLAGS:-} -o "$tmp/use" "$tmp/use.c" $flags >"$tmp/cc.log" 2>&1 &&
 		LD_LIBRARY_PATH=$root "$tmp/use" >"$tmp/use.out"; then
 		LD_LIBRARY_PATH=$root ldd "$tmp/use" | grep -q "$root/libxsched.so" ||
 			fail "the program did not load $root/libxsched.so"
