@@ -70,6 +70,7 @@ struct it_result {
 struct it_env {
 	char dir[IT_PATH];
 	char sock[IT_PATH], ctl[IT_PATH], notify[IT_PATH], conf[IT_PATH], log[IT_PATH];
+	char sock_lock[IT_PATH + 8], ctl_lock[IT_PATH + 8]; /* the daemon's lock files */
 	char dev[64];
 	char dev_path[256];
 	int notify_fd;
@@ -176,6 +177,8 @@ static inline void it_remove_files(struct it_env *e)
 	if (e->dir[0]) {
 		unlink(e->sock);
 		unlink(e->ctl);
+		unlink(e->sock_lock);
+		unlink(e->ctl_lock);
 		unlink(e->notify);
 		unlink(e->conf);
 		unlink(e->log);
@@ -885,6 +888,8 @@ static int it_setup(void **state)
 	chmod(e->dir, 0711);
 	snprintf(e->sock, sizeof(e->sock), "%s/xschedd.sock", e->dir);
 	snprintf(e->ctl, sizeof(e->ctl), "%s/xschedctl.sock", e->dir);
+	snprintf(e->sock_lock, sizeof(e->sock_lock), "%s.lock", e->sock);
+	snprintf(e->ctl_lock, sizeof(e->ctl_lock), "%s.lock", e->ctl);
 	snprintf(e->notify, sizeof(e->notify), "%s/notify.sock", e->dir);
 	snprintf(e->conf, sizeof(e->conf), "%s/xschedd.conf", e->dir);
 	snprintf(e->log, sizeof(e->log), "%s/xschedd.log", e->dir);

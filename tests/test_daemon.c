@@ -1673,6 +1673,120 @@ static int raw_agent(struct it_env *e)
 	return fd;
 }
 
+/* A socket at @path that listens (@listen) or is stale; returns its fd. */
+static int plain_socket(const char *path, bool listening)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0 && strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path));
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (listening)
+		assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+/* A daemon answers on our control connection and takes a registration. */
+static void assert_daemon_serves(struct it_env *e)
+{
+	struct ipc_registered reg;
+	int fd = raw_agent(e);
+
+	it_status(e);
+	assert_int_equal(it_raw_register(fd, e->dev, 0, 1, &reg), 0);
+	close(fd);
+}
+
+/*
+ * One daemon per socket: a second xschedd on the same paths (or on one of
+ * them) exits 1 naming the first, which keeps serving both; so does one
+ * facing a socket someone else listens on without a lock. Nothing but a
+ * stale socket is ever removed: a regular file or a directory at a socket
+ * path is an error and stays as it was. The stale sockets of a killed
+ * daemon are replaced at the next start; a stopped daemon removes its
+ * sockets.
+ */
+static void daemon_one_per_socket(void **state)
+{
+	struct it_env *e = *state;
+	char other[IT_PATH + 16], file[IT_PATH + 16], expect[160];
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	snprintf(other, sizeof(other), "%s/other.sock", e->dir);
+	snprintf(expect, sizeof(expect), "another xschedd (pid %d) serves %s", (int)e->daemon,
+		 e->sock);
+	XSD_EXPECT(e, 1, expect, "--socket", e->sock, "--control-socket", e->ctl, "--config",
+		   e->conf);
+	snprintf(expect, sizeof(expect), "another xschedd (pid %d) serves %s", (int)e->daemon,
+		 e->ctl);
+	XSD_EXPECT(e, 1, expect, "--socket", other, "--control-socket", e->ctl, "--config",
+		   e->conf);
+	/* The first one is untouched; the second left nothing behind. */
+	assert_int_equal(access(other, F_OK), -1);
+	assert_daemon_serves(e);
+	it_ctl_close(e);
+	it_ctl_open(e);
+
+	/* A listener that holds no lock (an older daemon) is detected too. */
+	snprintf(file, sizeof(file), "%s/file", e->dir);
+	fd = plain_socket(other, true);
+	XSD_EXPECT(e, 1, "a daemon is listening on", "--socket", other, "--control-socket",
+		   file, "--config", e->conf);
+	close(fd);
+	unlink(other);
+	{
+		char lock[IT_PATH + 24];
+
+		snprintf(lock, sizeof(lock), "%s.lock", other);
+		unlink(lock);
+	}
+
+	/* A regular file and a directory are errors, and are left alone. */
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	XSD_EXPECT(e, 1, "exists and is not a socket: not removing it", "--socket", file,
+		   "--control-socket", other, "--config", e->conf);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, 9);
+	XSD_EXPECT(e, 1, "is a directory", "--socket", other, "--control-socket", e->dir,
+		   "--config", e->conf);
+	assert_int_equal(access(other, F_OK), -1);
+	unlink(file);
+	{
+		char lock[IT_PATH + 24];
+
+		/* No lock file next to what is no socket. */
+		snprintf(lock, sizeof(lock), "%s.lock", file);
+		assert_int_equal(access(lock, F_OK), -1);
+		snprintf(lock, sizeof(lock), "%s.lock", other);
+		unlink(lock);
+	}
+
+	/* Killed: its sockets are stale, and the next daemon replaces them. */
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGKILL);
+	it_daemon_reap(e, WAIT_MS);
+	assert_int_equal(stat(e->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_daemon_serves(e);
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGTERM);
+	assert_true(WIFEXITED(it_daemon_reap(e, WAIT_MS)));
+	assert_int_equal(access(e->sock, F_OK), -1);
+	assert_int_equal(access(e->ctl, F_OK), -1);
+	e->ok = true;
+}
+
 /* A connection that got an error reply still works. */
 static void assert_alive(int fd, int answer)
 {
@@ -2071,6 +2185,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_policy_switch_keeps_hints, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_malformed_input, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_limits, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),

@@ -103,12 +103,21 @@ struct xsd_sched {
 	struct xs_hist decide_lat;         /* receipt to decision written */
 };
 
+/* A socket file the daemon claimed (sockfile.c). */
+struct xsd_sockfile {
+	int lock_fd;                       /* flock()ed "<path>.lock"; -1: none */
+	bool bound;                        /* we created the socket at the path */
+	dev_t dev;                         /* ... and this is its inode */
+	ino_t ino;
+};
+
 struct xsd {
 	struct xsd_config cfg;
 	const char *config_path;
 	bool config_required;
 	int epfd;
 	struct xsd_watch listen_client, listen_control, sig, timer, house;
+	struct xsd_sockfile file_client, file_control;
 	uint32_t pending_hello;            /* connections that did not say HELLO */
 	struct xsd_client *clients;
 	struct xsd_client *zombies;        /* dropped during this epoll batch */
@@ -170,6 +179,20 @@ void xsd_sched_unquiet(struct xsd_sched *s);
  * triggering event arrived (0: timer, etc.). */
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns);
 uint32_t xsd_sched_device(struct xsd_sched *s, const char *name);
+
+/* sockfile.c */
+/*
+ * Makes @path free for bind(): locks "<path>.lock" (held in @sf until
+ * xsd_sockfile_release()), refuses if another daemon holds it or answers
+ * on @path, and removes @path only if it is a socket nobody listens on.
+ * Anything else at @path is an error. Returns 0, or a negative errno with
+ * the reason, for an operator, in @err.
+ */
+int xsd_sockfile_claim(const char *path, struct xsd_sockfile *sf, char *err, size_t errlen);
+/* Records the socket just bound at @path as ours. */
+void xsd_sockfile_bound(const char *path, struct xsd_sockfile *sf);
+/* Removes @path if it is still the socket we bound; drops the lock. */
+void xsd_sockfile_release(const char *path, struct xsd_sockfile *sf);
 
 /* metrics.c */
 void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r);

@@ -943,10 +943,37 @@ static int xsd_mkdir_parent(const char *path)
 	return 0;
 }
 
+/* Claims @path and listens on it; 0 or -errno (logged). */
+static int xsd_listen(struct xsd_watch *w, struct xsd_sockfile *sf, const char *path,
+		      mode_t mode, gid_t gid, int backlog)
+{
+	char err[512];
+	int fd = xsd_mkdir_parent(path);
+
+	if (fd < 0) {
+		xsd_err("cannot create the directory of %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	fd = xsd_sockfile_claim(path, sf, err, sizeof(err));
+	if (fd < 0) {
+		xsd_err("%s", err);
+		return fd;
+	}
+	fd = ipc_listen(path, mode, gid, backlog);
+	if (fd < 0) {
+		xsd_err("cannot listen on %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	xsd_sockfile_bound(path, sf);
+	w->fd = fd;
+	return 0;
+}
+
 int xsd_server_start(struct xsd *d)
 {
-	int fd;
+	int rc;
 
+	d->file_client.lock_fd = d->file_control.lock_fd = -1;
 	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->timer.fn = on_timer;
 	if (d->timer.fd < 0 || xsd_watch_add(d, &d->timer, EPOLLIN) < 0)
@@ -955,22 +982,15 @@ int xsd_server_start(struct xsd *d)
 	d->house.fn = on_house;
 	if (d->house.fd < 0 || xsd_watch_add(d, &d->house, EPOLLIN) < 0)
 		return -errno;
-	xsd_mkdir_parent(d->cfg.socket);
-	xsd_mkdir_parent(d->cfg.control_socket);
-	fd = ipc_listen(d->cfg.socket, 0666, (gid_t)-1, 128);
-	if (fd < 0) {
-		xsd_err("cannot listen on %s: %s", d->cfg.socket, strerror(-fd));
-		return fd;
-	}
-	d->listen_client.fd = fd;
 	d->listen_client.fn = on_listen_client;
-	fd = ipc_listen(d->cfg.control_socket, 0660, d->control_gid, 16);
-	if (fd < 0) {
-		xsd_err("cannot listen on %s: %s", d->cfg.control_socket, strerror(-fd));
-		return fd;
-	}
-	d->listen_control.fd = fd;
 	d->listen_control.fn = on_listen_control;
+	rc = xsd_listen(&d->listen_client, &d->file_client, d->cfg.socket, 0666, (gid_t)-1, 128);
+	if (rc < 0)
+		return rc;
+	rc = xsd_listen(&d->listen_control, &d->file_control, d->cfg.control_socket, 0660,
+			d->control_gid, 16);
+	if (rc < 0)
+		return rc;
 	if (xsd_watch_add(d, &d->listen_client, EPOLLIN) < 0 ||
 	    xsd_watch_add(d, &d->listen_control, EPOLLIN) < 0)
 		return -errno;
@@ -985,8 +1005,8 @@ void xsd_server_stop(struct xsd *d)
 	xsd_reap_zombies(d);
 	xsd_watch_del(d, &d->listen_client);
 	xsd_watch_del(d, &d->listen_control);
-	unlink(d->cfg.socket);
-	unlink(d->cfg.control_socket);
+	xsd_sockfile_release(d->cfg.socket, &d->file_client);
+	xsd_sockfile_release(d->cfg.control_socket, &d->file_control);
 	xsd_watch_del(d, &d->timer);
 	xsd_watch_del(d, &d->house);
 }

@@ -49,12 +49,16 @@ int ipc_listen(const char *path, mode_t mode, gid_t gid, int backlog)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, mode) < 0 ||
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (chmod(path, mode) < 0 ||
 	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) ||
 	    listen(fd, backlog) < 0) {
 		rc = -errno;
+		unlink(path);
 		close(fd);
 		return rc;
 	}

@@ -18,8 +18,10 @@ const char *ipc_socket_path(void);
 const char *ipc_control_path(void);
 
 /*
- * Listens on @path (a stale socket file is replaced), with @mode, and
- * group @gid unless it is (gid_t)-1. Non-blocking, close-on-exec.
+ * Listens on @path, which must not exist (bind() fails with -EADDRINUSE
+ * otherwise: removing a stale socket is the caller's decision), with
+ * @mode, and group @gid unless it is (gid_t)-1. Non-blocking,
+ * close-on-exec. On error after bind() the socket file is removed.
  */
 int ipc_listen(const char *path, mode_t mode, gid_t gid, int backlog);
 
