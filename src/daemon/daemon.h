@@ -1,7 +1,8 @@
 /*
  * xschedd's shared state: the daemon object, clients and queues, and the
- * entry points between its modules (server.c: sockets and requests;
- * sched.c: the scheduler core around the policy; metrics.c: listings).
+ * entry points between its modules (server.c: sockets and clients;
+ * requests.c: what clients ask; sched.c: the scheduler core around the
+ * policy; metrics.c: listings; sockfile.c: claiming the socket paths).
  * Everything runs on one epoll thread, so nothing here is locked.
  */
 #ifndef XSD_DAEMON_H
@@ -10,6 +11,7 @@
 #include "base/hist.h"
 #include "daemon/config.h"
 #include "ipc/ipc_abi.h"
+#include "ipc/ipc_msg.h"
 #include "xsched/policy.h"
 
 #include <stdbool.h>
@@ -149,9 +151,26 @@ void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c);
 void xsd_reap_zombies(struct xsd *d);
 /* Resumes every queue of every client (fail-open on stop). */
 void xsd_resume_all(struct xsd *d);
+/*
+ * Sends one packet to @c (with @nfds descriptors, only as its first
+ * queued packet); what does not fit the socket waits for EPOLLOUT. 0, or
+ * -EPIPE (unreachable) / -ENOBUFS (its backlog is full): drop the client.
+ */
+int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
+	     const void *body, size_t len, const int *fds, int nfds);
+/* An IPC_REPLY with @status; as xsd_send(). */
+int xsd_reply(struct xsd_client *c, uint32_t seq, int status);
+/* Answers an agent's HELLO: its shared memory and doorbells. 0 or -errno. */
+int xsd_hello_agent(struct xsd *d, struct xsd_client *c, uint32_t seq);
+/* Unregisters @c's queue in @slot (if any) and frees it. */
+void xsd_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot);
 /* Reads every queue's status, decides, and tells the clients concerned.
  * @rang: the client whose doorbell brought us here (NULL: none). */
 void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns);
+
+/* requests.c */
+/* Handles one decoded packet of @c. A negative return drops the client. */
+int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m);
 
 /* sched.c */
 /* Starts the scheduler with @cfg's policy; on error @err says why. */

@@ -1,0 +1,380 @@
+/*
+ * xschedd's requests: registrations, hints, listings, policy, status and
+ * metrics, one handler per packet type behind xsd_handle().
+ *
+ * The kernel's credentials, never a value the client sends, decide what a
+ * client may do: on the client socket a process acts only on its own
+ * queues and raises priorities only up to its uid's ceiling; root, and
+ * anyone who can open the control socket (mode 0660, group xsched), may
+ * act on every queue and change the policy. Packets arrive here validated
+ * (ipc_decode()); a handler's negative return drops the client.
+ */
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "base/clock.h"
+#include "base/compiler.h"
+#include "ipc/ipc_msg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
+			const struct ipc_register *r)
+{
+	struct ipc_registered out = { 0 };
+	int32_t ceiling = xsd_config_ceiling(&d->cfg, c->uid);
+	struct ipc_slot *slot;
+	struct xsd_queue *q;
+	uint32_t k;
+	int rc;
+
+	if (r->slot >= c->nslots)
+		return xsd_reply(c, seq, -EINVAL);
+	if (c->queue[r->slot])
+		return xsd_reply(c, seq, -EBUSY);
+	q = calloc(1, sizeof(*q));
+	if (q)
+		q->task_lat = calloc(1, sizeof(*q->task_lat));
+	if (!q || !q->task_lat) {
+		free(q);
+		return xsd_reply(c, seq, -ENOMEM);
+	}
+	q->client = c;
+	q->waits_on = -1;
+	q->slot = r->slot;
+	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
+		q->hint[k] = (r->hint_set & (1u << k)) ? r->hint[k] : d->cfg.def_hint[k];
+	q->hint_set = r->hint_set;
+	/* An explicit priority above the uid's ceiling is clamped to it. */
+	if ((r->hint_set & (1u << IPC_KEY_PRIORITY)) && q->hint[IPC_KEY_PRIORITY] > ceiling)
+		q->hint[IPC_KEY_PRIORITY] = ceiling;
+	q->level = r->level;
+	q->level_max = r->level_max;
+	q->threshold = r->threshold;
+	q->batch = r->batch;
+	q->budget_ns = r->budget_ns;
+	memcpy(q->device, r->device, sizeof(q->device));
+	memcpy(q->backend, r->backend, sizeof(q->backend));
+	q->pq.client = c->id;
+	q->pq.uid = c->uid;
+	q->pq.pid = c->pid;
+	q->pq.device = xsd_sched_device(&d->sched, q->device);
+	slot = &c->shm->slot[r->slot];
+	q->status_seen = atomic_load(&slot->status_seq) - 1;
+	xsd_sched_hints_changed(&d->sched, q);
+	rc = xsd_sched_add(&d->sched, q);
+	if (rc < 0) {
+		free(q->task_lat);
+		free(q);
+		return xsd_reply(c, seq, rc);
+	}
+	c->queue[r->slot] = q;
+	c->nqueues++;
+	atomic_store(&slot->run, 1);
+	atomic_store(&slot->state, IPC_SLOT_USED);
+	xsd_sched_refresh(&d->sched, q, xs_now_ns());
+	out.queue_id = q->pq.id;
+	out.slot = r->slot;
+	memcpy(out.hint, q->hint, sizeof(out.hint));
+	rc = xsd_send(c, IPC_REGISTERED, seq, &out, sizeof(out), NULL, 0);
+	xsd_decide(d, NULL, 0);
+	return rc;
+}
+
+static int xsd_set_hint(struct xsd *d, struct xsd_client *c, uint32_t seq,
+			const struct ipc_set_hint *h)
+{
+	struct xsd_queue *q = h->slot < c->nslots ? c->queue[h->slot] : NULL;
+
+	if (!q)
+		return xsd_reply(c, seq, -EINVAL);
+	if (h->key == IPC_KEY_PRIORITY && h->value > xsd_config_ceiling(&d->cfg, c->uid))
+		return xsd_reply(c, seq, -EPERM);
+	q->hint[h->key] = h->value;
+	q->hint_set |= 1u << h->key;
+	xsd_sched_hints_changed(&d->sched, q);
+	xsd_decide(d, NULL, 0);
+	return xsd_reply(c, seq, 0);
+}
+
+/* May @c change @key of @q to @value? 0 or -EPERM. */
+static int xsd_may_set(struct xsd *d, struct xsd_client *c, struct xsd_queue *q,
+		       uint32_t key, int64_t value)
+{
+	if (c->privileged)
+		return 0;
+	if (q->client->uid != c->uid)
+		return -EPERM;
+	if (key == IPC_KEY_PRIORITY && value > xsd_config_ceiling(&d->cfg, c->uid))
+		return -EPERM;
+	return 0;
+}
+
+static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
+{
+	struct ipc_slot *slot = &q->client->shm->slot[q->slot];
+
+	switch (key) {
+	case IPC_KEY_THRESHOLD:
+		q->threshold = (int32_t)value;
+		atomic_store(&slot->threshold, (int32_t)value);
+		break;
+	case IPC_KEY_BATCH:
+		q->batch = (int32_t)value;
+		atomic_store(&slot->batch, (int32_t)value);
+		break;
+	case IPC_KEY_BUDGET_US:
+		q->budget_ns = value < 0 ? -1 : value * 1000;
+		atomic_store(&slot->budget_ns, q->budget_ns);
+		break;
+	case IPC_KEY_LEVEL:
+		/* The agent clamps to what the device supports, as we do here. */
+		q->level = (uint32_t)XS_MIN(value, (int64_t)q->level_max);
+		atomic_store(&slot->level, (int32_t)value);
+		break;
+	}
+	atomic_fetch_add(&slot->decision_seq, 1);
+}
+
+typedef void (*xsd_queue_fn)(struct xsd_queue *q, void *arg);
+
+/* Calls @fn for every queue @c targets; returns how many, or -EPERM. */
+static int xsd_for_targets(struct xsd *d, struct xsd_client *c,
+			   const struct ipc_ctl_set *s, xsd_queue_fn fn, void *arg)
+{
+	struct xsd_client *o;
+	int found = 0;
+	uint32_t i;
+
+	for (o = d->clients; o; o = o->next) {
+		if (s->target == IPC_TARGET_PID && (uint64_t)o->pid != s->id)
+			continue;
+		for (i = 0; o->queue && i < o->nslots; i++) {
+			struct xsd_queue *q = o->queue[i];
+
+			if (!q || (s->target == IPC_TARGET_QUEUE && q->pq.id != s->id))
+				continue;
+			if (!fn && xsd_may_set(d, c, q, s->key, s->value) < 0)
+				return -EPERM;
+			if (fn)
+				fn(q, arg);
+			found++;
+		}
+	}
+	return found;
+}
+
+struct xsd_set_arg {
+	struct xsd *d;
+	const struct ipc_ctl_set *s;
+};
+
+static void xsd_set_one(struct xsd_queue *q, void *arg)
+{
+	struct xsd_set_arg *a = arg;
+
+	if (a->s->key < IPC_HINT_KEYS) {
+		struct ipc_slot *slot = &q->client->shm->slot[q->slot];
+
+		q->hint[a->s->key] = a->s->value;
+		q->hint_set |= 1u << a->s->key;
+		xsd_sched_hints_changed(&a->d->sched, q);
+		/* The client keeps it, so a daemon restart does not lose it. */
+		atomic_store(&slot->hint[a->s->key], a->s->value);
+		atomic_fetch_or(&slot->hint_set, 1u << a->s->key);
+		atomic_fetch_add(&slot->decision_seq, 1);
+	} else {
+		xsd_apply_knob(q, a->s->key, a->s->value);
+	}
+	xsd_mark_dirty(&a->d->sched, q->client);
+}
+
+static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
+		       const struct ipc_ctl_set *s)
+{
+	struct xsd_set_arg a = { d, s };
+	int rc = xsd_for_targets(d, c, s, NULL, NULL);
+
+	if (rc <= 0)
+		return xsd_reply(c, seq, rc < 0 ? rc : -ESRCH);
+	xsd_for_targets(d, c, s, xsd_set_one, &a);
+	xsd_decide(d, NULL, 0);
+	return xsd_reply(c, seq, 0);
+}
+
+static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	union {
+		struct {
+			struct ipc_list_reply h;
+			struct ipc_queue_rec rec[IPC_LIST_PER_MSG];
+		} m;
+		uint64_t align;
+	} out;
+	struct xsd_client *o;
+	uint32_t i;
+	int rc;
+
+	memset(&out, 0, sizeof(out));
+	for (o = d->clients; o; o = o->next) {
+		for (i = 0; o->queue && i < o->nslots; i++) {
+			if (!o->queue[i] || (!c->privileged && o->uid != c->uid))
+				continue;
+			if (out.m.h.count == IPC_LIST_PER_MSG) {
+				rc = xsd_send(c, IPC_LIST_REPLY, seq, &out.m,
+					      sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]),
+					      NULL, 0);
+				if (rc < 0)
+					return rc;
+				out.m.h.count = 0;
+			}
+			xsd_queue_record(o->queue[i], &out.m.rec[out.m.h.count++]);
+		}
+	}
+	out.m.h.flags = IPC_F_LAST;
+	return xsd_send(c, IPC_LIST_REPLY, seq, &out.m,
+			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
+}
+
+static int xsd_policy_reply(struct xsd *d, struct xsd_client *c, uint32_t seq, int status)
+{
+	struct ipc_policy_reply r = { .status = status };
+
+	snprintf(r.name, sizeof(r.name), "%s", d->sched.policy);
+	return xsd_send(c, IPC_POLICY_REPLY, seq, &r, sizeof(r), NULL, 0);
+}
+
+static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
+			  const struct ipc_policy *p)
+{
+	char err[512];
+	int rc;
+
+	if (!c->privileged)
+		return xsd_policy_reply(d, c, seq, -EPERM);
+	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf, err, sizeof(err));
+	if (rc == 0) {
+		xsd_info("policy switched to %s by pid %d", p->name, (int)c->pid);
+		xsd_decide(d, NULL, 0);
+	} else {
+		xsd_warn("pid %d asked for %s", (int)c->pid, err);
+	}
+	return xsd_policy_reply(d, c, seq, rc);
+}
+
+static uint64_t xsd_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * XS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	struct ipc_status_reply r = { .version = IPC_VERSION };
+	struct xsd_client *o;
+	size_t i;
+
+	for (o = d->clients; o; o = o->next) {
+		r.clients++;
+		r.queues += o->nqueues;
+	}
+	/* Live statuses: a queue alone publishes without ringing. */
+	for (i = 0; i < d->sched.n; i++) {
+		const struct xsd_queue *q = d->sched.q[i];
+
+		r.ready += atomic_load(&q->client->shm->slot[q->slot].status) == IPC_ST_READY;
+	}
+	r.uptime_ns = xs_now_ns() - d->start_ns;
+	r.decisions = d->sched.decisions;
+	r.events = d->sched.events;
+	r.cpu_ns = xsd_cpu_ns();
+	snprintf(r.policy, sizeof(r.policy), "%s", d->sched.policy);
+	return xsd_send(c, IPC_STATUS_REPLY, seq, &r, sizeof(r), NULL, 0);
+}
+
+static int xsd_metrics(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	enum { CHUNK = IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_text_reply) };
+	union {
+		struct {
+			struct ipc_text_reply h;
+			char text[CHUNK];
+		} m;
+		uint64_t align;
+	} out;
+	size_t len, off = 0;
+	char *text = xsd_metrics_text(d, &len);
+	int rc = 0;
+
+	if (!text)
+		return xsd_reply(c, seq, -ENOMEM);
+	do {
+		size_t n = XS_MIN((size_t)CHUNK, len - off);
+
+		out.m.h.len = (uint32_t)n;
+		out.m.h.flags = off + n == len ? IPC_F_LAST : 0;
+		memcpy(out.m.text, text + off, n);
+		off += n;
+		rc = xsd_send(c, IPC_TEXT_REPLY, seq, &out.m, sizeof(out.m.h) + n, NULL, 0);
+	} while (rc == 0 && off < len);
+	free(text);
+	return rc;
+}
+
+int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	bool agent = c->role == IPC_ROLE_AGENT;
+
+	if (!c->hello && m->hdr.type != IPC_HELLO) {
+		xsd_reply(c, seq, -EPROTO);
+		return -EPROTO;
+	}
+	switch (m->hdr.type) {
+	case IPC_HELLO: {
+		const struct ipc_hello *h = m->body;
+
+		if (c->hello)
+			return xsd_reply(c, seq, -EALREADY);
+		c->hello = true;
+		d->pending_hello--;
+		c->role = h->role;
+		memcpy(c->comm, h->comm, sizeof(c->comm));
+		return h->role == IPC_ROLE_AGENT ? xsd_hello_agent(d, c, seq) :
+						   xsd_reply(c, seq, 0);
+	}
+	case IPC_REGISTER:
+		return agent ? xsd_register(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_UNREGISTER: {
+		const struct ipc_unregister *u = m->body;
+
+		if (!agent || u->slot >= c->nslots || !c->queue[u->slot])
+			return xsd_reply(c, seq, -EINVAL);
+		xsd_queue_free(d, c, u->slot);
+		xsd_decide(d, NULL, 0);
+		return xsd_reply(c, seq, 0);
+	}
+	case IPC_SET_HINT:
+		return agent ? xsd_set_hint(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_LIST:
+		return xsd_list(d, c, seq);
+	case IPC_CTL_SET:
+		return xsd_ctl_set(d, c, seq, m->body);
+	case IPC_POLICY_GET:
+		return xsd_policy_reply(d, c, seq, 0);
+	case IPC_POLICY_SET:
+		return xsd_policy_set(d, c, seq, m->body);
+	case IPC_STATUS:
+		return xsd_status(d, c, seq);
+	case IPC_METRICS:
+		return xsd_metrics(d, c, seq);
+	default:
+		return xsd_reply(c, seq, -EOPNOTSUPP);
+	}
+}
+
