@@ -1787,6 +1787,93 @@ static void daemon_one_per_socket(void **state)
 	e->ok = true;
 }
 
+/* CPU time of process @pid so far, in clock ticks. */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	/* After the command name in parentheses: fields 3.. ; utime is 14. */
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+				&ut, &st), 2);
+	return (long)(ut + st);
+}
+
+/*
+ * Out of file descriptors (the daemon's limit lowered to what it uses
+ * plus 21, and plus 20, then 80 connections at once: one of the two fills
+ * every descriptor with connections, where accept() itself fails): the
+ * daemon neither spins on its listener nor floods its log. It closes the
+ * connections it cannot hold, keeps serving the clients it has (status,
+ * another process's work), and takes new clients again once descriptors
+ * are free.
+ */
+static void daemon_fd_exhaustion(void **state)
+{
+	struct it_env *e = *state;
+	struct rlimit lim, low;
+	struct ipc_queue_rec rec;
+	int fds0, fd[80], i, lines, extra;
+	uint64_t done0;
+	long t0, used;
+	pid_t other;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	other = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "500", "--tasks", "1000000",
+					 "--period-us", "3000", "--wait-connected-ms", "10000"));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1, WAIT_MS));
+	fds0 = count_fds(e->daemon);
+	assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, NULL, &lim), 0);
+	for (extra = 21; extra >= 20; extra--) {
+		low = lim;
+		low.rlim_cur = (rlim_t)(fds0 + extra);
+		assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &low, NULL), 0);
+		lines = log_count(e, "out of file descriptors");
+		for (i = 0; i < 80; i++)
+			fd[i] = raw_connect(e);
+		t0 = cpu_ticks(e->daemon);
+		it_nap_ms(1000);
+		used = cpu_ticks(e->daemon) - t0;
+		lines = log_count(e, "out of file descriptors") - lines;
+		print_message("out of descriptors (+%d): %ld of %ld CPU ticks in 1 s, %d log "
+			      "lines\n", extra, used, sysconf(_SC_CLK_TCK), lines);
+		if (used > sysconf(_SC_CLK_TCK) / 4)
+			fail_msg("the daemon used %ld of %ld CPU ticks in 1 s out of descriptors",
+				 used, sysconf(_SC_CLK_TCK));
+		/* Rate-limited: one message per 10 s at most (the first round's). */
+		if (lines > 1 || (extra == 21 && lines < 1))
+			fail_msg("%d log lines about the descriptors in round +%d", lines, extra);
+		/* Clients it has are served meanwhile. */
+		it_status(e);
+		assert_int_equal(it_queues(e, other, &rec), 1);
+		done0 = rec.completed;
+		assert_true(IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1 &&
+					  rec.completed > done0 + 5, WAIT_MS));
+		for (i = 0; i < 80; i++)
+			close(fd[i]);
+		assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &lim, NULL), 0);
+		if (!IT_WAIT_UNTIL(count_fds(e->daemon) == fds0, WAIT_MS))
+			fail_msg("the daemon holds %d descriptors, %d before",
+				 count_fds(e->daemon), fds0);
+		assert_daemon_serves(e);
+	}
+	it_kill(e, other);
+	case_done(e);
+}
+
 /* A connection that got an error reply still works. */
 static void assert_alive(int fd, int answer)
 {
@@ -2186,6 +2273,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_fd_exhaustion, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_malformed_input, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_limits, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),

@@ -10,6 +10,7 @@
 
 #include "base/hist.h"
 #include "daemon/config.h"
+#include "daemon/log.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
 #include "xsched/policy.h"
@@ -120,6 +121,10 @@ struct xsd {
 	int epfd;
 	struct xsd_watch listen_client, listen_control, sig, timer, house;
 	struct xsd_sockfile file_client, file_control;
+	int reserve_fd;                    /* spare descriptor for EMFILE; -1 */
+	bool accept_paused;                /* out of descriptors, no reserve */
+	uint64_t refused_fds;              /* connections closed for want of fds */
+	struct xsd_ratelimit fd_warn, limit_warn;
 	uint32_t pending_hello;            /* connections that did not say HELLO */
 	struct xsd_client *clients;
 	struct xsd_client *zombies;        /* dropped during this epoll batch */

@@ -18,3 +18,15 @@ void xsd_log(int prio, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "<%d>xschedd: %s\n", prio, line);
 }
+
+bool xsd_ratelimit_ok(struct xsd_ratelimit *rl, uint64_t now_ns, uint64_t *missed)
+{
+	if (rl->last_ns && now_ns - rl->last_ns < rl->interval_ns) {
+		rl->missed++;
+		return false;
+	}
+	*missed = rl->missed;
+	rl->missed = 0;
+	rl->last_ns = now_ns;
+	return true;
+}

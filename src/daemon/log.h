@@ -8,6 +8,7 @@
 #define XSD_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 extern bool xsd_verbose;
 
@@ -18,6 +19,21 @@ void xsd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 #define XSD_NOTICE 5
 #define XSD_INFO 6
 #define XSD_DEBUG 7
+
+/*
+ * A message that can repeat at the rate of an event (a refused connection)
+ * is logged at most once per interval; the next one says how many were
+ * left out in between.
+ */
+struct xsd_ratelimit {
+	uint64_t interval_ns;
+	uint64_t last_ns;                  /* last logged; 0: never */
+	uint64_t missed;                   /* left out since */
+};
+
+/* True if the message may be logged now; then *@missed tells how many
+ * were left out before it. */
+bool xsd_ratelimit_ok(struct xsd_ratelimit *rl, uint64_t now_ns, uint64_t *missed);
 
 #define xsd_err(...) xsd_log(XSD_ERR, __VA_ARGS__)
 #define xsd_warn(...) xsd_log(XSD_WARN, __VA_ARGS__)

@@ -74,6 +74,8 @@ struct xsd_outpkt {
 
 static size_t xsd_out_total;
 
+static void xsd_accept_pause(struct xsd *d, bool pause);
+
 static void xsd_out_interest(struct xsd_client *c, bool out)
 {
 	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = &c->sock };
@@ -277,6 +279,9 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 	c->next = d->zombies;
 	d->zombies = c;
 	d->nclients--;
+	/* Its descriptors are free: listen again if we had to stop. */
+	if (d->accept_paused)
+		xsd_accept_pause(d, false);
 }
 
 void xsd_reap_zombies(struct xsd *d)
@@ -435,7 +440,8 @@ static uint32_t xsd_uid_clients(struct xsd *d, uid_t uid)
 	return n;
 }
 
-/* Housekeeping ticks once a second while connections await their HELLO. */
+/* Housekeeping ticks once a second while connections await their HELLO
+ * or listening is paused. */
 static void xsd_house_arm(struct xsd *d, bool on)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
@@ -445,6 +451,24 @@ static void xsd_house_arm(struct xsd *d, bool on)
 		its.it_interval.tv_sec = 1;
 	}
 	timerfd_settime(d->house.fd, 0, &its, NULL);
+}
+
+/* Stops (@pause) or resumes listening on both sockets; see xsd_accept_shed(). */
+static void xsd_accept_pause(struct xsd *d, bool pause)
+{
+	struct epoll_event ev = { .events = pause ? 0 : EPOLLIN };
+
+	if (pause == d->accept_paused)
+		return;
+	if (!pause && d->reserve_fd < 0)
+		d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ev.data.ptr = &d->listen_client;
+	epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->listen_client.fd, &ev);
+	ev.data.ptr = &d->listen_control;
+	epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->listen_control.fd, &ev);
+	d->accept_paused = pause;
+	if (pause)
+		xsd_house_arm(d, true);
 }
 
 static void on_house(struct xsd *d, struct xsd_watch *w, uint32_t events)
@@ -460,8 +484,53 @@ static void on_house(struct xsd *d, struct xsd_watch *w, uint32_t events)
 		if (!c->hello && now - c->accepted_ns > XSD_HELLO_TIMEOUT_NS)
 			xsd_client_drop(d, c, "no HELLO in time");
 	}
-	if (!d->pending_hello)
+	xsd_accept_pause(d, false);
+	if (!d->pending_hello && !d->accept_paused)
 		xsd_house_arm(d, false);
+}
+
+/* A connection closed for want of descriptors: counted, rate-limited log. */
+static void xsd_fd_warn(struct xsd *d, int err)
+{
+	uint64_t missed;
+
+	d->refused_fds++;
+	if (xsd_ratelimit_ok(&d->fd_warn, xs_now_ns(), &missed))
+		xsd_warn("out of file descriptors (%s): closing new connections (%llu more "
+			 "since the last message); raise LimitNOFILE or lower max_clients",
+			 strerror(err), (unsigned long long)missed);
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE), a pending connection can be neither
+ * accepted nor left pending: the listener would stay readable and the
+ * loop spin on it. So the daemon keeps one descriptor in reserve: it
+ * frees it, accepts the connection, closes it (the client sees it closed
+ * and runs unscheduled, as without a daemon), and takes the reserve back.
+ * If even that fails (the whole system is out), listening pauses until
+ * the next housekeeping tick or until a client leaves. Clients already
+ * connected are served throughout; the message is rate-limited.
+ * Returns true if the caller may accept again at once.
+ */
+static bool xsd_accept_shed(struct xsd *d, int lfd, int err)
+{
+	int fd;
+
+	xsd_fd_warn(d, err);
+	if (d->reserve_fd >= 0) {
+		close(d->reserve_fd);
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return true;
+		if (err == EAGAIN)
+			return false;
+	}
+	xsd_accept_pause(d, true);
+	return false;
 }
 
 static void xsd_accept(struct xsd *d, int lfd, bool control)
@@ -472,20 +541,30 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), pidfd;
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR)
+			if (errno == EMFILE || errno == ENFILE) {
+				if (xsd_accept_shed(d, lfd, errno))
+					continue;
+			} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
 				xsd_warn("accept: %s", strerror(errno));
+			}
 			return;
 		}
 		if (d->nclients >= d->cfg.max_clients || ipc_peer_cred(fd, &cred) < 0 ||
 		    (cred.uid != 0 && xsd_uid_clients(d, cred.uid) >= d->cfg.max_clients_per_uid)) {
-			xsd_warn("refusing a connection: %s", d->nclients >= d->cfg.max_clients ?
-				 "client limit reached" : "per-user client limit reached");
+			uint64_t missed;
+
+			if (xsd_ratelimit_ok(&d->limit_warn, xs_now_ns(), &missed))
+				xsd_warn("refusing a connection: %s (%llu more since the last message)",
+					 d->nclients >= d->cfg.max_clients ? "client limit reached" :
+					 "per-user client limit reached", (unsigned long long)missed);
 			close(fd);
 			continue;
 		}
 		pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
 		c = calloc(1, sizeof(*c));
 		if (pidfd < 0 || !c) {
+			if (pidfd < 0 && (errno == EMFILE || errno == ENFILE))
+				xsd_fd_warn(d, errno);
 			free(c);
 			if (pidfd >= 0)
 				close(pidfd);
@@ -614,6 +693,8 @@ int xsd_server_start(struct xsd *d)
 	int rc;
 
 	d->file_client.lock_fd = d->file_control.lock_fd = -1;
+	d->fd_warn.interval_ns = d->limit_warn.interval_ns = 10 * XS_NSEC_PER_SEC;
+	d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->timer.fn = on_timer;
 	if (d->timer.fd < 0 || xsd_watch_add(d, &d->timer, EPOLLIN) < 0)
@@ -649,4 +730,7 @@ void xsd_server_stop(struct xsd *d)
 	xsd_sockfile_release(d->cfg.control_socket, &d->file_control);
 	xsd_watch_del(d, &d->timer);
 	xsd_watch_del(d, &d->house);
+	if (d->reserve_fd >= 0)
+		close(d->reserve_fd);
+	d->reserve_fd = -1;
 }
