@@ -700,6 +700,15 @@ static inline bool it_suspended(xs_queue *q)
 	return xs_queue_stats_get(q, &st) == 0 && st.suspended;
 }
 
+/* The window threshold @q runs with (a contention cap shows here). */
+static inline int32_t it_threshold(xs_queue *q)
+{
+	xs_queue_info info;
+
+	assert_int_equal(xs_queue_info_get(q, &info), 0);
+	return info.threshold;
+}
+
 /* --- raw IPC clients -------------------------------------------------- */
 
 union it_buf {

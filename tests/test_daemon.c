@@ -612,14 +612,6 @@ static void daemon_quiet_queue_rings_not(void **state)
 	case_done(e);
 }
 
-static int32_t q_threshold(xs_queue *q)
-{
-	xs_queue_info info;
-
-	assert_int_equal(xs_queue_info_get(q, &info), 0);
-	return info.threshold;
-}
-
 /*
  * Contention-aware window: a queue below a higher-priority queue on its
  * device is capped at contention_window commands in flight; its own window
@@ -638,17 +630,17 @@ static void daemon_contention_window(void **state)
 	lo = it_queue(e, 0);
 	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
 				  WAIT_MS));
-	own = q_threshold(lo);
+	own = it_threshold(lo);
 	assert_true(own > 2);
 	hi = it_queue(e, 10);
-	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == 2, WAIT_MS));
-	assert_int_equal(q_threshold(hi), own);
+	assert_true(IT_WAIT_UNTIL(it_threshold(lo) == 2, WAIT_MS));
+	assert_int_equal(it_threshold(hi), own);
 	/* Its work still completes, two commands at a time. */
 	assert_int_equal(xs_wait(lo, it_submit(lo, 6, 100)), 0);
 	assert_int_equal(xs_queue_set_hint(hi, XS_HINT_PRIORITY, 0), 0);
-	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == own, WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(it_threshold(lo) == own, WAIT_MS));
 	assert_int_equal(xs_queue_set_hint(hi, XS_HINT_PRIORITY, 5), 0);
-	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == 2, WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(it_threshold(lo) == 2, WAIT_MS));
 	case_done(e);
 }
 
@@ -663,12 +655,12 @@ static void daemon_contention_window_off(void **state)
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
 	lo = it_queue(e, 0);
-	own = q_threshold(lo);
+	own = it_threshold(lo);
 	it_queue(e, 10);
 	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
 				  WAIT_MS));
 	it_nap_ms(50);
-	assert_int_equal(q_threshold(lo), own);
+	assert_int_equal(it_threshold(lo), own);
 	case_done(e);
 }
 

@@ -23,30 +23,51 @@
 
 #define HUNG_LINE "xsched: the scheduler daemon gave no sign of life"
 
+/* Fails unless this process said the hung-daemon line @n times so far. */
+static void hung_said(size_t n)
+{
+	char *err = err_captured();
+	size_t got = err_count(err, HUNG_LINE);
+
+	free(err);
+	if (got != n)
+		fail_msg("the hung-daemon line was said %zu times, not %zu", got, n);
+}
+
+/* The end of a case: stderr back, the daemon still sound. */
+static void case_done(struct it_env *e)
+{
+	err_release();
+	it_ctl_close(e);
+	it_daemon_check(e);
+	e->ok = true;
+}
+
 static int fo_teardown(void **state)
 {
 	err_release();
 	return it_teardown(state);
 }
 
-/* A priority-10 flood of 20 ms commands: ready for a minute. */
-static pid_t high_flood(struct it_env *e)
+/*
+ * The setting of most cases: the case's daemon, a priority-10 xs_load
+ * flooding 20 ms commands (ready for a minute, its pid in *@hi), and our
+ * priority-0 queue, which the daemon suspends; stderr captured.
+ */
+static xs_queue *held_queue(struct it_env *e, pid_t *hi)
 {
 	struct ipc_queue_rec r;
-	pid_t hi = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "20000", "--flood",
-					    "--duration-s", "60", "--priority", "10",
-					    "--wait-connected-ms", "10000"));
+	xs_queue *q;
 
-	if (!IT_WAIT_UNTIL(it_queues(e, hi, &r) == 1 && r.state == IPC_QS_READY, WAIT_MS))
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	*hi = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "20000", "--flood",
+				       "--duration-s", "60", "--priority", "10",
+				       "--wait-connected-ms", "10000"));
+	if (!IT_WAIT_UNTIL(it_queues(e, *hi, &r) == 1 && r.state == IPC_QS_READY, WAIT_MS))
 		fail_msg("the high-priority xs_load never showed a ready queue");
-	return hi;
-}
-
-/* Our priority-0 queue, suspended by the daemon behind @e's flood. */
-static xs_queue *low_queue(struct it_env *e)
-{
-	xs_queue *q = it_queue(e, 0);
-
+	err_capture();
+	q = it_queue(e, 0);
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 1 && it_suspended(q), WAIT_MS))
 		fail_msg("the daemon never suspended our queue");
 	assert_true(xs_agent_connected());
@@ -68,20 +89,14 @@ static void failopen_sigstop_sigcont(void **state)
 	char *err;
 
 	it_guard(90);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
-	hi = high_flood(e);
-	err_capture();
-	q = low_queue(e);
+	q = held_queue(e, &hi);
 	seq = it_submit(q, 10, 2000);
 
 	/* Alive for twice the timeout: nothing fails open. */
 	it_nap_ms(2000);
 	assert_true(it_suspended(q));
 	assert_int_equal(xs_query(q, seq), -EBUSY);
-	err = err_captured();
-	assert_int_equal(err_count(err, HUNG_LINE), 0);
-	free(err);
+	hung_said(0);
 
 	it_daemon_signal(e, SIGSTOP);
 	t0 = xs_now_ns();
@@ -95,9 +110,10 @@ static void failopen_sigstop_sigcont(void **state)
 	assert_int_equal(xs_wait(q, seq), 0);
 	assert_int_equal(xs_wait(q, it_submit(q, 5, 1000)), 0);
 	assert_true(xs_agent_connected());
+	hung_said(1);
 	err = err_captured();
-	assert_int_equal(err_count(err, HUNG_LINE), 1);
-	assert_non_null(strstr(err, "queues run unscheduled until it does"));
+	assert_non_null(strstr(err, HUNG_LINE " for 1000 ms (stopped or stuck): this "
+				    "process's queues run unscheduled until it does\n"));
 	free(err);
 
 	it_daemon_signal(e, SIGCONT);
@@ -115,13 +131,8 @@ static void failopen_sigstop_sigcont(void **state)
 	if (!IT_WAIT_UNTIL(!it_suspended(q), WAIT_MS))
 		fail_msg("our queue stayed suspended after the flood ended");
 	assert_int_equal(xs_wait(q, seq), 0);
-	err = err_captured();
-	assert_int_equal(err_count(err, HUNG_LINE), 1);
-	free(err);
-	err_release();
-	it_ctl_close(e);
-	it_daemon_check(e);
-	e->ok = true;
+	hung_said(1);
+	case_done(e);
 }
 
 /*
@@ -134,14 +145,9 @@ static void failopen_twice(void **state)
 	uint64_t seq;
 	xs_queue *q, *q2;
 	pid_t hi;
-	char *err;
 
 	it_guard(90);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
-	hi = high_flood(e);
-	err_capture();
-	q = low_queue(e);
+	q = held_queue(e, &hi);
 	for (int round = 0; round < 2; round++) {
 		seq = it_submit(q, 3, 1000);
 		it_daemon_signal(e, SIGSTOP);
@@ -162,15 +168,10 @@ static void failopen_twice(void **state)
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 2 && it_suspended(q) &&
 			   it_suspended(q2), BOUND_MS + 4000))
 		fail_msg("the continued daemon did not take both queues again");
-	err = err_captured();
-	assert_int_equal(err_count(err, HUNG_LINE), 1);
-	free(err);
+	hung_said(1);
 	it_kill(e, hi);
 	assert_true(IT_WAIT_UNTIL(!it_suspended(q) && !it_suspended(q2), WAIT_MS));
-	err_release();
-	it_ctl_close(e);
-	it_daemon_check(e);
-	e->ok = true;
+	case_done(e);
 }
 
 /* XSCHED_DAEMON_TIMEOUT_MS=0: a stopped daemon keeps its queues held. */
@@ -179,15 +180,10 @@ static void failopen_timeout_off(void **state)
 	struct it_env *e = *state;
 	xs_queue *q;
 	pid_t hi;
-	char *err;
 
 	it_guard(90);
 	setenv("XSCHED_DAEMON_TIMEOUT_MS", "0", 1);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
-	hi = high_flood(e);
-	err_capture();
-	q = low_queue(e);
+	q = held_queue(e, &hi);
 	it_submit(q, 3, 1000);
 	it_daemon_signal(e, SIGSTOP);
 	it_nap_ms(3000);
@@ -196,21 +192,8 @@ static void failopen_timeout_off(void **state)
 	it_kill(e, hi);
 	assert_true(IT_WAIT_UNTIL(!it_suspended(q), WAIT_MS));
 	assert_int_equal(xs_wait_all(q), 0);
-	err = err_captured();
-	assert_int_equal(err_count(err, HUNG_LINE), 0);
-	free(err);
-	err_release();
-	it_ctl_close(e);
-	it_daemon_check(e);
-	e->ok = true;
-}
-
-static int32_t q_threshold(xs_queue *q)
-{
-	xs_queue_info info;
-
-	assert_int_equal(xs_queue_info_get(q, &info), 0);
-	return info.threshold;
+	hung_said(0);
+	case_done(e);
 }
 
 /*
@@ -222,30 +205,26 @@ static void failopen_cap_lifted(void **state)
 {
 	struct it_env *e = *state;
 	xs_queue *lo;
-	int32_t own;
 
 	it_guard(90);
 	it_config(e, "[policy]\ncontention_window = 2\n");
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
-	lo = it_queue(e, 0);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
-				  WAIT_MS));
-	own = q_threshold(lo);
-	assert_true(own > 2);
+	/* Capped from its registration on, below an idle queue. */
 	it_queue(e, 10);
-	assert_true(IT_WAIT_UNTIL(q_threshold(lo) == 2, WAIT_MS));
+	lo = it_queue(e, 0);
+	if (!IT_WAIT_UNTIL(it_threshold(lo) == 2, WAIT_MS))
+		fail_msg("the daemon never capped the lower queue");
 	err_capture();
 	it_daemon_signal(e, SIGSTOP);
-	if (!IT_WAIT_UNTIL(q_threshold(lo) == own, BOUND_MS + 2000))
+	if (!IT_WAIT_UNTIL(it_threshold(lo) == XS_DEFAULT_THRESHOLD, BOUND_MS + 2000))
 		fail_msg("the cap stayed behind a stopped daemon");
+	assert_false(it_suspended(lo));
 	it_daemon_signal(e, SIGCONT);
-	if (!IT_WAIT_UNTIL(q_threshold(lo) == 2, BOUND_MS + 2000))
+	if (!IT_WAIT_UNTIL(it_threshold(lo) == 2, BOUND_MS + 2000))
 		fail_msg("the continued daemon's cap did not come back");
-	err_release();
-	it_ctl_close(e);
-	it_daemon_check(e);
-	e->ok = true;
+	hung_said(1);
+	case_done(e);
 }
 
 int main(int argc, char **argv)
