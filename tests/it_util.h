@@ -27,9 +27,11 @@
 
 #include "base/clock.h"
 #include "base/compiler.h"
+#include "base/devid.h"
 #include "ipc/ipc_client.h"
 #include "ipc/ipc_msg.h"
 #include "ipc/ipc_sock.h"
+#include "sim/sim.h"
 #include "xsched/xsched.h"
 
 #include <errno.h>
@@ -810,7 +812,9 @@ static inline int it_raw_hello_agent(int fd, int *fds)
 
 /*
  * A valid registration of slot @slot asking for @priority, for a queue on
- * the simulated device @dev (policies tell devices apart by this name).
+ * the simulated device @dev, identified as the sim backend identifies it
+ * (its UUID and PCI bus id, sim_ident.c): the scheduler's domain of that
+ * device.
  */
 static inline struct ipc_register it_reg_body(const char *dev, uint32_t slot, int64_t priority)
 {
@@ -819,10 +823,20 @@ static inline struct ipc_register it_reg_body(const char *dev, uint32_t slot, in
 		.hint_set = 1u << IPC_KEY_PRIORITY,
 		.threshold = 16, .batch = 8, .budget_ns = 1000000,
 	};
+	struct xs_devid id = { 0 };
+	uint32_t domain, bus;
+	uint8_t uuid[XS_UUID_BYTES];
 
 	r.hint[IPC_KEY_PRIORITY] = priority;
 	snprintf(r.device, sizeof(r.device), "sim:%.27s", dev);
 	snprintf(r.backend, sizeof(r.backend), "sim");
+	sim_dev_uuid(dev, uuid);
+	sim_dev_pci(dev, &domain, &bus);
+	xs_devid_set_uuid(&id, uuid);
+	xs_devid_set_pci(&id, domain, bus, 0, 0);
+	r.id_kind = id.kind;
+	memcpy(r.ident, id.ident, sizeof(r.ident));
+	memcpy(r.pci, id.pci, sizeof(r.pci));
 	return r;
 }
 

@@ -63,7 +63,7 @@ os.chmod(sys.argv[1], int(sys.argv[2], 8))
 EOF
 }
 
-verbs=(status list top set policy metrics run)
+verbs=(status list devices top set policy metrics run)
 
 # --- help and version ----------------------------------------------------
 for h in --help -h help; do
@@ -85,6 +85,8 @@ expect 1 --bogus status && err_has "unknown option '--bogus'"
 expect 1 list --bogus && err_has "unknown option '--bogus'"
 expect 1 list -x && err_has "unknown option '-x'"
 expect 1 list extra && err_has 'unexpected argument'
+expect 1 devices extra && err_has 'unexpected argument'
+expect 1 devices --pid 1 && err_has 'unknown option'
 expect 1 status --pid 1 && err_has 'unknown option'
 expect 1 -o yaml list && err_has 'unknown output format'
 expect 1 list --output && err_has 'needs a value'
@@ -133,7 +135,7 @@ expect 3 set deadline 20ms -p 1
 expect 3 set laxity 1s -q 1
 
 # --- daemon not running: exit 3, nothing on stdout ------------------------
-for cmd in status list metrics "policy get" "top -b -n 1" "policy set hpf" \
+for cmd in status list devices metrics "policy get" "top -b -n 1" "policy set hpf" \
 	   "set priority 1 --pid 1"; do
 	# shellcheck disable=SC2086
 	expect 3 $cmd && { err_has 'daemon not running'; out_empty; }

@@ -46,12 +46,15 @@ static const struct ctl_verb ctl_verbs[] = {
 		"device, preemption level, state, hints, counters and P99 task latency.\n"
 		"Through the client socket (no access to the control socket) only the\n"
 		"caller's own queues are listed. In the table, a priority marked '*' is\n"
-		"inherited from a higher-priority queue that waits on this one.\n"
+		"inherited from a higher-priority queue that waits on this one, and a\n"
+		"device marked '(unverified)' is known by its API-local name only (see\n"
+		"`xschedctl devices`).\n"
 		"\n"
 		"      --pid PID      only the queues of process PID\n"
 		"  -o, --output FMT   table (default) or json\n",
 		ctl_list,
 	},
+	{ "devices", "devices [-o json]", CTL_DEVICES_HELP, ctl_devices },
 	{
 		"top", "top [-b] [-n COUNT] [-d SECONDS] [--pid PID] [-o json]",
 		"Show the daemon and its queues, refreshed every second, with rates\n"

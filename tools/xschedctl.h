@@ -3,8 +3,8 @@
  *
  * The program is split by concern: xschedctl.c parses the command line,
  * reports errors and maps them to exit codes; xschedctl_list.c (status,
- * list), xschedctl_top.c (top) and xschedctl_verbs.c (set, policy,
- * metrics) talk to the daemon; xschedctl_run.c starts a program under the
+ * list), xschedctl_devices.c (devices), xschedctl_top.c (top) and
+ * xschedctl_verbs.c (set, policy, metrics) talk to the daemon; xschedctl_run.c starts a program under the
  * shims and never needs the daemon; xschedctl_fmt.c formats tables, JSON
  * and durations. Every verb validates its whole command line before it
  * connects, so a usage error never reaches the daemon. Verbs return an
@@ -138,6 +138,15 @@ int ctl_connect(const struct ctl *ctl, struct ipc_client *c);
 /* The path of the socket @c is connected to (after ctl_connect() succeeded). */
 const char *ctl_connected_path(const struct ctl *ctl, const struct ipc_client *c);
 
+/*
+ * Parses the options of a verb that takes none of its own beyond --pid
+ * (when @pid is not NULL) and no positional argument (xschedctl_list.c).
+ * Returns -1 to go on, else the exit code to return (help printed, or
+ * usage error).
+ */
+int ctl_simple_args(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv,
+		    int32_t *pid);
+
 /* Parses a whole decimal integer; false if @s is not one or overflows. */
 bool ctl_parse_int(const char *s, int64_t *out);
 
@@ -156,6 +165,19 @@ bool ctl_parse_us(const char *s, int64_t *out);
 /* Each parses argv[1..] (argv[0] is the verb) and returns an enum ctl_exit. */
 int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_list(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_devices(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+
+/* The help of `devices`, kept with its implementation's interface. */
+#define CTL_DEVICES_HELP                                                         \
+	"List the scheduling domains: each device with its node-wide identity\n"  \
+	"(its UUID, else its PCI bus id, else only an API-local name, marked\n"    \
+	"unverified), its PCI bus id where known, the API-local names processes\n" \
+	"reach it by (e.g. 'cuda:0 in pid 123') and its queues. Queues on one\n"  \
+	"device are scheduled together whatever API, ordinal or visibility mask\n"\
+	"reaches it. Through the client socket only devices with the caller's\n"  \
+	"own queues are listed.\n"                                                 \
+	"\n"                                                                        \
+	"  -o, --output FMT   table (default) or json\n"
 int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_policy(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
@@ -239,6 +261,8 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r);
 /* The daemon's status as object @key, with the socket @c is connected to. */
 void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
 		     const struct ipc_client *c, const struct ipc_status_reply *st);
+/* Cell @col: the device's API-local name, marked when it is unverified. */
+void ctl_device_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 /* Cell @col: the effective priority, with '*' when it is inherited. */
 void ctl_prio_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 

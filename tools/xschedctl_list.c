@@ -27,12 +27,7 @@ static const struct ctl_opt ctl_listing_opts[] = {
 	{ NULL, 0, false, 0 },
 };
 
-/*
- * Parses the options of a verb that takes none of its own beyond --pid
- * (when @pid is not NULL) and no positional argument. Returns -1 to go on,
- * else the exit code to return (help printed, or usage error).
- */
-static int ctl_simple_args(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv,
+int ctl_simple_args(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv,
 			   int32_t *pid)
 {
 	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v };
@@ -169,6 +164,8 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 	ctl_json_uint(j, "uid", r->uid);
 	ctl_json_str(j, "command", r->comm, sizeof(r->comm));
 	ctl_json_str(j, "device", r->device, sizeof(r->device));
+	ctl_json_uint(j, "device_domain", r->domain);
+	ctl_json_bool(j, "device_verified", r->id_kind != IPC_ID_UNVERIFIED);
 	ctl_json_str(j, "backend", r->backend, sizeof(r->backend));
 	ctl_json_uint(j, "level", r->level);
 	ctl_json_str(j, "state", r->state == IPC_QS_READY ? "ready" : "idle", 8);
@@ -196,6 +193,19 @@ void ctl_prio_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r)
 		ctl_table_cell(t, col, "%d*", r->eff_priority);
 	else
 		ctl_table_cell(t, col, "%d", r->eff_priority);
+}
+
+/* "cuda:0", or "cuda:0 (unverified)" for a device known by that name only. */
+void ctl_device_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r)
+{
+	char buf[CTL_CELL_LEN];
+
+	if (r->id_kind == IPC_ID_UNVERIFIED)
+		ctl_table_cell(t, col, "%s (unverified)",
+			       ctl_fmt_name(buf, CTL_CELL_LEN - 13, r->device, sizeof(r->device)));
+	else
+		ctl_table_cell(t, col, "%s",
+			       ctl_fmt_name(buf, sizeof(buf), r->device, sizeof(r->device)));
 }
 
 static void ctl_us_cell(struct ctl_table *t, int col, int64_t us)
@@ -234,8 +244,7 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		ctl_table_cell(&t, 2, "%u", r->uid);
 		ctl_table_cell(&t, 3, "%s",
 			       ctl_fmt_name(buf, sizeof(buf), r->comm, sizeof(r->comm)));
-		ctl_table_cell(&t, 4, "%s",
-			       ctl_fmt_name(buf, sizeof(buf), r->device, sizeof(r->device)));
+		ctl_device_cell(&t, 4, r);
 		ctl_table_cell(&t, 5, "%u", r->level);
 		ctl_table_cell(&t, 6, "%s", ctl_qstate(r));
 		ctl_prio_cell(&t, 7, r);

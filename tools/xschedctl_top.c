@@ -167,8 +167,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		ctl_table_cell(&t, 1, "%d", r->pid);
 		ctl_table_cell(&t, 2, "%s",
 			       ctl_fmt_name(buf, sizeof(buf), r->comm, sizeof(r->comm)));
-		ctl_table_cell(&t, 3, "%s",
-			       ctl_fmt_name(buf, sizeof(buf), r->device, sizeof(r->device)));
+		ctl_device_cell(&t, 3, r);
 		ctl_table_cell(&t, 4, "%u", r->level);
 		ctl_table_cell(&t, 5, "%s", ctl_qstate(r));
 		ctl_prio_cell(&t, 6, r);

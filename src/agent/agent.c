@@ -371,9 +371,11 @@ static int agent_start(void)
 	return 0;
 }
 
-/* Local mode tells devices apart by name (FNV-1a). */
-static uint32_t agent_device_hash(const char *s)
+/* Local mode tells devices apart by identity, as the daemon (FNV-1a of the
+ * identity, or of the API-local name when unverified). */
+static uint32_t agent_device_hash(const struct xal_hwq *hwq)
 {
+	const char *s = hwq->id.kind != XS_DEVID_UNVERIFIED ? hwq->id.ident : hwq->device;
 	uint32_t h = 2166136261u;
 
 	for (; *s; s++)
@@ -445,7 +447,7 @@ int xs_agent_register(struct xq *q)
 	aq->index = i;
 	aq->pq.id = ++ag.next_id;
 	aq->pq.client = (uint64_t)getpid();
-	aq->pq.device = agent_device_hash(xq_hwq(q)->device);
+	aq->pq.device = agent_device_hash(xq_hwq(q));
 	ag.tab[i] = aq;
 	ag.nqueues++;
 	/* A queue the local policy refuses runs unscheduled. */

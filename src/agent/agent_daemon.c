@@ -102,6 +102,33 @@ static void agent_build_hints(struct agent_outq *out, struct agent_queue *aq)
 	}
 }
 
+_Static_assert((int)XS_DEVID_UNVERIFIED == (int)IPC_ID_UNVERIFIED &&
+	       (int)XS_DEVID_PCI == (int)IPC_ID_PCI && (int)XS_DEVID_UUID == (int)IPC_ID_UUID,
+	       "identity kinds differ");
+_Static_assert(sizeof(((struct xs_devid *)0)->ident) == IPC_IDENT_LEN &&
+	       sizeof(((struct xs_devid *)0)->pci) == IPC_PCI_LEN, "identity sizes differ");
+
+/*
+ * The device of @hwq as the daemon names its domain (ipc_abi.h, enum
+ * ipc_id_kind): its identity as the backend found it, and its API-local
+ * name. An identity the daemon would refuse (never produced by
+ * base/devid.c) degrades to unverified rather than losing the queue.
+ */
+static void agent_device_identity(struct ipc_register *r, const struct xal_hwq *hwq)
+{
+	snprintf(r->device, sizeof(r->device), "%s", hwq->device[0] ? hwq->device : "unknown");
+	r->id_kind = hwq->id.kind;
+	memcpy(r->ident, hwq->id.ident, sizeof(r->ident));
+	memcpy(r->pci, hwq->id.pci, sizeof(r->pci));
+	r->ident[sizeof(r->ident) - 1] = r->pci[sizeof(r->pci) - 1] = '\0';
+	if (!ipc_ident_valid(r->id_kind, r->ident, r->pci)) {
+		r->id_kind = IPC_ID_UNVERIFIED;
+		memset(r->ident, 0, sizeof(r->ident));
+		if (!ipc_ident_valid(r->id_kind, r->ident, r->pci))
+			memset(r->pci, 0, sizeof(r->pci));
+	}
+}
+
 static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 {
 	struct agent_out *o = agent_out_add(out, IPC_REGISTER, sizeof(struct ipc_register));
@@ -128,8 +155,7 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 	r->threshold = aq->cap ? aq->own_threshold : info.threshold;
 	r->batch = aq->cap ? aq->own_batch : info.batch;
 	r->budget_ns = info.budget_ns; /* a cap leaves it alone */
-	snprintf(r->device, sizeof(r->device), "%s",
-		 xq_hwq(aq->q)->device[0] ? xq_hwq(aq->q)->device : "unknown");
+	agent_device_identity(r, xq_hwq(aq->q));
 	snprintf(r->backend, sizeof(r->backend), "%s", info.backend);
 	aq->reg_sent = true;
 }

@@ -31,6 +31,9 @@
 	X(cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev))                      \
 	X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev)) \
 	X(cuDeviceComputeCapability, (int *major, int *minor, CUdevice dev))       \
+	X(cuDeviceGetUuid, (CUuuid *uuid, CUdevice dev))                           \
+	X(cuDeviceGetUuid_v2, (CUuuid *uuid, CUdevice dev))                        \
+	X(cuDeviceGetPCIBusId, (char *pciBusId, int len, CUdevice dev))            \
 	X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))               \
 	X(cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                            \
 	X(cuDevicePrimaryCtxGetState, (CUdevice dev, unsigned int *flags, int *active)) \
@@ -228,6 +231,9 @@
 	X("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute, cuDeviceGetAttribute) \
 	X("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability,           \
 	  cuDeviceComputeCapability)                                               \
+	X("cuDeviceGetUuid", 9020, cuDeviceGetUuid, cuDeviceGetUuid)               \
+	X("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2, cuDeviceGetUuid_v2)        \
+	X("cuDeviceGetPCIBusId", 4010, cuDeviceGetPCIBusId, cuDeviceGetPCIBusId)   \
 	X("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,             \
 	  cuDevicePrimaryCtxRetain)                                                \
 	X("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2,       \

@@ -2,7 +2,8 @@
  * xschedd's shared state: the daemon object, clients and queues, and the
  * entry points between its modules (server.c: sockets and clients;
  * requests.c: what clients ask; sched.c: the scheduler core around the
- * policy; metrics.c: listings; sockfile.c: claiming the socket paths).
+ * policy; metrics.c: listings; sockfile.c: claiming the socket paths;
+ * devices.c: the devices, and their listing).
  * Everything runs on one epoll thread, so nothing here is locked.
  */
 #ifndef XSD_DAEMON_H
@@ -10,6 +11,7 @@
 
 #include "base/hist.h"
 #include "daemon/config.h"
+#include "daemon/devices.h"
 #include "daemon/log.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
@@ -94,8 +96,7 @@ struct xsd_sched {
 	struct xs_pqueue **pv;             /* their views, for schedule() */
 	bool *quiet;                       /* scratch for the policy's quiet() */
 	size_t n, cap;
-	char (*dev)[IPC_NAME_LEN];         /* interned device names */
-	size_t ndev;
+	struct xsd_devices devs;           /* the devices queues are on (pq.device) */
 	uint64_t next_id;
 	uint64_t wakeup_ns;                /* policy's or the guard's next time */
 	uint64_t decisions, events, runs;
@@ -202,7 +203,9 @@ void xsd_sched_unquiet(struct xsd_sched *s);
  * dirty), then raises the quiet flags the policy allows. @recv_ns: when the
  * triggering event arrived (0: timer, etc.). */
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns);
-uint32_t xsd_sched_device(struct xsd_sched *s, const char *name);
+
+/* devices.c: answers IPC_DEVICES (the domains @c may see). */
+int xsd_devices_list(struct xsd *d, struct xsd_client *c, uint32_t seq);
 
 /* sockfile.c */
 /*
@@ -219,7 +222,8 @@ void xsd_sockfile_bound(const char *path, struct xsd_sockfile *sf);
 void xsd_sockfile_release(const char *path, struct xsd_sockfile *sf);
 
 /* metrics.c */
-void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r);
+void xsd_queue_record(const struct xsd_sched *s, const struct xsd_queue *q,
+		      struct ipc_queue_rec *r);
 /* Prometheus text of the whole daemon; malloc()ed, *@len bytes. */
 char *xsd_metrics_text(struct xsd *d, size_t *len);
 

@@ -11,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r)
+void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
+		      struct ipc_queue_rec *r)
 {
 	const struct ipc_slot *s = &q->client->shm->slot[q->slot];
+	const struct xsd_device *dev = xsd_devices_at(&sched->devs, q->pq.device);
 
 	memset(r, 0, sizeof(*r));
 	r->queue_id = q->pq.id;
@@ -39,6 +41,10 @@ void xsd_queue_record(const struct xsd_queue *q, struct ipc_queue_rec *r)
 	r->exec_ns = atomic_load(&s->exec_ns);
 	r->task_p99_ns = xs_hist_quantile(q->task_lat, 0.99);
 	r->preempt_p99_ns = atomic_load(&s->preempt_p99_ns);
+	if (dev) {
+		r->domain = dev->id;
+		r->id_kind = dev->kind;
+	}
 }
 
 struct text {

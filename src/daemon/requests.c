@@ -61,12 +61,18 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	q->pq.client = c->id;
 	q->pq.uid = c->uid;
 	q->pq.pid = c->pid;
-	q->pq.device = xsd_sched_device(&d->sched, q->device);
+	rc = xsd_devices_get(&d->sched.devs, r, c->uid, !c->privileged, &q->pq.device);
+	if (rc < 0) {
+		free(q->task_lat);
+		free(q);
+		return xsd_reply(c, seq, rc);
+	}
 	slot = &c->shm->slot[r->slot];
 	q->status_seen = atomic_load(&slot->status_seq) - 1;
 	xsd_sched_hints_changed(&d->sched, q);
 	rc = xsd_sched_add(&d->sched, q);
 	if (rc < 0) {
+		xsd_devices_put(&d->sched.devs, q->pq.device);
 		free(q->task_lat);
 		free(q);
 		return xsd_reply(c, seq, rc);
@@ -231,7 +237,7 @@ static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 					return rc;
 				out.m.h.count = 0;
 			}
-			xsd_queue_record(o->queue[i], &out.m.rec[out.m.h.count++]);
+			xsd_queue_record(&d->sched, o->queue[i], &out.m.rec[out.m.h.count++]);
 		}
 	}
 	out.m.h.flags = IPC_F_LAST;
@@ -373,6 +379,8 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		return xsd_status(d, c, seq);
 	case IPC_METRICS:
 		return xsd_metrics(d, c, seq);
+	case IPC_DEVICES:
+		return xsd_devices_list(d, c, seq);
 	default:
 		return xsd_reply(c, seq, -EOPNOTSUPP);
 	}

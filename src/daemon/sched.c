@@ -212,6 +212,7 @@ int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
 {
 	memset(s, 0, sizeof(*s));
 	s->next_id = 1;
+	xsd_devices_init(&s->devs, XSD_DEVICES_MAX, XSD_DEVICES_PER_UID);
 	s->guard_pct = cfg->starvation_guard_pct;
 	s->contention_window = cfg->contention_window;
 	s->guard_period_ns = cfg->starvation_period_ns;
@@ -230,24 +231,8 @@ void xsd_sched_fini(struct xsd_sched *s)
 	free(s->q);
 	free(s->pv);
 	free(s->quiet);
-	free(s->dev);
+	xsd_devices_fini(&s->devs);
 	memset(s, 0, sizeof(*s));
-}
-
-uint32_t xsd_sched_device(struct xsd_sched *s, const char *name)
-{
-	size_t i;
-	char (*grown)[IPC_NAME_LEN];
-
-	for (i = 0; i < s->ndev; i++)
-		if (!strcmp(s->dev[i], name))
-			return (uint32_t)i;
-	grown = realloc(s->dev, (s->ndev + 1) * sizeof(*s->dev));
-	if (!grown)
-		return 0;
-	s->dev = grown;
-	snprintf(s->dev[s->ndev], IPC_NAME_LEN, "%s", name);
-	return (uint32_t)s->ndev++;
 }
 
 int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)

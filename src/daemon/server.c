@@ -231,6 +231,7 @@ void xsd_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
 	if (!q)
 		return;
 	xsd_sched_remove(&d->sched, q);
+	xsd_devices_put(&d->sched.devs, q->pq.device);
 	c->queue[slot] = NULL;
 	c->nqueues--;
 	atomic_store(&c->shm->slot[slot].state, IPC_SLOT_FREE);

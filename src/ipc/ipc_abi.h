@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 2u
+#define IPC_VERSION 3u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -32,6 +32,8 @@
 #define IPC_MSG_MAX 4096u              /* largest packet either side sends */
 #define IPC_NAME_LEN 32u
 #define IPC_POLICY_LEN 128u
+#define IPC_IDENT_LEN 40u              /* device identity text (base/devid.h) */
+#define IPC_PCI_LEN 24u                /* PCI bus id text */
 
 /* Message types. C: client (agent or CLI) to daemon, D: daemon to client. */
 enum ipc_type {
@@ -52,6 +54,8 @@ enum ipc_type {
 	IPC_STATUS_REPLY,       /* D */
 	IPC_METRICS,            /* C */
 	IPC_TEXT_REPLY,         /* D: chunk of text; last has IPC_F_LAST */
+	IPC_DEVICES,            /* C: list the scheduling domains (devices) */
+	IPC_DEVICES_REPLY,      /* D: chunk of device records; last has IPC_F_LAST */
 	IPC_TYPE_MAX,
 };
 
@@ -98,17 +102,34 @@ enum ipc_key {
 
 #define IPC_HINT_KEYS 5         /* keys 1..4 are hints */
 
+/*
+ * How a device is identified (base/devid.h): a scheduling domain is one
+ * device, named by its UUID, else its PCI bus id, else only by the
+ * API-local name in `device` (unverified: queues on devices of equal local
+ * names are one domain). Identity texts are canonical: lowercase UUIDs
+ * 8-4-4-4-12, PCI bus ids "dddd:bb:dd.f".
+ */
+enum ipc_id_kind {
+	IPC_ID_UNVERIFIED = 0,  /* `ident` empty; the domain is named by `device` */
+	IPC_ID_PCI = 1,         /* `ident` is the PCI bus id, as `pci` */
+	IPC_ID_UUID = 2,        /* `ident` is the UUID; `pci` where known */
+};
+
 struct ipc_register {
 	uint32_t slot;          /* client-chosen slot, < nslots, unused */
 	uint32_t level;         /* level in effect (1..3) */
 	uint32_t level_max;     /* highest the device supports */
 	uint32_t hint_set;      /* bit k: hint k given explicitly */
 	int64_t hint[IPC_HINT_KEYS]; /* by enum ipc_key 1..4; [0] unused */
-	char device[IPC_NAME_LEN];   /* device identity, e.g. "sim:xsched-sim0" */
+	char device[IPC_NAME_LEN];   /* API-local device name, e.g. "cuda:0" */
 	char backend[16];
 	int32_t threshold;      /* window in effect */
 	int32_t batch;
 	int64_t budget_ns;
+	uint32_t id_kind;       /* enum ipc_id_kind */
+	uint32_t pad;
+	char ident[IPC_IDENT_LEN];   /* node-wide identity; "" when unverified */
+	char pci[IPC_PCI_LEN];       /* PCI bus id where known, else "" */
 };
 
 struct ipc_registered {
@@ -171,6 +192,9 @@ struct ipc_queue_rec {
 	uint64_t exec_ns;       /* device time of completed commands */
 	uint64_t task_p99_ns;   /* Ready-to-Idle time, P99 */
 	uint64_t preempt_p99_ns;
+	uint64_t domain;        /* its device (struct ipc_device_rec), never reused */
+	uint32_t id_kind;       /* how that device is identified (enum ipc_id_kind) */
+	uint32_t pad;
 };
 
 struct ipc_list_reply {
@@ -182,6 +206,32 @@ struct ipc_list_reply {
 #define IPC_LIST_PER_MSG \
 	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_list_reply)) / \
 	 sizeof(struct ipc_queue_rec))
+
+/*
+ * A scheduling domain in IPC_DEVICES_REPLY: one device, with the queues on
+ * it (all of them, or through the client socket the caller's own; a
+ * domain without one of the caller's is not listed to it). The daemon
+ * forgets a domain when its last queue goes.
+ */
+struct ipc_device_rec {
+	uint64_t domain;        /* daemon-wide id, never reused (queue records name it) */
+	uint32_t id_kind;       /* enum ipc_id_kind */
+	uint32_t queues;
+	char ident[IPC_IDENT_LEN];   /* "" when unverified */
+	char pci[IPC_PCI_LEN];       /* "" when unknown */
+	char name[IPC_NAME_LEN];     /* API-local name it was first registered under
+				      * (the identity itself when unverified) */
+};
+
+struct ipc_devices_reply {
+	uint32_t flags;         /* IPC_F_LAST */
+	uint32_t count;         /* records following */
+	/* struct ipc_device_rec rec[count]; */
+};
+
+#define IPC_DEVICES_PER_MSG \
+	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_devices_reply)) / \
+	 sizeof(struct ipc_device_rec))
 
 struct ipc_policy {
 	char name[IPC_POLICY_LEN]; /* built-in name or absolute path of a .so */
@@ -318,12 +368,14 @@ struct ipc_shm {
 _Static_assert(sizeof(struct ipc_hdr) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_hello) == 24, "ipc ABI");
 _Static_assert(sizeof(struct ipc_hello_reply) == 16, "ipc ABI");
-_Static_assert(sizeof(struct ipc_register) == 120, "ipc ABI");
+_Static_assert(sizeof(struct ipc_register) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 208, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 224, "ipc ABI");
+_Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
+_Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 136, "ipc ABI");
 _Static_assert(sizeof(struct ipc_status_reply) == 176, "ipc ABI");
@@ -332,5 +384,7 @@ _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
 _Static_assert(IPC_LIST_PER_MSG >= 16, "list chunks too small");
+_Static_assert(IPC_DEVICES_PER_MSG >= 16, "device chunks too small");
+_Static_assert(IPC_IDENT_LEN == 40 && IPC_PCI_LEN == 24, "base/devid.h text sizes");
 
 #endif

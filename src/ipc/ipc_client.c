@@ -101,37 +101,45 @@ void ipc_client_close(struct ipc_client *c)
 	c->fd = -1;
 }
 
-int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n)
+/*
+ * Sends @type and gathers the records of its chunked @reply (a struct
+ * ipc_list_reply or ipc_devices_reply header, then @size-byte records)
+ * into *@recs (malloc()ed), *@n of them.
+ */
+static int ipc_client_records(struct ipc_client *c, uint16_t type, const void *req,
+			      size_t req_len, uint16_t reply, size_t size, void **recs,
+			      size_t *n)
 {
-	struct ipc_list req = { 0 };
-	struct ipc_queue_rec *all = NULL;
+	_Static_assert(sizeof(struct ipc_list_reply) == sizeof(struct ipc_devices_reply),
+		       "chunk headers differ");
+	char *all = NULL;
 	size_t have = 0;
 	union ipc_buf buf;
 	struct ipc_msg m;
 	int rc;
 
-	rc = ipc_client_send(c, IPC_LIST, &req, sizeof(req));
+	rc = ipc_client_send(c, type, req, req_len);
 	for (;;) {
 		const struct ipc_list_reply *lr;
-		struct ipc_queue_rec *grown;
+		char *grown;
 
 		if (rc < 0)
 			break;
 		rc = ipc_client_recv(c, &buf, &m);
 		if (rc < 0)
 			break;
-		if (m.hdr.type != IPC_LIST_REPLY) {
+		if (m.hdr.type != reply) {
 			rc = -EBADMSG;
 			break;
 		}
 		lr = m.body;
-		grown = realloc(all, (have + lr->count + 1) * sizeof(*all));
+		grown = realloc(all, (have + lr->count + 1) * size);
 		if (!grown) {
 			rc = -ENOMEM;
 			break;
 		}
 		all = grown;
-		memcpy(all + have, lr + 1, lr->count * sizeof(*all));
+		memcpy(all + have * size, lr + 1, lr->count * size);
 		have += lr->count;
 		if (lr->flags & IPC_F_LAST) {
 			*recs = all;
@@ -141,6 +149,20 @@ int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n
 	}
 	free(all);
 	return rc;
+}
+
+int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n)
+{
+	struct ipc_list req = { 0 };
+
+	return ipc_client_records(c, IPC_LIST, &req, sizeof(req), IPC_LIST_REPLY,
+				  sizeof(**recs), (void **)recs, n);
+}
+
+int ipc_client_devices(struct ipc_client *c, struct ipc_device_rec **recs, size_t *n)
+{
+	return ipc_client_records(c, IPC_DEVICES, NULL, 0, IPC_DEVICES_REPLY, sizeof(**recs),
+				  (void **)recs, n);
 }
 
 int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,

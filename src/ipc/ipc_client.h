@@ -31,6 +31,13 @@ void ipc_client_close(struct ipc_client *c);
 /* All queues (or, for an unprivileged caller, its own); *@recs is malloc()ed. */
 int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n);
 
+/*
+ * The scheduling domains (devices) with their queue counts (for an
+ * unprivileged caller, those holding one of its queues); *@recs is
+ * malloc()ed.
+ */
+int ipc_client_devices(struct ipc_client *c, struct ipc_device_rec **recs, size_t *n);
+
 /* Sets @key (enum ipc_key) to @value on queue @id or every queue of pid @id. */
 int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,
 		   int64_t value);

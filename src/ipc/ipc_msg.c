@@ -3,6 +3,7 @@
  * type's direction and body size; per-type checks then cover field ranges.
  */
 #include "ipc/ipc_msg.h"
+#include "base/devid.h"
 #include "xsched/xsched.h"
 
 #include <errno.h>
@@ -32,6 +33,8 @@ static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
 	[IPC_STATUS_REPLY] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_status_reply) },
 	[IPC_METRICS] = { IPC_FROM_CLIENT, 0, 0 },
 	[IPC_TEXT_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_text_reply) },
+	[IPC_DEVICES] = { IPC_FROM_CLIENT, 0, 0 },
+	[IPC_DEVICES_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_devices_reply) },
 };
 
 bool ipc_str_valid(const char *s, size_t len)
@@ -74,6 +77,23 @@ bool ipc_knob_valid(uint32_t key, int64_t value)
 	}
 }
 
+bool ipc_ident_valid(uint32_t kind, const char *ident, const char *pci)
+{
+	if (!ipc_str_or_empty(pci, IPC_PCI_LEN) || !ipc_str_or_empty(ident, IPC_IDENT_LEN) ||
+	    (pci[0] && !xs_devid_pci_valid(pci, IPC_PCI_LEN)))
+		return false;
+	switch (kind) {
+	case IPC_ID_UNVERIFIED:
+		return ident[0] == '\0';
+	case IPC_ID_PCI:
+		return xs_devid_pci_valid(ident, IPC_IDENT_LEN) && !strcmp(ident, pci);
+	case IPC_ID_UUID:
+		return xs_devid_uuid_valid(ident, IPC_IDENT_LEN);
+	default:
+		return false;
+	}
+}
+
 static bool ipc_register_valid(const struct ipc_register *r)
 {
 	uint32_t k;
@@ -93,6 +113,8 @@ static bool ipc_register_valid(const struct ipc_register *r)
 		return false;
 	if (r->threshold < 1 || r->threshold > XS_MAX_THRESHOLD ||
 	    r->batch < 1 || r->batch > r->threshold)
+		return false;
+	if (r->pad != 0 || !ipc_ident_valid(r->id_kind, r->ident, r->pci))
 		return false;
 	return r->budget_ns > 0 || r->budget_ns == XS_BUDGET_NONE;
 }
@@ -152,7 +174,22 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 		for (i = 0; i < l->count; i++)
 			if (!ipc_str_or_empty(r[i].comm, sizeof(r[i].comm)) ||
 			    !ipc_str_or_empty(r[i].device, sizeof(r[i].device)) ||
-			    !ipc_str_or_empty(r[i].backend, sizeof(r[i].backend)))
+			    !ipc_str_or_empty(r[i].backend, sizeof(r[i].backend)) ||
+			    r[i].id_kind > IPC_ID_UUID)
+				return false;
+		return true;
+	}
+	case IPC_DEVICES_REPLY: {
+		const struct ipc_devices_reply *l = b;
+		const struct ipc_device_rec *r = (const void *)(l + 1);
+		uint32_t i;
+
+		if ((l->flags & ~IPC_F_LAST) || l->count > IPC_DEVICES_PER_MSG ||
+		    len != sizeof(*l) + (size_t)l->count * sizeof(*r))
+			return false;
+		for (i = 0; i < l->count; i++)
+			if (!ipc_ident_valid(r[i].id_kind, r[i].ident, r[i].pci) ||
+			    !ipc_str_or_empty(r[i].name, sizeof(r[i].name)))
 				return false;
 		return true;
 	}

@@ -48,6 +48,13 @@ int ipc_build(void *buf, size_t cap, uint16_t type, uint32_t seq,
 bool ipc_hint_valid(uint32_t key, int64_t value);
 bool ipc_knob_valid(uint32_t key, int64_t value);
 
+/*
+ * True if @ident (IPC_IDENT_LEN bytes) and @pci (IPC_PCI_LEN bytes) are a
+ * valid identity of kind @kind (enum ipc_id_kind): canonical texts, @ident
+ * empty when unverified and equal to @pci for a PCI identity.
+ */
+bool ipc_ident_valid(uint32_t kind, const char *ident, const char *pci);
+
 /* True if the NUL-terminated string fits in @len bytes and is not empty. */
 bool ipc_str_valid(const char *s, size_t len);
 

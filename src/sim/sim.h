@@ -94,6 +94,20 @@ int sim_dev_opts_from_env(struct sim_dev_opts *opts);
 const char *sim_dev_default_name(void);
 
 /*
+ * Identity of the device named @name (sim_ident.c): a UUID (16 bytes,
+ * never all zero) and a PCI bus id (domain and bus; device and function
+ * are 0), both derived from the name and the same in every process.
+ */
+void sim_dev_uuid(const char *name, uint8_t out[16]);
+void sim_dev_pci(const char *name, uint32_t *domain, uint32_t *bus);
+
+/* What the simulated drivers report of it, $XSCHED_SIM_IDENTITY (tests of
+ * the shims' fallbacks): "pci" the bus id only, "none" neither, anything
+ * else (default) both. The xsched API's sim backend always knows both. */
+enum { SIM_ID_UUID = 0, SIM_ID_PCI = 1, SIM_ID_NONE = 2 };
+int sim_dev_identity(void);
+
+/*
  * Opens (creating on first use, with @opts; NULL: from the environment)
  * the device @name ([A-Za-z0-9_.-], at most 64 characters) in
  * $XSCHED_SIM_DIR (default /dev/shm). A process holds one reference-counted

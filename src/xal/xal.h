@@ -19,6 +19,8 @@
 #ifndef XS_XAL_H
 #define XS_XAL_H
 
+#include "base/devid.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -185,7 +187,11 @@ struct xal_ops {
 struct xal_hwq {
 	const struct xal_ops *ops;
 	uint32_t caps;          /* XAL_CAP_*, probed at creation */
-	char device[32];        /* identity of the device, e.g. "sim:xsched-sim0" */
+	char device[32];        /* API-local device name, e.g. "cuda:0" */
+	/* Node-wide identity of the device (base/devid.h): filled by the
+	 * backend or the hwq's creator before the queue is registered with
+	 * the scheduler; all zero means unverified, named by @device only. */
+	struct xs_devid id;
 };
 
 /* Highest preemption level (1..3) @hwq supports, from its ops and caps. */

@@ -116,6 +116,18 @@ static const struct xal_ops xal_sim_ops = {
 	.hwq_destroy = xal_sim_hwq_destroy,
 };
 
+/* The identity the simulated drivers report for device @name too. */
+static void xal_sim_identity(const char *name, struct xs_devid *id)
+{
+	uint8_t uuid[16];
+	uint32_t domain, bus;
+
+	sim_dev_uuid(name, uuid);
+	sim_dev_pci(name, &domain, &bus);
+	xs_devid_set_uuid(id, uuid);
+	xs_devid_set_pci(id, domain, bus, 0, 0);
+}
+
 int xal_sim_hwq_create(const char *name, struct xal_hwq **out)
 {
 	struct sim_dev_info info;
@@ -134,8 +146,10 @@ int xal_sim_hwq_create(const char *name, struct xal_hwq **out)
 	if (rc < 0)
 		goto fail_dev;
 	sim_dev_info_get(h->dev, &info);
-	snprintf(h->base.device, sizeof(h->base.device), "sim:%s",
-		 name ? name : sim_dev_default_name());
+	if (!name)
+		name = sim_dev_default_name();
+	snprintf(h->base.device, sizeof(h->base.device), "sim:%s", name);
+	xal_sim_identity(name, &h->base.id);
 	h->base.ops = &xal_sim_ops;
 	h->base.caps = XAL_CAP_SYNC_ANY;
 	if (info.level_max >= 2)

@@ -96,6 +96,43 @@ static void seed_list_replies(void)
 	seed("list_reply_full", IPC_LIST_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m));
 }
 
+/* Registrations identified by UUID and by PCI bus id (the shims' kinds). */
+static void seed_identities(struct ipc_register reg)
+{
+	reg.id_kind = IPC_ID_UUID;
+	snprintf(reg.ident, sizeof(reg.ident), "0f1e2d3c-4b5a-8978-a6b5-c4d3e2f10a0b");
+	snprintf(reg.pci, sizeof(reg.pci), "0000:3b:00.0");
+	seed("register_uuid", IPC_REGISTER, IPC_FROM_CLIENT, &reg, sizeof(reg));
+	reg.id_kind = IPC_ID_PCI;
+	snprintf(reg.ident, sizeof(reg.ident), "0000:3b:00.0");
+	seed("register_pci", IPC_REGISTER, IPC_FROM_CLIENT, &reg, sizeof(reg));
+}
+
+static void seed_device_replies(void)
+{
+	union {
+		struct {
+			struct ipc_devices_reply h;
+			struct ipc_device_rec rec[3];
+		} m;
+		uint64_t align;
+	} l;
+
+	memset(&l, 0, sizeof(l));
+	l.m.h = (struct ipc_devices_reply){ .flags = IPC_F_LAST, .count = 3 };
+	l.m.rec[0] = (struct ipc_device_rec){ .domain = 1, .id_kind = IPC_ID_UUID, .queues = 2,
+					      .ident = "0f1e2d3c-4b5a-8978-a6b5-c4d3e2f10a0b",
+					      .pci = "0000:3b:00.0", .name = "cuda:0" };
+	l.m.rec[1] = (struct ipc_device_rec){ .domain = 2, .id_kind = IPC_ID_PCI, .queues = 1,
+					      .ident = "0001:af:1f.7", .pci = "0001:af:1f.7",
+					      .name = "cl:GPU" };
+	l.m.rec[2] = (struct ipc_device_rec){ .domain = 3, .id_kind = IPC_ID_UNVERIFIED,
+					      .queues = 1, .name = "cuda:1" };
+	seed("devices_reply", IPC_DEVICES_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m));
+	l.m.h.count = 0;
+	seed("devices_reply_empty", IPC_DEVICES_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m.h));
+}
+
 static void seed_text_replies(void)
 {
 	static const char text[] =
@@ -217,6 +254,7 @@ int main(int argc, char **argv)
 	seed("hello_reply", IPC_HELLO_REPLY, IPC_FROM_DAEMON, &hello_reply,
 	     sizeof(hello_reply));
 	seed("register", IPC_REGISTER, IPC_FROM_CLIENT, &reg, sizeof(reg));
+	seed_identities(reg);
 	seed("registered", IPC_REGISTERED, IPC_FROM_DAEMON, &registered, sizeof(registered));
 	seed("unregister", IPC_UNREGISTER, IPC_FROM_CLIENT, &unreg, sizeof(unreg));
 	seed("set_hint", IPC_SET_HINT, IPC_FROM_CLIENT, &hint, sizeof(hint));
@@ -234,6 +272,8 @@ int main(int argc, char **argv)
 	seed("status_reply", IPC_STATUS_REPLY, IPC_FROM_DAEMON, &status, sizeof(status));
 	seed("metrics", IPC_METRICS, IPC_FROM_CLIENT, NULL, 0);
 	seed_text_replies();
+	seed("devices", IPC_DEVICES, IPC_FROM_CLIENT, NULL, 0);
+	seed_device_replies();
 	seed_full_strings();
 	seed_full_records();
 	/* A type added to the ABI needs a seed here. */

@@ -21,7 +21,8 @@
 struct cs_ctx {
 	struct cs_ctx *next;
 	CUcontext ctx;
-	char device[32];
+	char device[32];                /* API-local name, "cuda:<ordinal>" */
+	struct xs_devid id;             /* node-wide identity (cs_device_identity) */
 	struct cs_queue group;          /* legacy, blocking and per-thread streams */
 	struct cs_stream legacy;
 };
@@ -63,13 +64,36 @@ static void cs_reap_register(void)
 	atexit(cs_reap_at_exit);
 }
 
-static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const char *device)
+/*
+ * The identity of @dev that does not depend on this process's ordinals or
+ * CUDA_VISIBLE_DEVICES (base/devid.h): its UUID (the MIG instance's, with
+ * cuDeviceGetUuid_v2), else its PCI bus id; the bus id is kept besides
+ * the UUID. Left unverified when the driver answers neither.
+ */
+static void cs_device_identity(CUdevice dev, struct xs_devid *id)
+{
+	char bus[32];
+	CUuuid u;
+
+	memset(id, 0, sizeof(*id));
+	if (cu_real.cuDeviceGetPCIBusId &&
+	    cu_real.cuDeviceGetPCIBusId(bus, (int)sizeof(bus), dev) == CUDA_SUCCESS) {
+		bus[sizeof(bus) - 1] = '\0';
+		xs_devid_set_pci_text(id, bus);
+	}
+	if ((cu_real.cuDeviceGetUuid_v2 && cu_real.cuDeviceGetUuid_v2(&u, dev) == CUDA_SUCCESS) ||
+	    (cu_real.cuDeviceGetUuid && cu_real.cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS))
+		xs_devid_set_uuid(id, (const uint8_t *)u.bytes);
+}
+
+static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const struct cs_ctx *c)
 {
 	struct xq_config cfg = { .level = 1 };
-	int rc = xal_cuda_hwq_create(&cu_real, ctx, device, &q->hwq);
+	int rc = xal_cuda_hwq_create(&cu_real, ctx, c->device, &q->hwq);
 
 	if (rc < 0)
 		return rc;
+	q->hwq->id = c->id;
 	rc = xq_create(q->hwq, &cfg, &q->xq);
 	if (rc < 0) {
 		q->hwq->ops->hwq_destroy(q->hwq);
@@ -114,7 +138,8 @@ static struct cs_ctx *cs_ctx_current(void)
 	c->ctx = ctx;
 	cu_real.cuCtxGetDevice(&dev);
 	snprintf(c->device, sizeof(c->device), "cuda:%d", dev);
-	if (cs_queue_init(&c->group, ctx, c->device) < 0) {
+	cs_device_identity(dev, &c->id);
+	if (cs_queue_init(&c->group, ctx, c) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -250,7 +275,7 @@ void cs_stream_created(CUstream h, unsigned int flags, int prio)
 	s->cuctx = c->ctx;
 	if (flags & CU_STREAM_NON_BLOCKING) {
 		s->q = calloc(1, sizeof(*s->q));
-		if (!s->q || cs_queue_init(s->q, c->ctx, c->device) < 0) {
+		if (!s->q || cs_queue_init(s->q, c->ctx, c) < 0) {
 			/* Unscheduled, but still correct: calls go straight through. */
 			free(s->q);
 			free(s);

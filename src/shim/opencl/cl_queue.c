@@ -110,16 +110,6 @@ static void clq_reap_register(void)
 	atexit(clq_reap_at_exit);
 }
 
-/* The scheduler's name of @dev: the same in every process of the node. */
-static void clq_device_name(cl_device_id dev, char *out, size_t len)
-{
-	char name[64] = "";
-
-	if (cl_real.clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(name) - 1, name, NULL))
-		name[0] = '\0';
-	snprintf(out, len, "cl:%s", name);
-}
-
 /* What the shim checks of a buffered launch before the driver sees it. */
 static void clq_device_limits(struct cl_q *q)
 {
@@ -144,6 +134,7 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	static pthread_once_t reap_once = PTHREAD_ONCE_INIT;
 	struct xq_config cfg = { .level = 1 };
 	struct cl_q *q = calloc(1, sizeof(*q));
+	struct xs_devid id;
 	char device[32];
 	unsigned b;
 
@@ -154,11 +145,12 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	q->dev = dev;
 	q->ooo = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
 	clq_device_limits(q);
-	clq_device_name(dev, device, sizeof(device));
+	cl_device_naming(dev, device, sizeof(device), &id);
 	if (xal_cl_hwq_create(&cl_real, queue, q->ooo, device, &q->hwq) < 0) {
 		free(q);
 		return;
 	}
+	q->hwq->id = id;
 	if (xq_create(q->hwq, &cfg, &q->xq) < 0) {
 		q->hwq->ops->hwq_destroy(q->hwq);
 		free(q);

@@ -62,6 +62,13 @@ extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies;
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
 
+/*
+ * The scheduler's names of @dev (cl_ident.c): the API-local @name
+ * ("cl:" and CL_DEVICE_NAME, @len bytes) and the node-wide identity @id
+ * (UUID, else PCI bus id, else unverified: all zero).
+ */
+void cl_device_naming(cl_device_id dev, char *name, size_t len, struct xs_devid *id);
+
 /* Wakes every queue whose next command may wait for a proxy just bound. */
 void cl_q_kick_all(void);
 

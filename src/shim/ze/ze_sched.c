@@ -57,16 +57,26 @@ void zs_queue_unref(struct zs_queue *q)
 }
 
 /* The scheduler's name of @dev: its UUID's first bytes and its name. */
-static void zs_device_name(ze_device_handle_t dev, char *out, size_t len)
+/*
+ * The scheduler's names of @dev: the API-local name ("ze:" and the first
+ * UUID bytes and device name, as the shim always named it) and the
+ * node-wide identity (base/devid.h), the device UUID of its properties;
+ * unverified when the driver reports none (all zero).
+ */
+static void zs_device_name(ze_device_handle_t dev, char *out, size_t len,
+			   struct xs_devid *id)
 {
 	ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
 
+	memset(id, 0, sizeof(*id));
 	if (ze_real.zeDeviceGetProperties(dev, &p) != ZE_RESULT_SUCCESS) {
 		snprintf(out, len, "ze:%p", (void *)dev);
 		return;
 	}
 	snprintf(out, len, "ze:%02x%02x%02x%02x:%.19s", p.uuid.id[0], p.uuid.id[1],
 		 p.uuid.id[2], p.uuid.id[3], p.name);
+	_Static_assert(sizeof(p.uuid.id) == XS_UUID_BYTES, "ze UUID size");
+	xs_devid_set_uuid(id, p.uuid.id);
 }
 
 static void zs_reap_one(struct zm_node *n, void *arg)
@@ -100,16 +110,19 @@ void zs_queue_created(const void *h, bool is_list, ze_context_handle_t ctx,
 	static pthread_once_t reap_once = PTHREAD_ONCE_INIT;
 	struct xq_config cfg = { .level = 1 };
 	struct zs_queue *q = calloc(1, sizeof(*q)), *old;
+	struct xs_devid id;
 	char device[32];
 	int rc;
 
 	if (!q)
 		return;
-	zs_device_name(dev, device, sizeof(device));
+	zs_device_name(dev, device, sizeof(device), &id);
 	rc = is_list ? xal_ze_hwq_create_list(&ze_real, (ze_command_list_handle_t)h, ctx, dev,
 					      device, &q->hwq) :
 		       xal_ze_hwq_create_queue(&ze_real, (ze_command_queue_handle_t)h, device,
 					       &q->hwq);
+	if (rc == 0)
+		q->hwq->id = id;
 	/* Unscheduled, still correct: the handle's calls go to the driver. */
 	if (rc == 0 && (rc = xq_create(q->hwq, &cfg, &q->xq)) < 0)
 		q->hwq->ops->hwq_destroy(q->hwq);

@@ -1,6 +1,7 @@
 /*
  * Initialisation and the device of the simulated CUDA driver: cuInit,
- * the driver version, and the one simulated device (ordinal 0).
+ * the driver version, and the one simulated device (ordinal 0) with its
+ * properties and identity (UUID, PCI bus id).
  *
  * Design: nothing happens at load time. cuInit opens the simulated device
  * once per process (pthread_once; the device's name comes from
@@ -13,6 +14,7 @@
 #include "sim/cuda/sc_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 struct sc_driver sc_drv = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -193,5 +195,63 @@ SC_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice de
 		return sc_result(rc);
 	*major = sc_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 	*minor = sc_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The device's UUID and PCI bus id: derived from the simulated device's
+ * name (sim_ident.c), as every other front-end of the sim reports them;
+ * withheld as a driver without them would when $XSCHED_SIM_IDENTITY says
+ * so (CUDA_ERROR_NOT_SUPPORTED).
+ */
+static CUresult sc_uuid(CUuuid *uuid, CUdevice dev)
+{
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sc_dev_check(dev);
+	if (rc < 0)
+		return sc_result(rc);
+	if (sim_dev_identity() != SIM_ID_UUID)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	sim_dev_uuid(sim_dev_default_name(), (uint8_t *)uuid->bytes);
+	return CUDA_SUCCESS;
+}
+
+SC_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return sc_uuid(uuid, dev);
+}
+
+/* No MIG instances here: the device's own UUID, as cuDeviceGetUuid. */
+SC_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	return sc_uuid(uuid, dev);
+}
+
+/* "DDDD:BB:00.0" in upper case, the form of NVIDIA's tools. */
+SC_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+	uint32_t domain, bus;
+	char text[16];
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	if (!pciBusId || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sc_dev_check(dev);
+	if (rc < 0)
+		return sc_result(rc);
+	if (sim_dev_identity() == SIM_ID_NONE)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	sim_dev_pci(sim_dev_default_name(), &domain, &bus);
+	snprintf(text, sizeof(text), "%04X:%02X:00.0", domain, bus);
+	if ((size_t)len <= strlen(text))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(pciBusId, text, strlen(text) + 1);
 	return CUDA_SUCCESS;
 }

@@ -82,7 +82,12 @@ ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properti
 			     1000000000ull : 1;
 	p->timestampValidBits = 64;
 	p->kernelTimestampValidBits = 64;
-	sz_uuid(p->uuid.id, sizeof(p->uuid.id), 2);
+	/* The identity every front-end of the sim reports for this device
+	 * (sim_ident.c); all zero, "unknown", when $XSCHED_SIM_IDENTITY
+	 * withholds it. */
+	memset(p->uuid.id, 0, sizeof(p->uuid.id));
+	if (sim_dev_identity() == SIM_ID_UUID)
+		sim_dev_uuid(sim_dev_default_name(), p->uuid.id);
 	memset(p->name, 0, sizeof(p->name));
 	strncpy(p->name, SZ_DEVICE_NAME, sizeof(p->name) - 1);
 	return ZE_RESULT_SUCCESS;

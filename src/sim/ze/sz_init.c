@@ -65,7 +65,8 @@ ze_result_t sz_handle_free(const void *h, uint32_t magic)
 
 /*
  * Fills @n bytes at @out with a UUID derived from the device's name (the
- * same in every process sharing it) and @salt (driver or device).
+ * same in every process sharing it) and @salt: the driver's UUID. The
+ * device's own is the sim's (sim_dev_uuid()), as every front-end reports.
  */
 void sz_uuid(uint8_t *out, size_t n, uint8_t salt)
 {
