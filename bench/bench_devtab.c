@@ -5,7 +5,10 @@
  * registration round trip takes early and late in the run and how much the
  * daemon's resident memory grew. A table that keeps every name it ever saw
  * and searches it linearly grows by one entry per name and slows down as
- * it does; one that forgets a device with its last queue stays flat.
+ * it does; one that forgets a device with its last queue stays flat. Round
+ * trips include two cross-CPU wakeups and whatever else runs on the
+ * machine, so the daemon's own CPU time per registration (from
+ * /proc/PID/schedstat; the daemon is one thread) is reported too.
  *
  * The benchmark starts a private xschedd (its own temporary directory and
  * sockets, default configuration), talks to it over raw IPC packets as an
@@ -75,6 +78,23 @@ static long rss_kb(pid_t pid)
 	return kb;
 }
 
+/* CPU time the (single-threaded) process @pid has run, in ns; 0 if unknown. */
+static uint64_t cpu_ns(pid_t pid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
 static const char *default_daemon(char *buf, size_t len)
 {
 	char self[PATH_MAX - 32];
@@ -101,7 +121,7 @@ int main(int argc, char **argv)
 	char dbuf[PATH_MAX], dir[96], sock[128], ctl[128], conf[128];
 	const char *daemon = NULL, *tmp = getenv("TMPDIR");
 	long names = 30000, i, rss0 = 0, rss1;
-	uint64_t t, first = 0, last = 0, total = 0;
+	uint64_t t, first = 0, last = 0, total = 0, cpu0 = 0, cpu_first = 0, cpu_last = 0;
 	struct ipc_hello h = { .role = IPC_ROLE_AGENT, .comm = "bench_devtab" };
 	int fds[IPC_MAX_FDS], nfds = 0, fd = -1, c, rc = 1;
 	FILE *f;
@@ -160,6 +180,8 @@ int main(int argc, char **argv)
 
 		snprintf(r.device, sizeof(r.device), "bench:%ld", i);
 		snprintf(r.backend, sizeof(r.backend), "sim");
+		if (i == 0 || i == names - WINDOW)
+			cpu0 = cpu_ns(pid);
 		t = xs_now_ns();
 		if (request(fd, IPC_REGISTER, &r, sizeof(r), NULL, NULL) != IPC_REGISTERED ||
 		    request(fd, IPC_UNREGISTER, &u, sizeof(u), NULL, NULL) != IPC_REPLY) {
@@ -172,14 +194,21 @@ int main(int argc, char **argv)
 			first += dt;
 		else if (i >= names - WINDOW)
 			last += dt;
-		if (i == WINDOW - 1)
+		if (i == WINDOW - 1) {
 			rss0 = rss_kb(pid);
+			cpu_first = cpu_ns(pid) - cpu0;
+		}
 	}
+	cpu_last = cpu_ns(pid) - cpu0;
 	rss1 = rss_kb(pid);
 	printf("names=%ld register+unregister mean: first %d %.1f us, last %d %.1f us "
 	       "(ratio %.2f), all %.1f us\n",
 	       names, WINDOW, first / 1e3 / WINDOW, WINDOW, last / 1e3 / WINDOW,
 	       (double)last / (double)first, total / 1e3 / (double)names);
+	printf("daemon CPU per register+unregister: first %d %.1f us, last %d %.1f us "
+	       "(ratio %.2f)\n",
+	       WINDOW, cpu_first / 1e3 / WINDOW, WINDOW, cpu_last / 1e3 / WINDOW,
+	       cpu_first ? (double)cpu_last / (double)cpu_first : 0.0);
 	printf("daemon VmRSS after %d names: %ld kB, after %ld: %ld kB (+%ld kB)\n", WINDOW, rss0,
 	       names, rss1, rss1 - rss0);
 	rc = 0;

@@ -1,16 +1,97 @@
 /*
- * The daemon's device table (src/daemon/devices.c) as plain functions:
- * which registrations name one device (UUID, PCI bus id, the API-local name
- * of an unverified device, and a device known by bus id that later shows
- * its UUID), that a device is forgotten with its last reference and its
- * memory released, the bounds (the table's and an unprivileged user's),
- * and that lookups stay right across growth and removals.
+ * Device identities as plain functions: their canonical texts
+ * (base/devid.c) and what the IPC decoder accepts of them (ipc_msg.c);
+ * then the daemon's device table (src/daemon/devices.c): which
+ * registrations name one device (UUID, PCI bus id, the API-local name of
+ * an unverified device, and a device known by bus id that later shows its
+ * UUID), that a device is forgotten with its last reference and its memory
+ * released, the bounds (the table's and an unprivileged user's), and that
+ * lookups stay right across growth and removals.
  */
 #include "test_util.h"
 
+#include "base/devid.h"
 #include "daemon/devices.h"
+#include "ipc/ipc_msg.h"
 
 #include <errno.h>
+
+static void devid_canonical_texts(void **state)
+{
+	static const uint8_t zero[16], u[16] = { 0x5b, 0x1c, 0x0f, 0x8e, 0x2a, 0x4d, 0x8c, 0x31,
+						0x9e, 0x7f, 0x0d, 0x6a, 0x4b, 0x2c, 0x8e, 0xAF };
+	struct xs_devid id = { 0 };
+
+	(void)state;
+	/* All zero means "unknown": nothing changes. */
+	assert_false(xs_devid_set_uuid(&id, zero));
+	assert_int_equal(id.kind, XS_DEVID_UNVERIFIED);
+	/* Bus ids as CUDA writes them (8-digit domain, upper case) and without
+	 * a domain come out as one text; the bus id is the identity until a
+	 * UUID is known, and stays beside it. */
+	assert_true(xs_devid_set_pci_text(&id, "00000000:3B:00.0"));
+	assert_int_equal(id.kind, XS_DEVID_PCI);
+	assert_string_equal(id.ident, "0000:3b:00.0");
+	assert_string_equal(id.pci, "0000:3b:00.0");
+	assert_true(xs_devid_set_pci_text(&id, "3b:00.0"));
+	assert_string_equal(id.ident, "0000:3b:00.0");
+	assert_true(xs_devid_set_uuid(&id, u));
+	assert_int_equal(id.kind, XS_DEVID_UUID);
+	assert_string_equal(id.ident, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf");
+	assert_true(xs_devid_set_pci(&id, 0x10000, 0xaf, 0x1f, 7));
+	assert_string_equal(id.ident, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf");
+	assert_string_equal(id.pci, "10000:af:1f.7");
+	/* Malformed or out of range: refused, nothing changes. */
+	assert_false(xs_devid_set_pci_text(&id, "0000:3b:20.0"));  /* device 32 */
+	assert_false(xs_devid_set_pci_text(&id, "0000:3b:00.8"));  /* function 8 */
+	assert_false(xs_devid_set_pci_text(&id, "0000:13b:00.0")); /* bus 0x13b */
+	assert_false(xs_devid_set_pci_text(&id, "3b00.0"));
+	assert_false(xs_devid_set_pci_text(&id, "0000:3b:00.0 "));
+	assert_false(xs_devid_set_pci_text(&id, ""));
+	assert_string_equal(id.pci, "10000:af:1f.7");
+	assert_string_equal(xs_devid_kind_name(XS_DEVID_UUID), "uuid");
+	assert_string_equal(xs_devid_kind_name(XS_DEVID_PCI), "pci");
+	assert_string_equal(xs_devid_kind_name(77), "unverified");
+}
+
+static void devid_ipc_validation(void **state)
+{
+	char ident[IPC_IDENT_LEN], pci[IPC_PCI_LEN];
+
+	(void)state;
+#define ID(kind, i, p)                                                                   \
+	(memset(ident, 0, sizeof(ident)), memset(pci, 0, sizeof(pci)),                     \
+	 snprintf(ident, sizeof(ident), "%s", i), snprintf(pci, sizeof(pci), "%s", p),      \
+	 ipc_ident_valid(kind, ident, pci))
+	assert_true(ID(IPC_ID_UNVERIFIED, "", ""));
+	assert_true(ID(IPC_ID_UUID, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf", ""));
+	assert_true(ID(IPC_ID_UUID, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf", "0000:3b:00.0"));
+	assert_true(ID(IPC_ID_PCI, "0000:3b:00.0", "0000:3b:00.0"));
+	assert_true(ID(IPC_ID_PCI, "10000:af:1f.7", "10000:af:1f.7"));
+	/* Not canonical, inconsistent or of no kind. */
+	assert_false(ID(IPC_ID_UNVERIFIED, "cuda:0", ""));
+	assert_false(ID(IPC_ID_UNVERIFIED, "", "0000:3b:00.0"));
+	assert_false(ID(IPC_ID_UUID, "5B1C0F8E-2A4D-8C31-9E7F-0D6A4B2C8EAF", ""));
+	assert_false(ID(IPC_ID_UUID, "5b1c0f8e2a4d8c319e7f0d6a4b2c8eaf", ""));
+	assert_false(ID(IPC_ID_UUID, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8ea", ""));
+	assert_false(ID(IPC_ID_UUID, "", ""));
+	assert_false(ID(IPC_ID_UUID, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf", "3b:00.0"));
+	assert_false(ID(IPC_ID_PCI, "0000:3b:00.0", ""));
+	assert_false(ID(IPC_ID_PCI, "0000:3b:00.0", "0000:3b:00.1"));
+	assert_false(ID(IPC_ID_PCI, "0000:3B:00.0", "0000:3B:00.0"));
+	assert_false(ID(IPC_ID_PCI, "00000:3b:00.0", "00000:3b:00.0"));
+	assert_false(ID(IPC_ID_PCI, "0000:3b:20.0", "0000:3b:20.0"));
+	assert_false(ID(IPC_ID_PCI, "0000:3b:00.8", "0000:3b:00.8"));
+	assert_false(ID(3, "", ""));
+	/* Unterminated fields. */
+	memset(ident, 'a', sizeof(ident));
+	memset(pci, 0, sizeof(pci));
+	assert_false(ipc_ident_valid(IPC_ID_UUID, ident, pci));
+	memset(ident, 0, sizeof(ident));
+	memset(pci, '0', sizeof(pci));
+	assert_false(ipc_ident_valid(IPC_ID_UNVERIFIED, ident, pci));
+#undef ID
+}
 
 static struct ipc_register reg_uuid(const char *name, unsigned n, const char *pci)
 {
@@ -231,6 +312,8 @@ static void devices_lookups_across_growth(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(devid_canonical_texts),
+	cmocka_unit_test(devid_ipc_validation),
 	cmocka_unit_test(devices_match_by_identity),
 	cmocka_unit_test(devices_pci_joins_uuid),
 	cmocka_unit_test(devices_forgotten_with_last_queue),

@@ -23,7 +23,6 @@
 #include "daemon/devices.h"
 
 #define ID_WAIT_MS 10000
-#define ID_RUN_MS 60000
 
 /* The preload list of @shim (sanitizer runtime first, when built so). */
 static const char *preload(const char *shim)
@@ -209,6 +208,30 @@ static void identity_cuda_devices_apart(void **state)
 }
 
 /*
+ * Gives a priority-10 queue of ours (the xsched API, on the case's device)
+ * work, and checks that the queue of process @flood, ready on the same
+ * device through another API, is then suspended and on our domain, the
+ * simulated device's (identified by UUID). Returns our queue, still busy;
+ * its domain's record in *@dev.
+ */
+static xs_queue *api_suspends(struct it_env *e, pid_t flood, struct ipc_device_rec *dev)
+{
+	struct ipc_queue_rec other, api;
+	char want[IPC_IDENT_LEN];
+	xs_queue *q = it_queue(e, 10);
+
+	it_submit(q, 400, 1000);
+	assert_true(IT_WAIT_UNTIL(ready_queue(e, getpid(), &api), ID_WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(ready_queue(e, flood, &other) && !other.running, ID_WAIT_MS));
+	assert_int_equal(other.domain, api.domain);
+	assert_true(device_rec(e, api.domain, dev));
+	assert_int_equal(dev->id_kind, IPC_ID_UUID);
+	sim_ident(e->dev, want, sizeof(want));
+	assert_string_equal(dev->ident, want);
+	return q;
+}
+
+/*
  * A CUDA flood at priority 0 and an xsched API queue at priority 10 on the
  * case's device: the API queue's tasks suspend the CUDA queue, and both
  * are listed on one domain. @identity: what the simulated CUDA driver
@@ -219,9 +242,8 @@ static void cuda_and_api_one_domain(struct it_env *e, const char *identity)
 	char var[64];
 	const char *vars[] = { sim_cuda_var(), preload(XS_CUDA_SHIM), "XSCHED_PRIORITY=0", var,
 			       NULL };
-	struct ipc_queue_rec cu, api;
+	struct ipc_queue_rec cu;
 	struct ipc_device_rec dev;
-	char want[IPC_IDENT_LEN];
 	xs_queue *q;
 	pid_t flood;
 
@@ -231,16 +253,8 @@ static void cuda_and_api_one_domain(struct it_env *e, const char *identity)
 	flood = it_spawn(e, IT_ARGS(XS_CU_LOAD, "--flood", "30", "--cmd-us", "2000"), vars, false,
 			 -1);
 	assert_true(IT_WAIT_UNTIL(ready_queue(e, flood, &cu) && cu.running, ID_WAIT_MS));
-	q = it_queue(e, 10);
-	it_submit(q, 400, 1000);
-	assert_true(IT_WAIT_UNTIL(ready_queue(e, getpid(), &api), ID_WAIT_MS));
 	/* The API queue's priority stops the CUDA queue of the same device. */
-	assert_true(IT_WAIT_UNTIL(ready_queue(e, flood, &cu) && !cu.running, ID_WAIT_MS));
-	assert_int_equal(cu.domain, api.domain);
-	assert_true(device_rec(e, api.domain, &dev));
-	assert_int_equal(dev.id_kind, IPC_ID_UUID);
-	sim_ident(e->dev, want, sizeof(want));
-	assert_string_equal(dev.ident, want);
+	q = api_suspends(e, flood, &dev);
 	assert_int_equal(dev.queues, 2 + 1);      /* cu_load's two, ours */
 	assert_int_equal(xs_wait_all(q), 0);
 	/* Our queue idle: the CUDA queue runs again. */
@@ -360,9 +374,8 @@ static void identity_ze_and_api_one_domain(void **state)
 	struct it_env *e = *state;
 	const char *vars[] = { preload(XS_ZE_SHIM), "ZE_ENABLE_ALT_DRIVERS=" XS_SIM_ZE,
 			       "XSCHED_PRIORITY=0", NULL };
-	struct ipc_queue_rec zq, api;
+	struct ipc_queue_rec zq;
 	struct ipc_device_rec dev;
-	char want[IPC_IDENT_LEN];
 	xs_queue *q;
 	pid_t flood;
 
@@ -370,15 +383,7 @@ static void identity_ze_and_api_one_domain(void **state)
 	it_ctl_open(e);
 	flood = it_spawn(e, IT_ARGS(XS_ZE_FLOOD, "30", "2000"), vars, false, -1);
 	assert_true(IT_WAIT_UNTIL(ready_queue(e, flood, &zq) && zq.running, ID_WAIT_MS));
-	q = it_queue(e, 10);
-	it_submit(q, 400, 1000);
-	assert_true(IT_WAIT_UNTIL(ready_queue(e, getpid(), &api), ID_WAIT_MS));
-	assert_true(IT_WAIT_UNTIL(ready_queue(e, flood, &zq) && !zq.running, ID_WAIT_MS));
-	assert_int_equal(zq.domain, api.domain);
-	assert_true(device_rec(e, api.domain, &dev));
-	assert_int_equal(dev.id_kind, IPC_ID_UUID);
-	sim_ident(e->dev, want, sizeof(want));
-	assert_string_equal(dev.ident, want);
+	q = api_suspends(e, flood, &dev);
 	assert_int_equal(xs_wait_all(q), 0);
 	it_kill(e, flood);
 	it_daemon_check(e);

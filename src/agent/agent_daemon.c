@@ -124,8 +124,7 @@ static void agent_device_identity(struct ipc_register *r, const struct xal_hwq *
 	if (!ipc_ident_valid(r->id_kind, r->ident, r->pci)) {
 		r->id_kind = IPC_ID_UNVERIFIED;
 		memset(r->ident, 0, sizeof(r->ident));
-		if (!ipc_ident_valid(r->id_kind, r->ident, r->pci))
-			memset(r->pci, 0, sizeof(r->pci));
+		memset(r->pci, 0, sizeof(r->pci));
 	}
 }
 

@@ -110,7 +110,7 @@ enum ipc_key {
  * 8-4-4-4-12, PCI bus ids "dddd:bb:dd.f".
  */
 enum ipc_id_kind {
-	IPC_ID_UNVERIFIED = 0,  /* `ident` empty; the domain is named by `device` */
+	IPC_ID_UNVERIFIED = 0,  /* `ident`, `pci` empty; the domain is named by `device` */
 	IPC_ID_PCI = 1,         /* `ident` is the PCI bus id, as `pci` */
 	IPC_ID_UUID = 2,        /* `ident` is the UUID; `pci` where known */
 };

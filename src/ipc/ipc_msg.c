@@ -84,7 +84,7 @@ bool ipc_ident_valid(uint32_t kind, const char *ident, const char *pci)
 		return false;
 	switch (kind) {
 	case IPC_ID_UNVERIFIED:
-		return ident[0] == '\0';
+		return ident[0] == '\0' && pci[0] == '\0';
 	case IPC_ID_PCI:
 		return xs_devid_pci_valid(ident, IPC_IDENT_LEN) && !strcmp(ident, pci);
 	case IPC_ID_UUID:

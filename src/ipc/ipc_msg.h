@@ -50,8 +50,8 @@ bool ipc_knob_valid(uint32_t key, int64_t value);
 
 /*
  * True if @ident (IPC_IDENT_LEN bytes) and @pci (IPC_PCI_LEN bytes) are a
- * valid identity of kind @kind (enum ipc_id_kind): canonical texts, @ident
- * empty when unverified and equal to @pci for a PCI identity.
+ * valid identity of kind @kind (enum ipc_id_kind): canonical texts, both
+ * empty when unverified, @ident equal to @pci for a PCI identity.
  */
 bool ipc_ident_valid(uint32_t kind, const char *ident, const char *pci);
 
