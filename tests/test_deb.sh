@@ -3,10 +3,11 @@
 # holds what it should (programs, shims, libxsched, man pages, unit,
 # sysusers entry, bash completion, the configuration as a conffile) and
 # depends on no vendor library; `dpkg -i` works where PID 1 is not systemd,
-# creates the group and enables the unit; the installed daemon checks its
-# configuration and, started directly, schedules a program run under the
-# installed `xschedctl run --priority 5` (tests/test_run.sh); `dpkg --purge`
-# leaves no file of the package behind.
+# creates the group and enables the unit, which verifies without a
+# message; the installed daemon checks its configuration and, started
+# directly, schedules a program run under the installed `xschedctl run
+# --priority 5` (tests/test_run.sh); `dpkg --purge` leaves no file of the
+# package behind.
 # It installs and purges a package on this machine, so it runs only as root
 # and when asked to (XSCHED_TEST_DEB=1, as CI does); else it exits 77.
 #   tests/test_deb.sh DEB BUILD_DIR
@@ -80,6 +81,11 @@ dpkg -L xsched | while read -r f; do [[ -d $f ]] || echo "$f"; done >"$tmp/files
 getent group xsched >/dev/null || fail "no group xsched after installation"
 [[ -L /etc/systemd/system/multi-user.target.wants/xschedd.service ]] ||
 	fail "xschedd.service not enabled"
+if command -v systemd-analyze >/dev/null; then
+	systemd-analyze verify /lib/systemd/system/xschedd.service >"$tmp/verify" 2>&1 ||
+		fail "systemd-analyze verify failed on the installed unit"
+	[[ -s $tmp/verify ]] && fail "systemd-analyze verify printed: $(cat "$tmp/verify")"
+fi
 
 /usr/sbin/xschedd --check-config >"$tmp/check" 2>&1 ||
 	fail "xschedd --check-config on the installed configuration: $(cat "$tmp/check")"
