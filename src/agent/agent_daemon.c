@@ -221,6 +221,18 @@ static void agent_comm(char *comm, size_t len)
 		comm[n - 1] = '\0';
 }
 
+/* Why a handshake failed, each said once (XSCHED_LOG). */
+enum agent_hs { AGENT_HS_CLOSED, AGENT_HS_SILENT, AGENT_HS_FOREIGN, AGENT_HS_N };
+
+static const char *const hs_what[AGENT_HS_N] = {
+	[AGENT_HS_CLOSED] = "closed the connection during the handshake (a client limit, "
+			    "or it is exiting)",
+	[AGENT_HS_SILENT] = "did not answer the handshake within 2 s",
+	[AGENT_HS_FOREIGN] = "answered the handshake in a way this process does not "
+			     "understand (another protocol version?)",
+};
+static _Atomic bool hs_said[AGENT_HS_N];
+
 /* Connects, says hello and maps the shared slots. 0 or -errno. */
 int agent_connect(void)
 {
@@ -232,6 +244,7 @@ int agent_connect(void)
 	struct ipc_msg m;
 	struct stat st;
 	int fds[IPC_MAX_FDS], nfds = 0, n, i;
+	enum agent_hs why = AGENT_HS_CLOSED;
 	uint32_t k;
 
 	ag.sock = ipc_connect(ipc_socket_path());
@@ -250,10 +263,15 @@ int agent_connect(void)
 		goto fail;
 	pfd.fd = ag.sock;
 	pfd.events = POLLIN;
+	why = AGENT_HS_SILENT;
 	if (poll(&pfd, 1, AGENT_REPLY_TIMEOUT_MS) != 1)
 		goto fail;
+	why = AGENT_HS_CLOSED;
 	n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), fds, &nfds, 0);
-	if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0 ||
+	if (n <= 0)
+		goto fail_fds;
+	why = AGENT_HS_FOREIGN;
+	if (ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0 ||
 	    m.hdr.type != IPC_HELLO_REPLY || nfds != 3)
 		goto fail_fds;
 	r = m.body;
@@ -300,9 +318,8 @@ fail_fds:
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 fail:
-	XS_LOG_ONCE(XS_LOG_WARN, "the scheduler daemon at %s did not complete the handshake "
-		    "(not answering, or another protocol version): queues run unscheduled; "
-		    "retrying in the background", ipc_socket_path());
+	xs_log_once(&hs_said[why], XS_LOG_WARN, "the scheduler daemon at %s %s: queues run "
+		    "unscheduled; retrying in the background", ipc_socket_path(), hs_what[why]);
 	ag.was_down = true;
 	close(ag.sock);
 	ag.sock = -1;
