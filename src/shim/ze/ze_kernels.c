@@ -8,6 +8,7 @@
  * private copies of it), so that a module's destruction finds them all.
  */
 #include "shim/ze/ze_kernels.h"
+#include "shim/common/shim_kargs.h"
 #include "shim/ze/ze_map.h"
 
 #include <stdatomic.h>
@@ -15,15 +16,6 @@
 #include <string.h>
 
 #define ZK_SPARE 4              /* idle private copies kept per kernel */
-#define ZK_MAX_ARGS 4096        /* arguments tracked per kernel */
-#define ZK_UNSET (-2)
-#define ZK_NULL_VALUE (-1)
-
-struct zk_val {
-	size_t size;
-	void *value;            /* NULL: set with a NULL value (local memory) */
-	bool set;
-};
 
 /* The settings of a kernel besides its arguments (set: the application set it). */
 struct zk_state {
@@ -46,22 +38,13 @@ struct zk_kernel {
 	char *name;
 	pthread_mutex_t mu;             /* everything below */
 	pthread_cond_t returned;        /* a private copy came back */
-	uint32_t nargs;                 /* the driver's count, else highest set + 1 */
-	bool nargs_known;
-	struct zk_val *args;
-	uint32_t args_cap;
+	struct shim_kargs args;
 	struct zk_state st;
 	ze_kernel_handle_t spare[ZK_SPARE];
 	uint32_t nspare;
 	uint32_t lent;                  /* private copies held by snapshots */
 	bool dead;                      /* the application destroyed the kernel */
 	bool module_gone;
-	bool lost;                      /* a setting could not be recorded */
-};
-
-struct zk_arg {
-	size_t size;
-	long off;                       /* into data, or ZK_UNSET / ZK_NULL_VALUE */
 };
 
 struct zk_snap {
@@ -69,9 +52,7 @@ struct zk_snap {
 	ze_kernel_handle_t app;
 	ze_kernel_handle_t priv;        /* the private copy, once bound */
 	struct zk_state st;
-	uint32_t nargs;
-	struct zk_arg *a;               /* nargs of them, in the same allocation */
-	char *data;
+	struct shim_kargs_snap *args;
 };
 
 static struct zm_map zk_table = ZM_MAP_INIT;
@@ -90,9 +71,7 @@ static void zk_unref(struct zk_kernel *k)
 	if (k->next)
 		k->next->prev = k->prev;
 	pthread_mutex_unlock(&zk_all_mu);
-	for (uint32_t i = 0; i < k->args_cap; i++)
-		free(k->args[i].value);
-	free(k->args);
+	shim_kargs_fini(&k->args);
 	free(k->name);
 	pthread_mutex_destroy(&k->mu);
 	pthread_cond_destroy(&k->returned);
@@ -124,10 +103,10 @@ void zk_created(ze_module_handle_t m, const ze_kernel_desc_t *desc, ze_kernel_ha
 	pthread_mutex_init(&k->mu, NULL);
 	pthread_cond_init(&k->returned, NULL);
 	if (ze_real.zeKernelGetProperties &&
-	    ze_real.zeKernelGetProperties(h, &props) == ZE_RESULT_SUCCESS) {
-		k->nargs = props.numKernelArgs;
-		k->nargs_known = true;
-	}
+	    ze_real.zeKernelGetProperties(h, &props) == ZE_RESULT_SUCCESS)
+		shim_kargs_init(&k->args, props.numKernelArgs, true);
+	else
+		shim_kargs_init(&k->args, 0, false);
 	pthread_mutex_lock(&zk_all_mu);
 	k->next = zk_all;
 	if (zk_all)
@@ -200,113 +179,48 @@ static struct zk_kernel *zk_get(ze_kernel_handle_t h)
 	return k;
 }
 
-/* Records argument @idx of @k. mu held. */
-static void zk_set_arg(struct zk_kernel *k, uint32_t idx, size_t size, const void *value)
-{
-	void *copy = NULL;
-
-	/* What cannot be recorded sends later launches to the driver directly. */
-	if (idx >= ZK_MAX_ARGS) {
-		k->lost = true;
-		return;
-	}
-	if (idx >= k->args_cap) {
-		uint32_t cap = k->args_cap ? k->args_cap : 8;
-		struct zk_val *grown;
-
-		while (cap <= idx)
-			cap *= 2;
-		grown = realloc(k->args, cap * sizeof(*grown));
-		if (!grown) {
-			k->lost = true;
-			return;
-		}
-		memset(grown + k->args_cap, 0, (cap - k->args_cap) * sizeof(*grown));
-		k->args = grown;
-		k->args_cap = cap;
-	}
-	if (value && size) {
-		copy = malloc(size);
-		if (!copy) {
-			k->lost = true;
-			return;
-		}
-		memcpy(copy, value, size);
-	}
-	free(k->args[idx].value);
-	k->args[idx].value = copy;
-	k->args[idx].size = size;
-	k->args[idx].set = true;
-	if (!k->nargs_known && idx >= k->nargs)
-		k->nargs = idx + 1;
-}
-
 struct zk_snap *zk_snapshot(ze_kernel_handle_t h)
 {
 	struct zk_kernel *k = zk_get(h);
-	struct zk_snap *s = NULL;
-	size_t bytes = 0, off = 0;
-	uint32_t i;
+	struct zk_snap *s;
+	int err;
 
 	if (!k)
 		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		zk_unref(k);
+		return NULL;
+	}
+	/* What cannot be reproduced (an argument missing or not recorded)
+	 * sends the launch to the driver directly. */
 	pthread_mutex_lock(&k->mu);
-	if (k->lost)
-		goto out;
-	for (i = 0; i < k->nargs; i++) {
-		if (i >= k->args_cap || !k->args[i].set) {
-			if (k->nargs_known)
-				goto out;
-			continue;
-		}
-		if (k->args[i].value)
-			bytes += (k->args[i].size + 7) & ~(size_t)7;
-	}
-	s = calloc(1, sizeof(*s) + k->nargs * sizeof(struct zk_arg) + bytes);
-	if (!s)
-		goto out;
-	s->a = (struct zk_arg *)(s + 1);
-	s->data = (char *)(s->a + k->nargs);
-	s->nargs = k->nargs;
-	for (i = 0; i < k->nargs; i++) {
-		struct zk_val *v = i < k->args_cap ? &k->args[i] : NULL;
-
-		if (!v || !v->set) {
-			s->a[i].off = ZK_UNSET;
-			continue;
-		}
-		s->a[i].size = v->size;
-		if (!v->value) {
-			s->a[i].off = ZK_NULL_VALUE;
-			continue;
-		}
-		s->a[i].off = (long)off;
-		memcpy(s->data + off, v->value, v->size);
-		off += (v->size + 7) & ~(size_t)7;
-	}
+	s->args = shim_kargs_snapshot(&k->args, &err);
 	s->st = k->st;
+	pthread_mutex_unlock(&k->mu);
+	if (!s->args) {
+		free(s);
+		zk_unref(k);
+		return NULL;
+	}
 	s->app = h;
 	s->k = k;
-out:
-	pthread_mutex_unlock(&k->mu);
-	if (!s)
-		zk_unref(k);
 	return s;
+}
+
+/* Sets one argument of a private copy (shim_kargs_apply()'s callback). */
+static int zk_apply_arg(void *ctx, uint32_t idx, size_t size, const void *value, uint8_t tag)
+{
+	(void)tag;
+	return (int)ze_real.zeKernelSetArgumentValue((ze_kernel_handle_t)ctx, idx, size, value);
 }
 
 /* Applies @s to its private copy; the first failure's result. */
 static ze_result_t zk_apply(struct zk_snap *s)
 {
 	ze_kernel_handle_t p = s->priv;
-	ze_result_t rc = ZE_RESULT_SUCCESS;
+	ze_result_t rc = (ze_result_t)shim_kargs_apply(s->args, zk_apply_arg, p);
 
-	for (uint32_t i = 0; i < s->nargs && rc == ZE_RESULT_SUCCESS; i++) {
-		if (s->a[i].off == ZK_UNSET)
-			continue;
-		rc = ze_real.zeKernelSetArgumentValue(p, i, s->a[i].size,
-						      s->a[i].off == ZK_NULL_VALUE ? NULL :
-						      s->data + s->a[i].off);
-	}
 	if (rc == ZE_RESULT_SUCCESS && s->st.group_set)
 		rc = ze_real.zeKernelSetGroupSize(p, s->st.group[0], s->st.group[1],
 						  s->st.group[2]);
@@ -374,6 +288,7 @@ void zk_snap_free(struct zk_snap *s)
 		pthread_mutex_unlock(&k->mu);
 	}
 	zk_unref(k);
+	free(s->args);
 	free(s);
 }
 
@@ -450,7 +365,9 @@ XS_ZE_HOOK ze_result_t zeKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t i
 
 	if (rc == ZE_RESULT_SUCCESS && ze_scheduling() && (k = zk_get(h))) {
 		pthread_mutex_lock(&k->mu);
-		zk_set_arg(k, idx, size, value);
+		/* A value not recorded fails later snapshots: those launches
+		 * then go to the driver directly. */
+		(void)shim_kargs_set(&k->args, idx, size, value, 0);
 		pthread_mutex_unlock(&k->mu);
 		zk_unref(k);
 	}
