@@ -182,7 +182,8 @@ static char *without_shim_line(char *s)
  * What the shim says it scheduled ($XSCHED_OPENCL_STATS): the line it
  * appended to @path at exit, parsed; the file is removed.
  */
-static void shim_stats(const char *path, long *queues, long *cmds, long *proxies)
+static void shim_stats(const char *path, long *queues, long *cmds, long *proxies,
+		       long *deferred)
 {
 	char line[256] = "";
 	FILE *f = fopen(path, "r");
@@ -192,8 +193,8 @@ static void shim_stats(const char *path, long *queues, long *cmds, long *proxies
 		line[0] = '\0';
 	fclose(f);
 	unlink(path);
-	if (sscanf(line, "pid %*d queues %ld commands %ld proxies %ld", queues, cmds,
-		   proxies) != 3)
+	if (sscanf(line, "pid %*d queues %ld commands %ld proxies %ld deferred-kernels %ld",
+		   queues, cmds, proxies, deferred) != 4)
 		fail_msg("unexpected XSCHED_OPENCL_STATS line: '%s'", line);
 	print_message("shim: %s", line);
 }
@@ -213,7 +214,7 @@ static void opencl_one_process_matches_native(void **state)
 	char names[CL_MAX_PHASES][32];
 	const char *argv[CL_MAX_PHASES + 3] = { XS_CL_PROG };
 	int n = phase_list(e, names), i;
-	long queues, cmds, proxies;
+	long queues, cmds, proxies, deferred;
 	struct run_out native, shim;
 
 	snprintf(stats, sizeof(stats), "%s/stats", e->dir);
@@ -231,13 +232,48 @@ static void opencl_one_process_matches_native(void **state)
 	without_shim_line(shim.out);
 	if (!same_runs("all phases", &native, &shim))
 		fail_msg("the shim's run differs");
-	shim_stats(stats, &queues, &cmds, &proxies);
+	shim_stats(stats, &queues, &cmds, &proxies, &deferred);
 	/* cl_prog makes more than 15 queues and enqueues thousands of commands. */
 	assert_true(queues >= 15);
 	assert_true(cmds >= 1000);
 	assert_true(proxies > 0);
 	run_out_free(&native);
 	run_out_free(&shim);
+	e->ok = true;
+}
+
+/*
+ * Buffered launches with every kind of kernel argument (the kargs
+ * phases): the same results as natively, and the shim did buffer them —
+ * all 95 launches (91 without SVM) wait behind sixteen held markers, a
+ * full window.
+ */
+static void opencl_deferred_launches_keep_arguments(void **state)
+{
+	struct it_env *e = *state;
+	char stats[IT_PATH + 16], stats_var[IT_PATH + 40];
+	const char *native_vars[] = { pocl_cache_var(), lsan_var(), NULL };
+	const char *shim_vars[] = { pocl_cache_var(), lsan_var(), shim_preload(),
+				    "XSCHED_SCHEDULER=local", stats_var, NULL };
+	long queues, cmds, proxies, deferred, want;
+	struct run_out native, shim;
+	bool same;
+
+	snprintf(stats, sizeof(stats), "%s/stats", e->dir);
+	snprintf(stats_var, sizeof(stats_var), "XSCHED_OPENCL_STATS=%s", stats);
+	native = run_ok(e, IT_ARGS(XS_CL_PROG, "kargs", "kargs_svm"), native_vars);
+	shim = run(e, IT_ARGS(XS_CL_PROG, "kargs", "kargs_svm"), shim_vars);
+	assert_true(phase_passed(native.out, "kargs"));
+	assert_true(phase_passed(native.out, "kargs_svm"));
+	want = has_line(native.out, "kargs_svm: skipped") ? 91 : 95;
+	same = same_runs("deferred launches", &native, &shim);
+	run_out_free(&native);
+	run_out_free(&shim);
+	if (!same)
+		fail_msg("buffered launches differ under the shim");
+	shim_stats(stats, &queues, &cmds, &proxies, &deferred);
+	if (deferred < want)
+		fail_msg("only %ld kernel launches were buffered (%ld expected)", deferred, want);
 	e->ok = true;
 }
 
@@ -468,6 +504,8 @@ static int cl_teardown(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(opencl_phases_match_native, it_setup, cl_teardown),
 	cmocka_unit_test_setup_teardown(opencl_one_process_matches_native, it_setup, cl_teardown),
+	cmocka_unit_test_setup_teardown(opencl_deferred_launches_keep_arguments, it_setup,
+					cl_teardown),
 	cmocka_unit_test_setup_teardown(opencl_dlopen_soname, it_setup, cl_teardown),
 	cmocka_unit_test_setup_teardown(opencl_dlopen_other_name, it_setup, cl_teardown),
 	cmocka_unit_test_setup_teardown(opencl_first_on_library_path, it_setup, cl_teardown),

@@ -68,9 +68,13 @@
 	X(clSetEventCallback)                                                      \
 	X(clCreateUserEvent)                                                       \
 	X(clSetUserEventStatus)                                                    \
+	X(clCreateKernel)                                                          \
+	X(clCreateKernelsInProgram)                                                \
 	X(clCloneKernel)                                                           \
+	X(clRetainKernel)                                                          \
 	X(clSetKernelArg)                                                          \
 	X(clSetKernelArgSVMPointer)                                                \
+	X(clSetKernelExecInfo)                                                     \
 	X(clGetKernelWorkGroupInfo)                                                \
 	X(clReleaseKernel)                                                         \
 	X(clReleaseMemObject)                                                      \

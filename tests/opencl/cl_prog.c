@@ -93,6 +93,7 @@ static const struct {
 	{ "eventinfo", ph_eventinfo }, { "retain", ph_retain },
 	{ "queues", ph_queues }, { "markers", ph_markers }, { "user", ph_user },
 	{ "user_error", ph_user_error }, { "ooo", ph_ooo }, { "args", ph_args },
+	{ "kargs", ph_kargs }, { "kargs_svm", ph_kargs_svm },
 	{ "svm", ph_svm }, { "native", ph_native }, { "errors", ph_errors },
 	{ "errors_pending", ph_errors_pending },
 	{ "release", ph_release }, { "legacy", ph_legacy }, { "threads", ph_threads },

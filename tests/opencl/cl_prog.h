@@ -109,6 +109,8 @@ void ph_user(void);
 void ph_user_error(void);
 void ph_ooo(void);
 void ph_args(void);
+void ph_kargs(void);
+void ph_kargs_svm(void);
 void ph_svm(void);
 void ph_native(void);
 void ph_errors(void);

@@ -1,14 +1,7 @@
 /*
- * Enqueues as XQueue commands (see cl_shim.h).
- *
- * Each scheduled enqueue becomes one struct cl_cmd: the call's arguments,
- * with deep copies of what the application may reuse once the call
- * returned (sizes, origins, fill patterns), and its wait list with a
- * reference on every event. When the XQueue buffers the command instead
- * of launching it at once (xal_cmd_ops.deferred), the command also
- * captures the kernel's arguments (a clone of the kernel, which OpenCL
- * defines as copying them) and checks what the driver would have refused
- * at once, so those errors are still returned by the enqueue.
+ * The enqueue hooks (see cl_shim.h): each scheduled enqueue becomes a
+ * command (cl_cmd.h) carrying the call's arguments, submitted to the
+ * queue's XQueue.
  *
  * Calls whose result the application needs at once (maps) and rare ones
  * (native kernels, SVM free and migration, memory migration, GL/EGL
@@ -17,536 +10,12 @@
  *
  * Memory objects and samplers released by the application while commands
  * that may use them are still buffered (a kernel argument is invisible to
- * the shim) are released once every such command launched: the driver
- * then holds its own references.
+ * the driver's reference counts) are released once every such command
+ * launched (cl_queue.c): the driver then holds its own references.
  */
-#include "shim/opencl/cl_shim.h"
+#include "shim/opencl/cl_cmd.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
-
-enum cl_op {
-	OP_NDRANGE, OP_TASK, OP_READ, OP_WRITE, OP_COPY, OP_READ_RECT, OP_WRITE_RECT, OP_COPY_RECT,
-	OP_FILL, OP_READ_IMAGE, OP_WRITE_IMAGE, OP_COPY_IMAGE, OP_FILL_IMAGE,
-	OP_IMAGE_TO_BUFFER, OP_BUFFER_TO_IMAGE, OP_UNMAP, OP_MARKER, OP_BARRIER,
-	OP_SVM_MEMCPY, OP_SVM_FILL, OP_SVM_UNMAP,
-};
-
-/* Link states of a command: launched, or the proxy waiting for it. */
-#define CLC_LAUNCHED ((uintptr_t)1)
-
-struct cl_cmd {
-	struct xal_cl_cmd c;
-	struct cl_q *q;
-	enum cl_op op;
-	cl_command_type type;
-	cl_uint nwait;
-	cl_event *wait;                 /* events referenced (ours) */
-	struct cl_proxy **wproxy;       /* the proxies among them, else NULL */
-	_Atomic uintptr_t link;         /* 0, CLC_LAUNCHED or the proxy */
-	cl_int reject;                  /* refused when deferred */
-	bool deferred;                  /* buffered at the enqueue */
-	/* the call's arguments */
-	cl_kernel kernel, clone;
-	cl_uint dim;
-	bool has_offset, has_local;
-	size_t goff[3], gsize[3], lsize[3];
-	cl_mem mem[2];
-	size_t off[2], size;
-	size_t o1[3], o2[3], region[3];
-	size_t pitch[4];                /* row/slice pitches as the call orders them */
-	void *ptr;
-	const void *cptr;
-	unsigned char pattern[128];     /* fill pattern / color */
-	size_t pattern_size;
-};
-
-static struct cl_cmd *to_k(struct xal_cl_cmd *c)
-{
-	return (struct cl_cmd *)c;
-}
-
-/* --- mapped pointers ------------------------------------------------------------------ */
-
-/*
- * Mappings the application holds (maps go to the driver at once), so that
- * a buffered unmap of a pointer that is not mapped fails at the call with
- * CL_INVALID_VALUE, as the driver's would.
- */
-struct clc_map {
-	struct clc_map *next;
-	cl_mem mem;
-	void *ptr;
-	unsigned count;
-};
-
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct clc_map *map_head;
-
-static void clc_map_note(cl_mem mem, void *ptr)
-{
-	struct clc_map *m;
-
-	pthread_mutex_lock(&map_lock);
-	for (m = map_head; m && (m->mem != mem || m->ptr != ptr); m = m->next)
-		;
-	if (!m && (m = calloc(1, sizeof(*m)))) {
-		m->mem = mem;
-		m->ptr = ptr;
-		m->next = map_head;
-		map_head = m;
-	}
-	if (m)
-		m->count++;
-	pthread_mutex_unlock(&map_lock);
-}
-
-/* Whether @ptr is mapped from @mem; @take: one mapping fewer. */
-static bool clc_map_find(cl_mem mem, void *ptr, bool take)
-{
-	struct clc_map **pp, *m;
-
-	pthread_mutex_lock(&map_lock);
-	for (pp = &map_head; *pp && ((*pp)->mem != mem || (*pp)->ptr != ptr); pp = &(*pp)->next)
-		;
-	m = *pp;
-	if (m && take && !--m->count) {
-		*pp = m->next;
-		free(m);
-	}
-	pthread_mutex_unlock(&map_lock);
-	return m != NULL;
-}
-
-/* --- wait lists -------------------------------------------------------------- */
-
-/*
- * Checks and copies the application's wait list into @k, with a reference
- * on every event (the application may release them once we return).
- */
-static cl_int clc_take_waits(struct cl_cmd *k, cl_uint n, const cl_event *list)
-{
-	cl_context ctx;
-
-	if ((n && !list) || (!n && list))
-		return CL_INVALID_EVENT_WAIT_LIST;
-	if (!n)
-		return CL_SUCCESS;
-	k->wait = calloc(n, sizeof(*k->wait));
-	k->wproxy = calloc(n, sizeof(*k->wproxy));
-	if (!k->wait || !k->wproxy)
-		return CL_OUT_OF_HOST_MEMORY;
-	for (cl_uint i = 0; i < n; i++) {
-		if (!list[i] || cl_real.clGetEventInfo(list[i], CL_EVENT_CONTEXT, sizeof(ctx),
-						       &ctx, NULL) != CL_SUCCESS)
-			return CL_INVALID_EVENT_WAIT_LIST;
-		if (ctx != k->q->ctx)
-			return CL_INVALID_CONTEXT;
-		k->wproxy[i] = cl_proxy_get(list[i]);
-		if (!k->wproxy[i] && cl_real.clRetainEvent(list[i]) != CL_SUCCESS)
-			return CL_INVALID_EVENT_WAIT_LIST;
-		k->wait[i] = list[i];
-		k->nwait = i + 1;
-	}
-	return CL_SUCCESS;
-}
-
-static void clc_drop_waits(struct cl_cmd *k)
-{
-	for (cl_uint i = 0; i < k->nwait; i++) {
-		if (k->wproxy[i])
-			cl_proxy_put(k->wproxy[i]);
-		else
-			cl_real.clReleaseEvent(k->wait[i]);
-	}
-	free(k->wait);
-	free(k->wproxy);
-	k->wait = NULL;
-	k->wproxy = NULL;
-	k->nwait = 0;
-}
-
-/*
- * A command waiting on another queue's proxy must not reach the driver
- * before that command did (its real event does not exist yet): it names
- * the queue it waits for, which the scheduler then runs (inheritance).
- */
-static void *clc_blocked_on(struct xal_cl_cmd *c)
-{
-	struct cl_cmd *k = to_k(c);
-	bool failed;
-
-	for (cl_uint i = 0; i < k->nwait; i++) {
-		struct cl_proxy *p = k->wproxy[i];
-
-		if (p && cl_proxy_queue(p) != k->q && !cl_proxy_real(p, &failed) && !failed)
-			return cl_proxy_queue(p)->xq;
-	}
-	return NULL;
-}
-
-/* --- issue ---------------------------------------------------------------------- */
-
-static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
-			   const cl_event *w, cl_event *ev)
-{
-	const struct cl_fns *cl = &cl_real;
-
-	switch (k->op) {
-	case OP_NDRANGE:
-		return cl->clEnqueueNDRangeKernel(cq, k->clone ? k->clone : k->kernel, k->dim,
-						  k->has_offset ? k->goff : NULL, k->gsize,
-						  k->has_local ? k->lsize : NULL, n, w, ev);
-	case OP_TASK:
-		return cl->clEnqueueTask(cq, k->clone ? k->clone : k->kernel, n, w, ev);
-	case OP_READ:
-		return cl->clEnqueueReadBuffer(cq, k->mem[0], CL_FALSE, k->off[0], k->size,
-					       k->ptr, n, w, ev);
-	case OP_WRITE:
-		return cl->clEnqueueWriteBuffer(cq, k->mem[0], CL_FALSE, k->off[0], k->size,
-						k->cptr, n, w, ev);
-	case OP_COPY:
-		return cl->clEnqueueCopyBuffer(cq, k->mem[0], k->mem[1], k->off[0], k->off[1],
-					       k->size, n, w, ev);
-	case OP_READ_RECT:
-		return cl->clEnqueueReadBufferRect(cq, k->mem[0], CL_FALSE, k->o1, k->o2,
-						   k->region, k->pitch[0], k->pitch[1],
-						   k->pitch[2], k->pitch[3], k->ptr, n, w, ev);
-	case OP_WRITE_RECT:
-		return cl->clEnqueueWriteBufferRect(cq, k->mem[0], CL_FALSE, k->o1, k->o2,
-						    k->region, k->pitch[0], k->pitch[1],
-						    k->pitch[2], k->pitch[3], k->cptr, n, w, ev);
-	case OP_COPY_RECT:
-		return cl->clEnqueueCopyBufferRect(cq, k->mem[0], k->mem[1], k->o1, k->o2,
-						   k->region, k->pitch[0], k->pitch[1],
-						   k->pitch[2], k->pitch[3], n, w, ev);
-	case OP_FILL:
-		return cl->clEnqueueFillBuffer(cq, k->mem[0], k->pattern, k->pattern_size,
-					       k->off[0], k->size, n, w, ev);
-	case OP_READ_IMAGE:
-		return cl->clEnqueueReadImage(cq, k->mem[0], CL_FALSE, k->o1, k->region,
-					      k->pitch[0], k->pitch[1], k->ptr, n, w, ev);
-	case OP_WRITE_IMAGE:
-		return cl->clEnqueueWriteImage(cq, k->mem[0], CL_FALSE, k->o1, k->region,
-					       k->pitch[0], k->pitch[1], k->cptr, n, w, ev);
-	case OP_COPY_IMAGE:
-		return cl->clEnqueueCopyImage(cq, k->mem[0], k->mem[1], k->o1, k->o2, k->region,
-					      n, w, ev);
-	case OP_FILL_IMAGE:
-		return cl->clEnqueueFillImage(cq, k->mem[0], k->pattern, k->o1, k->region, n, w,
-					      ev);
-	case OP_IMAGE_TO_BUFFER:
-		return cl->clEnqueueCopyImageToBuffer(cq, k->mem[0], k->mem[1], k->o1, k->region,
-						      k->off[1], n, w, ev);
-	case OP_BUFFER_TO_IMAGE:
-		return cl->clEnqueueCopyBufferToImage(cq, k->mem[0], k->mem[1], k->off[0], k->o2,
-						      k->region, n, w, ev);
-	case OP_UNMAP:
-		return cl->clEnqueueUnmapMemObject(cq, k->mem[0], k->ptr, n, w, ev);
-	case OP_MARKER:
-		return cl->clEnqueueMarkerWithWaitList(cq, n, w, ev);
-	case OP_BARRIER:
-		return cl->clEnqueueBarrierWithWaitList(cq, n, w, ev);
-	case OP_SVM_MEMCPY:
-		return cl->clEnqueueSVMMemcpy(cq, CL_FALSE, k->ptr, k->cptr, k->size, n, w, ev);
-	case OP_SVM_FILL:
-		return cl->clEnqueueSVMMemFill(cq, k->ptr, k->pattern, k->pattern_size, k->size,
-					       n, w, ev);
-	case OP_SVM_UNMAP:
-		return cl->clEnqueueSVMUnmap(cq, k->ptr, n, w, ev);
-	}
-	return CL_INVALID_OPERATION;
-}
-
-static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
-{
-	struct cl_cmd *k = to_k(c);
-	cl_event small[8], *w = small;
-	cl_int rc;
-
-	if (k->reject) {
-		/* Refused at the enqueue already; nothing reaches the driver. */
-		return CL_SUCCESS;
-	}
-	if (k->nwait > 8 && !(w = malloc(k->nwait * sizeof(*w))))
-		return CL_OUT_OF_HOST_MEMORY;
-	for (cl_uint i = 0; i < k->nwait; i++) {
-		bool failed;
-		cl_event real = k->wproxy[i] ? cl_proxy_real(k->wproxy[i], &failed) : NULL;
-		cl_int st = CL_COMPLETE;
-
-		/* A failed or unlaunched proxy stays the user event it is. */
-		w[i] = real ? real : k->wait[i];
-		/*
-		 * An event that failed before the command reaches the driver
-		 * fails the command here: a driver may never complete a
-		 * command enqueued behind an event that already failed
-		 * (PoCL 3.1 does not), where it fails it if the event fails
-		 * later, as it would have natively.
-		 */
-		if (k->deferred &&
-		    cl_real.clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
-					   &st, NULL) == CL_SUCCESS && st < 0) {
-			if (w != small)
-				free(w);
-			return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-		}
-	}
-	rc = clc_issue_op(k, cq, k->nwait, k->nwait ? w : NULL, ev);
-	if (w != small)
-		free(w);
-	return rc;
-}
-
-/*
- * What the driver calls a task's command (drivers differ: PoCL says
- * NDRange), learned from the first task launched, for proxies of tasks
- * not launched yet; CL_COMMAND_TASK until then.
- */
-static _Atomic cl_command_type clc_task_type = CL_COMMAND_TASK;
-static _Atomic bool clc_task_learned;
-
-static void clc_learn_task_type(cl_event ev)
-{
-	cl_command_type type;
-
-	if (!atomic_load_explicit(&clc_task_learned, memory_order_relaxed) &&
-	    cl_real.clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof(type), &type, NULL) ==
-		    CL_SUCCESS) {
-		atomic_store(&clc_task_type, type);
-		atomic_store(&clc_task_learned, true);
-	}
-}
-
-static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
-{
-	struct cl_cmd *k = to_k(c);
-	uintptr_t old = atomic_exchange(&k->link, CLC_LAUNCHED);
-
-	if (k->op == OP_TASK && ev)
-		clc_learn_task_type(ev);
-
-	if (old && old != CLC_LAUNCHED)
-		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc);
-	/* The driver holds what it needs now. */
-	clc_drop_waits(k);
-	if (k->clone) {
-		cl_real.clReleaseKernel(k->clone);
-		k->clone = NULL;
-	}
-}
-
-/* --- checks when buffered --------------------------------------------------- */
-
-static cl_int clc_check_mem(cl_mem m, size_t off, size_t size)
-{
-	size_t total = 0;
-
-	if (!m || cl_real.clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(total), &total, NULL))
-		return CL_INVALID_MEM_OBJECT;
-	if (size == SIZE_MAX)
-		return CL_SUCCESS;
-	return off > total || size > total - off ? CL_INVALID_VALUE : CL_SUCCESS;
-}
-
-/* Work-group sizes as the driver checks them at the enqueue. */
-static cl_int clc_check_groups(struct cl_cmd *k)
-{
-	struct cl_q *q = k->q;
-	size_t total = 1, most = 0;
-
-	if (!k->has_local)
-		return CL_SUCCESS;
-	for (cl_uint d = 0; d < k->dim; d++) {
-		if (!k->lsize[d])
-			return CL_INVALID_WORK_GROUP_SIZE;
-		if (k->lsize[d] > q->max_items[d])
-			return CL_INVALID_WORK_ITEM_SIZE;
-		if (!q->nonuniform && k->gsize[d] % k->lsize[d])
-			return CL_INVALID_WORK_GROUP_SIZE;
-		total *= k->lsize[d];
-	}
-	if (cl_real.clGetKernelWorkGroupInfo(k->kernel, q->dev, CL_KERNEL_WORK_GROUP_SIZE,
-					     sizeof(most), &most, NULL) == CL_SUCCESS &&
-	    total > most)
-		return CL_INVALID_WORK_GROUP_SIZE;
-	return CL_SUCCESS;
-}
-
-static void clc_deferred(struct xal_cl_cmd *c)
-{
-	struct cl_cmd *k = to_k(c);
-	cl_int rc = CL_SUCCESS;
-
-	k->deferred = true;
-	switch (k->op) {
-	case OP_NDRANGE:
-	case OP_TASK:
-		/* A clone copies the arguments set so far: the application may
-		 * set others for its next enqueue at once. */
-		if (cl_real.clCloneKernel)
-			k->clone = cl_real.clCloneKernel(k->kernel, &rc);
-		if (rc == CL_SUCCESS)
-			rc = cl_kernel_prepare(k->kernel, k->clone);
-		if (rc == CL_SUCCESS && k->op == OP_NDRANGE)
-			rc = clc_check_groups(k);
-		break;
-	case OP_READ:
-	case OP_WRITE:
-		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
-		break;
-	case OP_FILL:
-		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
-		if (!rc && (k->off[0] % k->pattern_size || k->size % k->pattern_size))
-			rc = CL_INVALID_VALUE;
-		break;
-	case OP_COPY:
-		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
-		if (!rc)
-			rc = clc_check_mem(k->mem[1], k->off[1], k->size);
-		if (!rc && k->mem[0] == k->mem[1] && k->off[0] < k->off[1] + k->size &&
-		    k->off[1] < k->off[0] + k->size)
-			rc = CL_MEM_COPY_OVERLAP;
-		break;
-	case OP_COPY_RECT:
-	case OP_COPY_IMAGE:
-	case OP_IMAGE_TO_BUFFER:
-	case OP_BUFFER_TO_IMAGE:
-		rc = clc_check_mem(k->mem[1], 0, SIZE_MAX);
-		/* fallthrough */
-	case OP_READ_RECT:
-	case OP_WRITE_RECT:
-	case OP_READ_IMAGE:
-	case OP_WRITE_IMAGE:
-	case OP_FILL_IMAGE:
-	case OP_UNMAP:
-		if (!rc)
-			rc = clc_check_mem(k->mem[0], 0, SIZE_MAX);
-		if (!rc && k->op == OP_UNMAP && !clc_map_find(k->mem[0], k->ptr, false))
-			rc = CL_INVALID_VALUE;
-		break;
-	default:
-		break;
-	}
-	k->reject = rc;
-}
-
-static void clc_fini(struct xal_cl_cmd *c)
-{
-	struct cl_cmd *k = to_k(c);
-
-	clc_drop_waits(k);
-	if (k->clone)
-		cl_real.clReleaseKernel(k->clone);
-}
-
-static const struct xal_cl_cmd_ops clc_ops = {
-	.issue = clc_issue,
-	.issued = clc_issued,
-	.fini = clc_fini,
-	.blocked_on = clc_blocked_on,
-	.deferred = clc_deferred,
-};
-
-/* --- the common path ---------------------------------------------------------- */
-
-static struct cl_cmd *clc_new(struct cl_q *q, enum cl_op op, cl_command_type type,
-			      uint32_t kind, uint64_t est_key)
-{
-	struct cl_cmd *k = calloc(1, sizeof(*k));
-
-	if (!k)
-		return NULL;
-	xal_cl_cmd_init(&k->c, &clc_ops, kind, est_key);
-	k->q = q;
-	k->op = op;
-	k->type = type;
-	return k;
-}
-
-/* Frees a command never submitted. */
-static void clc_discard(struct cl_cmd *k)
-{
-	xal_cl_cmd_put(&k->c);
-	xal_cl_cmd_put(&k->c);
-}
-
-/*
- * Submits @k (with the application's wait list) and answers as the driver
- * would: the enqueue's error, the event (real if the command launched
- * already, else a proxy), and for @blocking calls the wait.
- */
-static cl_int clc_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait,
-			 cl_event *event, cl_bool blocking)
-{
-	struct cl_q *q = k->q;
-	uint64_t seq = 0;
-	cl_int rc = clc_take_waits(k, nwait, wait);
-	struct cl_proxy *p = NULL;
-	uintptr_t none = 0;
-
-	if (rc != CL_SUCCESS) {
-		clc_discard(k);
-		return rc;
-	}
-	k->c.want_event = event || blocking;
-	atomic_fetch_add_explicit(&cl_stat_cmds, 1, memory_order_relaxed);
-	if (xq_submit(q->xq, &k->c.base, &seq) < 0) {
-		xal_cl_cmd_put(&k->c);
-		return CL_INVALID_COMMAND_QUEUE;
-	}
-	if (k->reject) {
-		rc = k->reject;
-		goto out;
-	}
-	if (blocking) {
-		cl_int st = CL_COMPLETE;
-
-		xq_wait(q->xq, seq);
-		rc = k->c.rc;
-		if (rc == CL_SUCCESS && k->c.ev &&
-		    (cl_real.clWaitForEvents(1, &k->c.ev) != CL_SUCCESS ||
-		     cl_real.clGetEventInfo(k->c.ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-					    sizeof(st), &st, NULL) != CL_SUCCESS || st < 0))
-			rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-		if (event && k->c.ev && cl_real.clRetainEvent(k->c.ev) == CL_SUCCESS)
-			*event = k->c.ev;
-		goto out;
-	}
-	if (xal_cl_cmd_launched(&k->c)) {
-		/* Launched before we returned: the driver's own answer. */
-		rc = k->c.rc;
-		if (rc == CL_SUCCESS && event && k->c.ev &&
-		    cl_real.clRetainEvent(k->c.ev) == CL_SUCCESS)
-			*event = k->c.ev;
-		goto out;
-	}
-	if (!event)
-		goto out;
-	p = cl_proxy_new(q, k->op == OP_TASK ? atomic_load(&clc_task_type) : k->type);
-	if (p && atomic_compare_exchange_strong(&k->link, &none, (uintptr_t)p)) {
-		atomic_fetch_add_explicit(&cl_stat_proxies, 1, memory_order_relaxed);
-		*event = cl_proxy_event(p);
-		goto out;
-	}
-	if (p) {
-		/* Launched meanwhile: drop the proxy (both its references). */
-		cl_proxy_put(p);
-		cl_proxy_put(p);
-	} else {
-		/* No proxy to be had: wait for the launch, answer with the real event. */
-		xq_flush(q->xq);
-	}
-	rc = k->c.rc;
-	if (rc == CL_SUCCESS && k->c.ev && cl_real.clRetainEvent(k->c.ev) == CL_SUCCESS)
-		*event = k->c.ev;
-out:
-	xal_cl_cmd_put(&k->c);
-	return rc;
-}
 
 /* The scheduled queue of @cq for an enqueue, or NULL to pass through. */
 static struct cl_q *clc_queue(cl_command_queue cq)
@@ -558,7 +27,7 @@ static struct cl_q *clc_queue(cl_command_queue cq)
 
 #define CLC_NEW_OR_FAIL(k, q, op, type, kind, key)                                 \
 	do {                                                                       \
-		(k) = clc_new((q), (op), (type), (kind), (key));                   \
+		(k) = cl_cmd_new((q), (op), (type), (kind), (key));                   \
 		if (!(k))                                                          \
 			return CL_OUT_OF_HOST_MEMORY;                              \
 	} while (0)
@@ -594,7 +63,7 @@ XS_CL_HOOK cl_int clEnqueueNDRangeKernel(cl_command_queue cq, cl_kernel kernel, 
 		memcpy(k->goff, goff, dim * sizeof(size_t));
 	if ((k->has_local = lsize != NULL))
 		memcpy(k->lsize, lsize, dim * sizeof(size_t));
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 XS_CL_HOOK cl_int clEnqueueTask(cl_command_queue cq, cl_kernel kernel, cl_uint nwait,
@@ -608,7 +77,7 @@ XS_CL_HOOK cl_int clEnqueueTask(cl_command_queue cq, cl_kernel kernel, cl_uint n
 	CLC_NEW_OR_FAIL(k, q, OP_TASK, CL_COMMAND_TASK, XAL_CMD_KERNEL,
 			(uint64_t)(uintptr_t)kernel);
 	k->kernel = kernel;
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 /* --- buffers ---------------------------------------------------------------------- */
@@ -628,7 +97,7 @@ static cl_int clc_buffer(struct cl_q *q, enum cl_op op, cl_command_type type,
 	k->size = size;
 	k->ptr = ptr;
 	k->cptr = cptr;
-	return clc_submit(k, nwait, wait, event, blocking);
+	return cl_cmd_submit(k, nwait, wait, event, blocking);
 }
 
 XS_CL_HOOK cl_int clEnqueueReadBuffer(cl_command_queue cq, cl_mem buf, cl_bool blocking,
@@ -687,7 +156,7 @@ XS_CL_HOOK cl_int clEnqueueFillBuffer(cl_command_queue cq, cl_mem buf, const voi
 	k->size = size;
 	memcpy(k->pattern, pattern, pattern_size);
 	k->pattern_size = pattern_size;
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 /* Rectangular transfers: origins, region and pitches copied. */
@@ -707,7 +176,7 @@ static cl_int clc_rect(struct cl_q *q, enum cl_op op, cl_command_type type, cl_m
 	memcpy(k->pitch, pitch, sizeof(k->pitch));
 	k->ptr = ptr;
 	k->cptr = cptr;
-	return clc_submit(k, nwait, wait, event, blocking);
+	return cl_cmd_submit(k, nwait, wait, event, blocking);
 }
 
 XS_CL_HOOK cl_int clEnqueueReadBufferRect(cl_command_queue cq, cl_mem buf, cl_bool blocking,
@@ -829,7 +298,7 @@ XS_CL_HOOK cl_int clEnqueueCopyImageToBuffer(cl_command_queue cq, cl_mem src, cl
 	copy3(k->o1, src_origin);
 	copy3(k->region, region);
 	k->off[1] = dst_off;
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 XS_CL_HOOK cl_int clEnqueueCopyBufferToImage(cl_command_queue cq, cl_mem src, cl_mem dst,
@@ -850,7 +319,7 @@ XS_CL_HOOK cl_int clEnqueueCopyBufferToImage(cl_command_queue cq, cl_mem src, cl
 	k->off[0] = src_off;
 	copy3(k->o2, dst_origin);
 	copy3(k->region, region);
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 XS_CL_HOOK cl_int clEnqueueFillImage(cl_command_queue cq, cl_mem image, const void *color,
@@ -869,7 +338,7 @@ XS_CL_HOOK cl_int clEnqueueFillImage(cl_command_queue cq, cl_mem image, const vo
 	memcpy(k->pattern, color, 16);
 	copy3(k->o1, origin);
 	copy3(k->region, region);
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 /* --- unmap, markers, barriers ---------------------------------------------------------- */
@@ -886,9 +355,9 @@ XS_CL_HOOK cl_int clEnqueueUnmapMemObject(cl_command_queue cq, cl_mem mem, void 
 	CLC_NEW_OR_FAIL(k, q, OP_UNMAP, CL_COMMAND_UNMAP_MEM_OBJECT, XAL_CMD_OTHER, 0);
 	k->mem[0] = mem;
 	k->ptr = ptr;
-	rc = clc_submit(k, nwait, wait, event, CL_FALSE);
+	rc = cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 	if (rc == CL_SUCCESS)
-		clc_map_find(mem, ptr, true);
+		cl_map_find(mem, ptr, true);
 	return rc;
 }
 
@@ -898,7 +367,7 @@ static cl_int clc_sync_cmd(struct cl_q *q, enum cl_op op, cl_command_type type,
 	struct cl_cmd *k;
 
 	CLC_NEW_OR_FAIL(k, q, op, type, XAL_CMD_EVENT, 0);
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 XS_CL_HOOK cl_int clEnqueueMarkerWithWaitList(cl_command_queue cq, cl_uint nwait,
@@ -965,7 +434,7 @@ XS_CL_HOOK cl_int clEnqueueSVMMemcpy(cl_command_queue cq, cl_bool blocking, void
 	k->ptr = dst;
 	k->cptr = src;
 	k->size = size;
-	return clc_submit(k, nwait, wait, event, blocking);
+	return cl_cmd_submit(k, nwait, wait, event, blocking);
 }
 
 XS_CL_HOOK cl_int clEnqueueSVMMemFill(cl_command_queue cq, void *ptr, const void *pattern,
@@ -984,7 +453,7 @@ XS_CL_HOOK cl_int clEnqueueSVMMemFill(cl_command_queue cq, void *ptr, const void
 	memcpy(k->pattern, pattern, pattern_size);
 	k->pattern_size = pattern_size;
 	k->size = size;
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 XS_CL_HOOK cl_int clEnqueueSVMUnmap(cl_command_queue cq, void *ptr, cl_uint nwait,
@@ -997,7 +466,7 @@ XS_CL_HOOK cl_int clEnqueueSVMUnmap(cl_command_queue cq, void *ptr, cl_uint nwai
 		return CLC_REAL(clEnqueueSVMUnmap(cq, ptr, nwait, wait, event));
 	CLC_NEW_OR_FAIL(k, q, OP_SVM_UNMAP, CL_COMMAND_SVM_UNMAP, XAL_CMD_OTHER, 0);
 	k->ptr = ptr;
-	return clc_submit(k, nwait, wait, event, CL_FALSE);
+	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
 /* --- drained first --------------------------------------------------------------------- */
@@ -1029,7 +498,7 @@ XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blo
 	p = cl_real.clEnqueueMapBuffer(cq, buf, blocking, flags, off, size, nwait, wait, event,
 				       err);
 	if (p && q)
-		clc_map_note(buf, p);
+		cl_map_note(buf, p);
 	return p;
 }
 
@@ -1053,7 +522,7 @@ XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool bl
 	p = cl_real.clEnqueueMapImage(cq, image, blocking, flags, origin, region, row, slice,
 				      nwait, wait, event, err);
 	if (p && q)
-		clc_map_note(image, p);
+		cl_map_note(image, p);
 	return p;
 }
 
@@ -1130,3 +599,4 @@ XS_CL_HOOK cl_int clEnqueueReleaseEGLObjectsKHR(cl_command_queue cq, cl_uint n,
 	clc_drain(cq);
 	return CLC_REAL(clEnqueueReleaseEGLObjectsKHR(cq, n, mems, nwait, wait, event));
 }
+

@@ -23,7 +23,7 @@ static pthread_rwlock_t clq_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct cl_q *clq_table[CLQ_BUCKETS];
 static _Atomic int clq_count;           /* created, ever */
 static _Atomic int clq_live;
-_Atomic unsigned long cl_stat_cmds, cl_stat_proxies;
+_Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred;
 
 static unsigned clq_hash(const void *p)
 {
@@ -70,9 +70,9 @@ static void clq_write_stats(void)
 
 	if (!path || !*path || !(f = fopen(path, "a")))
 		return;
-	fprintf(f, "pid %d queues %d commands %lu proxies %lu\n", (int)getpid(),
-		atomic_load(&clq_count), atomic_load(&cl_stat_cmds),
-		atomic_load(&cl_stat_proxies));
+	fprintf(f, "pid %d queues %d commands %lu proxies %lu deferred-kernels %lu\n",
+		(int)getpid(), atomic_load(&clq_count), atomic_load(&cl_stat_cmds),
+		atomic_load(&cl_stat_proxies), atomic_load(&cl_stat_deferred));
 	fclose(f);
 }
 

@@ -9,7 +9,9 @@
  * under another name or look functions up through its handle.
  *
  * Every command queue the application creates gets an XQueue (cl_queue.c);
- * enqueues become XQueue commands (cl_enqueue.c). An event the application
+ * enqueues become XQueue commands (cl_enqueue.c, cl_cmd.c); a launch the
+ * XQueue buffers runs with the kernel arguments of its enqueue, replayed
+ * from what the shim recorded of the setters (cl_kernel.c). An event the application
  * asks for is the driver's own when the command launched before the
  * enqueue returned, else a proxy: a user event of the queue's context that
  * completes with the real command and answers queries as the real one
@@ -56,8 +58,9 @@ struct cl_q {
 	_Atomic int app_refs;           /* the application's references */
 };
 
-/* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made. */
-extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies;
+/* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made,
+ * kernel launches buffered (issued with their recorded arguments). */
+extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred;
 
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
@@ -105,11 +108,28 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc);
 
 /* --- kernels (cl_kernel.c) --------------------------------------------------- */
 
+/* The arguments of a kernel at a buffered launch. */
+struct clk_snap;
+
 /*
- * For a buffered launch of @k: CL_INVALID_KERNEL_ARGS if an argument was
- * never set (as the driver would answer at the enqueue), else sets the
- * local-memory arguments again on @clone (may be NULL) and CL_SUCCESS.
+ * A snapshot of @k's arguments and execution info as the application set
+ * them, for a launch issued later (*@out, freed with cl_kernel_snap_free()).
+ * Returns CL_SUCCESS; CL_INVALID_KERNEL_ARGS if an argument was never set
+ * (as the driver answers at the enqueue); CL_OUT_OF_HOST_MEMORY if the
+ * shim could not record or copy them. Any thread; may be called with an
+ * XQueue lock held.
  */
-cl_int cl_kernel_prepare(cl_kernel k, cl_kernel clone);
+cl_int cl_kernel_snapshot(cl_kernel k, struct clk_snap **out);
+
+/*
+ * The kernel to issue @s's launch with: a private kernel of the same
+ * program and name with @s's arguments set, owned by @s. NULL with *@err
+ * (the driver's error) if it could not be made or set up. Called once per
+ * snapshot, by the thread issuing the launch.
+ */
+cl_kernel cl_kernel_bind(struct clk_snap *s, cl_int *err);
+
+/* Frees @s (its private kernel goes back to a pool). NULL accepted. */
+void cl_kernel_snap_free(struct clk_snap *s);
 
 #endif
