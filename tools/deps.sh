@@ -47,6 +47,9 @@ apps=(
   python3-pyopencl
   python-pyopencl-doc  # pyopencl's test files
   python3-pytest
+  hashcat              # its MD5 mask attack
+  python3-opencv       # OpenCV's DNN module on its OpenCL target
+  python3-onnx         # writes the model it runs
 )
 plots=(
   gnuplot-nox
