@@ -18,10 +18,21 @@
 #   python3-pyopencl + python-pyopencl-doc
 #                      pyopencl's own pytest suites (from the doc package's
 #                      examples), a subset of a few seconds
+#   hashcat            an MD5 mask attack (-a 3 ?l?l?l?l?l, 11.9 million
+#                      candidates) on four hashes; the cracked list must be
+#                      the same (and all four found)
+#   python3-opencv + python3-onnx
+#                      an inference framework: OpenCV's DNN module on its
+#                      OpenCL target runs a small CNN written as an ONNX
+#                      file from fixed weights (tests/opencl/cl_dnn.py);
+#                      every output tensor must be the same bit for bit,
+#                      and its layers must have gone through the shim's
+#                      queues (at least 10 commands per inference)
 #
 # The shim runs first, on a cold PoCL kernel cache private to this run, so
 # PoCL's compiler and linker child processes run with the shim preloaded;
-# the native run then reuses the cache. PoCL 3.1 crashes or hangs on some
+# the native run then reuses the cache (hashcat's and OpenCV's own caches
+# too, which live under the run's private XDG directories). PoCL 3.1 crashes or hangs on some
 # kernels with 1024-item work-groups: POCL_MAX_WORK_GROUP_SIZE=512 for both.
 #
 #   tests/test_cl_apps.sh --shim PATH [--daemon XSCHEDD [--ctl XSCHEDCTL]]
@@ -42,10 +53,11 @@ shim=${XSCHED_CL_SHIM:-}
 daemon=
 ctl=
 check_stats=${XSCHED_CL_APPS_STATS:-1}
-apps=${XSCHED_CL_APPS:-"clinfo clpeak clblast pyopencl"}
+apps=${XSCHED_CL_APPS:-"clinfo clpeak clblast pyopencl hashcat dnn"}
 keep=0
 py=/usr/bin/python3     # Debian's: a pyenv python3 first on PATH lacks pyopencl
 pyopencl_examples=/usr/share/doc/python-pyopencl-doc/examples
+here=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
 	sed -n '/^#   tests\/test_cl_apps.sh/,/^#                         \[--keep\]/p' "$0" >&2
@@ -93,7 +105,7 @@ unset LD_PRELOAD XSCHED_DISABLE XSCHED_PRIORITY XSCHED_SHARE XSCHED_DEADLINE_US 
 	XSCHED_LAXITY_US XSCHED_OPENCL_STATS XSCHED_SOCKET XSCHED_CONTROL_SOCKET \
 	XSCHED_SCHEDULER XSCHED_POLICY
 export POCL_MAX_WORK_GROUP_SIZE=512
-export XDG_CACHE_HOME=$tmp/cache
+export XDG_CACHE_HOME=$tmp/cache XDG_DATA_HOME=$tmp/data XDG_CONFIG_HOME=$tmp/config
 export POCL_CACHE_DIR=$tmp/cache/pocl
 export PYOPENCL_NO_CACHE=1 PYTHONDONTWRITEBYTECODE=1
 shim_env=(XSCHED_SCHEDULER=local)
@@ -101,6 +113,7 @@ shim_env=(XSCHED_SCHEDULER=local)
 failures=0
 passed=0
 skipped=0
+want_cmds=0     # the next check's least number of scheduled commands (then reset)
 
 fail() {
 	echo "FAIL: $*"
@@ -176,7 +189,8 @@ describe_rc() {
 check() {
 	local name=$1 norm=$2 want_queues=$3 limit=$4
 	shift 4
-	local d=$tmp/run/${name//\//_} t0 t1 t2 rc_s rc_n st
+	local d=$tmp/run/${name//\//_} t0 t1 t2 rc_s rc_n st min_cmds=$want_cmds
+	want_cmds=0
 	t0=$(date +%s.%N)
 	run shim "$d/shim" "$d/shim.out" "$limit" "$@"
 	rc_s=$?
@@ -220,6 +234,10 @@ check() {
 	fi
 	local q c what
 	read -r q c <<<"${st:-0 0}"
+	if ((c < min_cmds)); then
+		fail "$name: the shim scheduled $c commands, fewer than $min_cmds [$times]"
+		return
+	fi
 	what="the shim scheduled $q queues, $c commands"
 	[[ $want_queues -eq 1 ]] || what="no queue expected"
 	echo "PASS: $name ($(wc -l <"$d/native.norm") lines compared; $what) [$times]"
@@ -256,6 +274,16 @@ norm_clblast() {
 # reasons), sorted. (-v only shows, after a crash, which test was running.)
 norm_pytest() {
 	grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' | sort
+}
+
+# hashcat's cracked list (hash:plain), sorted: the run prints it.
+norm_sorted() {
+	sort
+}
+
+# cl_dnn.py: every inference's class and output digest, OpenCL's use.
+norm_dnn() {
+	grep -E '^(infer|target|all) '
 }
 
 # --- applications ---------------------------------------------------------------
@@ -324,6 +352,40 @@ app_pyopencl() {
 		'outoforderqueue or event_management or get_async or map_to_host or test_copy or multi_put'
 }
 
+app_hashcat() {
+	local w mode
+	if ! have hashcat; then
+		skip "hashcat not installed (package hashcat)"
+		return
+	fi
+	# The hashes of four five-letter words, in each run's directory.
+	for mode in shim native; do
+		mkdir -p "$tmp/run/hashcat/$mode"
+		for w in apple mango qwert zebra; do
+			printf '%s' "$w" | md5sum | cut -d' ' -f1
+		done >"$tmp/run/hashcat/$mode/h.txt"
+	done
+	# shellcheck disable=SC2016  # expanded by the inner shell
+	check hashcat norm_sorted 1 300 bash -c \
+		'hashcat -m 0 -a 3 -O -D 1 --quiet --potfile-disable --restore-disable \
+			--logfile-disable --session t -o out.txt --outfile-format=1,2 h.txt \
+			"?l?l?l?l?l" && test "$(wc -l <out.txt)" -eq 4 && cat out.txt'
+}
+
+app_dnn() {
+	if ! "$py" -c 'import cv2, onnx' 2>/dev/null; then
+		skip "OpenCV or onnx not importable by $py (packages python3-opencv python3-onnx)"
+		return
+	fi
+	# PoCL is a CPU device, which OpenCV's OpenCL and DNN paths skip
+	# unless told; OpenCV's own program cache off, so that both runs build
+	# the same way.
+	want_cmds=80
+	check dnn/opencv norm_dnn 1 300 env OPENCV_OPENCL_DEVICE=:CPU: \
+		OPENCV_DNN_OPENCL_ALLOW_ALL_DEVICES=1 OPENCV_OPENCL_CACHE_ENABLE=0 \
+		"$py" "$here/opencl/cl_dnn.py" run 8
+}
+
 # --- main -------------------------------------------------------------------------
 
 echo "shim: $shim"
@@ -336,7 +398,7 @@ if [[ -n $daemon ]]; then
 fi
 for app in $apps; do
 	case $app in
-	clinfo | clpeak | clblast | pyopencl) "app_$app" ;;
+	clinfo | clpeak | clblast | pyopencl | hashcat | dnn) "app_$app" ;;
 	*) fail "unknown application $app" ;;
 	esac
 done
