@@ -238,6 +238,21 @@ CUresult xal_cuda_hwq_error(struct xal_hwq *hwq)
 	return atomic_exchange(&to_hwq(hwq)->error, CUDA_SUCCESS);
 }
 
+void xal_cuda_hwq_forget(struct xal_hwq *hwq, CUstream stream)
+{
+	struct xal_cuda_hwq *h = to_hwq(hwq);
+	size_t i;
+
+	pthread_mutex_lock(&h->lock);
+	for (i = 0; i < h->nstreams; i++) {
+		if (h->streams[i] == stream) {
+			h->streams[i] = h->streams[--h->nstreams];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
 static void xal_cuda_cmd_destroy(struct xal_cmd *cmd)
 {
 	struct xal_cuda_cmd *c = to_cmd(cmd);

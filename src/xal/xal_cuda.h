@@ -62,6 +62,13 @@ int xal_cuda_hwq_create(const struct cu_fns *cu, CUcontext ctx, const char *devi
 CUresult xal_cuda_hwq_error(struct xal_hwq *hwq);
 
 /*
+ * Forgets @stream, about to be destroyed once the queue's work on it
+ * completed: a later whole-queue sync must not synchronise a stream that
+ * is gone (its handle may even be another stream's by then). Any thread.
+ */
+void xal_cuda_hwq_forget(struct xal_hwq *hwq, CUstream stream);
+
+/*
  * Initialises @c (calloc()ed by the caller, embedding struct xal_cuda_cmd
  * first; freed with free() on destroy, after ops->fini) for @stream of
  * @ctx. @est_key groups equal commands for duration learning, @kind is

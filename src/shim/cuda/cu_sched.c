@@ -177,6 +177,7 @@ static void cs_tls_destroy(void *arg)
 		struct cs_tls_stream *next = t->next;
 
 		xq_wait_all(t->s.q->xq);
+		xal_cuda_hwq_forget(t->s.q->hwq, t->s.real);
 		cu_real.cuStreamDestroy_v2(t->s.real);
 		free(t);
 		t = next;
@@ -320,8 +321,10 @@ CUresult cs_stream_destroyed(CUstream h)
 		cs_queue_fini(s->q);
 		ev_queue_gone(s->q);
 		free(s->q);
-	} else if (xq_wait_all(s->q->xq) < 0) {
-		rc = xal_cuda_hwq_error(s->q->hwq);
+	} else {
+		if (xq_wait_all(s->q->xq) < 0)
+			rc = xal_cuda_hwq_error(s->q->hwq);
+		xal_cuda_hwq_forget(s->q->hwq, s->real);
 	}
 	free(s);
 	return rc;
