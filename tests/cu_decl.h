@@ -46,6 +46,8 @@
 	X(CUDA_ERROR_STREAM_CAPTURE_ISOLATION)                                     \
 	X(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)                                      \
 	X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)                                  \
+	X(CUDA_ERROR_INVALID_RESOURCE_TYPE)                                        \
+	X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)                               \
 	X(CUDA_ERROR_UNKNOWN)                                                      \
 	X(CU_STREAM_DEFAULT)                                                       \
 	X(CU_STREAM_NON_BLOCKING)                                                  \
@@ -111,7 +113,12 @@
 	X(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)                                  \
 	X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)                            \
 	X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)                            \
-	X(CU_DEVICE_ATTRIBUTE_MAX)
+	X(CU_DEVICE_ATTRIBUTE_MAX)                                                 \
+	X(CU_DEV_RESOURCE_TYPE_INVALID)                                            \
+	X(CU_DEV_RESOURCE_TYPE_SM)                                                 \
+	X(CU_GREEN_CTX_DEFAULT_STREAM)                                             \
+	X(CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)                         \
+	X(CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)
 
 /* Constants that are pointers (special stream handles, extra[] markers): X(name). */
 #define XS_CU_DECL_PTRS(X)                                                         \
@@ -160,7 +167,9 @@
 	T(CUmemorytype)                                                            \
 	T(CUlaunchAttributeID)                                                     \
 	T(CUlaunchAttributeValue)                                                  \
-	T(CUmemLocationType)
+	T(CUmemLocationType)                                                       \
+	T(CUdevResourceDesc)                                                       \
+	T(CUdevResourceType)
 
 /*
  * Function-pointer types against the prototype the driver calls them with,
@@ -247,7 +256,16 @@
 	F(CUDA_MEMCPY3D, dstHeight)                                                \
 	F(CUDA_MEMCPY3D, WidthInBytes)                                             \
 	F(CUDA_MEMCPY3D, Height)                                                   \
-	F(CUDA_MEMCPY3D, Depth)
+	F(CUDA_MEMCPY3D, Depth)                                                    \
+	S(CUdevSmResource)                                                         \
+	F(CUdevSmResource, smCount)                                                \
+	F(CUdevSmResource, minSmPartitionSize)                                     \
+	F(CUdevSmResource, smCoscheduledAlignment)                                 \
+	S(CUdevResource)                                                           \
+	F(CUdevResource, type)                                                     \
+	F(CUdevResource, _internal_padding)                                        \
+	F(CUdevResource, sm)                                                       \
+	F(CUdevResource, _oversize)
 
 /* One constant as one header sees it; pointers as the integer they hold. */
 struct cu_decl_const {

@@ -84,6 +84,8 @@ enum {
 	CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905,
 	CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
 	CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+	CUDA_ERROR_INVALID_RESOURCE_TYPE = 914,
+	CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION = 915,
 	CUDA_ERROR_UNKNOWN = 999,
 };
 
@@ -224,6 +226,35 @@ typedef struct CUDA_MEMCPY3D_st {
 	size_t dstPitch, dstHeight;
 	size_t WidthInBytes, Height, Depth;
 } CUDA_MEMCPY3D;
+
+/*
+ * Green contexts (CUDA 12.4+): a device's SMs as a resource, split into
+ * groups, described, and provisioned as a green context, whose streams
+ * run on its SMs only. CUdevResource follows cuda.h's resource ABI
+ * version 1: an opaque part the driver fills after the type, then the
+ * data of the resource's kind.
+ */
+typedef struct CUdevResourceDesc_st *CUdevResourceDesc;
+typedef int CUdevResourceType;
+enum { CU_DEV_RESOURCE_TYPE_INVALID = 0, CU_DEV_RESOURCE_TYPE_SM = 1 };
+enum { CU_GREEN_CTX_DEFAULT_STREAM = 0x1 };
+enum { CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING = 0x1,
+       CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE = 0x2 };
+
+typedef struct CUdevSmResource_st {
+	unsigned int smCount;
+	unsigned int minSmPartitionSize;
+	unsigned int smCoscheduledAlignment;
+} CUdevSmResource;
+
+typedef struct CUdevResource_st {
+	CUdevResourceType type;
+	unsigned char _internal_padding[92];
+	union {
+		CUdevSmResource sm;
+		unsigned char _oversize[48];
+	};
+} CUdevResource;
 
 /* The function lists (XS_CU_FUNCTIONS, XS_CU_PTSZ, XS_CU_PROCS). */
 #include "cuda/cu_list.h"

@@ -52,6 +52,23 @@
 	X(cuCtxSynchronize, (void))                                                \
 	X(cuCtxSynchronize_v2, (CUcontext ctx))                                    \
 	X(cuCtxGetStreamPriorityRange, (int *leastPriority, int *greatestPriority)) \
+	X(cuCtxRecordEvent, (CUcontext hCtx, CUevent hEvent))                     \
+	X(cuCtxWaitEvent, (CUcontext hCtx, CUevent hEvent))                       \
+	X(cuDeviceGetDevResource, (CUdevice device, CUdevResource *resource,       \
+				   CUdevResourceType type))                        \
+	X(cuDevSmResourceSplitByCount, (CUdevResource *result, unsigned int *nbGroups, \
+					const CUdevResource *input, CUdevResource *remaining, \
+					unsigned int useFlags, unsigned int minCount)) \
+	X(cuDevResourceGenerateDesc, (CUdevResourceDesc *phDesc, CUdevResource *resources, \
+				      unsigned int nbResources))                   \
+	X(cuGreenCtxCreate, (CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, \
+			     unsigned int flags))                                  \
+	X(cuGreenCtxDestroy, (CUgreenCtx hCtx))                                    \
+	X(cuCtxFromGreenCtx, (CUcontext *pContext, CUgreenCtx hCtx))               \
+	X(cuGreenCtxGetDevResource, (CUgreenCtx hCtx, CUdevResource *resource,     \
+				     CUdevResourceType type))                      \
+	X(cuGreenCtxRecordEvent, (CUgreenCtx hCtx, CUevent hEvent))                \
+	X(cuGreenCtxWaitEvent, (CUgreenCtx hCtx, CUevent hEvent))                  \
 	X(cuModuleLoadData, (CUmodule *module, const void *image))                 \
 	X(cuModuleLoad, (CUmodule *module, const char *fname))                     \
 	X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
@@ -110,6 +127,9 @@
 	X(cuStreamGetFlags, (CUstream hStream, unsigned int *flags))               \
 	X(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx))                     \
 	X(cuStreamGetCtx_v2, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)) \
+	X(cuStreamGetGreenCtx, (CUstream hStream, CUgreenCtx *phCtx))              \
+	X(cuGreenCtxStreamCreate, (CUstream *phStream, CUgreenCtx greenCtx,        \
+				   unsigned int flags, int priority))              \
 	X(cuStreamSynchronize, (CUstream hStream))                                 \
 	X(cuStreamQuery, (CUstream hStream))                                       \
 	X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags)) \
@@ -254,6 +274,20 @@
 	X("cuCtxSynchronize", 13000, cuCtxSynchronize_v2, cuCtxSynchronize_v2)     \
 	X("cuCtxGetStreamPriorityRange", 5050, cuCtxGetStreamPriorityRange,       \
 	  cuCtxGetStreamPriorityRange)                                             \
+	X("cuCtxRecordEvent", 12050, cuCtxRecordEvent, cuCtxRecordEvent)          \
+	X("cuCtxWaitEvent", 12050, cuCtxWaitEvent, cuCtxWaitEvent)                \
+	X("cuDeviceGetDevResource", 12040, cuDeviceGetDevResource, cuDeviceGetDevResource) \
+	X("cuDevSmResourceSplitByCount", 12040, cuDevSmResourceSplitByCount,      \
+	  cuDevSmResourceSplitByCount)                                             \
+	X("cuDevResourceGenerateDesc", 12040, cuDevResourceGenerateDesc,          \
+	  cuDevResourceGenerateDesc)                                               \
+	X("cuGreenCtxCreate", 12040, cuGreenCtxCreate, cuGreenCtxCreate)          \
+	X("cuGreenCtxDestroy", 12040, cuGreenCtxDestroy, cuGreenCtxDestroy)       \
+	X("cuCtxFromGreenCtx", 12040, cuCtxFromGreenCtx, cuCtxFromGreenCtx)       \
+	X("cuGreenCtxGetDevResource", 12040, cuGreenCtxGetDevResource,            \
+	  cuGreenCtxGetDevResource)                                                \
+	X("cuGreenCtxRecordEvent", 12040, cuGreenCtxRecordEvent, cuGreenCtxRecordEvent) \
+	X("cuGreenCtxWaitEvent", 12040, cuGreenCtxWaitEvent, cuGreenCtxWaitEvent) \
 	X("cuModuleLoadData", 2000, cuModuleLoadData, cuModuleLoadData)            \
 	X("cuModuleLoad", 2000, cuModuleLoad, cuModuleLoad)                        \
 	X("cuModuleGetFunction", 2000, cuModuleGetFunction, cuModuleGetFunction)   \
@@ -301,6 +335,8 @@
 	X("cuStreamGetFlags", 5050, cuStreamGetFlags, cuStreamGetFlags_ptsz)       \
 	X("cuStreamGetCtx", 9020, cuStreamGetCtx, cuStreamGetCtx_ptsz)             \
 	X("cuStreamGetCtx", 12050, cuStreamGetCtx_v2, cuStreamGetCtx_v2_ptsz)      \
+	X("cuStreamGetGreenCtx", 12040, cuStreamGetGreenCtx, cuStreamGetGreenCtx) \
+	X("cuGreenCtxStreamCreate", 12050, cuGreenCtxStreamCreate, cuGreenCtxStreamCreate) \
 	X("cuStreamSynchronize", 2000, cuStreamSynchronize, cuStreamSynchronize_ptsz) \
 	X("cuStreamQuery", 2000, cuStreamQuery, cuStreamQuery_ptsz)                \
 	X("cuStreamWaitEvent", 3020, cuStreamWaitEvent, cuStreamWaitEvent_ptsz)    \

@@ -133,6 +133,8 @@ static int sc_ctx_new(bool primary, unsigned flags, struct CUctx_st **out)
 	c->next = NULL;
 	c->primary = primary;
 	c->flags = flags;
+	c->parent = NULL;
+	c->green = NULL;
 	atomic_store(&c->sticky, 0);
 	rc = sc_handle_add(c, SC_H_CTX, NULL);
 	if (rc < 0) {
@@ -223,7 +225,8 @@ SC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (!ctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sc_drv.lock);
-	if (!sc_handle_valid(ctx, SC_H_CTX) || !atomic_load(&ctx->live) || ctx->primary) {
+	if (!sc_handle_valid(ctx, SC_H_CTX) || !atomic_load(&ctx->live) || ctx->primary ||
+	    ctx->green) {
 		pthread_mutex_unlock(&sc_drv.lock);
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
@@ -235,6 +238,40 @@ SC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	sc_ctx_free = ctx;
 	pthread_mutex_unlock(&sc_drv.lock);
 	return CUDA_SUCCESS;
+}
+
+/*
+ * The context of green context @g, whose events and memory are those of
+ * @parent (a primary context the caller retained). Returns 0, -ENOMEM.
+ */
+int sc_ctx_green_new(struct CUctx_st *parent, struct CUgreenCtx_st *g, struct CUctx_st **out)
+{
+	struct CUctx_st *c;
+	int rc;
+
+	pthread_mutex_lock(&sc_drv.lock);
+	rc = sc_ctx_new(false, 0, &c);
+	if (rc == 0) {
+		/* Before anyone has the handle: it is returned through @g. */
+		c->parent = parent;
+		c->green = g;
+		*out = c;
+	}
+	pthread_mutex_unlock(&sc_drv.lock);
+	return rc;
+}
+
+/* Destroys a green context's context as cuCtxDestroy would, once its work is done. */
+void sc_ctx_green_destroy(struct CUctx_st *ctx)
+{
+	pthread_mutex_lock(&sc_drv.lock);
+	if (sc_depth && sc_stack[sc_depth - 1] == ctx)
+		sc_depth--;
+	sc_ctx_teardown(ctx);
+	sc_handle_del(ctx, SC_H_CTX);
+	ctx->next = sc_ctx_free;
+	sc_ctx_free = ctx;
+	pthread_mutex_unlock(&sc_drv.lock);
 }
 
 SC_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)

@@ -71,12 +71,58 @@ SC_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 	return CUDA_SUCCESS;
 }
 
-static CUresult sc_event_record(CUevent ev, CUstream h, unsigned int flags, bool pt)
+/*
+ * Launches a record of @ev on @s (ctx->lock held, @s prepared): an EVENT
+ * command stamping the device time unless @ev has timing disabled. Fills
+ * *@rec for sc_event_set(). Returns 0 or a sim error.
+ */
+int sc_event_launch(struct CUstream_st *s, CUevent ev, struct sc_evrec *rec)
 {
 	struct sim_cmd cmd = { .kind = SIM_CMD_EVENT };
-	struct CUstream_st *s;
-	uint64_t seq;
+	uint64_t expect = s->q->launched + 1, seq;
 	uint32_t slot = 0;
+	int rc;
+
+	if (!(ev->flags & CU_EVENT_DISABLE_TIMING))
+		cmd.timestamp = sf_hwq_stamp(s->q, expect, &slot);
+	rc = sc_stream_launch(s, &cmd, &seq);
+	if (rc < 0)
+		return rc;
+	rec->q = s->q;
+	rec->seq = seq;
+	rec->slot = seq == expect ? slot : SF_STAMPS;
+	return 0;
+}
+
+/* Makes @rec @ev's last record; the lock of @ev's context is held. */
+static void sc_event_set_locked(CUevent ev, const struct sc_evrec *rec)
+{
+	ev->q = rec->q;
+	ev->seq = rec->seq;
+	ev->slot = rec->slot;
+	ev->have_ts = false;
+	ev->cap_id = 0;
+}
+
+/* The same, taking the lock of @ev's context (no context lock held). */
+void sc_event_set(CUevent ev, const struct sc_evrec *rec)
+{
+	pthread_mutex_lock(&ev->ctx->lock);
+	sc_event_set_locked(ev, rec);
+	pthread_mutex_unlock(&ev->ctx->lock);
+}
+
+/*
+ * An event may be recorded on any stream of its context, or of a green
+ * context of the same primary (whose events those are): then the record
+ * is launched under the stream's context lock and noted under the
+ * event's, the two never held at once.
+ */
+static CUresult sc_event_record(CUevent ev, CUstream h, unsigned int flags, bool pt)
+{
+	struct sc_evrec rec;
+	struct CUstream_st *s;
+	bool other = false;
 	int rc = sc_ready();
 
 	if (rc < 0)
@@ -88,29 +134,24 @@ static CUresult sc_event_record(CUevent ev, CUstream h, unsigned int flags, bool
 	rc = sc_stream_acquire(h, pt, &s);
 	if (rc < 0)
 		return sc_result(rc);
-	if (ev->ctx != s->ctx) {
+	if (sc_ctx_root(ev->ctx) != sc_ctx_root(s->ctx)) {
 		rc = -EBADF;
 	} else if (s->cap) {
-		/* External record nodes are not supported. */
-		if (flags & CU_EVENT_RECORD_EXTERNAL)
+		/* External record nodes, and events of another context, are not
+		 * supported in a capture. */
+		if ((flags & CU_EVENT_RECORD_EXTERNAL) || ev->ctx != s->ctx)
 			rc = -EOPNOTSUPP;
 		else
 			ev->cap_id = s->cap->id;
-	} else if ((rc = sc_stream_prepare(s)) == 0) {
-		uint64_t expect = s->q->launched + 1;
-
-		if (!(ev->flags & CU_EVENT_DISABLE_TIMING))
-			cmd.timestamp = sf_hwq_stamp(s->q, expect, &slot);
-		rc = sc_stream_launch(s, &cmd, &seq);
-		if (rc == 0) {
-			ev->q = s->q;
-			ev->seq = seq;
-			ev->slot = seq == expect ? slot : SF_STAMPS;
-			ev->have_ts = false;
-			ev->cap_id = 0;
-		}
+	} else if ((rc = sc_stream_prepare(s)) == 0 &&
+		   (rc = sc_event_launch(s, ev, &rec)) == 0) {
+		other = ev->ctx != s->ctx;
+		if (!other)
+			sc_event_set_locked(ev, &rec);
 	}
 	sc_stream_release(s);
+	if (other)
+		sc_event_set(ev, &rec);
 	return sc_result(rc);
 }
 

@@ -20,7 +20,8 @@
  * safe to read.
  *
  * Locks, outermost first: sc_drv.lock (context list, primary context) ->
- * ctx->lock (the context's streams, events, captures) -> leaf locks
+ * the green-context list (sc_green.c) -> ctx->lock (the context's streams,
+ * events, captures) -> leaf locks
  * (handle registry, memory registry, queue pool, event stamps, capture
  * list, wait-value list). The executor thread takes leaf locks only.
  *
@@ -79,7 +80,7 @@ CUresult sc_result(int err);
 
 enum sc_htype {
 	SC_H_CTX = 1, SC_H_STREAM, SC_H_EVENT, SC_H_MODULE, SC_H_FUNC,
-	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC,
+	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC, SC_H_GREEN, SC_H_DESC,
 };
 
 struct CUctx_st;
@@ -145,6 +146,7 @@ void sc_op_fini(struct sc_op *op);
 /* ---- contexts (sc_ctx.c) ---- */
 
 struct CUstream_st;
+struct CUgreenCtx_st;
 
 struct CUctx_st {
 	pthread_mutex_t lock;
@@ -154,18 +156,32 @@ struct CUctx_st {
 	uint64_t gen;                 /* lock; bumped by each teardown */
 	_Atomic int sticky;           /* first device fault: -EIO, -EFAULT; 0 */
 	struct CUstream_st *legacy;   /* lock; created on first use */
-	struct CUstream_st *streams;  /* lock; user, per-thread and destroyed-busy */
+	struct CUstream_st *streams;  /* lock; user, per-thread, join and destroyed-busy */
 	struct CUctx_st *next;        /* sc_drv.lock: free list */
+	/* A green context's own context: the primary it came from, and it;
+	 * both NULL for others. Set before the handle is published. */
+	struct CUctx_st *parent;
+	struct CUgreenCtx_st *green;
+	struct CUstream_st *rec_join; /* lock; context-wide records (sc_green.c) */
+	struct CUstream_st *wait_join;/* lock; context-wide waits: the barrier */
 };
+
+/* The context whose events and memory @c shares: its primary for a green one. */
+static inline struct CUctx_st *sc_ctx_root(struct CUctx_st *c)
+{
+	return c->parent ? c->parent : c;
+}
 
 int sc_ctx_current(struct CUctx_st **out);
 int sc_ctx_resolve(CUcontext c, struct CUctx_st **out);
 void sc_ctx_fault(struct CUctx_st *ctx, int err);
 int sc_ctx_sync(struct CUctx_st *ctx);
+int sc_ctx_green_new(struct CUctx_st *parent, struct CUgreenCtx_st *g, struct CUctx_st **out);
+void sc_ctx_green_destroy(struct CUctx_st *ctx);
 
 /* ---- streams (sc_stream.c) ---- */
 
-enum { SC_S_USER = 0, SC_S_LEGACY, SC_S_THREAD };
+enum { SC_S_USER = 0, SC_S_LEGACY, SC_S_THREAD, SC_S_JOIN };
 
 struct sc_capture;
 
@@ -179,10 +195,14 @@ struct CUstream_st {
 	uint64_t last;                /* last seq launched through this stream */
 	uint64_t legacy_seen;         /* legacy seq this stream already waits for */
 	uint64_t synced;              /* own seq the legacy stream already waits for */
+	uint64_t barrier_seen;        /* ctx->wait_join seq this stream already waits for */
 	struct sc_capture *cap;       /* capture this stream records into */
 	struct CUstream_st *next;     /* ctx->streams */
 };
 
+int sc_stream_new(struct CUctx_st *ctx, uint8_t kind, unsigned flags, int prio,
+		  struct CUstream_st **out);
+int sc_stream_create_in(struct CUctx_st *ctx, CUstream *out, unsigned flags, int prio);
 int sc_stream_acquire(CUstream h, bool pt, struct CUstream_st **out);
 void sc_stream_release(struct CUstream_st *s);
 bool sc_stream_blocking(const struct CUstream_st *s);
@@ -196,6 +216,7 @@ void sc_stream_thread_exit(void *table);
 int sc_stream_prepare(struct CUstream_st *s);
 int sc_stream_launch(struct CUstream_st *s, const struct sim_cmd *cmd, uint64_t *seq);
 int sc_stream_op(struct CUstream_st *s, struct sc_op *op, uint64_t *seq);
+int sc_wait_cmd(struct CUstream_st *s, struct sf_hwq *q, uint64_t seq);
 
 /* ---- capture and graphs (sc_capture.c) ---- */
 
@@ -242,6 +263,16 @@ struct CUevent_st {
 	uint64_t ts;
 	uint64_t cap_id;              /* recorded in this capture (0: none) */
 };
+
+/* An event record: the queue, command and timestamp slot (sc_event.c). */
+struct sc_evrec {
+	struct sf_hwq *q;
+	uint64_t seq;
+	uint32_t slot;
+};
+
+int sc_event_launch(struct CUstream_st *s, CUevent ev, struct sc_evrec *rec);
+void sc_event_set(CUevent ev, const struct sc_evrec *rec);
 
 /* ---- modules (sc_module.c) ---- */
 

@@ -8,13 +8,15 @@
  * that defines the same names is preloaded (FACTS.md item 7), and they
  * equal what dlsym() on this library returns.
  *
- * There are no private export tables: cuGetExportTable fails with
- * CUDA_ERROR_NOT_SUPPORTED, so programs built with nvcc against cudart
- * cannot run on the simulated driver; driver-API programs can, including
- * those that find the driver the way cudart does (dlopen, then
- * cuGetProcAddress for everything).
+ * cudart's private export tables are not implemented: cuGetExportTable
+ * fails with CUDA_ERROR_NOT_SUPPORTED for them, so programs built with
+ * nvcc against cudart cannot run on the simulated driver; driver-API
+ * programs can, including those that find the driver the way cudart does
+ * (dlopen, then cuGetProcAddress for everything). The one table it has is
+ * its own (sc_private.h), which plays the part of those for shim tests.
  */
 #include "sim/cuda/sc_internal.h"
+#include "sim/cuda/sc_private.h"
 
 #include <string.h>
 
@@ -81,10 +83,22 @@ SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 	return sc_proc(symbol, pfn, cudaVersion, flags, NULL);
 }
 
+static const struct sc_private_table sc_private = {
+	.size = sizeof(struct sc_private_table),
+	.stream_create = cuStreamCreateWithPriority,
+	.event_create = cuEventCreate,
+};
+
 SC_EXPORT CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
 {
+	static const CUuuid private_id = SC_PRIVATE_TABLE_ID;
+
 	if (!ppExportTable || !pExportTableId)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!memcmp(pExportTableId->bytes, private_id.bytes, sizeof(private_id.bytes))) {
+		*ppExportTable = &sc_private;
+		return CUDA_SUCCESS;
+	}
 	*ppExportTable = NULL;
 	return CUDA_ERROR_NOT_SUPPORTED;
 }

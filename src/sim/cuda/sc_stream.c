@@ -41,7 +41,7 @@ static void sc_pt_key_init(void)
 }
 
 /* A new stream of @ctx (ctx->lock held); user streams get a handle. */
-static int sc_stream_new(struct CUctx_st *ctx, uint8_t kind, unsigned flags, int prio,
+int sc_stream_new(struct CUctx_st *ctx, uint8_t kind, unsigned flags, int prio,
 			 struct CUstream_st **out)
 {
 	struct CUstream_st *s = calloc(1, sizeof(*s));
@@ -248,6 +248,7 @@ void sc_stream_teardown(struct CUctx_st *ctx)
 		free(s);
 	}
 	ctx->streams = NULL;
+	ctx->rec_join = ctx->wait_join = NULL;
 	if (ctx->legacy) {
 		sf_hwq_put(ctx->legacy->q);
 		free(ctx->legacy);
@@ -257,29 +258,40 @@ void sc_stream_teardown(struct CUctx_st *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/*
+ * A user stream of @ctx, its priority clamped to the device's range.
+ * Returns 0, -EINVAL (unknown flags), -ESRCH (context destroyed), -ENOMEM.
+ */
+int sc_stream_create_in(struct CUctx_st *ctx, CUstream *out, unsigned flags, int prio)
+{
+	struct CUstream_st *s;
+	int rc;
+
+	if (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
+		return -EINVAL;
+	if (prio < SC_PRIO_GREATEST)
+		prio = SC_PRIO_GREATEST;
+	if (prio > SC_PRIO_LEAST)
+		prio = SC_PRIO_LEAST;
+	pthread_mutex_lock(&ctx->lock);
+	sc_stream_reap(ctx);
+	rc = atomic_load(&ctx->live) ? sc_stream_new(ctx, SC_S_USER, flags, prio, &s) : -ESRCH;
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc == 0)
+		*out = s;
+	return rc;
+}
+
 static CUresult sc_stream_create(CUstream *phStream, unsigned int flags, int priority)
 {
 	struct CUctx_st *ctx;
-	struct CUstream_st *s;
 	int rc = sc_ctx_current(&ctx);
 
 	if (rc < 0)
 		return sc_result(rc);
-	if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+	if (!phStream)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (priority < SC_PRIO_GREATEST)
-		priority = SC_PRIO_GREATEST;
-	if (priority > SC_PRIO_LEAST)
-		priority = SC_PRIO_LEAST;
-	pthread_mutex_lock(&ctx->lock);
-	sc_stream_reap(ctx);
-	rc = atomic_load(&ctx->live) ? sc_stream_new(ctx, SC_S_USER, flags, priority, &s) :
-				       -ESRCH;
-	pthread_mutex_unlock(&ctx->lock);
-	if (rc < 0)
-		return sc_result(rc);
-	*phStream = s;
-	return CUDA_SUCCESS;
+	return sc_result(sc_stream_create_in(ctx, phStream, flags, priority));
 }
 
 SC_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -362,41 +374,58 @@ SC_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 	return sc_get_flags(hStream, flags, true);
 }
 
-static CUresult sc_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *green, bool pt)
+static CUresult sc_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *green, bool v2, bool pt)
 {
 	struct CUstream_st *s;
 	int rc = sc_stream_acquire(h, pt, &s);
 
 	if (rc < 0)
 		return sc_result(rc);
+	/* The _v2 form names a green context's primary and the green context;
+	 * the first one the green context's own context. */
 	if (pctx)
-		*pctx = s->ctx;
+		*pctx = v2 ? sc_ctx_root(s->ctx) : s->ctx;
 	if (green)
-		*green = NULL;
+		*green = s->ctx->green;
 	sc_stream_release(s);
 	return pctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 SC_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 {
-	return sc_get_ctx(hStream, pctx, NULL, false);
+	return sc_get_ctx(hStream, pctx, NULL, false, false);
 }
 
 SC_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
 {
-	return sc_get_ctx(hStream, pctx, NULL, true);
+	return sc_get_ctx(hStream, pctx, NULL, false, true);
 }
 
-/* There are no green contexts: *pGreenCtx is always NULL. */
 SC_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
 {
-	return sc_get_ctx(hStream, pCtx, pGreenCtx, false);
+	return sc_get_ctx(hStream, pCtx, pGreenCtx, true, false);
 }
 
 SC_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx,
 					  CUgreenCtx *pGreenCtx)
 {
-	return sc_get_ctx(hStream, pCtx, pGreenCtx, true);
+	return sc_get_ctx(hStream, pCtx, pGreenCtx, true, true);
+}
+
+/* NULL for a stream of a context that is not a green context's. */
+SC_EXPORT CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx *phCtx)
+{
+	struct CUstream_st *s;
+	int rc;
+
+	if (!phCtx)
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	rc = sc_stream_acquire(hStream, false, &s);
+	if (rc < 0)
+		return sc_result(rc);
+	*phCtx = s->ctx->green;
+	sc_stream_release(s);
+	return CUDA_SUCCESS;
 }
 
 /*

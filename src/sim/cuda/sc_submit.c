@@ -134,8 +134,8 @@ int sc_stream_launch(struct CUstream_st *s, const struct sim_cmd *cmd, uint64_t 
 	return 0;
 }
 
-/* Makes @s wait for command @seq of queue @q. */
-static int sc_wait_cmd(struct CUstream_st *s, struct sf_hwq *q, uint64_t seq)
+/* Makes @s wait for command @seq of queue @q (no-op on its own queue or seq 0). */
+int sc_wait_cmd(struct CUstream_st *s, struct sf_hwq *q, uint64_t seq)
 {
 	struct sim_cmd cmd = { .kind = SIM_CMD_WAIT };
 
@@ -170,17 +170,25 @@ static int sc_legacy_prepare(struct CUstream_st *l)
 
 /*
  * Prepares @s (not capturing) for a new command: fails with the context's
- * sticky fault, and adds the WAITs of the legacy stream's implicit
- * synchronisation. -EDEADLK (invalidating the capture) if @s is the legacy
- * stream while a blocking stream of the context captures.
+ * sticky fault, and adds the WAITs of a context-wide wait not seen yet
+ * (cuCtxWaitEvent, cuGreenCtxWaitEvent: sc_green.c) and of the legacy
+ * stream's implicit synchronisation. -EDEADLK (invalidating the capture)
+ * if @s is the legacy stream while a blocking stream of the context
+ * captures.
  */
 int sc_stream_prepare(struct CUstream_st *s)
 {
-	struct CUstream_st *l = s->ctx->legacy;
+	struct CUstream_st *l = s->ctx->legacy, *b = s->ctx->wait_join;
 	int rc = atomic_load(&s->ctx->sticky);
 
 	if (rc)
 		return rc;
+	if (b && b != s && b->last > s->barrier_seen) {
+		rc = sc_wait_cmd(s, b->q, b->last);
+		if (rc < 0)
+			return rc;
+		s->barrier_seen = b->last;
+	}
 	if (s->kind == SC_S_LEGACY)
 		return sc_legacy_prepare(s);
 	if (!sc_stream_blocking(s) || !l || l->last <= s->legacy_seen)
