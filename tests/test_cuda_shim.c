@@ -6,8 +6,10 @@
  * dlopen of libcuda.so.1 or of libcuda.so, cudart-style cuGetProcAddress
  * with and without the per-thread-stream flag) must end up in the shim;
  * without a driver the shim answers as the system would; XSCHED_DISABLE
- * passes through; and a high-priority process keeps its latency while a
- * low-priority one floods, through xschedd.
+ * passes through; a high-priority process keeps its latency while a
+ * low-priority one floods, through xschedd, whether the flood's stream was
+ * created through the shim, behind its back (adopted) or in a green
+ * context.
  */
 #include "test_util.h"
 #include "it_util.h"
@@ -102,7 +104,9 @@ static void cuda_shim_matches_native(void **state)
 	char *shim = run(e, IT_ARGS(XS_CU_PROG), shim_vars);
 
 	assert_non_null(strstr(native, "shim absent"));
-	assert_non_null(strstr(shim, "shim active"));
+	/* The stream made behind the shim's back got a queue at its first
+	 * use, as did the green context and its first stream. */
+	assert_non_null(strstr(shim, "shim active adopted=1 green=2"));
 	/* Every phase: orderings, pageable copies, events, host functions,
 	 * graphs, errors — the same results, line for line. */
 	assert_non_null(strstr(native, "errors "));
@@ -271,21 +275,48 @@ static void cuda_cross_stream_wait_no_deadlock(void **state)
 	e->ok = true;
 }
 
-static void cuda_priorities_through_daemon(void **state)
+/*
+ * The queue of @pid that ran commands and was preempted most; false if
+ * none ran any.
+ */
+static bool busiest_queue(struct it_env *e, pid_t pid, struct ipc_queue_rec *out)
 {
-	struct it_env *e = *state;
+	struct ipc_queue_rec *r = NULL;
+	size_t n = 0, i;
+	bool found = false;
+
+	assert_int_equal(ipc_client_list(&e->c, &r, &n), 0);
+	for (i = 0; i < n; i++) {
+		if (r[i].pid != pid || !r[i].submitted)
+			continue;
+		if (!found || r[i].preemptions > out->preemptions)
+			*out = r[i];
+		found = true;
+	}
+	free(r);
+	return found;
+}
+
+/*
+ * The low process floods 20 ms kernels on a stream made as @how says
+ * (cu_load --stream); the high one's tasks are 10 kernels of 1 ms.
+ * Natively each high kernel waits for a low one (about 200 ms a task);
+ * with the daemon only the first does, because the low stream is a queue
+ * of the daemon's, suspended for the high one.
+ */
+static void priorities_case(struct it_env *e, const char *how)
+{
 	const char *low_vars[] = { sim_lib_var(), shim_preload(), "XSCHED_PRIORITY=0", NULL };
 	const char *high_vars[] = { sim_lib_var(), shim_preload(), "XSCHED_PRIORITY=10", NULL };
+	struct ipc_queue_rec rec;
 	double p50 = 0;
 	pid_t low;
 	char *out, *p;
 
 	it_daemon_start(e, NULL);
-	/* The low process floods 20 ms kernels; the high one's tasks are 10
-	 * kernels of 1 ms. Natively each high kernel waits for a low one
-	 * (about 200 ms a task); with the daemon only the first does. */
-	low = it_spawn(e, IT_ARGS(XS_CU_LOAD, "--flood", "8", "--cmd-us", "20000"), low_vars,
-		       false, -1);
+	it_ctl_open(e);
+	low = it_spawn(e, IT_ARGS(XS_CU_LOAD, "--flood", "8", "--cmd-us", "20000", "--stream", how),
+		       low_vars, false, -1);
 	it_nap_ms(1000);
 	out = run(e, IT_ARGS(XS_CU_LOAD, "--tasks", "20", "--cmds", "10", "--cmd-us", "1000"),
 		  high_vars);
@@ -295,9 +326,27 @@ static void cuda_priorities_through_daemon(void **state)
 	assert_true(p50 > 9000);
 	assert_true(p50 < 100000);
 	free(out);
+	assert_true(busiest_queue(e, low, &rec));
+	assert_true(rec.preemptions > 0);
 	it_kill(e, low);
 	it_daemon_check(e);
 	e->ok = true;
+}
+
+static void cuda_priorities_through_daemon(void **state)
+{
+	priorities_case(*state, "plain");
+}
+
+/* The flood's stream was made behind the shim's back: adopted at its first launch. */
+static void cuda_adopted_stream_through_daemon(void **state)
+{
+	priorities_case(*state, "hidden");
+}
+
+static void cuda_green_stream_through_daemon(void **state)
+{
+	priorities_case(*state, "green");
 }
 
 static const struct CMUnitTest tests[] = {
@@ -311,6 +360,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_disable_is_pass_through, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_cross_stream_wait_no_deadlock, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_priorities_through_daemon, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_adopted_stream_through_daemon, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_green_stream_through_daemon, it_setup, it_teardown),
 };
 
 XS_TEST_MAIN(tests)

@@ -5,13 +5,15 @@
  * orderings the shim must keep (within a stream, across streams through
  * events, the legacy default stream against blocking streams, per-thread
  * default streams), the asynchronous-copy semantics of pageable memory,
- * events, host functions, graphs from stream capture, errors and bad input.
+ * events, host functions, graphs from stream capture, errors and bad input,
+ * streams the shim did not see created and green contexts.
  * The data kernels of the simulated driver (xs_fill, xs_inc, xs_scale,
  * xs_checksum) make any reordering visible as a different checksum.
  *
  * Usage: cu_prog [PHASE...]   (no argument: every phase)
  */
 #include "cuda/cu_api.h"
+#include "sim/cuda/sc_private.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -524,12 +526,169 @@ static void phase_fork(void)
 	CK(cuStreamDestroy_v2(s));
 }
 
-/* Whether this process runs under the shim (its own marker symbol). */
+/* Queues the shim made so far (-1 without the shim), and what phases saw. */
+static int (*shim_queues)(void);
+static int adopted_queues = -1, green_queues = -1;
+
+static int queues_now(void)
+{
+	return shim_queues ? shim_queues() : -1;
+}
+
+/* The simulated driver's private table: streams the shim never sees made. */
+static const struct sc_private_table *private_table(void)
+{
+	static const CUuuid id = SC_PRIVATE_TABLE_ID;
+	const void *t = NULL;
+
+	CK(cuGetExportTable(&t, &id));
+	return t;
+}
+
+/*
+ * A stream and an event the shim did not see created, first met in a
+ * launch and in a record: adopted, they order through events with a
+ * scheduled stream both ways, buffered records included (the scheduled
+ * stream's record still buffered behind its backlog when the other waits).
+ */
+static void phase_adopt(void)
+{
+	const struct sc_private_table *t = private_table();
+	unsigned long long a, b, c;
+	CUstream h, s;
+	CUevent e, f;
+	int q0;
+
+	CK(t->stream_create(&h, CU_STREAM_NON_BLOCKING, 0));
+	CK(t->event_create(&f, CU_EVENT_DISABLE_TIMING));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+	q0 = queues_now();
+	fill(h, d_a, 2);
+	adopted_queues = queues_now() - q0;
+	spin(h, 2000000);
+	inc(h, d_a);
+	CK(cuEventRecord(e, h));
+	CK(cuStreamWaitEvent(s, e, 0));
+	scale(s, d_a, 7);
+	CK(cuStreamSynchronize(s));
+	a = checksum(d_a);
+
+	backlog(s, d_b, 3);
+	CK(cuEventRecord(f, s));
+	CK(cuStreamWaitEvent(h, f, 0));
+	scale(h, d_b, 5);
+	CK(cuStreamSynchronize(h));
+	b = checksum(d_b);
+
+	/* Both directions with backlogs: the hidden stream's record buffered. */
+	backlog(h, d_a, 4);
+	CK(cuEventRecord(f, h));
+	CK(cuStreamWaitEvent(s, f, 0));
+	scale(s, d_a, 3);
+	CK(cuStreamSynchronize(s));
+	c = checksum(d_a);
+	printf("adopt %llx %llx %llx\n", a, b, c);
+	CK(cuEventDestroy_v2(e));
+	CK(cuEventDestroy_v2(f));
+	CK(cuStreamDestroy_v2(h));
+	CK(cuStreamDestroy_v2(s));
+}
+
+static CUgreenCtx make_green(void)
+{
+	CUdevResource all, group;
+	CUdevResourceDesc desc;
+	unsigned n = 1;
+	CUgreenCtx g;
+
+	CK(cuDeviceGetDevResource(0, &all, CU_DEV_RESOURCE_TYPE_SM));
+	CK(cuDevSmResourceSplitByCount(&group, &n, &all, NULL, 0, 16));
+	CK(cuDevResourceGenerateDesc(&desc, &group, 1));
+	CK(cuGreenCtxCreate(&g, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+	return g;
+}
+
+/*
+ * A green context's streams against a scheduled stream with a backlog:
+ * a green stream waits for a buffered record; the green context's record
+ * covers both its streams' buffered work, and so does the primary
+ * context's; the green context's wait holds back its later work until a
+ * buffered record; its own context, made current, computes on its legacy
+ * stream.
+ */
+static void phase_green(void)
+{
+	unsigned long long r[6];
+	CUstream a, b, s;
+	CUcontext gctx;
+	CUgreenCtx g = make_green();
+	CUevent e;
+	int q0;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+	backlog(s, d_a, 1);
+	CK(cuEventRecord(e, s));
+	/* The green context's queue and a's, made by its first use. */
+	q0 = queues_now();
+	CK(cuGreenCtxStreamCreate(&a, g, CU_STREAM_NON_BLOCKING, 0));
+	CK(cuStreamWaitEvent(a, e, 0));
+	green_queues = queues_now() - q0;
+	CK(cuGreenCtxStreamCreate(&b, g, CU_STREAM_NON_BLOCKING, -1));
+	scale(a, d_a, 3);
+	CK(cuStreamSynchronize(a));
+	r[0] = checksum(d_a);
+
+	backlog(a, d_a, 2);
+	backlog(b, d_b, 3);
+	CK(cuGreenCtxRecordEvent(g, e));
+	CK(cuStreamWaitEvent(s, e, 0));
+	scale(s, d_a, 5);
+	scale(s, d_b, 7);
+	CK(cuStreamSynchronize(s));
+	r[1] = checksum(d_a);
+	r[2] = checksum(d_b);
+
+	backlog(b, d_b, 4);
+	CK(cuCtxRecordEvent(ctx_main, e));
+	CK(cuStreamWaitEvent(s, e, 0));
+	scale(s, d_b, 9);
+	CK(cuStreamSynchronize(s));
+	r[3] = checksum(d_b);
+
+	backlog(s, d_a, 5);
+	CK(cuEventRecord(e, s));
+	CK(cuGreenCtxWaitEvent(g, e));
+	scale(a, d_a, 3);
+	CK(cuStreamSynchronize(a));
+	r[4] = checksum(d_a);
+
+	CK(cuCtxFromGreenCtx(&gctx, g));
+	CK(cuCtxSetCurrent(gctx));
+	fill(NULL, d_b, 6);
+	for (int i = 0; i < 40; i++)
+		inc(NULL, d_b);
+	CK(cuCtxSynchronize());
+	CK(cuCtxSetCurrent(ctx_main));
+	r[5] = checksum(d_b);
+	printf("green %llx %llx %llx %llx %llx %llx\n", r[0], r[1], r[2], r[3], r[4], r[5]);
+	CK(cuEventDestroy_v2(e));
+	CK(cuStreamDestroy_v2(a));
+	CK(cuStreamDestroy_v2(b));
+	CK(cuStreamDestroy_v2(s));
+	CK(cuGreenCtxDestroy(g));
+}
+
+/*
+ * Whether this process runs under the shim (its own marker symbol), and
+ * the queues the shim made for the first use of the adopted stream and of
+ * the first green stream (-1 where not run or without the shim).
+ */
 static void phase_shim(void)
 {
-	int (*queues)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "xs_cuda_queues");
-
-	printf("shim %s\n", queues ? "active" : "absent");
+	printf("shim %s adopted=%d green=%d\n", shim_queues ? "active" : "absent",
+	       shim_queues ? adopted_queues : -1, shim_queues ? green_queues : -1);
 }
 
 int main(int argc, char **argv)
@@ -545,6 +704,7 @@ int main(int argc, char **argv)
 		{ "errors", phase_errors }, { "generic", phase_generic },
 		{ "deps", phase_deps }, { "copy2d", phase_copy2d },
 		{ "capture_mt", phase_capture_mt },
+		{ "adopt", phase_adopt }, { "green", phase_green },
 		{ "fork", phase_fork },
 		{ "shim", phase_shim },
 	};
@@ -553,6 +713,7 @@ int main(int argc, char **argv)
 	CUdevice dev;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	shim_queues = (int (*)(void))dlsym(RTLD_DEFAULT, "xs_cuda_queues");
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));

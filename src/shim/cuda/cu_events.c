@@ -68,6 +68,31 @@ bool ev_alive(CUevent ev)
 	return alive;
 }
 
+bool ev_known(CUevent ev)
+{
+	struct ev_entry *e;
+	CUresult rc;
+
+	if (ev_alive(ev))
+		return true;
+	rc = cu_real.cuEventQuery(ev);
+	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY)
+		return false;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return false;
+	e->ev = ev;
+	pthread_mutex_lock(&ev_lock);
+	if (ev_find(ev)) {
+		free(e);        /* adopted meanwhile */
+	} else {
+		e->next = ev_table[ev_hash(ev)];
+		ev_table[ev_hash(ev)] = e;
+	}
+	pthread_mutex_unlock(&ev_lock);
+	return true;
+}
+
 void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq)
 {
 	struct ev_entry **pp;
@@ -95,6 +120,15 @@ bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq)
 	}
 	pthread_mutex_unlock(&ev_lock);
 	return found;
+}
+
+void ev_launch_record(CUevent ev)
+{
+	struct cs_queue *q;
+	uint64_t seq;
+
+	if (ev && ev_last(ev, &q, &seq) && xq_launched(q->xq) < seq)
+		xq_flush(q->xq);
 }
 
 void ev_forget(CUevent ev)

@@ -15,6 +15,13 @@ void ev_created(CUevent ev);
 /* Whether @ev was created and not destroyed since. */
 bool ev_alive(CUevent ev);
 
+/*
+ * As ev_alive(), adopting an event the shim did not see created if the
+ * driver knows it (it answers a query): such an event is then recorded
+ * and waited on in stream order like the others.
+ */
+bool ev_known(CUevent ev);
+
 /* Notes that @ev's last record is command @seq of @q (if alive). */
 void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq);
 
@@ -23,6 +30,13 @@ void ev_recorded(CUevent ev, struct cs_queue *q, uint64_t seq);
  * never recorded through a scheduled stream.
  */
 bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq);
+
+/*
+ * Launches @ev's last record if it is still buffered (waiting while its
+ * queue is suspended), for calls that hand the event to the driver as it
+ * is: a wait the driver makes must find the record there.
+ */
+void ev_launch_record(CUevent ev);
 
 /* Forgets @ev (destroyed). */
 void ev_forget(CUevent ev);

@@ -33,10 +33,7 @@ static struct cs_stream *sched_stream(CUstream h, bool ptsz)
  */
 static CUstream direct_stream(struct cs_stream *s, CUstream h, bool ptsz)
 {
-	if (!s)
-		return cs_real_handle(h, ptsz);
-	cs_flush(s);
-	return s->real;
+	return cs_direct(s, h, ptsz);
 }
 
 /* --- kernels ---------------------------------------------------------------- */

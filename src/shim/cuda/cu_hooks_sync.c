@@ -199,10 +199,22 @@ XS_CU_HOOK CUresult cuEventCreate(CUevent *ev, unsigned int flags)
 	return rc;
 }
 
-/* Destroyed or unknown events go to the driver, which refuses them. */
+/* Events the driver does not know go to it, which refuses them. */
 static struct cs_stream *event_stream(CUevent ev, CUstream h, bool ptsz)
 {
-	return ev && scheduling() && ev_alive(ev) ? cs_stream_of(h, ptsz) : NULL;
+	return ev && scheduling() && ev_known(ev) ? cs_stream_of(h, ptsz) : NULL;
+}
+
+/*
+ * A record made by the driver directly (the stream is not scheduled, or
+ * no memory for a command), behind what the stream buffered: the event's
+ * state is then the driver's.
+ */
+static CUresult record_direct(CUresult rc, CUevent ev)
+{
+	if (rc == CUDA_SUCCESS && ev && scheduling())
+		ev_recorded(ev, NULL, 0);
+	return rc;
 }
 
 static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
@@ -218,7 +230,7 @@ static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
 			ev_recorded(ev, s->q, seq);
 		return rc;
 	}
-	return REAL(ptsz, cuEventRecord, "_ptsz")(ev, s ? s->real : cs_real_handle(h, ptsz));
+	return record_direct(REAL(ptsz, cuEventRecord, "_ptsz")(ev, cs_direct(s, h, ptsz)), ev);
 }
 
 XS_CU_PAIR(CUresult, cuEventRecord, cuEventRecord_ptsz, (CUevent ev, CUstream h), ev, h)
@@ -236,7 +248,8 @@ static CUresult do_cuEventRecordWithFlags(bool ptsz, CUevent ev, CUstream h, uns
 			ev_recorded(ev, s->q, seq);
 		return rc;
 	}
-	return REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(ev, s ? s->real : cs_real_handle(h, ptsz), flags);
+	return record_direct(REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(ev, cs_direct(s, h, ptsz),
+									   flags), ev);
 }
 
 XS_CU_PAIR(CUresult, cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz,
@@ -249,7 +262,10 @@ static CUresult do_cuStreamWaitEvent(bool ptsz, CUstream h, CUevent ev, unsigned
 
 	if (s && (c = cmd_wait_event(s, ev, flags)))
 		return cs_submit(s, c, NULL);
-	return REAL(ptsz, cuStreamWaitEvent, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz), ev, flags);
+	/* The driver waits for the record it knows: the buffered one first. */
+	if (ev && scheduling())
+		ev_launch_record(ev);
+	return REAL(ptsz, cuStreamWaitEvent, "_ptsz")(cs_direct(s, h, ptsz), ev, flags);
 }
 
 XS_CU_PAIR(CUresult, cuStreamWaitEvent, cuStreamWaitEvent_ptsz,

@@ -3,8 +3,10 @@
  *
  * Tables are small hash maps under one reader-writer lock: lookups (every
  * intercepted call) take it shared, creations and destructions exclusive.
- * Per-thread default streams live in a thread-local list, destroyed when
- * the thread exits (after their work completed).
+ * A stream's own XQueue is made on its first use, under a mutex of its
+ * own, and published with release semantics. Per-thread default streams
+ * live in a thread-local list, destroyed when the thread exits (after
+ * their work completed).
  */
 #include "shim/cuda/cu_sched.h"
 #include "agent/agent.h"
@@ -21,6 +23,8 @@
 struct cs_ctx {
 	struct cs_ctx *next;
 	CUcontext ctx;
+	CUcontext primary;              /* a green context's primary; else ctx */
+	CUgreenCtx green;               /* the green context whose ctx it is, or NULL */
 	char device[32];                /* API-local name, "cuda:<ordinal>" */
 	struct xs_devid id;             /* node-wide identity (cs_device_identity) */
 	struct cs_queue group;          /* legacy, blocking and per-thread streams */
@@ -33,6 +37,7 @@ struct cs_tls_stream {
 };
 
 static pthread_rwlock_t cs_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t cs_qlock = PTHREAD_MUTEX_INITIALIZER;   /* own queues' creation */
 static struct cs_stream *cs_streams[CS_BUCKETS];
 static struct cs_ctx *cs_ctxs;
 static pthread_key_t cs_tls_key;
@@ -117,28 +122,62 @@ static void cs_queue_fini(struct cs_queue *q)
 	q->hwq = NULL;
 }
 
-/* The shim's state of the current context, created on first use. */
-static struct cs_ctx *cs_ctx_current(void)
+static struct cs_ctx *cs_ctx_find(CUcontext ctx)
 {
 	struct cs_ctx *c;
-	CUcontext ctx = NULL;
-	CUdevice dev = 0;
 
-	if (cu_real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
-		return NULL;
 	pthread_rwlock_rdlock(&cs_lock);
 	for (c = cs_ctxs; c && c->ctx != ctx; c = c->next)
 		;
 	pthread_rwlock_unlock(&cs_lock);
+	return c;
+}
+
+/*
+ * Which green context @c->ctx belongs to, if any, and its primary (the
+ * context must be current): a primary context's record and wait cover its
+ * green contexts (cu_adopt.c).
+ */
+static void cs_ctx_green(struct cs_ctx *c)
+{
+	CUcontext primary = NULL;
+	CUgreenCtx green = NULL;
+
+	c->primary = c->ctx;
+	if (cu_real.cuStreamGetCtx_v2 &&
+	    cu_real.cuStreamGetCtx_v2(CU_STREAM_LEGACY, &primary, &green) == CUDA_SUCCESS &&
+	    green && primary) {
+		c->primary = primary;
+		c->green = green;
+	}
+}
+
+/*
+ * The shim's state of driver context @ctx, created on first use; @current
+ * says whether @ctx is the calling thread's current context (else it is
+ * made current while its device is read).
+ */
+static struct cs_ctx *cs_ctx_get(CUcontext ctx, bool current)
+{
+	struct cs_ctx *c = cs_ctx_find(ctx);
+	CUdevice dev = 0;
+
 	if (c)
 		return c;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->ctx = ctx;
+	if (!current && cu_real.cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS) {
+		free(c);
+		return NULL;
+	}
 	cu_real.cuCtxGetDevice(&dev);
 	snprintf(c->device, sizeof(c->device), "cuda:%d", dev);
 	cs_device_identity(dev, &c->id);
+	cs_ctx_green(c);
+	if (!current)
+		cu_real.cuCtxPopCurrent_v2(NULL);
 	if (cs_queue_init(&c->group, ctx, c) < 0) {
 		free(c);
 		return NULL;
@@ -166,6 +205,16 @@ static struct cs_ctx *cs_ctx_current(void)
 	cs_ctxs = c;
 	pthread_rwlock_unlock(&cs_lock);
 	return c;
+}
+
+/* The shim's state of the current context, created on first use. */
+static struct cs_ctx *cs_ctx_current(void)
+{
+	CUcontext ctx = NULL;
+
+	if (cu_real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+		return NULL;
+	return cs_ctx_get(ctx, true);
 }
 
 /* Thread exit: per-thread streams are destroyed once their work is done. */
@@ -216,6 +265,48 @@ static struct cs_stream *cs_per_thread(struct cs_ctx *c)
 	return &t->s;
 }
 
+static struct cs_stream *cs_stream_find(CUstream h)
+{
+	struct cs_stream *s;
+
+	pthread_rwlock_rdlock(&cs_lock);
+	for (s = cs_streams[cs_hash(h)]; s && s->handle != h; s = s->next)
+		;
+	pthread_rwlock_unlock(&cs_lock);
+	return s;
+}
+
+/*
+ * Makes sure @s has its queue: an own one is made on the stream's first
+ * use. False if it cannot be (the call then goes straight to the driver,
+ * unscheduled but in order, since nothing of the stream was buffered).
+ */
+static bool cs_stream_ready(struct cs_stream *s)
+{
+	struct cs_queue *q;
+
+	/* Pairs with the release store below. */
+	if (atomic_load_explicit(&s->q, memory_order_acquire))
+		return true;
+	pthread_mutex_lock(&cs_qlock);
+	q = atomic_load_explicit(&s->q, memory_order_relaxed);
+	if (!q && (q = calloc(1, sizeof(*q))) != NULL) {
+		if (cs_queue_init(q, s->cuctx, s->ctx) < 0) {
+			free(q);
+			q = NULL;
+		} else if (s->prio) {
+			int64_t hint[XQ_HINTS];
+
+			xq_hints(q->xq, hint);
+			xq_set_hint(q->xq, XS_HINT_PRIORITY, hint[XS_HINT_PRIORITY] - s->prio);
+		}
+		if (q)
+			atomic_store_explicit(&s->q, q, memory_order_release);
+	}
+	pthread_mutex_unlock(&cs_qlock);
+	return q != NULL;
+}
+
 struct cs_stream *cs_stream_of(CUstream h, bool ptsz)
 {
 	struct cs_stream *s = cs_stream_of_any(h, ptsz);
@@ -237,12 +328,11 @@ struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz)
 		else
 			s = &c->legacy;
 	} else {
-		pthread_rwlock_rdlock(&cs_lock);
-		for (s = cs_streams[cs_hash(h)]; s && s->handle != h; s = s->next)
-			;
-		pthread_rwlock_unlock(&cs_lock);
+		s = cs_stream_find(h);
+		if (!s)
+			s = cs_stream_adopt(h);
 	}
-	return s;
+	return s && cs_stream_ready(s) ? s : NULL;
 }
 
 CUstream cs_real_handle(CUstream h, bool ptsz)
@@ -259,44 +349,82 @@ CUstream cs_real_handle(CUstream h, bool ptsz)
 	return h;
 }
 
-void cs_stream_created(CUstream h, unsigned int flags, int prio)
+/* A new record of @h in @c (not yet in the table); NULL without memory. */
+static struct cs_stream *cs_stream_new(struct cs_ctx *c, CUstream h, unsigned int flags, int prio)
 {
-	struct cs_ctx *c = cs_ctx_current();
-	struct cs_stream *s;
-	unsigned b;
+	struct cs_stream *s = calloc(1, sizeof(*s));
 
-	if (!c || !h)
-		return;
-	s = calloc(1, sizeof(*s));
 	if (!s)
-		return;
+		return NULL;
 	s->handle = h;
 	s->real = h;
 	s->ctx = c;
 	s->cuctx = c->ctx;
-	if (flags & CU_STREAM_NON_BLOCKING) {
-		s->q = calloc(1, sizeof(*s->q));
-		if (!s->q || cs_queue_init(s->q, c->ctx, c) < 0) {
-			/* Unscheduled, but still correct: calls go straight through. */
-			free(s->q);
-			free(s);
-			return;
-		}
-		s->own = true;
-		if (prio) {
-			int64_t hint[XQ_HINTS];
-
-			xq_hints(s->q->xq, hint);
-			xq_set_hint(s->q->xq, XS_HINT_PRIORITY, hint[XS_HINT_PRIORITY] - prio);
-		}
-	} else {
+	s->prio = prio;
+	if (flags & CU_STREAM_NON_BLOCKING)
+		s->own = true;          /* its queue comes with its first use */
+	else
 		s->q = &c->group;
-	}
-	b = cs_hash(h);
-	pthread_rwlock_wrlock(&cs_lock);
+	return s;
+}
+
+static void cs_stream_insert(struct cs_stream *s)
+{
+	unsigned b = cs_hash(s->handle);
+
 	s->next = cs_streams[b];
 	cs_streams[b] = s;
+}
+
+CUstream cs_direct(struct cs_stream *s, CUstream h, bool ptsz)
+{
+	if (!s)
+		return cs_real_handle(h, ptsz);
+	cs_flush(s);
+	return s->real;
+}
+
+void cs_stream_created(CUstream h, unsigned int flags, int prio)
+{
+	struct cs_ctx *c = cs_ctx_current();
+	struct cs_stream *s;
+
+	if (!c || !h)
+		return;
+	s = cs_stream_new(c, h, flags, prio);
+	if (!s)
+		return;         /* unscheduled, but still correct: calls go straight through */
+	pthread_rwlock_wrlock(&cs_lock);
+	cs_stream_insert(s);
 	pthread_rwlock_unlock(&cs_lock);
+}
+
+struct cs_stream *cs_stream_add(CUstream h, CUcontext ctx, unsigned int flags, int prio)
+{
+	CUcontext cur = NULL;
+	struct cs_stream *s, *other;
+	struct cs_ctx *c;
+
+	if (!h || !ctx)
+		return NULL;
+	if (cu_real.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
+		cur = NULL;
+	c = cs_ctx_get(ctx, cur == ctx);
+	s = c ? cs_stream_new(c, h, flags, prio) : NULL;
+	if (!s)
+		return NULL;
+	pthread_rwlock_wrlock(&cs_lock);
+	for (other = cs_streams[cs_hash(h)]; other && other->handle != h; other = other->next)
+		;
+	if (!other)
+		cs_stream_insert(s);
+	pthread_rwlock_unlock(&cs_lock);
+	if (other) {
+		/* Another thread adopted it first. */
+		free(s);
+		return other;
+	}
+	return s;
 }
 
 CUresult cs_stream_destroyed(CUstream h)
@@ -318,9 +446,13 @@ CUresult cs_stream_destroyed(CUstream h)
 		return CUDA_SUCCESS;
 	/* The stream's buffered work must reach the driver before it goes. */
 	if (s->own) {
-		cs_queue_fini(s->q);
-		ev_queue_gone(s->q);
-		free(s->q);
+		struct cs_queue *q = atomic_load(&s->q);
+
+		if (q) {
+			cs_queue_fini(q);
+			ev_queue_gone(q);
+			free(q);
+		}
 	} else {
 		if (xq_wait_all(s->q->xq) < 0)
 			rc = xal_cuda_hwq_error(s->q->hwq);
@@ -372,42 +504,81 @@ CUresult cs_flush(struct cs_stream *s)
 	return cs_error(s);
 }
 
-CUresult cs_ctx_sync(void)
+/* Appends @q to the array *@qs of *@n (grown as needed); false without memory. */
+static bool cs_xqs_add(struct xq ***qs, size_t *n, size_t *cap, struct xq *q)
 {
-	struct cs_ctx *c = cs_ctx_current();
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		struct xq **grown = realloc(*qs, c * sizeof(**qs));
+
+		if (!grown)
+			return false;
+		*qs = grown;
+		*cap = c;
+	}
+	(*qs)[(*n)++] = q;
+	return true;
+}
+
+/*
+ * The own queues of the streams of every context @match accepts (or of @only
+ * if @match is NULL), into a malloc()ed array. Queues are only destroyed
+ * with their stream, by the application: working on a context while
+ * destroying its streams is its race.
+ */
+static struct xq **cs_ctx_queues(const struct cs_ctx *only, cs_ctx_match_fn *match,
+				 const void *arg, size_t *count)
+{
 	struct xq **qs = NULL;
-	size_t n = 0, cap = 0, i, b;
-	CUresult rc = CUDA_SUCCESS;
+	size_t n = 0, cap = 0, b;
+	bool ok = true;
 
-	if (!c)
-		return CUDA_SUCCESS;
-	/* Queues are only destroyed with their stream, by the application:
-	 * synchronising a context while destroying its streams is its race. */
 	pthread_rwlock_rdlock(&cs_lock);
-	for (b = 0; b < CS_BUCKETS; b++) {
-		struct cs_stream *s;
+	for (const struct cs_ctx *c = cs_ctxs; match && ok && c; c = c->next)
+		if (match(c->ctx, c->primary, c->green, arg))
+			ok = cs_xqs_add(&qs, &n, &cap, c->group.xq);
+	for (b = 0; ok && b < CS_BUCKETS; b++) {
+		for (struct cs_stream *s = cs_streams[b]; ok && s; s = s->next) {
+			struct cs_queue *q = atomic_load(&s->q);
 
-		for (s = cs_streams[b]; s; s = s->next) {
-			if (s->ctx != c || !s->own)
+			if (!s->own || !q)
 				continue;
-			if (n == cap) {
-				struct xq **grown = realloc(qs, (cap ? 2 * cap : 16) * sizeof(*qs));
-
-				if (!grown)
-					break;
-				qs = grown;
-				cap = cap ? 2 * cap : 16;
-			}
-			qs[n++] = s->q->xq;
+			if (match ? match(s->ctx->ctx, s->ctx->primary, s->ctx->green, arg) :
+				    s->ctx == only)
+				ok = cs_xqs_add(&qs, &n, &cap, q->xq);
 		}
 	}
 	pthread_rwlock_unlock(&cs_lock);
+	*count = n;
+	return qs;
+}
+
+CUresult cs_ctx_sync(void)
+{
+	struct cs_ctx *c = cs_ctx_current();
+	CUresult rc = CUDA_SUCCESS;
+	struct xq **qs;
+	size_t n, i;
+
+	if (!c)
+		return CUDA_SUCCESS;
+	qs = cs_ctx_queues(c, NULL, NULL, &n);
 	if (xq_wait_all(c->group.xq) < 0)
 		rc = xal_cuda_hwq_error(c->group.hwq);
 	for (i = 0; i < n; i++)
 		xq_wait_all(qs[i]);
 	free(qs);
 	return rc;
+}
+
+void cs_ctx_flush(cs_ctx_match_fn *match, const void *arg)
+{
+	size_t n, i;
+	struct xq **qs = cs_ctx_queues(NULL, match, arg, &n);
+
+	for (i = 0; i < n; i++)
+		xq_flush(qs[i]);
+	free(qs);
 }
 
 /*
@@ -425,7 +596,7 @@ static void cs_reap_at_exit(void)
 			xq_reap(c->group.xq);
 	for (int b = 0; b < CS_BUCKETS; b++)
 		for (struct cs_stream *s = cs_streams[b]; s; s = s->next)
-			if (s->own && s->q && s->q->xq)
+			if (s->own && atomic_load(&s->q))
 				xq_reap(s->q->xq);
 	pthread_rwlock_unlock(&cs_lock);
 }

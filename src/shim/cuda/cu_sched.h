@@ -10,6 +10,14 @@
  * replaced by a blocking stream of the shim's own, created per thread and
  * context, because the driver resolves CU_STREAM_PER_THREAD on the calling
  * thread and commands may be launched from the XQueue's worker.
+ *
+ * A stream's XQueue is made when the stream is first used, not when it is
+ * created: frameworks create pools of streams (per device and priority)
+ * and use few of them, and only used ones take a place under the
+ * scheduler. A stream the shim never saw created (a green context's made
+ * behind its back, one created through a driver table the shim does not
+ * see) is adopted when first met, with its context, flags and priority
+ * from the driver (cu_adopt.c), and from then on scheduled like any other.
  */
 #ifndef XS_CU_SCHED_H
 #define XS_CU_SCHED_H
@@ -34,8 +42,11 @@ struct cs_stream {
 	CUstream real;                  /* what the driver receives */
 	struct cs_ctx *ctx;
 	CUcontext cuctx;                /* the driver's context of the stream */
-	struct cs_queue *q;             /* own, or the context's group */
+	/* Own (made on first use, then never changed until the stream goes),
+	 * or the context's group. */
+	struct cs_queue *_Atomic q;
 	bool own;
+	int prio;                       /* the stream's CUDA priority */
 	_Atomic bool capturing;         /* work goes straight to the driver */
 };
 
@@ -43,8 +54,10 @@ struct cs_stream {
  * The scheduled stream for the application's @h on this thread: NULL and
  * CU_STREAM_LEGACY name the context's legacy stream, unless @ptsz (a
  * per-thread-default-stream entry point) makes NULL the per-thread stream;
- * CU_STREAM_PER_THREAD always is. NULL when the call must go straight to
- * the driver: no current context, an unknown handle, or a capture.
+ * CU_STREAM_PER_THREAD always is. A handle met for the first time is
+ * adopted (cs_stream_adopt()), and a stream's own queue made on its first
+ * use. NULL when the call must go straight to the driver: no current
+ * context, a handle the driver does not know, a capture, no memory.
  */
 struct cs_stream *cs_stream_of(CUstream h, bool ptsz);
 
@@ -59,12 +72,45 @@ struct cs_stream *cs_stream_of_any(CUstream h, bool ptsz);
 CUstream cs_real_handle(CUstream h, bool ptsz);
 
 /*
- * Records a stream the application created. A non-blocking stream has its
- * own XQueue, whose priority hint is the process's (XSCHED_PRIORITY, else 0)
- * minus the stream's CUDA priority @prio (lower CUDA numbers are higher
- * priorities); the other streams share the context's queue.
+ * The handle a call that goes straight to the driver gives it for @h,
+ * whose scheduled stream is @s (or NULL): @s's buffered work is launched
+ * first, so that the call does not overtake it.
+ */
+CUstream cs_direct(struct cs_stream *s, CUstream h, bool ptsz);
+
+/*
+ * Records a stream the application created in the current context. A
+ * non-blocking stream has its own XQueue, whose priority hint is the
+ * process's (XSCHED_PRIORITY, else 0) minus the stream's CUDA priority
+ * @prio (lower CUDA numbers are higher priorities); the other streams
+ * share the context's queue.
  */
 void cs_stream_created(CUstream h, unsigned int flags, int prio);
+
+/*
+ * Records stream @h of driver context @ctx as cs_stream_created() does,
+ * unless it is known already. Returns the record, or NULL (no memory, or
+ * no state could be made for @ctx). Any thread.
+ */
+struct cs_stream *cs_stream_add(CUstream h, CUcontext ctx, unsigned int flags, int prio);
+
+/*
+ * Adopts @h, a handle the shim has no record of, if the driver knows it as
+ * a stream that is not capturing: returns its record (cs_stream_add()), or
+ * NULL for the call to go to the driver as it is (cu_adopt.c).
+ */
+struct cs_stream *cs_stream_adopt(CUstream h);
+
+/*
+ * Launches what the queues of every context @match accepts buffered
+ * (their streams' and the context group's), waiting while any of them is
+ * suspended: for driver calls on a whole context, which must find its
+ * earlier work in the driver. @match is called under the stream table's
+ * lock with @arg.
+ */
+typedef bool cs_ctx_match_fn(CUcontext ctx, CUcontext primary, CUgreenCtx green,
+			     const void *arg);
+void cs_ctx_flush(cs_ctx_match_fn *match, const void *arg);
 
 /*
  * Forgets @h: its buffered work is launched and completed first. Returns
