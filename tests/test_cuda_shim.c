@@ -9,7 +9,8 @@
  * passes through; a high-priority process keeps its latency while a
  * low-priority one floods, through xschedd, whether the flood's stream was
  * created through the shim, behind its back (adopted) or in a green
- * context.
+ * context; and queues past the daemon's per-process limit are counted and
+ * reported, once.
  */
 #include "test_util.h"
 #include "it_util.h"
@@ -349,6 +350,112 @@ static void cuda_green_stream_through_daemon(void **state)
 	priorities_case(*state, "green");
 }
 
+/* How many times @needle occurs in @hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The daemon's log so far, NUL-terminated (malloc()ed). */
+static char *daemon_log(struct it_env *e)
+{
+	FILE *f = fopen(e->log, "r");
+	char *text = calloc(1, 1 << 16);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(text);
+	n = fread(text, 1, (1 << 16) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+/*
+ * A process with @streams non-blocking streams, all used, under a daemon
+ * configured with @conf: returns the daemon's status while they run, and
+ * the process's stderr in *@err (malloc()ed).
+ */
+static struct ipc_status_reply many_streams(struct it_env *e, const char *conf, int streams,
+					    unsigned expect_queues, char **err)
+{
+	const char *vars[] = { sim_lib_var(), shim_preload(), NULL };
+	char n[16];
+	struct ipc_status_reply st;
+	size_t len = 0;
+	ssize_t got;
+	int pipefd[2], status = 0;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%d", streams);
+	if (conf)
+		it_config(e, conf);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	pid = it_spawn(e, IT_ARGS(XS_CU_LOAD, "--flood", "3", "--cmd-us", "200", "--streams", n),
+		       vars, false, pipefd[1]);
+	close(pipefd[1]);
+	/* Every stream has run once the queues are registered (or refused). */
+	assert_true(IT_WAIT_UNTIL(it_status(e).queues == expect_queues, 20000));
+	it_nap_ms(200);
+	st = it_status(e);
+	assert_int_equal(it_reap(e, pid, 30000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	*err = calloc(1, 8192);
+	assert_non_null(*err);
+	while (len < 8191 && (got = read(pipefd[0], *err + len, 8191 - len)) > 0)
+		len += (size_t)got;
+	close(pipefd[0]);
+	it_daemon_check(e);
+	return st;
+}
+
+/*
+ * Past max_queues_per_client a process's queues run unscheduled, and it
+ * is said once: a daemon log line, xschedctl status, the shim's stderr.
+ * 20 streams and the context's own queue: 8 registered, 13 refused.
+ */
+static void cuda_queue_limit_said_once(void **state)
+{
+	struct it_env *e = *state;
+	char *err, *log;
+	struct ipc_status_reply st;
+
+	st = many_streams(e, "[daemon]\nmax_queues_per_client = 8\n", 20, 8, &err);
+	assert_int_equal(st.queues, 8);
+	assert_int_equal(st.unscheduled, 13);
+	assert_int_equal(st.max_queues_per_client, 8);
+	assert_int_equal(occurrences(err, "xsched: xschedd takes 8 queues per process"), 1);
+	log = daemon_log(e);
+	assert_int_equal(occurrences(log, "more queues than max_queues_per_client = 8"), 1);
+	free(log);
+	free(err);
+	e->ok = true;
+}
+
+/* The default fits a framework's pools: 100 streams in use, all scheduled, nothing said. */
+static void cuda_queue_limit_default(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_status_reply st;
+	char *err, *log;
+
+	st = many_streams(e, NULL, 100, 101, &err);
+	assert_int_equal(st.unscheduled, 0);
+	assert_true(st.max_queues_per_client >= 101);
+	assert_null(strstr(err, "xsched:"));
+	log = daemon_log(e);
+	assert_null(strstr(log, "max_queues_per_client"));
+	free(log);
+	free(err);
+	e->ok = true;
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_shim_matches_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_shim_first_on_library_path, it_setup, it_teardown),
@@ -362,6 +469,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_priorities_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_adopted_stream_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_green_stream_through_daemon, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_queue_limit_said_once, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_queue_limit_default, it_setup, it_teardown),
 };
 
 XS_TEST_MAIN(tests)

@@ -255,7 +255,7 @@ static void config_defaults_and_keys(void **state)
 	(void)state;
 	xsd_config_defaults(&c);
 	assert_string_equal(c.policy, "hpf");
-	assert_int_equal(c.max_queues_per_client, 64);
+	assert_int_equal(c.max_queues_per_client, 256);
 	assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), 0);
 	assert_string_equal(c.socket, "/tmp/a.sock");
 	assert_string_equal(c.control_socket, IPC_DEFAULT_CONTROL);

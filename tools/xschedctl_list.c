@@ -68,6 +68,8 @@ void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
 	ctl_json_uint(j, "clients", st->clients);
 	ctl_json_uint(j, "queues", st->queues);
 	ctl_json_uint(j, "ready", st->ready);
+	ctl_json_uint(j, "unscheduled", st->unscheduled);
+	ctl_json_uint(j, "max_queues_per_client", st->max_queues_per_client);
 	ctl_json_uint(j, "uptime_ns", st->uptime_ns);
 	ctl_json_uint(j, "decisions", st->decisions);
 	ctl_json_uint(j, "events", st->events);
@@ -81,7 +83,7 @@ int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 {
 	struct ipc_status_reply st;
 	struct ipc_client c;
-	char up[32], cpu[32], name[IPC_POLICY_LEN];
+	char up[32], cpu[32], name[IPC_POLICY_LEN], over[96] = "";
 	int rc;
 
 	rc = ctl_simple_args(ctl, v, argc, argv, NULL);
@@ -102,18 +104,22 @@ int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		ctl_json_init(&j, stdout);
 		ctl_json_status(&j, NULL, ctl, &c, &st);
 	} else {
+		if (st.unscheduled)
+			snprintf(over, sizeof(over),
+				 "; %u unscheduled: over max_queues_per_client = %u",
+				 st.unscheduled, st.max_queues_per_client);
 		printf("xschedd is running\n"
 		       "  Protocol:   %u\n"
 		       "  Policy:     %s\n"
 		       "  Clients:    %u\n"
-		       "  Queues:     %u (%u ready)\n"
+		       "  Queues:     %u (%u ready%s)\n"
 		       "  Uptime:     %s\n"
 		       "  Decisions:  %llu\n"
 		       "  Events:     %llu\n"
 		       "  CPU time:   %s\n"
 		       "  Access:     %s (%s)\n",
 		       st.version, ctl_fmt_name(name, sizeof(name), st.policy, sizeof(st.policy)),
-		       st.clients, st.queues, st.ready,
+		       st.clients, st.queues, st.ready, over,
 		       ctl_fmt_uptime(up, sizeof(up), st.uptime_ns),
 		       (unsigned long long)st.decisions, (unsigned long long)st.events,
 		       ctl_fmt_ns(cpu, sizeof(cpu), st.cpu_ns, false),

@@ -441,6 +441,8 @@ int xs_agent_register(struct xq *q)
 	for (i = 0; i < AGENT_SLOTS && ag.tab[i]; i++)
 		;
 	if (i == AGENT_SLOTS) {
+		XS_LOG_ONCE(XS_LOG_WARN, "this process has more than %u queues: the others "
+			    "run unscheduled", AGENT_SLOTS);
 		rc = -ENOSPC;
 		goto fail;
 	}

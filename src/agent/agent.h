@@ -28,6 +28,7 @@
  * the hints of the XSCHED_PRIORITY/_SHARE/_DEADLINE_US/_LAXITY_US
  * environment. Returns 0 (also when scheduling is disabled) or -ENOMEM;
  * -ENOSPC when the agent's table is full (the queue then runs unscheduled).
+ * Queues past the table or the daemon's slots are said once on stderr.
  */
 int xs_agent_register(struct xq *q);
 

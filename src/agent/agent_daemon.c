@@ -377,22 +377,21 @@ void agent_sync_daemon(void)
 			o->body.unreg.slot = ag.unreg[i];
 	}
 	ag.nunreg = 0;
-	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
+	/* Queues past the daemon's slots are offered too: it refuses them
+	 * (-ENOSPC), and counts and reports them, as this process does. */
+	for (i = 0; i < AGENT_SLOTS; i++) {
 		struct agent_queue *aq = ag.tab[i];
 
 		if (!aq)
 			continue;
-		if (!aq->reg_sent)
+		if (!aq->reg_sent) {
 			agent_build_register(&out, aq);
-		else if (aq->registered && atomic_exchange(&aq->hints_dirty, false))
+			if (i >= shm->nslots)
+				XS_LOG_ONCE(XS_LOG_WARN, "xschedd takes %u queues per process "
+					    "(max_queues_per_client): the others run unscheduled",
+					    shm->nslots);
+		} else if (aq->registered && atomic_exchange(&aq->hints_dirty, false)) {
 			agent_build_hints(&out, aq);
-	}
-	for (; i < AGENT_SLOTS; i++) {
-		if (ag.tab[i]) {
-			XS_LOG_ONCE(XS_LOG_WARN, "xschedd takes %u queues per process "
-				    "(max_queues_per_client): the others run unscheduled",
-				    shm->nslots);
-			break;
 		}
 	}
 	agent_publish_waits(shm);
@@ -530,8 +529,10 @@ static void agent_refused(uint32_t seq, int status)
 		return;
 	switch (ag.sent_type[seq % sizeof(ag.sent_type)]) {
 	case IPC_REGISTER:
-		XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused to register a queue (%s): it runs "
-			    "unscheduled", strerror(-status));
+		/* -ENOSPC: past max_queues_per_client, said when offered. */
+		if (status != -ENOSPC)
+			XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused to register a queue (%s): it "
+				    "runs unscheduled", strerror(-status));
 		break;
 	case IPC_SET_HINT:
 		if (status == -EPERM)

@@ -185,7 +185,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return set_str(c->control_group, sizeof(c->control_group), v);
 		NUM("daemon", "max_clients", 1, 65536, c->max_clients)
 		NUM("daemon", "max_clients_per_uid", 1, 65536, c->max_clients_per_uid)
-		NUM("daemon", "max_queues_per_client", 1, 4096, c->max_queues_per_client)
+		NUM("daemon", "max_queues_per_client", 1, XSD_MAX_QUEUES, c->max_queues_per_client)
 		NUM("daemon", "max_message_size", 256, IPC_MSG_MAX, c->max_message_size)
 	}
 	if (!strcmp(sec, "policy")) {
@@ -367,7 +367,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	strcpy(c->control_group, "xsched");
 	c->max_clients = 1024;
 	c->max_clients_per_uid = 256;
-	c->max_queues_per_client = 64;
+	c->max_queues_per_client = 256;
 	c->max_message_size = IPC_MSG_MAX;
 	strcpy(c->policy, "hpf");
 	c->pconf.size = sizeof(c->pconf);

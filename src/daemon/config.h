@@ -17,6 +17,7 @@
 #ifndef XSD_DEFAULT_CONFIG
 #define XSD_DEFAULT_CONFIG "/etc/xsched/xschedd.conf"
 #endif
+#define XSD_MAX_QUEUES 4096             /* the most max_queues_per_client can be */
 
 struct xsd_uid_limit {
 	uid_t uid;

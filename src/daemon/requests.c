@@ -21,6 +21,39 @@
 #include <string.h>
 #include <time.h>
 
+/*
+ * A queue past the client's slots (max_queues_per_client): refused with
+ * -ENOSPC, counted until it is unregistered, and said once per client, as
+ * its process runs it unscheduled. -EINVAL beyond any possible limit,
+ * -EBUSY if refused already.
+ */
+static int xsd_refuse(struct xsd_client *c, uint32_t slot)
+{
+	if (slot >= XSD_MAX_QUEUES)
+		return -EINVAL;
+	if (!c->refused && !(c->refused = calloc(XSD_MAX_QUEUES / 8, 1)))
+		return -ENOMEM;
+	if (c->refused[slot / 8] & (1u << (slot % 8)))
+		return -EBUSY;
+	c->refused[slot / 8] |= (uint8_t)(1u << (slot % 8));
+	if (c->over_limit++ == 0)
+		xsd_warn("client %llu (pid %d, %.16s): more queues than "
+			 "max_queues_per_client = %u: the others run unscheduled",
+			 (unsigned long long)c->id, (int)c->pid, c->comm, c->nslots);
+	return -ENOSPC;
+}
+
+/* Forgets refused @slot; false if it was not. */
+static bool xsd_unrefuse(struct xsd_client *c, uint32_t slot)
+{
+	if (slot >= XSD_MAX_QUEUES || !c->refused ||
+	    !(c->refused[slot / 8] & (1u << (slot % 8))))
+		return false;
+	c->refused[slot / 8] &= (uint8_t)~(1u << (slot % 8));
+	c->over_limit--;
+	return true;
+}
+
 static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 			const struct ipc_register *r)
 {
@@ -32,7 +65,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	int rc;
 
 	if (r->slot >= c->nslots)
-		return xsd_reply(c, seq, -EINVAL);
+		return xsd_reply(c, seq, xsd_refuse(c, r->slot));
 	if (c->queue[r->slot])
 		return xsd_reply(c, seq, -EBUSY);
 	q = calloc(1, sizeof(*q));
@@ -288,7 +321,9 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	for (o = d->clients; o; o = o->next) {
 		r.clients++;
 		r.queues += o->nqueues;
+		r.unscheduled += o->over_limit;
 	}
+	r.max_queues_per_client = d->cfg.max_queues_per_client;
 	/* Live statuses: a queue alone publishes without ringing. */
 	for (i = 0; i < d->sched.n; i++) {
 		const struct xsd_queue *q = d->sched.q[i];
@@ -359,6 +394,8 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 	case IPC_UNREGISTER: {
 		const struct ipc_unregister *u = m->body;
 
+		if (agent && u->slot >= c->nslots && xsd_unrefuse(c, u->slot))
+			return xsd_reply(c, seq, 0);
 		if (!agent || u->slot >= c->nslots || !c->queue[u->slot])
 			return xsd_reply(c, seq, -EINVAL);
 		xsd_queue_free(d, c, u->slot);

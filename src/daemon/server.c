@@ -273,7 +273,9 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 	if (c->shm)
 		munmap(c->shm, c->shm_size);
 	free(c->queue);
+	free(c->refused);
 	c->queue = NULL;
+	c->refused = NULL;
 	c->shm = NULL;
 	/* Events of this epoll batch may still name it: freed after the batch. */
 	c->dead = true;

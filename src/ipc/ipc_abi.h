@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 3u
+#define IPC_VERSION 4u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -253,6 +253,8 @@ struct ipc_status_reply {
 	uint64_t events;
 	uint64_t cpu_ns;        /* daemon CPU time used */
 	char policy[IPC_POLICY_LEN];
+	uint32_t unscheduled;   /* queues refused for want of a slot, running unscheduled */
+	uint32_t max_queues_per_client;
 };
 
 struct ipc_text_reply {
@@ -378,7 +380,7 @@ _Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 136, "ipc ABI");
-_Static_assert(sizeof(struct ipc_status_reply) == 176, "ipc ABI");
+_Static_assert(sizeof(struct ipc_status_reply) == 184, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
