@@ -9,9 +9,9 @@
 
 #include <string.h>
 
-enum { W = 64, H = 32, PX = 4 };
+enum { W = CLP_IMG_W, H = CLP_IMG_H, PX = 4 };
 
-static cl_mem image(void)
+cl_mem clp_image(void)
 {
 	cl_image_format fmt = { CL_RGBA, CL_UNSIGNED_INT8 };
 	cl_image_desc desc = { .image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = W,
@@ -31,8 +31,7 @@ static void px_copy(unsigned char *dst, size_t dx, size_t dy, const unsigned cha
 		memcpy(dst + ((dy + y) * W + dx) * PX, src + ((sy + y) * W + sx) * PX, w * PX);
 }
 
-/* img_shift's result: @src read @dx pixels to the right (clamped), + (1, 2, 3, 4). */
-static void shift_ref(unsigned char *dst, const unsigned char *src, int dx)
+void clp_shift_ref(unsigned char *dst, const unsigned char *src, int dx)
 {
 	for (int y = 0; y < H; y++)
 		for (int x = 0; x < W; x++) {
@@ -54,7 +53,7 @@ void ph_image(void)
 		CL_SAMPLER_ADDRESSING_MODE, CL_ADDRESS_CLAMP_TO_EDGE,
 		CL_SAMPLER_FILTER_MODE, CL_FILTER_NEAREST, 0,
 	};
-	cl_mem ia = image(), ib = image(), ic = image(), id = image(),
+	cl_mem ia = clp_image(), ib = clp_image(), ic = clp_image(), id = clp_image(),
 	       buf = clp_buffer(sizeof(host));
 	cl_kernel k = clp_kernel("img_shift");
 	cl_uint color[4] = { 9, 8, 7, 6 };
@@ -103,13 +102,13 @@ void ph_image(void)
 	CK(clSetKernelArg(k, 2, sizeof(ic), &ic));
 	CK(clSetKernelArg(k, 3, sizeof(dx), &dx));
 	CK(clEnqueueNDRangeKernel(clp.q, k, 2, NULL, gsz, lsz, 0, NULL, NULL));
-	shift_ref(want_c, host, dx);
+	clp_shift_ref(want_c, host, dx);
 	CK(clEnqueueReadImage(clp.q, ic, CL_TRUE, origin, region, 0, 0, c, 0, NULL, NULL));
 	ok &= clp_same("image", "sampler kernel", c, want_c, sizeof(c));
 
 	/* Image and value arguments change after enqueues held by a gate. */
 	{
-		cl_mem ie = image(), ig = image();
+		cl_mem ie = clp_image(), ig = clp_image();
 		cl_event u = clCreateUserEvent(clp.ctx, &err);
 		cl_int dx2 = -2;
 
@@ -125,10 +124,10 @@ void ph_image(void)
 		CK(clSetKernelArg(k, 2, sizeof(ic), &ic));
 		CK(clSetUserEventStatus(u, CL_COMPLETE));
 		CK(clEnqueueReadImage(clp.q, ie, CL_TRUE, origin, region, 0, 0, d, 0, NULL, NULL));
-		shift_ref(want_d, host, -2);
+		clp_shift_ref(want_d, host, -2);
 		ok &= clp_same("image", "captured arguments, first", d, want_d, sizeof(d));
 		CK(clEnqueueReadImage(clp.q, ig, CL_TRUE, origin, region, 0, 0, d, 0, NULL, NULL));
-		shift_ref(want_d, host, 7);
+		clp_shift_ref(want_d, host, 7);
 		ok &= clp_same("image", "captured arguments, second", d, want_d, sizeof(d));
 		clReleaseEvent(u);
 		clReleaseMemObject(ie);

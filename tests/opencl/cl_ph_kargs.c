@@ -5,9 +5,10 @@
  * application has set other arguments. Every launch must still run with the arguments of its own
  * enqueue: buffers (also NULL ones, given both ways OpenCL allows), local
  * memory sizes (NULL values), scalars and vectors of every size, a
- * struct by value, kernels of more than 64 arguments, clones made by the
- * application, kernels and programs released before their launch ran,
- * tasks, one kernel alternating between two queues, SVM pointers (also
+ * struct by value, images and samplers, kernels of more than 64
+ * arguments, clones made by the application, kernels and programs
+ * released before their launch ran, tasks, one kernel alternating between
+ * two queues, SVM pointers (also
  * into the middle of an allocation) and execution info (SVM pointers a
  * kernel reaches indirectly). Results are checked against host references.
  */
@@ -382,6 +383,62 @@ static int ka_task_phase(cl_program prog, uint64_t *h)
 	return ok;
 }
 
+/*
+ * Images and samplers as arguments (cl_prog's img_shift): two buffered
+ * launches with other images, samplers and offsets each.
+ */
+static int ka_image_phase(uint64_t *h)
+{
+	enum { PIX = CLP_IMG_W * CLP_IMG_H * 4 };
+	static unsigned char host[PIX], got[PIX], want[2][PIX];
+	const cl_sampler_properties sp[] = {
+		CL_SAMPLER_NORMALIZED_COORDS, CL_FALSE,
+		CL_SAMPLER_ADDRESSING_MODE, CL_ADDRESS_CLAMP_TO_EDGE,
+		CL_SAMPLER_FILTER_MODE, CL_FILTER_NEAREST, 0,
+	};
+	cl_kernel k = clp_kernel("img_shift");
+	cl_mem src = clp_image(), dst[2] = { clp_image(), clp_image() }, junk = clp_image();
+	size_t origin[3] = { 0, 0, 0 }, region[3] = { CLP_IMG_W, CLP_IMG_H, 1 },
+	       gsz[2] = { CLP_IMG_W, CLP_IMG_H }, lsz[2] = { 8, 4 };
+	cl_sampler s[2];
+	cl_event u = ka_user();
+	cl_int err, dx[2] = { 3, -5 };
+	int ok = 1;
+
+	for (int i = 0; i < 2; i++) {
+		s[i] = clCreateSamplerWithProperties(clp.ctx, sp, &err);
+		CK(err);
+	}
+	for (size_t i = 0; i < sizeof(host); i++)
+		host[i] = (unsigned char)((i * 53 + i / 199) % 240);
+	CK(clEnqueueWriteImage(clp.q, src, CL_TRUE, origin, region, 0, 0, host, 0, NULL, NULL));
+	ka_hold(clp.q, u);
+	for (int n = 0; n < 2; n++) {
+		CK(clSetKernelArg(k, 0, sizeof(src), &src));
+		CK(clSetKernelArg(k, 1, sizeof(s[n]), &s[n]));
+		CK(clSetKernelArg(k, 2, sizeof(dst[n]), &dst[n]));
+		CK(clSetKernelArg(k, 3, sizeof(dx[n]), &dx[n]));
+		CK(clEnqueueNDRangeKernel(clp.q, k, 2, NULL, gsz, lsz, 0, NULL, NULL));
+		clp_shift_ref(want[n], host, dx[n]);
+	}
+	CK(clSetKernelArg(k, 2, sizeof(junk), &junk));
+	CK(clSetUserEventStatus(u, CL_COMPLETE));
+	for (int n = 0; n < 2; n++) {
+		CK(clEnqueueReadImage(clp.q, dst[n], CL_TRUE, origin, region, 0, 0, got, 0, NULL,
+				      NULL));
+		ok &= clp_same("kargs", n ? "image launch 1" : "image launch 0", got, want[n],
+			       sizeof(got));
+		*h ^= clp_hash(got, sizeof(got)) * (uint64_t)(n + 21);
+		clReleaseMemObject(dst[n]);
+		clReleaseSampler(s[n]);
+	}
+	clReleaseMemObject(src);
+	clReleaseMemObject(junk);
+	clReleaseEvent(u);
+	clReleaseKernel(k);
+	return ok;
+}
+
 void ph_kargs(void)
 {
 	cl_program prog = ka_build(ka_src);
@@ -391,6 +448,7 @@ void ph_kargs(void)
 	ok = ka_mix_phase(prog, &h);
 	ok &= ka_many_phase(&h);
 	ok &= ka_task_phase(prog, &h);
+	ok &= ka_image_phase(&h);
 	if (ok)
 		printf("kargs: ok %016llx\n", (unsigned long long)h);
 	clReleaseProgram(prog);

@@ -72,6 +72,13 @@ void clp_iota(cl_uint *x, size_t n, cl_uint seed);
 void clp_read(cl_command_queue q, cl_mem m, cl_uint *out, size_t n);
 void clp_write(cl_command_queue q, cl_mem m, const cl_uint *in, size_t n);
 
+/* A CLP_IMG_W x CLP_IMG_H RGBA8 (unsigned integer) 2D image. */
+#define CLP_IMG_W 64
+#define CLP_IMG_H 32
+cl_mem clp_image(void);
+/* img_shift's result: @src read @dx pixels to the right (clamped), + (1, 2, 3, 4). */
+void clp_shift_ref(unsigned char *dst, const unsigned char *src, int dx);
+
 /* FNV-1a over @len bytes. */
 uint64_t clp_hash(const void *p, size_t len);
 
