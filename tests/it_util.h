@@ -73,6 +73,7 @@ struct it_env {
 	char dir[IT_PATH];
 	char sock[IT_PATH], ctl[IT_PATH], notify[IT_PATH], conf[IT_PATH], log[IT_PATH];
 	char sock_lock[IT_PATH + 8], ctl_lock[IT_PATH + 8]; /* the daemon's lock files */
+	char prom[IT_PATH + 16];        /* a metrics textfile a case may configure */
 	char dev[64];
 	char dev_path[256];
 	int notify_fd;
@@ -181,6 +182,7 @@ static inline void it_remove_files(struct it_env *e)
 		unlink(e->ctl);
 		unlink(e->sock_lock);
 		unlink(e->ctl_lock);
+		unlink(e->prom);
 		unlink(e->notify);
 		unlink(e->conf);
 		unlink(e->log);
@@ -912,6 +914,7 @@ static int it_setup(void **state)
 	snprintf(e->sock, sizeof(e->sock), "%s/xschedd.sock", e->dir);
 	snprintf(e->ctl, sizeof(e->ctl), "%s/xschedctl.sock", e->dir);
 	snprintf(e->sock_lock, sizeof(e->sock_lock), "%s.lock", e->sock);
+	snprintf(e->prom, sizeof(e->prom), "%s/xsched.prom", e->dir);
 	snprintf(e->ctl_lock, sizeof(e->ctl_lock), "%s.lock", e->ctl);
 	snprintf(e->notify, sizeof(e->notify), "%s/notify.sock", e->dir);
 	snprintf(e->conf, sizeof(e->conf), "%s/xschedd.conf", e->dir);

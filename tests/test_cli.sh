@@ -139,9 +139,14 @@ for cmd in status list devices metrics "policy get" "top -b -n 1" "policy set hp
 	   "set priority 1 --pid 1"; do
 	# shellcheck disable=SC2086
 	expect 3 $cmd && { err_has 'daemon not running'; out_empty; }
+	[[ $cmd == metrics ]] && continue
 	# shellcheck disable=SC2086
 	expect 3 $cmd -o json && out_empty
 done
+# The exposition format is the only output of metrics.
+expect 1 metrics -o json && { err_has 'Prometheus text format only'; out_empty; }
+expect 1 -o json metrics && err_has 'not supported'
+expect 3 metrics -o table
 expect 3 status && err_has "no socket at $XSCHED_CONTROL_SOCKET"
 # Options override the environment, before or after the verb.
 expect 3 --control "$tmp/ctl2.sock" --socket "$tmp/c2.sock" list -o json &&

@@ -18,6 +18,7 @@
 #include "it_util.h"
 
 #include "agent/agent.h"
+#include "xsched/policy.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -1513,18 +1514,20 @@ static void daemon_sighup_reload(void **state)
 }
 
 /*
- * Runs xschedd with @args (no daemon is started: every use here exits at
- * once); its stdout and stderr go to @out. Returns its exit status.
+ * Runs @path with @args, as user @uid unless it is (uid_t)-1; its stdout
+ * and stderr go to @out. It must exit within WAIT_MS. Returns its exit
+ * status.
  */
-static int xsd_run(struct it_env *e, const char *const *args, char *out, size_t len)
+static int prog_run(struct it_env *e, const char *path, uid_t uid, const char *const *args,
+		    char *out, size_t len)
 {
-	const char *argv[16] = { XSD_BIN };
+	const char *argv[24] = { path };
 	int p[2], st = 0, n = 1;
 	size_t got = 0;
 	ssize_t k;
 	pid_t pid;
 
-	while (*args && n < 15)
+	while (*args && n < 23)
 		argv[n++] = *args++;
 	argv[n] = NULL;
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
@@ -1532,7 +1535,10 @@ static int xsd_run(struct it_env *e, const char *const *args, char *out, size_t 
 	if (pid == 0) {
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		execv(XSD_BIN, (char *const *)argv);
+		if (uid != (uid_t)-1 && (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
+					 setuid(uid) < 0))
+			_exit(126);
+		execv(path, (char *const *)argv);
 		_exit(127);
 	}
 	close(p[1]);
@@ -1545,15 +1551,19 @@ static int xsd_run(struct it_env *e, const char *const *args, char *out, size_t 
 	return WEXITSTATUS(st);
 }
 
-/* xsd_run() must exit @rc with @what in its output. */
-#define XSD_EXPECT(e, rc, what, ...)                                               \
+/* prog_run() of @path as @uid must exit @rc with @what in its output. */
+#define PROG_EXPECT(e, path, uid, rc, what, ...)                                   \
 	do {                                                                       \
 		char out_[4096];                                                   \
-		int rc_ = xsd_run(e, IT_ARGS(__VA_ARGS__), out_, sizeof(out_));    \
+		int rc_ = prog_run(e, path, uid, IT_ARGS(__VA_ARGS__), out_,       \
+				   sizeof(out_));                                  \
 		if (rc_ != (rc) || !strstr(out_, what))                            \
-			fail_msg("xschedd %s: exit %d, output '%s'; expected exit %d " \
-				 "and '%s'", #__VA_ARGS__, rc_, out_, rc, what);   \
+			fail_msg("%s %s: exit %d, output '%s'; expected exit %d and "  \
+				 "'%s'", path, #__VA_ARGS__, rc_, out_, rc, what); \
 	} while (0)
+
+/* xschedd with these arguments must exit @rc with @what in its output. */
+#define XSD_EXPECT(e, rc, what, ...) PROG_EXPECT(e, XSD_BIN, (uid_t)-1, rc, what, __VA_ARGS__)
 
 /*
  * The command line: --version; --check-config reports every problem of a
@@ -1864,6 +1874,378 @@ static void daemon_fd_exhaustion(void **state)
 	}
 	it_kill(e, other);
 	case_done(e);
+}
+
+/* --- Node-grade operation --------------------------------------------------- */
+
+/*
+ * A raw agent of user nobody (uid 65534) with one queue asking for
+ * @priority. Returns its pid; closing *@ctl ends it.
+ */
+static pid_t nobody_agent(struct it_env *e, int64_t priority, int *ctl)
+{
+	int ok[2], hold[2];
+	char c = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe2(ok, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	pid = it_fork(e);
+	if (pid == 0) {
+		struct ipc_registered reg;
+		int fd;
+
+		close(hold[1]);
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(1);
+		fd = ipc_connect(e->sock);
+		if (fd < 0 || it_raw_hello_agent(fd, NULL) <= 0 ||
+		    it_raw_register(fd, e->dev, 0, priority, &reg) < 0)
+			_exit(2);
+		if (write(ok[1], "k", 1) != 1)
+			_exit(3);
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(ok[1]);
+	close(hold[0]);
+	{
+		struct pollfd p = { .fd = ok[0], .events = POLLIN };
+
+		if (poll(&p, 1, WAIT_MS) != 1 || read(ok[0], &c, 1) != 1)
+			fail_msg("the agent of user nobody did not register");
+	}
+	close(ok[0]);
+	*ctl = hold[1];
+	return pid;
+}
+
+/* The listed record of queue @id; fails if it is gone. */
+static struct ipc_queue_rec queue_rec(struct it_env *e, uint64_t id)
+{
+	struct ipc_queue_rec r;
+
+	if (!it_queue_rec(e, id, &r))
+		fail_msg("queue %llu is not listed", (unsigned long long)id);
+	return r;
+}
+
+/* Sends SIGHUP after writing @conf; waits for the reload to end. */
+static void reload_with(struct it_env *e, const char *conf)
+{
+	it_config(e, conf);
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "RELOADING=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+}
+
+/*
+ * A reload applies new defaults and ceilings at once to queues already
+ * registered: a queue that set no priority takes the new default, one that
+ * set its own keeps it, a user's queue is clamped to the user's lowered
+ * ceiling and given back what it asked when the ceiling rises. A failed
+ * reload changes nothing and says so in the status (and `xschedctl
+ * status`). Each registration is logged (-v) with pid, uid, comm, device
+ * and hints. Needs root (a second user).
+ */
+static void daemon_reload_applies_now(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec r, rn, ro, rb;
+	struct ipc_status_reply st;
+	uint64_t qn = 0, qo = 0, qb = 0;
+	int hold;
+	size_t n, i;
+	pid_t nb;
+
+	if (geteuid() != 0)
+		skip();
+	it_guard(60);
+	it_config(e, "[limits]\nuid.65534.priority_ceiling = 3\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	it_queue_bare(e);
+	it_queue(e, 4);
+	nb = nobody_agent(e, 3, &hold);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, 0, NULL) == 3, WAIT_MS));
+	{
+		struct ipc_queue_rec *all = all_queues(e, &n);
+
+		for (i = 0; i < n; i++) {
+			if (all[i].pid == nb)
+				qb = all[i].queue_id;
+			else if (all[i].hint[IPC_KEY_PRIORITY] == 4)
+				qo = all[i].queue_id;
+			else
+				qn = all[i].queue_id;
+		}
+		free(all);
+	}
+	assert_true(qn && qo && qb);
+	rb = queue_rec(e, qb);
+	assert_int_equal(rb.uid, 65534);
+	assert_int_equal(rb.hint[IPC_KEY_PRIORITY], 3);
+	assert_int_equal(queue_rec(e, qn).hint[IPC_KEY_PRIORITY], 0);
+	/* -v logs every registration, with who and what. */
+	if (log_count(e, "registered: pid ") < 3 || log_count(e, " uid 65534 comm it-raw device ") != 1)
+		fail_msg("registrations are not logged with pid, uid, comm and device");
+
+	reload_with(e, "[defaults]\npriority = -7\nshare = 30\n"
+		       "[limits]\nuid.65534.priority_ceiling = 1\n");
+	rn = queue_rec(e, qn);
+	ro = queue_rec(e, qo);
+	rb = queue_rec(e, qb);
+	print_message("after the reload: priorities %lld (default), %lld (own), %lld (user)\n",
+		      (long long)rn.hint[IPC_KEY_PRIORITY], (long long)ro.hint[IPC_KEY_PRIORITY],
+		      (long long)rb.hint[IPC_KEY_PRIORITY]);
+	assert_int_equal(rn.hint[IPC_KEY_PRIORITY], -7);
+	assert_int_equal(rn.eff_priority, -7);
+	assert_int_equal(rn.hint[IPC_KEY_SHARE], 30);
+	assert_int_equal(ro.hint[IPC_KEY_PRIORITY], 4);
+	assert_int_equal(ro.hint[IPC_KEY_SHARE], 30);
+	assert_int_equal(rb.hint[IPC_KEY_PRIORITY], 1);
+	st = it_status(e);
+	assert_int_equal(st.reloads, 1);
+	assert_int_equal(st.reload_status, 0);
+
+	/* The ceiling rises again: the user's queue gets what it asked. */
+	reload_with(e, "[limits]\nuid.65534.priority_ceiling = 5\n");
+	assert_int_equal(queue_rec(e, qb).hint[IPC_KEY_PRIORITY], 3);
+	assert_int_equal(queue_rec(e, qn).hint[IPC_KEY_PRIORITY], 0);
+	assert_int_equal(queue_rec(e, qn).hint[IPC_KEY_SHARE], 0);
+
+	/* A failed reload changes nothing, and says why. */
+	reload_with(e, "[limits]\nuid.65534.priority_ceiling = 0\nbogus = 1\n");
+	assert_int_equal(queue_rec(e, qb).hint[IPC_KEY_PRIORITY], 3);
+	st = it_status(e);
+	assert_int_equal(st.reloads, 3);
+	assert_true(st.reload_status < 0);
+	if (!strstr(st.reload_error, ":3: unknown key [limits] bogus"))
+		fail_msg("status after a failed reload: '%s'", st.reload_error);
+	PROG_EXPECT(e, XSCTL_BIN, (uid_t)-1, 0, "Last reload: failed: ", "--control", e->ctl,
+		    "--socket", e->sock, "status");
+	PROG_EXPECT(e, XSCTL_BIN, (uid_t)-1, 0, "unknown key [limits] bogus", "--control",
+		    e->ctl, "--socket", e->sock, "status");
+	PROG_EXPECT(e, XSCTL_BIN, (uid_t)-1, 0, "\"last_reload\":{\"ok\":false", "--control",
+		    e->ctl, "--socket", e->sock, "status", "-o", "json");
+
+	close(hold);
+	assert_int_equal(it_reap(e, nb, WAIT_MS, NULL), 0);
+	assert_true(IT_WAIT_UNTIL(!it_queue_rec(e, qb, &r), WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(log_count(e, "removed (") >= 1, WAIT_MS));
+	case_done(e);
+}
+
+/*
+ * Error messages name their cause: a priority above the user's ceiling
+ * says which ceiling (not "only your own processes"); a batch above the
+ * queue's threshold is refused with the threshold; `set level 3` on a
+ * Lv1 queue says the level granted; a policy module of another ops
+ * version names both versions. Needs root (a second user).
+ */
+static void daemon_messages_name_the_cause(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_register reg;
+	struct ipc_registered got;
+	struct ipc_queue_rec r;
+	char pid_s[16], qid[24], lv1[24], want[160];
+	int hold, fd;
+	pid_t nb;
+
+	if (geteuid() != 0)
+		skip();
+	it_guard(60);
+	it_config(e, "[limits]\nuid.65534.priority_ceiling = 3\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	nb = nobody_agent(e, 2, &hold);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)nb);
+#define CTL(uid, rc, what, ...) PROG_EXPECT(e, XSCTL_BIN, uid, rc, what, "--control", e->ctl, \
+					   "--socket", e->sock, __VA_ARGS__)
+	CTL(65534, 4, "priority 5 is above your priority ceiling (3)", "set", "priority", "5",
+	    "--pid", pid_s);
+	CTL(65534, 0, "", "set", "priority", "3", "--pid", pid_s);
+	assert_int_equal(it_queues(e, nb, &r), 1);
+	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 3);
+
+	it_queue_bare(e);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1, WAIT_MS));
+	snprintf(qid, sizeof(qid), "%llu", (unsigned long long)r.queue_id);
+	CTL((uid_t)-1, 1, "batch 100 is above the queue's threshold (16)", "set", "batch", "100",
+	    "--queue", qid);
+	assert_int_equal(it_queues(e, getpid(), &r), 1);
+	assert_int_equal(r.batch, 8);
+	CTL((uid_t)-1, 0, "", "set", "batch", "16", "--queue", qid);
+
+	/* A queue on a device of Lv1 only. */
+	fd = raw_agent(e);
+	reg = it_reg_body(e->dev, 0, 0);
+	reg.level = reg.level_max = 1;
+	assert_true(it_raw_send(fd, IPC_REGISTER, 2, &reg, sizeof(reg)) > 0);
+	{
+		union it_buf buf;
+		struct ipc_msg m;
+		int n = it_raw_recv(fd, &buf, WAIT_MS, NULL, NULL);
+
+		assert_true(n > 0);
+		assert_int_equal(ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m), 0);
+		assert_int_equal(m.hdr.type, IPC_REGISTERED);
+		memcpy(&got, m.body, sizeof(got));
+	}
+	snprintf(lv1, sizeof(lv1), "%llu", (unsigned long long)got.queue_id);
+	CTL((uid_t)-1, 0, "runs at level 1, not 3: its device supports up to level 1", "set",
+	    "level", "3", "--queue", lv1);
+
+	snprintf(want, sizeof(want), "the module is for policy ops version %u; this daemon "
+		 "serves versions 1 to %u", XS_POLICY_VERSION + 1, XS_POLICY_VERSION);
+	CTL((uid_t)-1, 1, want, "policy", "set", XS_PLUGIN_BAD_PATH);
+	assert_policy(e, "hpf");
+	CTL((uid_t)-1, 1, "not supported", "metrics", "-o", "json");
+#undef CTL
+	close(fd);
+	close(hold);
+	assert_int_equal(it_reap(e, nb, WAIT_MS, NULL), 0);
+	case_done(e);
+}
+
+/*
+ * The starvation guard is on by default: a priority-0 queue next to a
+ * priority-5 flood is listed as suspended with the time it has waited,
+ * runs after about a period (1 s), and the listing counts the guard's
+ * grants. With starvation_guard_pct = 0 it waits for as long as the flood
+ * runs.
+ */
+static void daemon_starvation_bounded(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec r;
+	uint64_t seq, t0, grants;
+	char out[8192];
+	xs_queue *q;
+	pid_t flood;
+
+	it_guard(60);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	flood = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "2000", "--flood",
+					 "--duration-s", "50", "--priority", "5",
+					 "--wait-connected-ms", "10000"));
+	wait_ready(e, flood);
+	q = it_queue(e, 0);
+	t0 = xs_now_ns();
+	seq = it_submit(q, 1, 1000);
+	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && r.state == IPC_QS_READY &&
+			   !r.running && r.wait_ns >= 300 * IT_MS, WAIT_MS))
+		fail_msg("our queue was never listed as suspended and waiting");
+	assert_true(r.wait_ns < 60ull * XS_NSEC_PER_SEC);
+	assert_int_equal(prog_run(e, XSCTL_BIN, (uid_t)-1, IT_ARGS("--control", e->ctl, "list"),
+				  out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "WAITED"));
+	assert_non_null(strstr(out, "GUARD"));
+	if (!IT_WAIT_UNTIL(it_qstats(q).completed == 1, WAIT_MS))
+		fail_msg("the starved queue did not run within %u ms", WAIT_MS);
+	print_message("starved queue ran after %llu ms\n", (unsigned long long)it_ms_since(t0));
+	assert_int_equal(xs_wait(q, seq), 0);
+	assert_int_equal(it_queues(e, getpid(), &r), 1);
+	assert_true(r.guard_runs >= 1);
+	grants = r.guard_runs;
+
+	/* 0 turns it off: the queue waits for the flood. */
+	reload_with(e, "[policy]\nstarvation_guard_pct = 0\n");
+	assert_int_equal(it_status(e).guard_pct, 0);
+	seq = it_submit(q, 1, 1000);
+	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && r.wait_ns >= 2500 * IT_MS,
+			   WAIT_MS))
+		fail_msg("with the guard off the queue was not held");
+	assert_int_equal(it_qstats(q).completed, 1);
+	assert_int_equal(r.guard_runs, grants);
+	it_kill(e, flood);
+	assert_int_equal(xs_wait(q, seq), 0);
+	case_done(e);
+}
+
+/* Reads the whole file @path into a malloc()ed string; NULL if missing. */
+static char *read_file(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	assert_true(getdelim(&text, &len, '\0', f) >= 0 || feof(f));
+	fclose(f);
+	return text;
+}
+
+/*
+ * Metrics are scoped like listings: user nobody on the client socket gets
+ * the series of its own queues only, root every user's; queue series carry
+ * a uid label (with pid and comm), and xsched_info names the version and
+ * policy. [metrics] textfile is written for node_exporter's textfile
+ * collector, atomically (a temporary file renamed: a reader never sees a
+ * partial one) and again every interval, and removed when the daemon stops.
+ * Needs root (a second user).
+ */
+static void daemon_metrics_scoped(void **state)
+{
+	struct it_env *e = *state;
+	char conf[IT_PATH * 2 + 64], prom[IT_PATH + 16], tmp[IT_PATH + 24], out[65536];
+	struct stat st0, st1;
+	char *text;
+	int hold;
+	pid_t nb;
+
+	if (geteuid() != 0)
+		skip();
+	it_guard(60);
+	snprintf(prom, sizeof(prom), "%s", e->prom);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", prom);
+	snprintf(conf, sizeof(conf), "[metrics]\ntextfile = %s\ninterval_s = 1\n", prom);
+	it_config(e, conf);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	it_queue(e, 1);
+	nb = nobody_agent(e, 0, &hold);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, 0, NULL) == 2, WAIT_MS));
+
+	assert_int_equal(prog_run(e, XSCTL_BIN, 65534, IT_ARGS("--control", e->ctl, "--socket",
+				  e->sock, "metrics"), out, sizeof(out)), 0);
+	if (!strstr(out, "xsched_queue_priority{queue=") || !strstr(out, ",uid=\"65534\",") ||
+	    strstr(out, ",uid=\"0\","))
+		fail_msg("metrics of user nobody are not scoped to its queues:\n%s", out);
+	assert_non_null(strstr(out, "xsched_info{version=\"0."));
+	assert_non_null(strstr(out, ",policy=\"hpf\"} 1\n"));
+	assert_int_equal(prog_run(e, XSCTL_BIN, (uid_t)-1, IT_ARGS("--control", e->ctl,
+				  "metrics"), out, sizeof(out)), 0);
+	assert_non_null(strstr(out, ",uid=\"65534\","));
+	assert_non_null(strstr(out, ",uid=\"0\",comm=\""));
+	assert_non_null(strstr(out, "xsched_queue_wait_seconds{"));
+	assert_non_null(strstr(out, "xsched_queue_starvation_grants_total{"));
+
+	/* The textfile: every user's series, rewritten every second. */
+	text = NULL;
+	if (!IT_WAIT_UNTIL((free(text), text = read_file(prom)) && strstr(text, ",uid=\"65534\",") &&
+			   strstr(text, ",uid=\"0\","), 5000))
+		fail_msg("the textfile does not show both users' queues within 5 s: %s",
+			 text ? text : "(none)");
+	assert_non_null(strstr(text, "xsched_info{version="));
+	free(text);
+	assert_int_equal(stat(prom, &st0), 0);
+	if (!IT_WAIT_UNTIL(stat(prom, &st1) == 0 && st1.st_ino != st0.st_ino, 5000))
+		fail_msg("the textfile was not replaced within 5 s (interval 1 s)");
+	assert_int_equal(access(tmp, F_OK), -1);
+	assert_true((st1.st_mode & 0777) == 0644);
+
+	close(hold);
+	assert_int_equal(it_reap(e, nb, WAIT_MS, NULL), 0);
+	it_ctl_close(e);
+	it_daemon_signal(e, SIGTERM);
+	assert_true(WIFEXITED(it_daemon_reap(e, WAIT_MS)));
+	assert_int_equal(access(prom, F_OK), -1);
+	e->ok = true;
 }
 
 /* A connection that got an error reply still works. */
@@ -2266,12 +2648,16 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_fd_exhaustion, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_reload_applies_now, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_messages_name_the_cause, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_starvation_bounded, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_metrics_scoped, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_malformed_input, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_limits, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),
 	};
 
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	if (!xs_test_filter(tests, sizeof(tests) / sizeof(tests[0]), argc, argv))
+		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

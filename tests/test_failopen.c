@@ -50,6 +50,12 @@ static int fo_teardown(void **state)
 }
 
 /*
+ * Our queue is held behind the flood for seconds on purpose: the
+ * starvation guard (on by default) would run it now and then, so it is off.
+ */
+#define NO_GUARD "starvation_guard_pct = 0\n"
+
+/*
  * The setting of most cases: the case's daemon, a priority-10 xs_load
  * flooding 20 ms commands (ready for a minute, its pid in *@hi), and our
  * priority-0 queue, which the daemon suspends; stderr captured.
@@ -59,6 +65,7 @@ static xs_queue *held_queue(struct it_env *e, pid_t *hi)
 	struct ipc_queue_rec r;
 	xs_queue *q;
 
+	it_config(e, "[policy]\n" NO_GUARD);
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
 	*hi = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "20000", "--flood",
@@ -207,7 +214,7 @@ static void failopen_cap_lifted(void **state)
 	xs_queue *lo;
 
 	it_guard(90);
-	it_config(e, "[policy]\ncontention_window = 2\n");
+	it_config(e, "[policy]\ncontention_window = 2\n" NO_GUARD);
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
 	/* Capped from its registration on, below an idle queue. */

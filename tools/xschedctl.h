@@ -263,6 +263,9 @@ void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
 		     const struct ipc_client *c, const struct ipc_status_reply *st);
 /* Cell @col: the device's API-local name, marked when it is unverified. */
 void ctl_device_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
+/* Cells @col, @col + 1: how long a suspended queue has waited, and how
+ * often the starvation guard ran it. */
+void ctl_wait_cells(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 /* Cell @col: the effective priority, with '*' when it is inherited. */
 void ctl_prio_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 

@@ -74,9 +74,40 @@ void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
 	ctl_json_uint(j, "decisions", st->decisions);
 	ctl_json_uint(j, "events", st->events);
 	ctl_json_uint(j, "cpu_ns", st->cpu_ns);
+	ctl_json_uint(j, "starvation_guard_pct", st->guard_pct);
+	ctl_json_uint(j, "starvation_period_ms", st->guard_period_ms);
+	ctl_json_uint(j, "refused_connections", st->refused);
+	if (st->reloads) {
+		ctl_json_open(j, "last_reload", '{');
+		ctl_json_bool(j, "ok", st->reload_status == 0);
+		ctl_json_str(j, "error", st->reload_error, sizeof(st->reload_error));
+		ctl_json_uint(j, "age_ns", st->reload_age_ns);
+		ctl_json_uint(j, "reloads", st->reloads);
+		ctl_json_close(j, '}');
+	} else {
+		ctl_json_null(j, "last_reload");
+	}
 	ctl_json_str(j, "access", c->control ? "control" : "client", 8);
 	ctl_json_str(j, "socket", ctl_connected_path(ctl, c), PATH_MAX);
 	ctl_json_close(j, '}');
+}
+
+/* "ok, 3m ago", "failed: <reason> (12.0s ago)", "none". */
+static void ctl_print_reload(const struct ipc_status_reply *st)
+{
+	char age[32], why[IPC_REASON_LEN];
+
+	if (!st->reloads) {
+		printf("  Last reload: none\n");
+		return;
+	}
+	ctl_fmt_ns(age, sizeof(age), st->reload_age_ns, false);
+	if (st->reload_status == 0)
+		printf("  Last reload: ok (%s ago)\n", age);
+	else
+		printf("  Last reload: failed: %s (%s ago; the previous configuration runs)\n",
+		       ctl_fmt_name(why, sizeof(why), st->reload_error, sizeof(st->reload_error)),
+		       age);
 }
 
 int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
@@ -126,6 +157,15 @@ int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		       c.control ? "control socket, all queues" :
 				   "client socket, own processes only",
 		       ctl_connected_path(ctl, &c));
+		if (st.guard_pct)
+			printf("  Starvation: a queue starved %u ms runs %u%% of the next\n",
+			       st.guard_period_ms, st.guard_pct);
+		else
+			printf("  Starvation: guard off\n");
+		if (st.refused)
+			printf("  Refused:    %llu connections for want of file descriptors\n",
+			       (unsigned long long)st.refused);
+		ctl_print_reload(&st);
 	}
 	ipc_client_close(&c);
 	return CTL_EXIT_OK;
@@ -190,6 +230,20 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 	ctl_json_uint(j, "exec_ns", r->exec_ns);
 	ctl_json_uint(j, "task_p99_ns", r->task_p99_ns);
 	ctl_json_uint(j, "preempt_p99_ns", r->preempt_p99_ns);
+	ctl_json_uint(j, "level_max", r->level_max);
+	ctl_json_uint(j, "wait_ns", r->wait_ns);
+	ctl_json_uint(j, "guard_runs", r->guard_runs);
+}
+
+void ctl_wait_cells(struct ctl_table *t, int col, const struct ipc_queue_rec *r)
+{
+	char buf[32];
+
+	ctl_table_cell(t, col, "%s", ctl_fmt_ns(buf, sizeof(buf), r->wait_ns, true));
+	if (r->guard_runs)
+		ctl_table_cell(t, col + 1, "%llu", (unsigned long long)r->guard_runs);
+	else
+		ctl_table_cell(t, col + 1, "-");
 }
 
 /* "5", or "10*" when the effective priority was inherited. */
@@ -225,8 +279,8 @@ static void ctl_us_cell(struct ctl_table *t, int col, int64_t us)
 static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 {
 	static const char *const head[] = {
-		"QUEUE", "PID", "UID", "COMMAND", "DEVICE", "LV", "STATE", "PRIO", "SHARE",
-		"DEADLINE", "LAXITY", "SUBMITTED", "COMPLETED", "PREEMPT", "P99",
+		"QUEUE", "PID", "UID", "COMMAND", "DEVICE", "LV", "STATE", "WAITED", "GUARD",
+		"PRIO", "SHARE", "DEADLINE", "LAXITY", "SUBMITTED", "COMPLETED", "PREEMPT", "P99",
 	};
 	struct ctl_table t;
 	char buf[CTL_CELL_LEN];
@@ -236,8 +290,8 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		printf("No queues.\n");
 		return 0;
 	}
-	/* Right-aligned: QUEUE PID UID LV PRIO SHARE DEADLINE..P99. */
-	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x7fa7);
+	/* Right-aligned: QUEUE PID UID LV WAITED GUARD PRIO SHARE DEADLINE..P99. */
+	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x1ffa7);
 	for (i = 0; i < n; i++) {
 		const struct ipc_queue_rec *r = &recs[i];
 
@@ -253,17 +307,18 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		ctl_device_cell(&t, 4, r);
 		ctl_table_cell(&t, 5, "%u", r->level);
 		ctl_table_cell(&t, 6, "%s", ctl_qstate(r));
-		ctl_prio_cell(&t, 7, r);
+		ctl_wait_cells(&t, 7, r);
+		ctl_prio_cell(&t, 9, r);
 		if (r->hint[IPC_KEY_SHARE] > 0)
-			ctl_table_cell(&t, 8, "%lld", (long long)r->hint[IPC_KEY_SHARE]);
+			ctl_table_cell(&t, 10, "%lld", (long long)r->hint[IPC_KEY_SHARE]);
 		else
-			ctl_table_cell(&t, 8, "-");
-		ctl_us_cell(&t, 9, r->hint[IPC_KEY_DEADLINE_US]);
-		ctl_us_cell(&t, 10, r->hint[IPC_KEY_LAXITY_US]);
-		ctl_table_cell(&t, 11, "%llu", (unsigned long long)r->submitted);
-		ctl_table_cell(&t, 12, "%llu", (unsigned long long)r->completed);
-		ctl_table_cell(&t, 13, "%llu", (unsigned long long)r->preemptions);
-		ctl_table_cell(&t, 14, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
+			ctl_table_cell(&t, 10, "-");
+		ctl_us_cell(&t, 11, r->hint[IPC_KEY_DEADLINE_US]);
+		ctl_us_cell(&t, 12, r->hint[IPC_KEY_LAXITY_US]);
+		ctl_table_cell(&t, 13, "%llu", (unsigned long long)r->submitted);
+		ctl_table_cell(&t, 14, "%llu", (unsigned long long)r->completed);
+		ctl_table_cell(&t, 15, "%llu", (unsigned long long)r->preemptions);
+		ctl_table_cell(&t, 16, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);

@@ -136,8 +136,8 @@ static void ctl_top_json(const struct ctl *ctl, const struct ipc_client *c,
 static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur)
 {
 	static const char *const head[] = {
-		"QUEUE", "PID", "COMMAND", "DEVICE", "LV", "STATE", "PRIO", "DONE/S", "BUSY%",
-		"P99", "PREEMPT", "PREEMPT-P99",
+		"QUEUE", "PID", "COMMAND", "DEVICE", "LV", "STATE", "WAITED", "GUARD", "PRIO",
+		"DONE/S", "BUSY%", "P99", "PREEMPT", "PREEMPT-P99",
 	};
 	char up[32], buf[CTL_CELL_LEN], now_s[16], name[IPC_POLICY_LEN];
 	struct ctl_table t;
@@ -154,7 +154,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		printf("  cpu %.1f%%", (double)(cur->st.cpu_ns - prev->st.cpu_ns) * 100.0 /
 				      (double)(cur->mono_ns - prev->mono_ns));
 	printf("\n\n");
-	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0xfd3);
+	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x3fd3);
 	for (i = 0; i < cur->n; i++) {
 		const struct ipc_queue_rec *r = &cur->recs[i];
 		struct ctl_rate rate = ctl_rate_of(prev, cur, r);
@@ -170,17 +170,18 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		ctl_device_cell(&t, 3, r);
 		ctl_table_cell(&t, 4, "%u", r->level);
 		ctl_table_cell(&t, 5, "%s", ctl_qstate(r));
-		ctl_prio_cell(&t, 6, r);
+		ctl_wait_cells(&t, 6, r);
+		ctl_prio_cell(&t, 8, r);
 		if (rate.valid) {
-			ctl_table_cell(&t, 7, "%.1f", rate.done_per_s);
-			ctl_table_cell(&t, 8, "%.1f", rate.busy_pct);
+			ctl_table_cell(&t, 9, "%.1f", rate.done_per_s);
+			ctl_table_cell(&t, 10, "%.1f", rate.busy_pct);
 		} else {
-			ctl_table_cell(&t, 7, "-");
-			ctl_table_cell(&t, 8, "-");
+			ctl_table_cell(&t, 9, "-");
+			ctl_table_cell(&t, 10, "-");
 		}
-		ctl_table_cell(&t, 9, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
-		ctl_table_cell(&t, 10, "%llu", (unsigned long long)r->preemptions);
-		ctl_table_cell(&t, 11, "%s", ctl_fmt_ns(buf, sizeof(buf), r->preempt_p99_ns, true));
+		ctl_table_cell(&t, 11, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
+		ctl_table_cell(&t, 12, "%llu", (unsigned long long)r->preemptions);
+		ctl_table_cell(&t, 13, "%s", ctl_fmt_ns(buf, sizeof(buf), r->preempt_p99_ns, true));
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);

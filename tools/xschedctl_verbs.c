@@ -37,6 +37,33 @@ static const struct ctl_key ctl_keys[] = {
 	{ "level", IPC_KEY_LEVEL, false, "1..3" },
 };
 
+/*
+ * After `set level`: a queue whose device offers less than @asked runs at
+ * the highest level it has; say which, so that nobody believes in Lv3 on
+ * a Lv1 device. Listing failures are not the set's: exit 0 regardless.
+ */
+static int ctl_report_level(const struct ctl *ctl, struct ipc_client *c, uint32_t target,
+			    uint64_t id, int64_t asked)
+{
+	struct ipc_queue_rec *recs = NULL;
+	size_t n = 0, i;
+
+	if (ipc_client_list(c, &recs, &n) < 0)
+		return CTL_EXIT_OK;
+	for (i = 0; i < n; i++) {
+		const struct ipc_queue_rec *r = &recs[i];
+
+		if (target == IPC_TARGET_PID ? (uint64_t)r->pid != id : r->queue_id != id)
+			continue;
+		if ((int64_t)r->level < asked)
+			ctl_warn(ctl, "queue %llu (pid %d) runs at level %u, not %lld: its device "
+				 "supports up to level %u", (unsigned long long)r->queue_id, r->pid,
+				 r->level, (long long)asked, r->level_max);
+	}
+	free(recs);
+	return CTL_EXIT_OK;
+}
+
 int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 {
 	static const struct ctl_opt opts[] = {
@@ -106,14 +133,27 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		return rc;
 	rc = ipc_client_set(&c, pid_s ? IPC_TARGET_PID : IPC_TARGET_QUEUE, (uint64_t)id, k->key,
 			    value);
+	snprintf(what, sizeof(what), "cannot set %s of %s %lld", k->name,
+		 pid_s ? "pid" : "queue", (long long)id);
 	if (rc == -ESRCH || rc == -ENOENT) {
 		ctl_err(ctl, "cannot set %s: %s %lld", k->name,
 			pid_s ? "no registered queue of pid" : "no queue", (long long)id);
 		rc = CTL_EXIT_ERROR;
+	} else if (rc < 0 && c.why == IPC_WHY_CEILING) {
+		ctl_err(ctl, "%s: priority %lld is above your priority ceiling (%lld); only "
+			"root or the group xsched may set more", what, (long long)value,
+			(long long)c.limit);
+		rc = CTL_EXIT_DENIED;
+	} else if (rc < 0 && c.why == IPC_WHY_THRESHOLD) {
+		ctl_err(ctl, "%s: batch %lld is above the queue's threshold (%lld); a batch is "
+			"at most the threshold (set the threshold first)", what, (long long)value,
+			(long long)c.limit);
+		rc = CTL_EXIT_ERROR;
 	} else if (rc < 0) {
-		snprintf(what, sizeof(what), "cannot set %s of %s %lld", k->name,
-			 pid_s ? "pid" : "queue", (long long)id);
 		rc = ctl_fail(ctl, &c, rc, what);
+	} else if (k->key == IPC_KEY_LEVEL) {
+		rc = ctl_report_level(ctl, &c, pid_s ? IPC_TARGET_PID : IPC_TARGET_QUEUE,
+				      (uint64_t)id, value);
 	}
 	ipc_client_close(&c);
 	return rc;
@@ -169,7 +209,9 @@ static int ctl_policy_set_failed(const struct ctl *ctl, const struct ipc_client 
 	snprintf(what, sizeof(what), "cannot switch to policy '%s'", name);
 	switch (-err) {
 	case ENOENT:
-		if (name[0] == '/')
+		if (name[0] == '/' && c->error[0])
+			ctl_err(ctl, "%s: %s", what, c->error);
+		else if (name[0] == '/')
 			ctl_err(ctl, "%s: the daemon cannot open the module", what);
 		else
 			ctl_err(ctl, "%s: unknown policy (built-in: " CTL_BUILTIN_POLICIES ")",
@@ -177,7 +219,12 @@ static int ctl_policy_set_failed(const struct ctl *ctl, const struct ipc_client 
 		return CTL_EXIT_ERROR;
 	case ENOEXEC:
 	case EINVAL:
-		ctl_err(ctl, "%s: not a valid xsched policy (%s)", what, ctl_strerror(err));
+	case EPROTO:
+		/* The daemon says what is wrong with the module (ops versions...). */
+		if (c->error[0])
+			ctl_err(ctl, "%s: %s", what, c->error);
+		else
+			ctl_err(ctl, "%s: not a valid xsched policy (%s)", what, ctl_strerror(err));
 		return CTL_EXIT_ERROR;
 	default:
 		return ctl_fail(ctl, c, err, what);
@@ -264,7 +311,8 @@ int ctl_policy(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 
 int ctl_metrics(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 {
-	/* -o is accepted for uniformity; the exposition format is the output. */
+	/* -o is parsed like everywhere, but the exposition format is the only
+	 * output: -o json is refused rather than silently ignored. */
 	static const struct ctl_opt opts[] = {
 		CTL_COMMON_OPTS,
 		{ "output", 'o', true, CTL_OPT_OUTPUT },
@@ -289,6 +337,9 @@ int ctl_metrics(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv
 				return CTL_EXIT_ERROR;
 		}
 	}
+	if (ctl->out == CTL_OUT_JSON)
+		return ctl_usage_error(v, "metrics are printed in the Prometheus text format "
+				       "only: -o json is not supported");
 	rc = ctl_connect(ctl, &c);
 	if (rc)
 		return rc;

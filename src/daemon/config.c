@@ -236,6 +236,31 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return 0;
 		}
 	}
+	if (!strcmp(sec, "metrics")) {
+		if (!strcmp(name, "textfile")) {
+			size_t n = strlen(v);
+
+			if (n == 0) {
+				c->metrics_textfile[0] = '\0';     /* none */
+				return 0;
+			}
+			if (v[0] != '/') {
+				*why = "not an absolute path";
+				return -EINVAL;
+			}
+			/* What node_exporter reads; and no file of another kind is replaced. */
+			if (n < 6 || strcmp(v + n - 5, ".prom")) {
+				*why = "the name must end in .prom";
+				return -EINVAL;
+			}
+			if (set_str(c->metrics_textfile, sizeof(c->metrics_textfile), v) < 0) {
+				*why = "longer than 255 bytes";
+				return -EINVAL;
+			}
+			return 0;
+		}
+		NUM("metrics", "interval_s", 1, 3600, c->metrics_interval_s)
+	}
 	if (!strcmp(sec, "limits")) {
 		NUM("limits", "priority_ceiling", XS_PRIORITY_MIN, XS_PRIORITY_MAX,
 		    c->priority_ceiling)
@@ -371,8 +396,10 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->max_message_size = IPC_MSG_MAX;
 	strcpy(c->policy, "hpf");
 	c->pconf.size = sizeof(c->pconf);
-	c->starvation_period_ns = 1000000000ull;
+	c->starvation_guard_pct = XSD_GUARD_PCT_DEFAULT;
+	c->starvation_period_ns = XSD_GUARD_PERIOD_MS_DEFAULT * 1000000ull;
 	c->contention_window = XSD_CONTENTION_WINDOW;
+	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 }
 
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,

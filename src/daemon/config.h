@@ -19,6 +19,22 @@
 #endif
 #define XSD_MAX_QUEUES 4096             /* the most max_queues_per_client can be */
 
+/*
+ * Starvation guard defaults (sched.c, sched_guard()): a queue starved a
+ * whole second gets 5% of the next, as Linux's RT throttling leaves other
+ * tasks 5% of each second. A flood of higher priority then delays lower
+ * work by about a second at most instead of for ever, and costs the
+ * flood at most a twentieth of its device time; higher-priority work that
+ * goes idle at least once a second (a foreground below 100% load) never
+ * triggers it.
+ */
+#define XSD_GUARD_PCT_DEFAULT 5
+#define XSD_GUARD_PERIOD_MS_DEFAULT 1000
+
+/* [metrics] interval_s: a scrape interval's worth (node_exporter reads the
+ * file at each scrape; Prometheus scrapes every 15 s by default). */
+#define XSD_METRICS_INTERVAL_S_DEFAULT 15
+
 struct xsd_uid_limit {
 	uid_t uid;
 	int32_t priority_ceiling;
@@ -34,11 +50,13 @@ struct xsd_config {
 	uint32_t max_message_size;
 	char policy[128];
 	struct xs_policy_conf pconf;
-	uint32_t starvation_guard_pct;     /* 0: off */
+	uint32_t starvation_guard_pct;     /* 0: off; XSD_GUARD_PCT_DEFAULT */
 	uint32_t contention_window;        /* in-flight cap below a higher queue; 0: off */
 	uint64_t starvation_period_ns;
 	int64_t def_hint[5];               /* by enum ipc_key 1..4 */
 	int32_t priority_ceiling;          /* for non-root users */
+	char metrics_textfile[256];        /* node_exporter textfile; "": none */
+	uint32_t metrics_interval_s;       /* how often it is written */
 	struct xsd_uid_limit *uid_limits;
 	size_t n_uid_limits;
 };

@@ -36,6 +36,8 @@ struct xsd_queue {
 	uint32_t slot;
 	int64_t hint[IPC_HINT_KEYS];       /* own hints in effect */
 	uint32_t hint_set;                 /* bits of hints given explicitly */
+	int64_t asked_priority;            /* as given, before the ceiling's clamp */
+	bool prio_privileged;              /* given by root or the control group */
 	uint32_t level, level_max;
 	int32_t threshold, batch;
 	int64_t budget_ns;
@@ -48,6 +50,8 @@ struct xsd_queue {
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t starve_since;             /* ready and suspended since; 0: not */
 	uint64_t guard_until;              /* starvation guard grant end */
+	uint64_t guard_runs;               /* grants of the guard so far */
+	uint64_t wait_since;               /* ready and held suspended since; 0: not */
 	int32_t waits_on;                  /* slot it waits on, as last read; -1 */
 	struct xs_hist *task_lat;          /* Ready-to-Idle; apart, to keep this small */
 };
@@ -90,7 +94,8 @@ struct xsd_sched {
 	void *dl;                          /* dlopen handle of a policy .so */
 	char policy[IPC_POLICY_LEN];
 	struct xs_policy_conf pconf;
-	uint32_t guard_pct;
+	uint32_t guard_pct;                /* starvation guard; 0: off */
+	bool guard_exempt;                 /* the policy bounds waits itself */
 	uint32_t contention_window;        /* config; 0: off */
 	bool caps_dirty;                   /* priorities or queues changed */
 	uint64_t guard_period_ns;
@@ -127,7 +132,8 @@ struct xsd {
 	int reserve_fd;                    /* spare descriptor for EMFILE; -1 */
 	bool accept_paused;                /* out of descriptors, no reserve */
 	uint64_t refused_fds;              /* connections closed for want of fds */
-	struct xsd_ratelimit fd_warn, limit_warn;
+	struct xsd_ratelimit fd_warn, limit_warn, textfile_warn;
+	struct xsd_watch textfile;         /* timerfd of the metrics textfile */
 	uint32_t pending_hello;            /* connections that did not say HELLO */
 	struct xsd_client *clients;
 	struct xsd_client *zombies;        /* dropped during this epoll batch */
@@ -140,7 +146,7 @@ struct xsd {
 	bool reload;
 	gid_t control_gid;
 	/* The last reload (SIGHUP), for xschedctl status. */
-	uint32_t reloads;
+	uint32_t reloads, reloads_failed;
 	int32_t reload_rc;                 /* 0 or the negative errno of its failure */
 	uint64_t reload_ns;
 	char reload_msg[192];              /* why it failed; "" */
@@ -168,6 +174,8 @@ int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
 	     const void *body, size_t len, const int *fds, int nfds);
 /* An IPC_REPLY with @status; as xsd_send(). */
 int xsd_reply(struct xsd_client *c, uint32_t seq, int status);
+/* The same for a refusal that says why (enum ipc_why) and the limit. */
+int xsd_reply_why(struct xsd_client *c, uint32_t seq, int status, uint32_t why, int64_t limit);
 /* Answers an agent's HELLO: its shared memory and doorbells. 0 or -errno. */
 int xsd_hello_agent(struct xsd *d, struct xsd_client *c, uint32_t seq);
 /* Unregisters @c's queue in @slot (if any) and frees it. */
@@ -179,6 +187,15 @@ void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns);
 /* requests.c */
 /* Handles one decoded packet of @c. A negative return drops the client. */
 int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m);
+/*
+ * After a reload: every queue's hints that it did not set take the new
+ * defaults, and a priority its user set is clamped to the user's new
+ * ceiling (or given back up to what was asked). Priorities set by root or
+ * the control group stay. The caller decides again.
+ */
+void xsd_hints_reconfigure(struct xsd *d);
+/* Logs @q's registration or its end (@what) at info level with -v. */
+void xsd_log_queue(const struct xsd_queue *q, const char *what);
 
 /* sched.c */
 /* Starts the scheduler with @cfg's policy; on error @err says why. */
@@ -226,7 +243,17 @@ void xsd_sockfile_release(const char *path, struct xsd_sockfile *sf);
 /* metrics.c */
 void xsd_queue_record(const struct xsd_sched *s, const struct xsd_queue *q,
 		      struct ipc_queue_rec *r);
-/* Prometheus text of the whole daemon; malloc()ed, *@len bytes. */
-char *xsd_metrics_text(struct xsd *d, size_t *len);
+/*
+ * Prometheus text of the daemon, as @reader may see it (NULL: everything,
+ * for the textfile): malloc()ed, *@len bytes. NULL on out-of-memory.
+ */
+char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *len);
+/*
+ * (Re)arms the textfile writer for [metrics] textfile and interval_s (off
+ * when the path is empty): a first write at once, then every interval.
+ * 0 or -errno. Write errors are logged (rate-limited), never fatal.
+ */
+int xsd_textfile_apply(struct xsd *d);
+void xsd_textfile_stop(struct xsd *d);
 
 #endif

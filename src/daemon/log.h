@@ -1,13 +1,16 @@
 /*
  * Daemon logging: one line per message to stderr, prefixed with the syslog
- * priority ("<3>", "<4>", "<6>", "<7>") that journald understands. Debug
- * lines are printed only with --verbose. Only the daemon logs; libraries
- * return errors.
+ * priority ("<3>", "<4>", "<6>", "<7>") that journald understands. On a
+ * terminal the prefix gives way to a timestamp and a level word, for a
+ * person. Debug lines, and the info lines of each registration, are
+ * printed only with --verbose. Only the daemon logs; libraries return
+ * errors.
  */
 #ifndef XSD_LOG_H
 #define XSD_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 extern bool xsd_verbose;
@@ -34,6 +37,13 @@ struct xsd_ratelimit {
 /* True if the message may be logged now; then *@missed tells how many
  * were left out before it. */
 bool xsd_ratelimit_ok(struct xsd_ratelimit *rl, uint64_t now_ns, uint64_t *missed);
+
+/*
+ * Copies @in (at most @inlen bytes, maybe unterminated: a client's name)
+ * into @out with every byte that is not printable ASCII shown as '?', so a
+ * client cannot forge log lines. Returns @out.
+ */
+char *xsd_printable(char *out, size_t len, const char *in, size_t inlen);
 
 #define xsd_err(...) xsd_log(XSD_ERR, __VA_ARGS__)
 #define xsd_warn(...) xsd_log(XSD_WARN, __VA_ARGS__)

@@ -125,6 +125,7 @@ static void reload_outcome(struct xsd *d, int rc, const char *why)
 	char line[sizeof(d->reload_msg) + 64];
 
 	d->reloads++;
+	d->reloads_failed += rc < 0;
 	d->reload_ns = xs_now_ns();
 	d->reload_rc = rc;
 	first_line(d->reload_msg, sizeof(d->reload_msg), rc < 0 ? why : "");
@@ -174,7 +175,10 @@ static void reload(struct xsd *d, const struct overrides *o)
 	memcpy(next.control_socket, d->cfg.control_socket, sizeof(next.control_socket));
 	xsd_config_fini(&d->cfg);
 	d->cfg = next;
+	xsd_hints_reconfigure(d);
 	xsd_decide(d, NULL, 0);
+	if (xsd_textfile_apply(d) < 0)
+		xsd_warn("metrics textfile: %s", strerror(errno));
 	reload_outcome(d, 0, NULL);
 }
 
@@ -217,6 +221,15 @@ static int check_config(struct xsd *d, const struct overrides *o)
 	if (!getgrnam(cfg.control_group))
 		fprintf(stderr, "warning: group %s does not exist: the control socket would be "
 			"for root only\n", cfg.control_group);
+	if (cfg.metrics_textfile[0]) {
+		char dir[sizeof(cfg.metrics_textfile)];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(cfg.metrics_textfile, '/') -
+						     cfg.metrics_textfile), cfg.metrics_textfile);
+		if (access(dir[0] ? dir : "/", W_OK) < 0)
+			fprintf(stderr, "warning: [metrics] textfile: cannot write in %s: %s\n",
+				dir[0] ? dir : "/", strerror(errno));
+	}
 	if (rc == 0)
 		printf("%s: %s (policy %s)\n", d->config_path,
 		       stat(d->config_path, &st) == 0 ? "valid" :
@@ -316,6 +329,7 @@ int main(int argc, char **argv)
 	d.sig.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d.sig.fn = on_signal;
 	d.listen_client.fd = d.listen_control.fd = d.timer.fd = d.house.fd = -1;
+	d.textfile.fd = -1;
 	d.next_client_id = 1;
 	d.start_ns = xs_now_ns();
 	if (d.epfd < 0 || d.sig.fd < 0 || xsd_watch_add(&d, &d.sig, EPOLLIN) < 0) {
@@ -324,6 +338,10 @@ int main(int argc, char **argv)
 	}
 	if (xsd_server_start(&d) < 0)
 		goto out_server;
+	if (xsd_textfile_apply(&d) < 0) {
+		xsd_err("metrics textfile: %s", strerror(errno));
+		goto out_server;
+	}
 	xsd_info("listening on %s and %s, policy %s", d.cfg.socket, d.cfg.control_socket,
 		 d.sched.policy);
 	xsd_notify("READY=1\nSTATUS=scheduling");
@@ -349,6 +367,7 @@ int main(int argc, char **argv)
 	xsd_info("stopping: resuming every queue");
 	rc = 0;
 out_server:
+	xsd_textfile_stop(&d);
 	xsd_server_stop(&d);
 out_sched:
 	xsd_watch_del(&d, &d.sig);

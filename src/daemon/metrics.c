@@ -1,15 +1,32 @@
 /*
  * Listings and metrics of the daemon: queue records for IPC_LIST and the
- * Prometheus text exposition (format 0.0.4) for IPC_METRICS.
+ * Prometheus text exposition (format 0.0.4) for IPC_METRICS and for the
+ * textfile that node_exporter's textfile collector reads ([metrics]
+ * textfile): no TCP listener of our own.
+ *
+ * Per-queue series are scoped like listings: a caller on the client
+ * socket who is not root sees the series of its own uid's queues only
+ * (the daemon-wide series, as in `xschedctl status`, are for everyone).
+ * Each queue series is labelled queue, pid, uid, comm and device.
  */
 #include "daemon/daemon.h"
+#include "daemon/log.h"
 #include "base/clock.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
+
+#ifndef XSCHED_VERSION_STRING
+#error "the build defines XSCHED_VERSION_STRING"
+#endif
 
 void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 		      struct ipc_queue_rec *r)
@@ -45,6 +62,9 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 		r->domain = dev->id;
 		r->id_kind = dev->kind;
 	}
+	r->wait_ns = q->wait_since ? xs_now_ns() - q->wait_since : 0;
+	r->guard_runs = q->guard_runs;
+	r->level_max = q->level_max;
 }
 
 struct text {
@@ -103,8 +123,14 @@ static void label(char *out, size_t len, const char *in)
 	out[o] = '\0';
 }
 
+/* Whose queues a reader may see: @uid's, or everyone's if @all. */
+struct scope {
+	bool all;
+	uid_t uid;
+};
+
 static void queue_metric(struct text *t, const char *name, const char *type,
-			 const char *help, struct xsd *d,
+			 const char *help, struct xsd *d, const struct scope *sc,
 			 double (*val)(const struct xsd_queue *q))
 {
 	struct xsd_client *c;
@@ -112,6 +138,8 @@ static void queue_metric(struct text *t, const char *name, const char *type,
 
 	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 	for (c = d->clients; c; c = c->next) {
+		if (!sc->all && c->uid != sc->uid)
+			continue;
 		for (i = 0; c->queue && i < c->nslots; i++) {
 			const struct xsd_queue *q = c->queue[i];
 			char comm[64], dev[80];
@@ -120,8 +148,9 @@ static void queue_metric(struct text *t, const char *name, const char *type,
 				continue;
 			label(comm, sizeof(comm), c->comm);
 			label(dev, sizeof(dev), q->device);
-			put(t, "%s{queue=\"%llu\",pid=\"%d\",comm=\"%s\",device=\"%s\"} %.9g\n",
-			    name, (unsigned long long)q->pq.id, (int)c->pid, comm, dev, val(q));
+			put(t, "%s{queue=\"%llu\",pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\"} "
+			    "%.9g\n", name, (unsigned long long)q->pq.id, (int)c->pid,
+			    (unsigned)c->uid, comm, dev, val(q));
 		}
 	}
 }
@@ -167,6 +196,13 @@ static double v_preempt_p99(const struct xsd_queue *q)
 	return slot_u64(q, offsetof(struct ipc_slot, preempt_p99_ns)) / 1e9;
 }
 
+static double v_wait(const struct xsd_queue *q)
+{
+	return q->wait_since ? (double)(xs_now_ns() - q->wait_since) / 1e9 : 0;
+}
+
+static double v_grants(const struct xsd_queue *q) { return (double)q->guard_runs; }
+
 static void hist_metric(struct text *t, const char *name, const char *help,
 			const struct xs_hist *h)
 {
@@ -177,12 +213,15 @@ static void hist_metric(struct text *t, const char *name, const char *help,
 	    (unsigned long long)h->count);
 }
 
-char *xsd_metrics_text(struct xsd *d, size_t *len)
+char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *len)
 {
+	struct scope sc = { .all = !reader || reader->privileged,
+			    .uid = reader ? reader->uid : 0 };
 	struct text t = { .cap = 8192 };
 	struct timespec cpu;
 	struct xsd_client *c;
 	uint32_t queues = 0;
+	char policy[IPC_POLICY_LEN * 2];
 
 	t.buf = malloc(t.cap);
 	if (!t.buf)
@@ -191,6 +230,9 @@ char *xsd_metrics_text(struct xsd *d, size_t *len)
 	for (c = d->clients; c; c = c->next)
 		queues += c->nqueues;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	label(policy, sizeof(policy), d->sched.policy);
+	put(&t, "# HELP xsched_info The daemon's version and policy.\n# TYPE xsched_info gauge\n"
+		"xsched_info{version=\"%s\",policy=\"%s\"} 1\n", XSCHED_VERSION_STRING, policy);
 	put(&t, "# HELP xsched_clients Connected clients.\n# TYPE xsched_clients gauge\n"
 		"xsched_clients %u\n", d->nclients);
 	put(&t, "# HELP xsched_queues Registered queues.\n# TYPE xsched_queues gauge\n"
@@ -205,30 +247,131 @@ char *xsd_metrics_text(struct xsd *d, size_t *len)
 		"# TYPE xsched_daemon_cpu_seconds_total counter\n"
 		"xsched_daemon_cpu_seconds_total %.6f\n",
 	    (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
+	put(&t, "# HELP xsched_reloads_total Configuration reloads (SIGHUP), by outcome.\n"
+		"# TYPE xsched_reloads_total counter\n"
+		"xsched_reloads_total{result=\"ok\"} %llu\n"
+		"xsched_reloads_total{result=\"failed\"} %llu\n",
+	    (unsigned long long)(d->reloads - d->reloads_failed),
+	    (unsigned long long)d->reloads_failed);
+	put(&t, "# HELP xsched_last_reload_ok 0 while the last reload failed (the previous "
+		"configuration runs).\n# TYPE xsched_last_reload_ok gauge\n"
+		"xsched_last_reload_ok %d\n", d->reload_rc == 0);
+	put(&t, "# HELP xsched_refused_connections_total Connections closed for want of file "
+		"descriptors.\n# TYPE xsched_refused_connections_total counter\n"
+		"xsched_refused_connections_total %llu\n", (unsigned long long)d->refused_fds);
 	hist_metric(&t, "xsched_event_wakeup_seconds",
 		    "Client status change to its receipt by the daemon.", &d->sched.wake_lat);
 	hist_metric(&t, "xsched_event_decision_seconds",
 		    "Receipt of an event to the decisions written.", &d->sched.decide_lat);
-	queue_metric(&t, "xsched_queue_ready", "gauge", "1 while the queue has work.", d, v_ready);
+	queue_metric(&t, "xsched_queue_ready", "gauge", "1 while the queue has work.", d, &sc,
+		     v_ready);
 	queue_metric(&t, "xsched_queue_running", "gauge", "1 unless suspended by the policy.",
-		     d, v_running);
-	queue_metric(&t, "xsched_queue_priority", "gauge", "Effective priority.", d, v_prio);
-	queue_metric(&t, "xsched_queue_submitted_total", "counter", "Commands submitted.", d,
+		     d, &sc, v_running);
+	queue_metric(&t, "xsched_queue_priority", "gauge", "Effective priority.", d, &sc, v_prio);
+	queue_metric(&t, "xsched_queue_submitted_total", "counter", "Commands submitted.", d, &sc,
 		     v_submitted);
-	queue_metric(&t, "xsched_queue_completed_total", "counter", "Commands completed.", d,
+	queue_metric(&t, "xsched_queue_completed_total", "counter", "Commands completed.", d, &sc,
 		     v_completed);
 	queue_metric(&t, "xsched_queue_preemptions_total", "counter", "Suspends with work.", d,
-		     v_preempt);
+		     &sc, v_preempt);
 	queue_metric(&t, "xsched_queue_device_seconds_total", "counter",
-		     "Device time of completed commands.", d, v_exec);
+		     "Device time of completed commands.", d, &sc, v_exec);
 	queue_metric(&t, "xsched_queue_task_latency_p99_seconds", "gauge",
-		     "P99 of Ready-to-Idle time.", d, v_task_p99);
+		     "P99 of Ready-to-Idle time.", d, &sc, v_task_p99);
 	queue_metric(&t, "xsched_queue_preempt_latency_p99_seconds", "gauge",
-		     "P99 of suspend-to-device-quiet time.", d, v_preempt_p99);
+		     "P99 of suspend-to-device-quiet time.", d, &sc, v_preempt_p99);
+	queue_metric(&t, "xsched_queue_wait_seconds", "gauge",
+		     "How long the queue has been ready and held suspended (0: not).", d, &sc,
+		     v_wait);
+	queue_metric(&t, "xsched_queue_starvation_grants_total", "counter",
+		     "Times the starvation guard ran the queue.", d, &sc, v_grants);
 	if (t.oom) {
 		free(t.buf);
 		return NULL;
 	}
 	*len = t.len;
 	return t.buf;
+}
+
+/* --- the textfile ------------------------------------------------------- */
+
+/* Writes the whole exposition to the textfile: a temporary file, renamed. */
+static int textfile_write(struct xsd *d)
+{
+	char tmp[sizeof(d->cfg.metrics_textfile) + 8];
+	size_t len, off = 0;
+	char *text = xsd_metrics_text(d, NULL, &len);
+	int fd, rc = 0;
+
+	if (!text)
+		return -ENOMEM;
+	/* node_exporter reads *.prom only: it never sees the temporary file. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d->cfg.metrics_textfile);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		free(text);
+		return rc;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	free(text);
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, d->cfg.metrics_textfile) < 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+static void on_textfile(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	uint64_t v, missed;
+	int rc;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	rc = textfile_write(d);
+	if (rc < 0 && xsd_ratelimit_ok(&d->textfile_warn, xs_now_ns(), &missed))
+		xsd_warn("cannot write the metrics textfile %s: %s (%llu more failures since "
+			 "the last message)", d->cfg.metrics_textfile, strerror(-rc),
+			 (unsigned long long)missed);
+}
+
+int xsd_textfile_apply(struct xsd *d)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (d->textfile.fd < 0) {
+		d->textfile.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		d->textfile.fn = on_textfile;
+		d->textfile_warn.interval_ns = 600 * XS_NSEC_PER_SEC;
+		if (d->textfile.fd < 0 || xsd_watch_add(d, &d->textfile, EPOLLIN) < 0)
+			return -errno;
+	}
+	if (d->cfg.metrics_textfile[0]) {
+		/* The first write comes at once, so a bad path shows at start. */
+		its.it_value.tv_nsec = 1;
+		its.it_interval.tv_sec = d->cfg.metrics_interval_s;
+	}
+	return timerfd_settime(d->textfile.fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+void xsd_textfile_stop(struct xsd *d)
+{
+	/* A stopped daemon's numbers are gone, not stale (absent(xsched_info)). */
+	if (d->textfile.fd >= 0 && d->cfg.metrics_textfile[0])
+		unlink(d->cfg.metrics_textfile);
+	xsd_watch_del(d, &d->textfile);
 }

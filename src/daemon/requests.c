@@ -54,6 +54,22 @@ static bool xsd_unrefuse(struct xsd_client *c, uint32_t slot)
 	return true;
 }
 
+void xsd_log_queue(const struct xsd_queue *q, const char *what)
+{
+	char comm[sizeof(q->client->comm) * 4], dev[sizeof(q->device) * 4];
+
+	if (!xsd_verbose)
+		return;
+	xsd_info("queue %llu %s: pid %d uid %u comm %s device %s (%s, level %u of %u), "
+		 "priority %lld share %lld deadline_us %lld laxity_us %lld",
+		 (unsigned long long)q->pq.id, what, (int)q->client->pid, (unsigned)q->client->uid,
+		 xsd_printable(comm, sizeof(comm), q->client->comm, sizeof(q->client->comm)),
+		 xsd_printable(dev, sizeof(dev), q->device, sizeof(q->device)),
+		 q->backend[0] ? q->backend : "?", q->level, q->level_max,
+		 (long long)q->hint[IPC_KEY_PRIORITY], (long long)q->hint[IPC_KEY_SHARE],
+		 (long long)q->hint[IPC_KEY_DEADLINE_US], (long long)q->hint[IPC_KEY_LAXITY_US]);
+}
+
 static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 			const struct ipc_register *r)
 {
@@ -81,7 +97,9 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
 		q->hint[k] = (r->hint_set & (1u << k)) ? r->hint[k] : d->cfg.def_hint[k];
 	q->hint_set = r->hint_set;
-	/* An explicit priority above the uid's ceiling is clamped to it. */
+	/* An explicit priority above the uid's ceiling is clamped to it (and
+	 * given back if a reload raises the ceiling). */
+	q->asked_priority = q->hint[IPC_KEY_PRIORITY];
 	if ((r->hint_set & (1u << IPC_KEY_PRIORITY)) && q->hint[IPC_KEY_PRIORITY] > ceiling)
 		q->hint[IPC_KEY_PRIORITY] = ceiling;
 	q->level = r->level;
@@ -118,6 +136,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	out.queue_id = q->pq.id;
 	out.slot = r->slot;
 	memcpy(out.hint, q->hint, sizeof(out.hint));
+	xsd_log_queue(q, "registered");
 	rc = xsd_send(c, IPC_REGISTERED, seq, &out, sizeof(out), NULL, 0);
 	xsd_decide(d, NULL, 0);
 	return rc;
@@ -128,27 +147,52 @@ static int xsd_set_hint(struct xsd *d, struct xsd_client *c, uint32_t seq,
 {
 	struct xsd_queue *q = h->slot < c->nslots ? c->queue[h->slot] : NULL;
 
+	int32_t ceiling = xsd_config_ceiling(&d->cfg, c->uid);
+
 	if (!q)
 		return xsd_reply(c, seq, -EINVAL);
-	if (h->key == IPC_KEY_PRIORITY && h->value > xsd_config_ceiling(&d->cfg, c->uid))
-		return xsd_reply(c, seq, -EPERM);
+	if (h->key == IPC_KEY_PRIORITY && h->value > ceiling)
+		return xsd_reply_why(c, seq, -EPERM, IPC_WHY_CEILING, ceiling);
 	q->hint[h->key] = h->value;
 	q->hint_set |= 1u << h->key;
+	if (h->key == IPC_KEY_PRIORITY) {
+		q->asked_priority = h->value;
+		q->prio_privileged = false;
+	}
 	xsd_sched_hints_changed(&d->sched, q);
 	xsd_decide(d, NULL, 0);
 	return xsd_reply(c, seq, 0);
 }
 
-/* May @c change @key of @q to @value? 0 or -EPERM. */
+/* Why a request was refused, for the reply. */
+struct xsd_refusal {
+	uint32_t why;                      /* enum ipc_why */
+	int64_t limit;
+};
+
+/*
+ * May @c change @key of @q to @value? 0, or -EPERM (another user's queue,
+ * or above the caller's ceiling) or -EINVAL (a batch above the queue's
+ * threshold), with the limit in @why.
+ */
 static int xsd_may_set(struct xsd *d, struct xsd_client *c, struct xsd_queue *q,
-		       uint32_t key, int64_t value)
+		       uint32_t key, int64_t value, struct xsd_refusal *why)
 {
+	int32_t ceiling = xsd_config_ceiling(&d->cfg, c->uid);
+
+	/* The XQueue refuses such a window (xq_set_window()): say so here. */
+	if (key == IPC_KEY_BATCH && value > q->threshold) {
+		*why = (struct xsd_refusal){ IPC_WHY_THRESHOLD, q->threshold };
+		return -EINVAL;
+	}
 	if (c->privileged)
 		return 0;
 	if (q->client->uid != c->uid)
 		return -EPERM;
-	if (key == IPC_KEY_PRIORITY && value > xsd_config_ceiling(&d->cfg, c->uid))
+	if (key == IPC_KEY_PRIORITY && value > ceiling) {
+		*why = (struct xsd_refusal){ IPC_WHY_CEILING, ceiling };
 		return -EPERM;
+	}
 	return 0;
 }
 
@@ -159,6 +203,9 @@ static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 	switch (key) {
 	case IPC_KEY_THRESHOLD:
 		q->threshold = (int32_t)value;
+		/* The XQueue halves a batch the new threshold is below. */
+		if (q->batch > q->threshold)
+			q->batch = q->threshold / 2 ? q->threshold / 2 : 1;
 		atomic_store(&slot->threshold, (int32_t)value);
 		break;
 	case IPC_KEY_BATCH:
@@ -180,12 +227,15 @@ static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 
 typedef void (*xsd_queue_fn)(struct xsd_queue *q, void *arg);
 
-/* Calls @fn for every queue @c targets; returns how many, or -EPERM. */
-static int xsd_for_targets(struct xsd *d, struct xsd_client *c,
-			   const struct ipc_ctl_set *s, xsd_queue_fn fn, void *arg)
+/*
+ * Calls @fn for every queue @c targets; returns how many. Without @fn,
+ * checks that @c may set each of them: a negative errno and @why then.
+ */
+static int xsd_for_targets(struct xsd *d, struct xsd_client *c, const struct ipc_ctl_set *s,
+			   xsd_queue_fn fn, void *arg, struct xsd_refusal *why)
 {
 	struct xsd_client *o;
-	int found = 0;
+	int found = 0, rc;
 	uint32_t i;
 
 	for (o = d->clients; o; o = o->next) {
@@ -196,8 +246,8 @@ static int xsd_for_targets(struct xsd *d, struct xsd_client *c,
 
 			if (!q || (s->target == IPC_TARGET_QUEUE && q->pq.id != s->id))
 				continue;
-			if (!fn && xsd_may_set(d, c, q, s->key, s->value) < 0)
-				return -EPERM;
+			if (!fn && (rc = xsd_may_set(d, c, q, s->key, s->value, why)) < 0)
+				return rc;
 			if (fn)
 				fn(q, arg);
 			found++;
@@ -208,6 +258,7 @@ static int xsd_for_targets(struct xsd *d, struct xsd_client *c,
 
 struct xsd_set_arg {
 	struct xsd *d;
+	const struct xsd_client *by;
 	const struct ipc_ctl_set *s;
 };
 
@@ -220,6 +271,11 @@ static void xsd_set_one(struct xsd_queue *q, void *arg)
 
 		q->hint[a->s->key] = a->s->value;
 		q->hint_set |= 1u << a->s->key;
+		if (a->s->key == IPC_KEY_PRIORITY) {
+			/* What root or the control group sets is not clamped. */
+			q->asked_priority = a->s->value;
+			q->prio_privileged = a->by->privileged;
+		}
 		xsd_sched_hints_changed(&a->d->sched, q);
 		/* The client keeps it, so a daemon restart does not lose it. */
 		atomic_store(&slot->hint[a->s->key], a->s->value);
@@ -234,14 +290,52 @@ static void xsd_set_one(struct xsd_queue *q, void *arg)
 static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 		       const struct ipc_ctl_set *s)
 {
-	struct xsd_set_arg a = { d, s };
-	int rc = xsd_for_targets(d, c, s, NULL, NULL);
+	struct xsd_set_arg a = { d, c, s };
+	struct xsd_refusal why = { IPC_WHY_NONE, 0 };
+	int rc = xsd_for_targets(d, c, s, NULL, NULL, &why);
 
 	if (rc <= 0)
-		return xsd_reply(c, seq, rc < 0 ? rc : -ESRCH);
-	xsd_for_targets(d, c, s, xsd_set_one, &a);
+		return xsd_reply_why(c, seq, rc < 0 ? rc : -ESRCH, why.why, why.limit);
+	xsd_for_targets(d, c, s, xsd_set_one, &a, NULL);
 	xsd_decide(d, NULL, 0);
 	return xsd_reply(c, seq, 0);
+}
+
+void xsd_hints_reconfigure(struct xsd *d)
+{
+	struct xsd_client *c;
+	uint32_t i, k, changed = 0;
+
+	for (c = d->clients; c; c = c->next) {
+		int32_t ceiling = xsd_config_ceiling(&d->cfg, c->uid);
+
+		for (i = 0; c->queue && i < c->nslots; i++) {
+			struct xsd_queue *q = c->queue[i];
+			bool moved = false;
+
+			for (k = IPC_KEY_PRIORITY; q && k < IPC_HINT_KEYS; k++) {
+				int64_t v;
+
+				if (!(q->hint_set & (1u << k)))
+					v = d->cfg.def_hint[k];
+				else if (k == IPC_KEY_PRIORITY && !q->prio_privileged)
+					v = XS_MIN(q->asked_priority, (int64_t)ceiling);
+				else
+					continue;
+				if (q->hint[k] != v) {
+					q->hint[k] = v;
+					moved = true;
+				}
+			}
+			if (moved) {
+				xsd_sched_hints_changed(&d->sched, q);
+				changed++;
+			}
+		}
+	}
+	if (changed)
+		xsd_info("reload: %u queue%s took new defaults or ceilings", changed,
+			 changed == 1 ? "" : "s");
 }
 
 static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
@@ -278,11 +372,13 @@ static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
 }
 
-static int xsd_policy_reply(struct xsd *d, struct xsd_client *c, uint32_t seq, int status)
+static int xsd_policy_reply(struct xsd *d, struct xsd_client *c, uint32_t seq, int status,
+			    const char *error)
 {
 	struct ipc_policy_reply r = { .status = status };
 
 	snprintf(r.name, sizeof(r.name), "%s", d->sched.policy);
+	snprintf(r.error, sizeof(r.error), "%s", error ? error : "");
 	return xsd_send(c, IPC_POLICY_REPLY, seq, &r, sizeof(r), NULL, 0);
 }
 
@@ -293,7 +389,7 @@ static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	int rc;
 
 	if (!c->privileged)
-		return xsd_policy_reply(d, c, seq, -EPERM);
+		return xsd_policy_reply(d, c, seq, -EPERM, NULL);
 	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf, err, sizeof(err));
 	if (rc == 0) {
 		xsd_info("policy switched to %s by pid %d", p->name, (int)c->pid);
@@ -301,7 +397,7 @@ static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	} else {
 		xsd_warn("pid %d asked for %s", (int)c->pid, err);
 	}
-	return xsd_policy_reply(d, c, seq, rc);
+	return xsd_policy_reply(d, c, seq, rc, rc < 0 ? err : NULL);
 }
 
 static uint64_t xsd_cpu_ns(void)
@@ -335,6 +431,13 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	r.events = d->sched.events;
 	r.cpu_ns = xsd_cpu_ns();
 	snprintf(r.policy, sizeof(r.policy), "%s", d->sched.policy);
+	r.reloads = d->reloads;
+	r.reload_status = d->reload_rc;
+	r.reload_age_ns = d->reloads ? xs_now_ns() - d->reload_ns : 0;
+	snprintf(r.reload_error, sizeof(r.reload_error), "%s", d->reload_msg);
+	r.guard_pct = d->sched.guard_pct;
+	r.guard_period_ms = (uint32_t)(d->sched.guard_period_ns / 1000000);
+	r.refused = d->refused_fds;
 	return xsd_send(c, IPC_STATUS_REPLY, seq, &r, sizeof(r), NULL, 0);
 }
 
@@ -349,7 +452,7 @@ static int xsd_metrics(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		uint64_t align;
 	} out;
 	size_t len, off = 0;
-	char *text = xsd_metrics_text(d, &len);
+	char *text = xsd_metrics_text(d, c, &len);
 	int rc = 0;
 
 	if (!text)
@@ -398,6 +501,7 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 			return xsd_reply(c, seq, 0);
 		if (!agent || u->slot >= c->nslots || !c->queue[u->slot])
 			return xsd_reply(c, seq, -EINVAL);
+		xsd_log_queue(c->queue[u->slot], "unregistered");
 		xsd_queue_free(d, c, u->slot);
 		xsd_decide(d, NULL, 0);
 		return xsd_reply(c, seq, 0);
@@ -409,7 +513,7 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 	case IPC_CTL_SET:
 		return xsd_ctl_set(d, c, seq, m->body);
 	case IPC_POLICY_GET:
-		return xsd_policy_reply(d, c, seq, 0);
+		return xsd_policy_reply(d, c, seq, 0, NULL);
 	case IPC_POLICY_SET:
 		return xsd_policy_set(d, c, seq, m->body);
 	case IPC_STATUS:

@@ -6,9 +6,9 @@
  * Around the policy, the core adds what must hold whichever policy runs:
  * dependency-aware priority inheritance (a queue that a ready queue of the
  * same process waits on gets the waiter's priority; processes never lend
- * priority to each other, so neither do users), and the optional
- * starvation guard (a ready queue suspended for a whole period gets a
- * short grant). A hot policy switch moves every queue to the new policy;
+ * priority to each other, so neither do users), and the starvation
+ * guard (a ready queue suspended for a whole period gets a short grant;
+ * see sched_guard()). A hot policy switch moves every queue to the new policy;
  * hints live here, not in the policy, so none is lost.
  */
 #include "daemon/daemon.h"
@@ -182,6 +182,7 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 	s->ops = ops;
 	s->state = state;
 	s->dl = dl;
+	s->guard_exempt = ops == xsd_policy_find("bandwidth") || ops == xsd_policy_find("fair");
 	s->pconf = *pconf;
 	snprintf(s->policy, sizeof(s->policy), "%s", name);
 	for (i = 0; i < s->n;) {
@@ -403,13 +404,21 @@ static uint64_t min_time(uint64_t a, uint64_t b)
 	return !a ? b : !b ? a : XS_MIN(a, b);
 }
 
-/* Overrides decisions for queues starved a whole period; next check time. */
+/*
+ * The starvation guard, on by default (XSD_GUARD_PCT_DEFAULT): a ready
+ * queue that a priority policy kept suspended for a whole period runs for
+ * guard_pct of the next one, alongside the queues that starved it, as
+ * Linux gives non-real-time tasks 5% of each second (RT throttling). The
+ * share-based policies (bandwidth, fair) are left alone: their turns
+ * already bound every queue's wait, and a grant would skew the shares.
+ * Overrides decisions for queues starved a whole period; next check time.
+ */
 static uint64_t sched_guard(struct xsd_sched *s, uint64_t now)
 {
 	uint64_t next = 0, grant = s->guard_period_ns * s->guard_pct / 100;
 	size_t i;
 
-	if (!s->guard_pct)
+	if (!s->guard_pct || s->guard_exempt)
 		return 0;
 	for (i = 0; i < s->n; i++) {
 		struct xsd_queue *q = s->q[i];
@@ -427,6 +436,7 @@ static uint64_t sched_guard(struct xsd_sched *s, uint64_t now)
 			q->starve_since = now;
 		if (now - q->starve_since >= s->guard_period_ns) {
 			q->guard_until = now + grant;
+			q->guard_runs++;
 			q->starve_since = 0;
 			q->pq.run = true;
 			next = min_time(next, q->guard_until);
@@ -498,6 +508,11 @@ void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 		struct xsd_queue *q = s->q[i];
 
 		s->decisions += sched_write_run(s, q);
+		/* How long it waits, for listings: ready and held suspended. */
+		if (!q->pq.ready || q->applied)
+			q->wait_since = 0;
+		else if (!q->wait_since)
+			q->wait_since = now;
 		/* After the run store: a queue stopped with work in flight that
 		 * drained before it saw the decision did not ring (ipc_abi.h,
 		 * "Drain"), so decide again now. */

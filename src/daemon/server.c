@@ -155,11 +155,17 @@ int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
 	return 0;
 }
 
-int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
+int xsd_reply_why(struct xsd_client *c, uint32_t seq, int status, uint32_t why, int64_t limit)
 {
-	struct ipc_reply r = { .status = status };
+	struct ipc_reply r = { .status = status, .why = status < 0 ? why : 0,
+			       .limit = status < 0 ? limit : 0 };
 
 	return xsd_send(c, IPC_REPLY, seq, &r, sizeof(r), NULL, 0);
+}
+
+int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
+{
+	return xsd_reply_why(c, seq, status, IPC_WHY_NONE, 0);
 }
 
 void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c)
@@ -299,7 +305,14 @@ void xsd_reap_zombies(struct xsd *d)
 
 static void xsd_client_drop(struct xsd *d, struct xsd_client *c, const char *why)
 {
+	char what[64];
+	uint32_t i;
+
 	xsd_debug("client %llu (pid %d): %s", (unsigned long long)c->id, (int)c->pid, why);
+	snprintf(what, sizeof(what), "removed (%s)", why);
+	for (i = 0; c->queue && i < c->nslots; i++)
+		if (c->queue[i])
+			xsd_log_queue(c->queue[i], what);
 	xsd_client_free(d, c);
 	xsd_decide(d, NULL, 0);
 }

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 4u
+#define IPC_VERSION 5u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -150,9 +150,21 @@ struct ipc_set_hint {
 	int64_t value;
 };
 
+/*
+ * Why a request was refused, where the errno alone would point the wrong
+ * way (struct ipc_reply): the limit that refused it comes with it.
+ */
+enum ipc_why {
+	IPC_WHY_NONE = 0,
+	IPC_WHY_CEILING = 1,    /* a priority above the caller's ceiling; limit: it */
+	IPC_WHY_THRESHOLD = 2,  /* a batch above the queue's threshold; limit: it */
+	IPC_WHY_MAX,
+};
+
 struct ipc_reply {
 	int32_t status;         /* 0 or a negative errno */
-	uint32_t pad;
+	uint32_t why;           /* enum ipc_why, with a refusal */
+	int64_t limit;          /* see enum ipc_why */
 };
 
 /* Targets of IPC_CTL_SET. */
@@ -194,7 +206,9 @@ struct ipc_queue_rec {
 	uint64_t preempt_p99_ns;
 	uint64_t domain;        /* its device (struct ipc_device_rec), never reused */
 	uint32_t id_kind;       /* how that device is identified (enum ipc_id_kind) */
-	uint32_t pad;
+	uint32_t level_max;     /* highest level its device supports */
+	uint64_t wait_ns;       /* ready and kept suspended for so long; 0: not */
+	uint64_t guard_runs;    /* grants of the starvation guard so far */
 };
 
 struct ipc_list_reply {
@@ -237,10 +251,13 @@ struct ipc_policy {
 	char name[IPC_POLICY_LEN]; /* built-in name or absolute path of a .so */
 };
 
+#define IPC_REASON_LEN 192u
+
 struct ipc_policy_reply {
 	int32_t status;
 	uint32_t pad;
-	char name[IPC_POLICY_LEN];
+	char name[IPC_POLICY_LEN];     /* the policy in use */
+	char error[IPC_REASON_LEN];    /* why a switch was refused; "" */
 };
 
 struct ipc_status_reply {
@@ -255,6 +272,13 @@ struct ipc_status_reply {
 	char policy[IPC_POLICY_LEN];
 	uint32_t unscheduled;   /* queues refused for want of a slot, running unscheduled */
 	uint32_t max_queues_per_client;
+	uint32_t reloads;       /* reloads (SIGHUP) handled */
+	int32_t reload_status;  /* the last one: 0 or a negative errno */
+	uint64_t reload_age_ns; /* time since the last one; 0: none */
+	uint32_t guard_pct;     /* starvation guard: share of a period; 0: off */
+	uint32_t guard_period_ms;
+	uint64_t refused;       /* connections closed for want of descriptors */
+	char reload_error[IPC_REASON_LEN]; /* why the last reload failed; "" */
 };
 
 struct ipc_text_reply {
@@ -373,14 +397,14 @@ _Static_assert(sizeof(struct ipc_hello_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_register) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
-_Static_assert(sizeof(struct ipc_reply) == 8, "ipc ABI");
+_Static_assert(sizeof(struct ipc_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 224, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 240, "ipc ABI");
 _Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
-_Static_assert(sizeof(struct ipc_policy_reply) == 136, "ipc ABI");
-_Static_assert(sizeof(struct ipc_status_reply) == 184, "ipc ABI");
+_Static_assert(sizeof(struct ipc_policy_reply) == 328, "ipc ABI");
+_Static_assert(sizeof(struct ipc_status_reply) == 408, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");

@@ -37,6 +37,8 @@ static int ipc_client_recv(struct ipc_client *c, union ipc_buf *buf, struct ipc_
 {
 	int n = ipc_recv(c->fd, buf->b, sizeof(buf->b), NULL, NULL, 0);
 
+	c->why = IPC_WHY_NONE;
+	c->limit = 0;
 	if (n == 0 || n == -ECONNRESET)
 		return -EPIPE;
 	if (n == -EAGAIN)
@@ -48,8 +50,13 @@ static int ipc_client_recv(struct ipc_client *c, union ipc_buf *buf, struct ipc_
 		return -EBADMSG;
 	if (m->hdr.seq != c->seq)
 		return -EBADMSG;
-	if (m->hdr.type == IPC_REPLY)
-		return ((const struct ipc_reply *)m->body)->status;
+	if (m->hdr.type == IPC_REPLY) {
+		const struct ipc_reply *r = m->body;
+
+		c->why = r->why;
+		c->limit = r->limit;
+		return r->status;
+	}
 	return 0;
 }
 
@@ -203,9 +210,11 @@ int ipc_client_policy_set(struct ipc_client *c, const char *name)
 	if (!name || strlen(name) >= sizeof(req.name) || !*name)
 		return -EINVAL;
 	strcpy(req.name, name);
+	c->error[0] = '\0';
 	rc = ipc_client_call(c, IPC_POLICY_SET, &req, sizeof(req), IPC_POLICY_REPLY, &buf, &m);
 	if (rc < 0)
 		return rc;
+	memcpy(c->error, ((const struct ipc_policy_reply *)m.body)->error, sizeof(c->error));
 	return ((const struct ipc_policy_reply *)m.body)->status;
 }
 

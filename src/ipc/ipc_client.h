@@ -18,6 +18,9 @@ struct ipc_client {
 	int fd;
 	uint32_t seq;
 	bool control;           /* connected to the control socket */
+	uint32_t why;           /* of the last IPC_REPLY: enum ipc_why */
+	int64_t limit;          /* ... and the limit it names */
+	char error[IPC_REASON_LEN]; /* of the last refused policy switch; "" */
 };
 
 /*
@@ -38,11 +41,13 @@ int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n
  */
 int ipc_client_devices(struct ipc_client *c, struct ipc_device_rec **recs, size_t *n);
 
-/* Sets @key (enum ipc_key) to @value on queue @id or every queue of pid @id. */
+/* Sets @key (enum ipc_key) to @value on queue @id or every queue of pid @id.
+ * A refusal may say why in @c->why and @c->limit. */
 int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,
 		   int64_t value);
 
 int ipc_client_policy_get(struct ipc_client *c, char *name, size_t len);
+/* A refusal says why in @c->error (when the daemon said). */
 int ipc_client_policy_set(struct ipc_client *c, const char *name);
 int ipc_client_status(struct ipc_client *c, struct ipc_status_reply *out);
 

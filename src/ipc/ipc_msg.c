@@ -198,13 +198,23 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 
 		return (t->flags & ~IPC_F_LAST) == 0 && len == sizeof(*t) + t->len;
 	}
-	case IPC_POLICY_REPLY:
-		return ipc_str_or_empty(((const struct ipc_policy_reply *)b)->name, IPC_POLICY_LEN);
-	case IPC_STATUS_REPLY:
-		return ipc_str_or_empty(((const struct ipc_status_reply *)b)->policy,
-					IPC_POLICY_LEN);
-	case IPC_REPLY:
-		return ((const struct ipc_reply *)b)->status <= 0;
+	case IPC_POLICY_REPLY: {
+		const struct ipc_policy_reply *p = b;
+
+		return ipc_str_or_empty(p->name, IPC_POLICY_LEN) &&
+		       ipc_str_or_empty(p->error, IPC_REASON_LEN);
+	}
+	case IPC_STATUS_REPLY: {
+		const struct ipc_status_reply *s = b;
+
+		return ipc_str_or_empty(s->policy, IPC_POLICY_LEN) &&
+		       ipc_str_or_empty(s->reload_error, IPC_REASON_LEN);
+	}
+	case IPC_REPLY: {
+		const struct ipc_reply *r = b;
+
+		return r->status <= 0 && r->why < IPC_WHY_MAX;
+	}
 	default:
 		return true;
 	}
