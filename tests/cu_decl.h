@@ -48,6 +48,7 @@
 	X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)                                  \
 	X(CUDA_ERROR_INVALID_RESOURCE_TYPE)                                        \
 	X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)                               \
+	X(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)                                    \
 	X(CUDA_ERROR_UNKNOWN)                                                      \
 	X(CU_STREAM_DEFAULT)                                                       \
 	X(CU_STREAM_NON_BLOCKING)                                                  \
@@ -118,7 +119,36 @@
 	X(CU_DEV_RESOURCE_TYPE_SM)                                                 \
 	X(CU_GREEN_CTX_DEFAULT_STREAM)                                             \
 	X(CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)                         \
-	X(CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)
+	X(CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)                     \
+	X(CU_GRAPH_NODE_TYPE_KERNEL)                                               \
+	X(CU_GRAPH_NODE_TYPE_MEMCPY)                                               \
+	X(CU_GRAPH_NODE_TYPE_MEMSET)                                               \
+	X(CU_GRAPH_NODE_TYPE_HOST)                                                 \
+	X(CU_GRAPH_NODE_TYPE_GRAPH)                                                \
+	X(CU_GRAPH_NODE_TYPE_EMPTY)                                                \
+	X(CU_GRAPH_NODE_TYPE_WAIT_EVENT)                                           \
+	X(CU_GRAPH_NODE_TYPE_EVENT_RECORD)                                         \
+	X(CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL)                                     \
+	X(CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT)                                       \
+	X(CU_GRAPH_NODE_TYPE_MEM_ALLOC)                                            \
+	X(CU_GRAPH_NODE_TYPE_MEM_FREE)                                             \
+	X(CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)                                         \
+	X(CU_GRAPH_NODE_TYPE_CONDITIONAL)                                          \
+	X(CU_GRAPH_EXEC_UPDATE_SUCCESS)                                            \
+	X(CU_GRAPH_EXEC_UPDATE_ERROR)                                              \
+	X(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED)                             \
+	X(CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED)                            \
+	X(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED)                           \
+	X(CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED)                                \
+	X(CUDA_GRAPH_INSTANTIATE_SUCCESS)                                          \
+	X(CUDA_GRAPH_INSTANTIATE_ERROR)                                            \
+	X(CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE)                                \
+	X(CU_GRAPH_DEPENDENCY_TYPE_DEFAULT)                                        \
+	X(CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC)                                   \
+	X(CU_MEM_ALLOCATION_TYPE_PINNED)                                           \
+	X(CU_MEM_HANDLE_TYPE_NONE)                                                 \
+	X(CU_MEM_LOCATION_TYPE_DEVICE)                                             \
+	X(CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
 
 /* Constants that are pointers (special stream handles, extra[] markers): X(name). */
 #define XS_CU_DECL_PTRS(X)                                                         \
@@ -169,7 +199,14 @@
 	T(CUlaunchAttributeValue)                                                  \
 	T(CUmemLocationType)                                                       \
 	T(CUdevResourceDesc)                                                       \
-	T(CUdevResourceType)
+	T(CUdevResourceType)                                                       \
+	T(CUgraphNode)                                                             \
+	T(CUgraphNodeType)                                                         \
+	T(CUgraphExecUpdateResult)                                                 \
+	T(CUgraphInstantiateResult)                                                \
+	T(CUmemAllocationType)                                                     \
+	T(CUmemAllocationHandleType)                                               \
+	T(CUmemAccess_flags)
 
 /*
  * Function-pointer types against the prototype the driver calls them with,
@@ -265,7 +302,61 @@
 	F(CUdevResource, type)                                                     \
 	F(CUdevResource, _internal_padding)                                        \
 	F(CUdevResource, sm)                                                       \
-	F(CUdevResource, _oversize)
+	F(CUdevResource, _oversize)                                                \
+	S(CUDA_KERNEL_NODE_PARAMS)                                                 \
+	F(CUDA_KERNEL_NODE_PARAMS, func)                                           \
+	F(CUDA_KERNEL_NODE_PARAMS, gridDimX)                                       \
+	F(CUDA_KERNEL_NODE_PARAMS, gridDimY)                                       \
+	F(CUDA_KERNEL_NODE_PARAMS, gridDimZ)                                       \
+	F(CUDA_KERNEL_NODE_PARAMS, blockDimX)                                      \
+	F(CUDA_KERNEL_NODE_PARAMS, blockDimY)                                      \
+	F(CUDA_KERNEL_NODE_PARAMS, blockDimZ)                                      \
+	F(CUDA_KERNEL_NODE_PARAMS, sharedMemBytes)                                 \
+	F(CUDA_KERNEL_NODE_PARAMS, kernelParams)                                   \
+	F(CUDA_KERNEL_NODE_PARAMS, extra)                                          \
+	F(CUDA_KERNEL_NODE_PARAMS, kern)                                           \
+	F(CUDA_KERNEL_NODE_PARAMS, ctx)                                            \
+	S(CUDA_MEMSET_NODE_PARAMS)                                                 \
+	F(CUDA_MEMSET_NODE_PARAMS, dst)                                            \
+	F(CUDA_MEMSET_NODE_PARAMS, pitch)                                          \
+	F(CUDA_MEMSET_NODE_PARAMS, value)                                          \
+	F(CUDA_MEMSET_NODE_PARAMS, elementSize)                                    \
+	F(CUDA_MEMSET_NODE_PARAMS, width)                                          \
+	F(CUDA_MEMSET_NODE_PARAMS, height)                                         \
+	S(CUDA_HOST_NODE_PARAMS)                                                   \
+	F(CUDA_HOST_NODE_PARAMS, fn)                                               \
+	F(CUDA_HOST_NODE_PARAMS, userData)                                         \
+	S(CUgraphEdgeData)                                                         \
+	F(CUgraphEdgeData, from_port)                                              \
+	F(CUgraphEdgeData, to_port)                                                \
+	F(CUgraphEdgeData, type)                                                   \
+	F(CUgraphEdgeData, reserved)                                               \
+	S(CUgraphExecUpdateResultInfo)                                             \
+	F(CUgraphExecUpdateResultInfo, result)                                     \
+	F(CUgraphExecUpdateResultInfo, errorNode)                                  \
+	F(CUgraphExecUpdateResultInfo, errorFromNode)                              \
+	S(CUDA_GRAPH_INSTANTIATE_PARAMS)                                           \
+	F(CUDA_GRAPH_INSTANTIATE_PARAMS, flags)                                    \
+	F(CUDA_GRAPH_INSTANTIATE_PARAMS, hUploadStream)                            \
+	F(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out)                             \
+	F(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out)                               \
+	S(CUmemPoolProps)                                                          \
+	F(CUmemPoolProps, allocType)                                               \
+	F(CUmemPoolProps, handleTypes)                                             \
+	F(CUmemPoolProps, location)                                                \
+	F(CUmemPoolProps, win32SecurityAttributes)                                 \
+	F(CUmemPoolProps, maxSize)                                                 \
+	F(CUmemPoolProps, usage)                                                   \
+	F(CUmemPoolProps, reserved)                                                \
+	S(CUmemAccessDesc)                                                         \
+	F(CUmemAccessDesc, location)                                               \
+	F(CUmemAccessDesc, flags)                                                  \
+	S(CUDA_MEM_ALLOC_NODE_PARAMS)                                              \
+	F(CUDA_MEM_ALLOC_NODE_PARAMS, poolProps)                                   \
+	F(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescs)                                 \
+	F(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescCount)                             \
+	F(CUDA_MEM_ALLOC_NODE_PARAMS, bytesize)                                    \
+	F(CUDA_MEM_ALLOC_NODE_PARAMS, dptr)
 
 /* One constant as one header sees it; pointers as the integer they hold. */
 struct cu_decl_const {

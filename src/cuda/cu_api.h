@@ -33,6 +33,7 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUarray_st *CUarray;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgreenCtx_st *CUgreenCtx;
@@ -84,6 +85,7 @@ enum {
 	CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905,
 	CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
 	CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+	CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
 	CUDA_ERROR_INVALID_RESOURCE_TYPE = 914,
 	CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION = 915,
 	CUDA_ERROR_UNKNOWN = 999,
@@ -255,6 +257,107 @@ typedef struct CUdevResource_st {
 		unsigned char _oversize[48];
 	};
 } CUdevResource;
+/* ---- graphs: nodes, their parameters, instantiation and updates ---- */
+
+typedef int CUgraphNodeType;
+enum {
+	CU_GRAPH_NODE_TYPE_KERNEL = 0, CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+	CU_GRAPH_NODE_TYPE_MEMSET = 2, CU_GRAPH_NODE_TYPE_HOST = 3,
+	CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5,
+	CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6, CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7,
+	CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8, CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9,
+	CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10, CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
+	CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12, CU_GRAPH_NODE_TYPE_CONDITIONAL = 13,
+};
+
+typedef int CUgraphExecUpdateResult;
+enum {
+	CU_GRAPH_EXEC_UPDATE_SUCCESS = 0x0, CU_GRAPH_EXEC_UPDATE_ERROR = 0x1,
+	CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 0x2,
+	CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 0x3,
+	CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 0x5,
+	CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 0x6,
+};
+
+typedef int CUgraphInstantiateResult;
+enum { CUDA_GRAPH_INSTANTIATE_SUCCESS = 0, CUDA_GRAPH_INSTANTIATE_ERROR = 1,
+       CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2 };
+
+enum { CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0, CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1 };
+
+/* The _v2 layout (kern, ctx), which cuda.h names CUDA_KERNEL_NODE_PARAMS. */
+typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
+	CUfunction func;
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	void **kernelParams;
+	void **extra;
+	CUkernel kern;
+	CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
+
+typedef struct CUDA_MEMSET_NODE_PARAMS_st {
+	CUdeviceptr dst;
+	size_t pitch;
+	unsigned int value;
+	unsigned int elementSize;
+	size_t width, height;
+} CUDA_MEMSET_NODE_PARAMS;
+
+typedef struct CUDA_HOST_NODE_PARAMS_st {
+	CUhostFn fn;
+	void *userData;
+} CUDA_HOST_NODE_PARAMS;
+
+typedef struct CUgraphEdgeData_st {
+	unsigned char from_port;
+	unsigned char to_port;
+	unsigned char type;
+	unsigned char reserved[5];
+} CUgraphEdgeData;
+
+typedef struct CUgraphExecUpdateResultInfo_st {
+	CUgraphExecUpdateResult result;
+	CUgraphNode errorNode;
+	CUgraphNode errorFromNode;
+} CUgraphExecUpdateResultInfo;
+
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+	cuuint64_t flags;
+	CUstream hUploadStream;
+	CUgraphNode hErrNode_out;
+	CUgraphInstantiateResult result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
+
+typedef int CUmemAllocationType;
+typedef int CUmemAllocationHandleType;
+typedef int CUmemAccess_flags;
+enum { CU_MEM_ALLOCATION_TYPE_PINNED = 0x1, CU_MEM_HANDLE_TYPE_NONE = 0x0,
+       CU_MEM_LOCATION_TYPE_DEVICE = 0x1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3 };
+
+typedef struct CUmemPoolProps_st {
+	CUmemAllocationType allocType;
+	CUmemAllocationHandleType handleTypes;
+	CUmemLocation location;
+	void *win32SecurityAttributes;
+	size_t maxSize;
+	unsigned short usage;
+	unsigned char reserved[54];
+} CUmemPoolProps;
+
+typedef struct CUmemAccessDesc_st {
+	CUmemLocation location;
+	CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
+	CUmemPoolProps poolProps;
+	const CUmemAccessDesc *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS;
 
 /* The function lists (XS_CU_FUNCTIONS, XS_CU_PTSZ, XS_CU_PROCS). */
 #include "cuda/cu_list.h"

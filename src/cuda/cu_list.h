@@ -169,7 +169,88 @@
 					unsigned long long flags))                 \
 	X(cuGraphExecDestroy, (CUgraphExec hGraphExec))                            \
 	X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))               \
-	X(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream))
+	X(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream))               \
+	X(cuGraphInstantiateWithParams, (CUgraphExec *phGraphExec, CUgraph hGraph, \
+					 CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)) \
+	X(cuGraphExecGetFlags, (CUgraphExec hGraphExec, cuuint64_t *flags))        \
+	X(cuGraphClone, (CUgraph *phGraphClone, CUgraph originalGraph))            \
+	X(cuGraphNodeFindInClone, (CUgraphNode *phNode, CUgraphNode hOriginalNode, \
+				   CUgraph hClonedGraph))                          \
+	X(cuGraphDestroyNode, (CUgraphNode hNode))                                 \
+	X(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)) \
+	X(cuGraphGetRootNodes, (CUgraph hGraph, CUgraphNode *rootNodes,           \
+				size_t *numRootNodes))                             \
+	X(cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type))          \
+	X(cuGraphNodeGetDependencies, (CUgraphNode hNode, CUgraphNode *dependencies, \
+				       size_t *numDependencies))                   \
+	X(cuGraphNodeGetDependencies_v2, (CUgraphNode hNode, CUgraphNode *dependencies, \
+					  CUgraphEdgeData *edgeData,               \
+					  size_t *numDependencies))                \
+	X(cuGraphNodeGetDependentNodes, (CUgraphNode hNode, CUgraphNode *dependentNodes, \
+					 size_t *numDependentNodes))               \
+	X(cuGraphAddEmptyNode, (CUgraphNode *phGraphNode, CUgraph hGraph,          \
+				const CUgraphNode *dependencies, size_t numDependencies)) \
+	X(cuGraphAddKernelNode_v2, (CUgraphNode *phGraphNode, CUgraph hGraph,      \
+				    const CUgraphNode *dependencies, size_t numDependencies, \
+				    const CUDA_KERNEL_NODE_PARAMS *nodeParams))    \
+	X(cuGraphKernelNodeGetParams_v2, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams)) \
+	X(cuGraphKernelNodeSetParams_v2, (CUgraphNode hNode,                      \
+					  const CUDA_KERNEL_NODE_PARAMS *nodeParams)) \
+	X(cuGraphAddMemcpyNode, (CUgraphNode *phGraphNode, CUgraph hGraph,         \
+				 const CUgraphNode *dependencies, size_t numDependencies, \
+				 const CUDA_MEMCPY3D *copyParams, CUcontext ctx))  \
+	X(cuGraphMemcpyNodeGetParams, (CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams)) \
+	X(cuGraphMemcpyNodeSetParams, (CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams)) \
+	X(cuGraphAddMemsetNode, (CUgraphNode *phGraphNode, CUgraph hGraph,         \
+				 const CUgraphNode *dependencies, size_t numDependencies, \
+				 const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)) \
+	X(cuGraphMemsetNodeGetParams, (CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *nodeParams)) \
+	X(cuGraphMemsetNodeSetParams, (CUgraphNode hNode,                         \
+				       const CUDA_MEMSET_NODE_PARAMS *nodeParams)) \
+	X(cuGraphAddHostNode, (CUgraphNode *phGraphNode, CUgraph hGraph,           \
+			       const CUgraphNode *dependencies, size_t numDependencies, \
+			       const CUDA_HOST_NODE_PARAMS *nodeParams))           \
+	X(cuGraphHostNodeGetParams, (CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams)) \
+	X(cuGraphHostNodeSetParams, (CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)) \
+	X(cuGraphAddChildGraphNode, (CUgraphNode *phGraphNode, CUgraph hGraph,     \
+				     const CUgraphNode *dependencies, size_t numDependencies, \
+				     CUgraph childGraph))                          \
+	X(cuGraphChildGraphNodeGetGraph, (CUgraphNode hNode, CUgraph *phGraph))    \
+	X(cuGraphAddEventRecordNode, (CUgraphNode *phGraphNode, CUgraph hGraph,    \
+				      const CUgraphNode *dependencies, size_t numDependencies, \
+				      CUevent event))                              \
+	X(cuGraphAddEventWaitNode, (CUgraphNode *phGraphNode, CUgraph hGraph,      \
+				    const CUgraphNode *dependencies, size_t numDependencies, \
+				    CUevent event))                                \
+	X(cuGraphEventRecordNodeGetEvent, (CUgraphNode hNode, CUevent *event_out)) \
+	X(cuGraphEventWaitNodeGetEvent, (CUgraphNode hNode, CUevent *event_out))   \
+	X(cuGraphAddMemAllocNode, (CUgraphNode *phGraphNode, CUgraph hGraph,       \
+				   const CUgraphNode *dependencies, size_t numDependencies, \
+				   CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams))        \
+	X(cuGraphAddMemFreeNode, (CUgraphNode *phGraphNode, CUgraph hGraph,        \
+				  const CUgraphNode *dependencies, size_t numDependencies, \
+				  CUdeviceptr dptr))                               \
+	X(cuGraphExecKernelNodeSetParams_v2, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					      const CUDA_KERNEL_NODE_PARAMS *nodeParams)) \
+	X(cuGraphExecMemcpyNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					   const CUDA_MEMCPY3D *copyParams, CUcontext ctx)) \
+	X(cuGraphExecMemsetNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					   const CUDA_MEMSET_NODE_PARAMS *memsetParams, \
+					   CUcontext ctx))                         \
+	X(cuGraphExecHostNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					 const CUDA_HOST_NODE_PARAMS *nodeParams)) \
+	X(cuGraphExecChildGraphNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					       CUgraph childGraph))                \
+	X(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph,           \
+				 CUgraphExecUpdateResultInfo *resultInfo))         \
+	X(cuGraphNodeSetEnabled, (CUgraphExec hGraphExec, CUgraphNode hNode,       \
+				  unsigned int isEnabled))                         \
+	X(cuGraphNodeGetEnabled, (CUgraphExec hGraphExec, CUgraphNode hNode,       \
+				  unsigned int *isEnabled))                        \
+	X(cuGraphExecEventRecordNodeSetEvent, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					       CUevent event))                     \
+	X(cuGraphExecEventWaitNodeSetEvent, (CUgraphExec hGraphExec, CUgraphNode hNode, \
+					     CUevent event))
 
 /*
  * Per-thread-default-stream variants, exported by the driver next to their
@@ -222,7 +303,8 @@
 	X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx)                                 \
 	X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel)               \
 	X(cuGraphLaunch_ptsz, cuGraphLaunch)                                       \
-	X(cuGraphUpload_ptsz, cuGraphUpload)
+	X(cuGraphUpload_ptsz, cuGraphUpload)                                       \
+	X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams)
 
 /*
  * How cuGetProcAddress answers, one line per (symbol, version) step:
@@ -371,6 +453,69 @@
 	  cuGraphInstantiateWithFlags)                                             \
 	X("cuGraphExecDestroy", 10000, cuGraphExecDestroy, cuGraphExecDestroy)     \
 	X("cuGraphLaunch", 10000, cuGraphLaunch, cuGraphLaunch_ptsz)               \
-	X("cuGraphUpload", 11010, cuGraphUpload, cuGraphUpload_ptsz)
+	X("cuGraphUpload", 11010, cuGraphUpload, cuGraphUpload_ptsz)               \
+	X("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams,    \
+	  cuGraphInstantiateWithParams_ptsz)                                       \
+	X("cuGraphExecGetFlags", 12000, cuGraphExecGetFlags, cuGraphExecGetFlags)  \
+	X("cuGraphClone", 10000, cuGraphClone, cuGraphClone)                       \
+	X("cuGraphNodeFindInClone", 10000, cuGraphNodeFindInClone, cuGraphNodeFindInClone) \
+	X("cuGraphDestroyNode", 10000, cuGraphDestroyNode, cuGraphDestroyNode)     \
+	X("cuGraphGetNodes", 10000, cuGraphGetNodes, cuGraphGetNodes)              \
+	X("cuGraphGetRootNodes", 10000, cuGraphGetRootNodes, cuGraphGetRootNodes)  \
+	X("cuGraphNodeGetType", 10000, cuGraphNodeGetType, cuGraphNodeGetType)     \
+	X("cuGraphNodeGetDependencies", 10000, cuGraphNodeGetDependencies,        \
+	  cuGraphNodeGetDependencies)                                              \
+	X("cuGraphNodeGetDependencies", 12030, cuGraphNodeGetDependencies_v2,     \
+	  cuGraphNodeGetDependencies_v2)                                           \
+	X("cuGraphNodeGetDependentNodes", 10000, cuGraphNodeGetDependentNodes,    \
+	  cuGraphNodeGetDependentNodes)                                            \
+	X("cuGraphAddEmptyNode", 10000, cuGraphAddEmptyNode, cuGraphAddEmptyNode)  \
+	X("cuGraphAddKernelNode", 12000, cuGraphAddKernelNode_v2, cuGraphAddKernelNode_v2) \
+	X("cuGraphKernelNodeGetParams", 12000, cuGraphKernelNodeGetParams_v2,     \
+	  cuGraphKernelNodeGetParams_v2)                                           \
+	X("cuGraphKernelNodeSetParams", 12000, cuGraphKernelNodeSetParams_v2,     \
+	  cuGraphKernelNodeSetParams_v2)                                           \
+	X("cuGraphAddMemcpyNode", 10000, cuGraphAddMemcpyNode, cuGraphAddMemcpyNode) \
+	X("cuGraphMemcpyNodeGetParams", 10000, cuGraphMemcpyNodeGetParams,        \
+	  cuGraphMemcpyNodeGetParams)                                              \
+	X("cuGraphMemcpyNodeSetParams", 10000, cuGraphMemcpyNodeSetParams,        \
+	  cuGraphMemcpyNodeSetParams)                                              \
+	X("cuGraphAddMemsetNode", 10000, cuGraphAddMemsetNode, cuGraphAddMemsetNode) \
+	X("cuGraphMemsetNodeGetParams", 10000, cuGraphMemsetNodeGetParams,        \
+	  cuGraphMemsetNodeGetParams)                                              \
+	X("cuGraphMemsetNodeSetParams", 10000, cuGraphMemsetNodeSetParams,        \
+	  cuGraphMemsetNodeSetParams)                                              \
+	X("cuGraphAddHostNode", 10000, cuGraphAddHostNode, cuGraphAddHostNode)     \
+	X("cuGraphHostNodeGetParams", 10000, cuGraphHostNodeGetParams, cuGraphHostNodeGetParams) \
+	X("cuGraphHostNodeSetParams", 10000, cuGraphHostNodeSetParams, cuGraphHostNodeSetParams) \
+	X("cuGraphAddChildGraphNode", 10000, cuGraphAddChildGraphNode, cuGraphAddChildGraphNode) \
+	X("cuGraphChildGraphNodeGetGraph", 10000, cuGraphChildGraphNodeGetGraph,  \
+	  cuGraphChildGraphNodeGetGraph)                                           \
+	X("cuGraphAddEventRecordNode", 11010, cuGraphAddEventRecordNode,          \
+	  cuGraphAddEventRecordNode)                                               \
+	X("cuGraphAddEventWaitNode", 11010, cuGraphAddEventWaitNode, cuGraphAddEventWaitNode) \
+	X("cuGraphEventRecordNodeGetEvent", 11010, cuGraphEventRecordNodeGetEvent, \
+	  cuGraphEventRecordNodeGetEvent)                                          \
+	X("cuGraphEventWaitNodeGetEvent", 11010, cuGraphEventWaitNodeGetEvent,    \
+	  cuGraphEventWaitNodeGetEvent)                                            \
+	X("cuGraphAddMemAllocNode", 11040, cuGraphAddMemAllocNode, cuGraphAddMemAllocNode) \
+	X("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode, cuGraphAddMemFreeNode) \
+	X("cuGraphExecKernelNodeSetParams", 12000, cuGraphExecKernelNodeSetParams_v2, \
+	  cuGraphExecKernelNodeSetParams_v2)                                       \
+	X("cuGraphExecMemcpyNodeSetParams", 10020, cuGraphExecMemcpyNodeSetParams, \
+	  cuGraphExecMemcpyNodeSetParams)                                          \
+	X("cuGraphExecMemsetNodeSetParams", 10020, cuGraphExecMemsetNodeSetParams, \
+	  cuGraphExecMemsetNodeSetParams)                                          \
+	X("cuGraphExecHostNodeSetParams", 10020, cuGraphExecHostNodeSetParams,    \
+	  cuGraphExecHostNodeSetParams)                                            \
+	X("cuGraphExecChildGraphNodeSetParams", 11010, cuGraphExecChildGraphNodeSetParams, \
+	  cuGraphExecChildGraphNodeSetParams)                                      \
+	X("cuGraphExecUpdate", 12000, cuGraphExecUpdate_v2, cuGraphExecUpdate_v2)  \
+	X("cuGraphNodeSetEnabled", 11060, cuGraphNodeSetEnabled, cuGraphNodeSetEnabled) \
+	X("cuGraphNodeGetEnabled", 11060, cuGraphNodeGetEnabled, cuGraphNodeGetEnabled) \
+	X("cuGraphExecEventRecordNodeSetEvent", 11010, cuGraphExecEventRecordNodeSetEvent, \
+	  cuGraphExecEventRecordNodeSetEvent)                                      \
+	X("cuGraphExecEventWaitNodeSetEvent", 11010, cuGraphExecEventWaitNodeSetEvent, \
+	  cuGraphExecEventWaitNodeSetEvent)
 
 #endif

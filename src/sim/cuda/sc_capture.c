@@ -1,15 +1,13 @@
 /*
- * Stream capture and graphs of the simulated CUDA driver.
+ * Stream capture of the simulated CUDA driver.
  *
- * Design: a graph is the ordered list of operations (struct sc_op, by
- * value, kernel parameters included) that a capture recorded, and
- * launching its executable copy submits them to the stream in that order.
- * Capture across streams (a stream joins by waiting for an event recorded
- * in the capture) records every stream's work into the one list, in call
- * order: the graph is a linearisation of the captured DAG, so it keeps
- * every dependency and adds some, and it runs on the launch stream alone.
- * Not captured: stream callbacks, stream-ordered allocation and free,
- * external event nodes (those calls fail with the capture error and
+ * Design: a capture records each operation as a node of its graph
+ * (sc_graph.c) that depends on the node recorded before it. Capture across
+ * streams (a stream joins by waiting for an event recorded in the capture)
+ * records every stream's work into the one chain, in call order: the graph
+ * is a linearisation of the captured DAG, so it keeps every dependency and
+ * adds some. Not captured: stream callbacks, stream-ordered allocation and
+ * free, external event nodes (those calls fail with the capture error and
  * invalidate the capture); events recorded during capture only serve
  * fork/join. Joined streams need not rejoin the origin before the capture
  * ends (no CUDA_ERROR_STREAM_CAPTURE_UNJOINED).
@@ -30,28 +28,6 @@ static struct sc_capture *sc_caps;          /* active captures */
 static _Atomic unsigned sc_ncaps;
 static _Atomic uint64_t sc_cap_ids;
 
-static int sc_oplist_add(struct sc_oplist *l, const struct sc_op *op)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct sc_op *v = realloc(l->ops, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->ops = v;
-		l->cap = cap;
-	}
-	l->ops[l->n++] = *op;
-	return 0;
-}
-
-static void sc_oplist_fini(struct sc_oplist *l)
-{
-	free(l->ops);
-	l->ops = NULL;
-	l->n = l->cap = 0;
-}
-
 /*
  * Records a copy of @op (owning nothing) into capture @c. ctx->lock held.
  * Returns 0, -ECANCELED once the capture was invalidated, -ENOMEM (which
@@ -59,12 +35,18 @@ static void sc_oplist_fini(struct sc_oplist *l)
  */
 int sc_capture_add(struct sc_capture *c, const struct sc_op *op)
 {
+	struct CUgraphNode_st *n;
 	int rc;
 
 	if (c->invalidated)
 		return -ECANCELED;
-	rc = sc_oplist_add(&c->graph->l, op);
-	if (rc < 0)
+	rc = sc_node_new(c->graph, CU_GRAPH_NODE_TYPE_EMPTY, c->last ? &c->last : NULL,
+			 c->last ? 1 : 0, &n);
+	if (rc == 0)
+		rc = sc_node_from_op(n, op);
+	if (rc == 0)
+		c->last = n;
+	else
 		c->invalidated = true;
 	return rc;
 }
@@ -104,10 +86,7 @@ void sc_capture_end(struct CUctx_st *ctx, struct sc_capture *c)
 	}
 	atomic_fetch_sub(&sc_ncaps, 1);
 	pthread_mutex_unlock(&sc_cap_lock);
-	if (c->graph) {
-		sc_oplist_fini(&c->graph->l);
-		free(c->graph);
-	}
+	sc_graph_free(c->graph);
 	free(c);
 }
 
@@ -155,9 +134,7 @@ static CUresult sc_begin_capture(CUstream h, CUstreamCaptureMode mode, bool pt)
 		goto out;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c)
-		c->graph = calloc(1, sizeof(*c->graph));
-	if (!c || !c->graph) {
+	if (!c || sc_graph_new(&c->graph, NULL) < 0) {
 		free(c);
 		rc = -ENOMEM;
 		goto out;
@@ -218,8 +195,8 @@ static CUresult sc_end_capture(CUstream h, CUgraph *phGraph, bool pt)
 		sc_capture_end(s->ctx, c);
 		rc = g ? sc_handle_add(g, SC_H_GRAPH, NULL) : -ECANCELED;
 		if (rc < 0 && g) {
-			sc_oplist_fini(&g->l);
-			free(g);
+			sc_graph_free(g);
+			g = NULL;
 		}
 	}
 	sc_stream_release(s);
@@ -273,135 +250,4 @@ SC_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream hStream,
 					    CUstreamCaptureStatus *captureStatus)
 {
 	return sc_is_capturing(hStream, captureStatus, true);
-}
-
-SC_EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
-{
-	struct CUgraph_st *g;
-	int rc = sc_ready();
-
-	if (rc < 0)
-		return sc_result(rc);
-	if (!phGraph || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = sc_handle_add(g, SC_H_GRAPH, NULL);
-	if (rc < 0) {
-		free(g);
-		return sc_result(rc);
-	}
-	*phGraph = g;
-	return CUDA_SUCCESS;
-}
-
-SC_EXPORT CUresult cuGraphDestroy(CUgraph hGraph)
-{
-	int rc = sc_ready();
-
-	if (rc < 0)
-		return sc_result(rc);
-	if (!sc_handle_del(hGraph, SC_H_GRAPH))
-		return CUDA_ERROR_INVALID_VALUE;
-	sc_oplist_fini(&hGraph->l);
-	free(hGraph);
-	return CUDA_SUCCESS;
-}
-
-/* An executable graph is a private copy: the graph may change or go. */
-SC_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
-					       unsigned long long flags)
-{
-	struct CUctx_st *ctx;
-	struct CUgraphExec_st *e;
-	int rc = sc_ctx_current(&ctx);
-
-	if (rc < 0)
-		return sc_result(rc);
-	if (!phGraphExec || !sc_handle_valid(hGraph, SC_H_GRAPH) || (flags & ~0xfull))
-		return CUDA_ERROR_INVALID_VALUE;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	e->ctx = ctx;
-	if (hGraph->l.n) {
-		e->l.ops = malloc(hGraph->l.n * sizeof(*e->l.ops));
-		if (!e->l.ops) {
-			free(e);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		memcpy(e->l.ops, hGraph->l.ops, hGraph->l.n * sizeof(*e->l.ops));
-		e->l.n = e->l.cap = hGraph->l.n;
-	}
-	rc = sc_handle_add(e, SC_H_EXEC, ctx);
-	if (rc < 0) {
-		sc_exec_free(e);
-		return sc_result(rc);
-	}
-	*phGraphExec = e;
-	return CUDA_SUCCESS;
-}
-
-/* Frees executable graph @e (already unregistered). */
-void sc_exec_free(struct CUgraphExec_st *e)
-{
-	sc_oplist_fini(&e->l);
-	free(e);
-}
-
-SC_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
-{
-	int rc = sc_ready();
-
-	if (rc < 0)
-		return sc_result(rc);
-	if (!sc_handle_del(hGraphExec, SC_H_EXEC))
-		return CUDA_ERROR_INVALID_VALUE;
-	sc_exec_free(hGraphExec);
-	return CUDA_SUCCESS;
-}
-
-static CUresult sc_graph_launch(CUgraphExec e, CUstream h, bool pt, bool upload)
-{
-	struct CUstream_st *s;
-	size_t i;
-	int rc = sc_ready();
-
-	if (rc < 0)
-		return sc_result(rc);
-	if (!sc_handle_valid(e, SC_H_EXEC))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = sc_stream_acquire(h, pt, &s);
-	if (rc < 0)
-		return sc_result(rc);
-	for (i = 0; !upload && rc == 0 && i < e->l.n; i++) {
-		struct sc_op op = e->l.ops[i];
-
-		rc = sc_stream_op(s, &op, NULL);
-	}
-	sc_stream_release(s);
-	return sc_result(rc);
-}
-
-/* Submits the recorded operations to the stream, in order. */
-SC_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
-{
-	return sc_graph_launch(hGraphExec, hStream, false, false);
-}
-
-SC_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
-{
-	return sc_graph_launch(hGraphExec, hStream, true, false);
-}
-
-/* Nothing to upload: validates and returns (ordered trivially). */
-SC_EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
-{
-	return sc_graph_launch(hGraphExec, hStream, false, true);
-}
-
-SC_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
-{
-	return sc_graph_launch(hGraphExec, hStream, true, true);
 }

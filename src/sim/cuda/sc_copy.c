@@ -308,6 +308,40 @@ static CUresult sc_copy3d_desc(const CUDA_MEMCPY3D *c, CUstream h, bool pt, bool
 	return sc_copy3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, h, pt, sync);
 }
 
+/*
+ * The region copy @c describes (graph memcpy nodes): 0, or -EINVAL for a
+ * descriptor a copy call would refuse. Pageable host memory is read and
+ * written when the copy runs, as during capture.
+ */
+int sc_copy3d_region(const CUDA_MEMCPY3D *c, struct sf_region *r)
+{
+	struct sc_side3d src, dst;
+	bool spage = false, dpage = false;
+	uint8_t *sp;
+
+	if (!c || c->srcLOD || c->dstLOD || c->reserved0 || c->reserved1)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->width = c->WidthInBytes;
+	r->height = c->Height;
+	r->depth = c->Depth;
+	if (!r->width || !r->height || !r->depth)
+		return -EINVAL;
+	src = (struct sc_side3d){ c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
+				  c->srcY, c->srcZ, c->srcPitch, c->srcHeight };
+	dst = (struct sc_side3d){ c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
+				  c->dstY, c->dstZ, c->dstPitch, c->dstHeight };
+	if (sc_side3d(&src, r->width, r->height, r->depth, &sp, &r->spitch, &r->sslice,
+		      &spage) < 0 ||
+	    sc_side3d(&dst, r->width, r->height, r->depth, &r->dst, &r->dpitch, &r->dslice,
+		      &dpage) < 0)
+		return -EINVAL;
+	r->src = sp;
+	r->src_reg = !spage;
+	r->dst_reg = !dpage;
+	return 0;
+}
+
 SC_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
 {
 	return sc_copy2d(pCopy, NULL, false, true);

@@ -36,6 +36,7 @@ CUresult sc_result(int err)
 	case -EDEADLK: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	case -EACCES: return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
 	case -EBADFD: return CUDA_ERROR_ILLEGAL_STATE;
+	case -ESTALE: return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 	case -EPROTOTYPE: return CUDA_ERROR_INVALID_RESOURCE_TYPE;
 	case -EDOM: return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
 	default: return CUDA_ERROR_UNKNOWN;
@@ -88,6 +89,9 @@ static const struct sc_error {
 	  "implicit dependency on a capturing stream" },
 	{ CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
 	  "capture must be ended in the thread that began it" },
+	{ CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+	  "the graph update was not performed because it included changes which violated "
+	  "constraints specific to instantiated graph update" },
 	{ CUDA_ERROR_INVALID_RESOURCE_TYPE, "CUDA_ERROR_INVALID_RESOURCE_TYPE",
 	  "invalid resource type for this operation" },
 	{ CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION",

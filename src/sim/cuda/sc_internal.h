@@ -80,7 +80,7 @@ CUresult sc_result(int err);
 
 enum sc_htype {
 	SC_H_CTX = 1, SC_H_STREAM, SC_H_EVENT, SC_H_MODULE, SC_H_FUNC,
-	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC, SC_H_GREEN, SC_H_DESC,
+	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC, SC_H_GREEN, SC_H_DESC, SC_H_NODE,
 };
 
 struct CUctx_st;
@@ -110,6 +110,8 @@ struct sc_op {
 		struct {
 			const struct sf_kernel_def *def;
 			uint8_t params[SF_PARAM_MAX];
+			const void *func;     /* the handle launched (graph nodes report it) */
+			uint32_t grid[3], block[3], shmem;
 		} kernel;
 		struct {
 			struct sf_region r;
@@ -218,21 +220,7 @@ int sc_stream_launch(struct CUstream_st *s, const struct sim_cmd *cmd, uint64_t 
 int sc_stream_op(struct CUstream_st *s, struct sc_op *op, uint64_t *seq);
 int sc_wait_cmd(struct CUstream_st *s, struct sf_hwq *q, uint64_t seq);
 
-/* ---- capture and graphs (sc_capture.c) ---- */
-
-struct sc_oplist {
-	size_t n, cap;
-	struct sc_op *ops;
-};
-
-struct CUgraph_st {
-	struct sc_oplist l;
-};
-
-struct CUgraphExec_st {
-	struct CUctx_st *ctx;
-	struct sc_oplist l;
-};
+/* ---- capture (sc_capture.c) ---- */
 
 struct sc_capture {
 	uint64_t id;
@@ -240,6 +228,7 @@ struct sc_capture {
 	pthread_t thread;
 	struct CUstream_st *origin;
 	struct CUgraph_st *graph;
+	struct CUgraphNode_st *last;  /* the node captured last (the next depends on it) */
 	bool invalidated;
 	struct sc_capture *next;      /* active captures (capture list lock) */
 };
@@ -249,6 +238,72 @@ void sc_capture_invalidate(struct sc_capture *c);
 struct sc_capture *sc_capture_find(struct CUctx_st *ctx, uint64_t id);
 void sc_capture_end(struct CUctx_st *ctx, struct sc_capture *c);
 int sc_capture_unsafe(void);
+
+/* ---- graphs (sc_graph.c, sc_gnode.c) and executable graphs (sc_gexec.c) ---- */
+
+/*
+ * A node: its type, its parameters and the nodes it depends on. Nodes
+ * belong to one graph and go with it; a graph of a child-graph node
+ * belongs to that node. Graph and node functions are not thread-safe for
+ * one graph, as the driver's are not (the application serialises them).
+ */
+struct CUgraphNode_st {
+	struct CUgraph_st *graph;
+	int type;                     /* CU_GRAPH_NODE_TYPE_* */
+	const struct CUgraphNode_st *orig; /* cloned from (compared, never dereferenced) */
+	size_t ndeps, capdeps;
+	struct CUgraphNode_st **deps;
+	CUgraphEdgeData *edges;       /* one per dependency */
+	struct sc_op op;              /* KERNEL, MEMCPY, HOST, BATCH_MEM_OP */
+	void *argv[4];                /* KERNEL: kernelParams as GetParams reports them */
+	CUDA_MEMCPY3D copy;           /* MEMCPY, as given */
+	CUDA_MEMSET_NODE_PARAMS ms;   /* MEMSET */
+	struct CUgraph_st *child;     /* GRAPH: owned */
+	CUevent event;                /* EVENT_RECORD, WAIT_EVENT */
+	CUdeviceptr dptr;             /* MEM_ALLOC (owned memory), MEM_FREE */
+	size_t bytes;                 /* MEM_ALLOC */
+};
+
+struct CUgraph_st {
+	size_t n, cap;
+	struct CUgraphNode_st **nodes;  /* in creation order */
+	struct CUgraphNode_st *owner;   /* the child-graph node holding it, or NULL */
+};
+
+int sc_graph_new(struct CUgraph_st **out, struct CUgraphNode_st *owner);
+void sc_graph_free(struct CUgraph_st *g);
+int sc_node_new(struct CUgraph_st *g, int type, const CUgraphNode *deps, size_t ndeps,
+		struct CUgraphNode_st **out);
+struct CUgraphNode_st *sc_node_get(CUgraphNode h);
+int sc_graph_clone(const struct CUgraph_st *g, struct CUgraph_st **out,
+		   struct CUgraphNode_st *owner);
+int sc_graph_topo(const struct CUgraph_st *g, struct CUgraphNode_st ***out);
+int sc_node_from_op(struct CUgraphNode_st *n, const struct sc_op *op);
+void sc_node_fini(struct CUgraphNode_st *n);
+int sc_node_copy_params(struct CUgraphNode_st *dst, const struct CUgraphNode_st *src);
+
+/* One operation of an executable graph, in launch order. */
+struct sc_xop {
+	int type;                     /* CU_GRAPH_NODE_TYPE_* of its node */
+	const struct CUgraphNode_st *src; /* top-level node of the instantiated graph */
+	bool enabled;
+	struct sc_op op;              /* KERNEL, MEMCPY, MEMSET (one row), HOST, BATCH_MEM_OP */
+	CUevent event;
+};
+
+struct CUgraphExec_st {
+	struct CUctx_st *ctx;
+	unsigned long long flags;
+	size_t n;
+	struct sc_xop *v;
+	size_t nshape;
+	uint64_t *shape;              /* topology, compared by cuGraphExecUpdate */
+	struct sf_hwq *last_q;        /* the last launch, which the next one follows */
+	uint64_t last_seq;
+};
+
+int sc_node_ops(const struct CUgraphNode_st *n, const struct CUgraphNode_st *src,
+		struct sc_xop **v, size_t *len, size_t *cap);
 void sc_exec_free(struct CUgraphExec_st *e);
 
 /* ---- events (sc_event.c) ---- */
@@ -294,7 +349,13 @@ struct CUlib_st {
 };
 
 const struct sf_kernel_def *sc_func_def(CUfunction f);
+int sc_kernel_op(CUfunction f, const unsigned dims[7], void **kernelParams, void **extra,
+		 struct sc_op *op);
 void sc_module_free(struct CUmod_st *m);
+
+/* ---- copies (sc_copy.c) ---- */
+
+int sc_copy3d_region(const CUDA_MEMCPY3D *c, struct sf_region *r);
 
 /* ---- stream memory operations (sc_waitval.c) ---- */
 

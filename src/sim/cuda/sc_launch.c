@@ -66,27 +66,49 @@ static bool sc_dims_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsig
 	return shared <= 48 * 1024;
 }
 
+/*
+ * Fills @op with the launch of @f (a function or kernel handle) with
+ * @dims (grid x, y, z, block x, y, z, shared bytes) and its parameters,
+ * copied. Returns 0, -EBADF (no such function), -EINVAL.
+ */
+int sc_kernel_op(CUfunction f, const unsigned dims[7], void **kernelParams, void **extra,
+		 struct sc_op *op)
+{
+	const struct sf_kernel_def *k = sc_func_def(f);
+
+	if (!k)
+		return -EBADF;
+	if (!sc_dims_ok(dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6]))
+		return -EINVAL;
+	memset(op, 0, sizeof(*op));
+	op->kind = SC_OP_KERNEL;
+	op->u.kernel.def = k;
+	op->u.kernel.func = f;
+	memcpy(op->u.kernel.grid, dims, 3 * sizeof(dims[0]));
+	memcpy(op->u.kernel.block, dims + 3, 3 * sizeof(dims[0]));
+	op->u.kernel.shmem = dims[6];
+	return sc_params(k, kernelParams, extra, op->u.kernel.params);
+}
+
 static CUresult sc_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			  unsigned by, unsigned bz, unsigned shared, CUstream h,
 			  void **kernelParams, void **extra, bool pt)
 {
-	struct sc_op op = { .kind = SC_OP_KERNEL };
+	const unsigned dims[7] = { gx, gy, gz, bx, by, bz, shared };
+	struct sc_op op;
 	struct CUstream_st *s;
-	const struct sf_kernel_def *k;
 	int rc = sc_ready();
 
 	if (rc < 0)
 		return sc_result(rc);
-	k = sc_func_def(f);
-	if (!k)
+	if (!sc_func_def(f))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!sc_dims_ok(gx, gy, gz, bx, by, bz, shared))
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = sc_stream_acquire(h, pt, &s);
 	if (rc < 0)
 		return sc_result(rc);
-	op.u.kernel.def = k;
-	rc = sc_params(k, kernelParams, extra, op.u.kernel.params);
+	rc = sc_kernel_op(f, dims, kernelParams, extra, &op);
 	if (rc == 0)
 		rc = sc_stream_op(s, &op, NULL);
 	sc_stream_release(s);
