@@ -117,6 +117,8 @@ struct xq {
 
 /* xq_window.c; all with q->lock held. */
 uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd);
+/* What was learned of commands of @kind and @est_key (that key only); 0: nothing. */
+uint64_t xq_est_known(const struct xq *q, uint32_t kind, uint64_t est_key);
 void xq_est_learn(struct xq *q, const struct xal_cmd *cmd, uint64_t ns);
 int64_t xq_budget(const struct xq *q);
 bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next);

@@ -96,6 +96,15 @@ static uint64_t xq_est_lookup(const struct xq *q, const struct xal_cmd *cmd, boo
 	return budget > 0 ? (uint64_t)budget + 1 : 0;
 }
 
+uint64_t xq_est_known(const struct xq *q, uint32_t kind, uint64_t est_key)
+{
+	struct xal_cmd probe = { .est_key = est_key, .kind = kind };
+	const struct xq_est_slot *s = xq_est_find((struct xq_est *)&q->est, xq_est_key(&probe),
+						   false);
+
+	return s ? s->ns : 0;
+}
+
 uint64_t xq_est_get(const struct xq *q, const struct xal_cmd *cmd)
 {
 	bool guess;

@@ -760,23 +760,11 @@ fail:
 	return rc;
 }
 
-int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
+/* Submits @cmd (reset by the caller) with the lock held; returns its seq. */
+static uint64_t xq_submit_locked(struct xq *q, struct xal_cmd *cmd)
 {
 	uint64_t s;
 
-	if (!q || !cmd) {
-		xal_cmd_destroy(cmd);
-		return -EINVAL;
-	}
-	cmd->xq_flags = 0;
-	cmd->xq_status = 0;
-	cmd->xq_next = NULL;
-	pthread_mutex_lock(&q->lock);
-	if (q->stopping) {
-		pthread_mutex_unlock(&q->lock);
-		xal_cmd_destroy(cmd);
-		return -ESHUTDOWN;
-	}
 	if (!q->busy) {
 		q->busy = true;
 		xq_notify(q, XQ_EVENT_READY);
@@ -799,10 +787,61 @@ int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
 		xq_list_push(&q->pending, cmd);
 		xq_worker_kick(q);
 	}
+	return s;
+}
+
+int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq)
+{
+	return xq_submit_n(q, &cmd, 1, seq);
+}
+
+int xq_submit_n(struct xq *q, struct xal_cmd *const *cmds, size_t n, uint64_t *last_seq)
+{
+	uint64_t s = 0;
+	size_t i;
+
+	if (!q || !n || !cmds) {
+		for (i = 0; cmds && i < n; i++)
+			xal_cmd_destroy(cmds[i]);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (cmds[i])
+			continue;
+		for (i = 0; i < n; i++)
+			xal_cmd_destroy(cmds[i]);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		cmds[i]->xq_flags = 0;
+		cmds[i]->xq_status = 0;
+		cmds[i]->xq_next = NULL;
+	}
+	pthread_mutex_lock(&q->lock);
+	if (q->stopping) {
+		pthread_mutex_unlock(&q->lock);
+		for (i = 0; i < n; i++)
+			xal_cmd_destroy(cmds[i]);
+		return -ESHUTDOWN;
+	}
+	for (i = 0; i < n; i++)
+		s = xq_submit_locked(q, cmds[i]);
 	xq_unlock(q);
-	if (seq)
-		*seq = s;
+	if (last_seq)
+		*last_seq = s;
 	return 0;
+}
+
+int64_t xq_est_query(struct xq *q, struct xq_est_req *req, size_t n)
+{
+	int64_t budget;
+
+	pthread_mutex_lock(&q->lock);
+	for (size_t i = 0; i < n; i++)
+		req[i].ns = xq_est_known(q, req[i].kind, req[i].est_key);
+	budget = xq_budget(q);
+	pthread_mutex_unlock(&q->lock);
+	return budget;
 }
 
 int xq_wait(struct xq *q, uint64_t seq)

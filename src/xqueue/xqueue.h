@@ -83,6 +83,30 @@ int xq_destroy(struct xq *q, unsigned flags);
 /* See xs_submit(). Never blocks because the queue is suspended. */
 int xq_submit(struct xq *q, struct xal_cmd *cmd, uint64_t *seq);
 
+/*
+ * Submits @n commands (non-NULL) as one: they get consecutive sequence
+ * numbers, no other thread's command among them; *@last_seq (optional)
+ * receives the last one's. On error every command is destroyed. Errors:
+ * -EINVAL, -ESHUTDOWN (the queue is being destroyed).
+ */
+int xq_submit_n(struct xq *q, struct xal_cmd *const *cmds, size_t n, uint64_t *last_seq);
+
+/* One question to xq_est_query(): kind and est_key in, ns out. */
+struct xq_est_req {
+	uint32_t kind;
+	uint64_t est_key;
+	uint64_t ns;                /* learned duration; 0: nothing learned of that key */
+};
+
+/*
+ * What the queue learned of commands of each (kind, est_key) of @req
+ * (XAL_CMD_*; the key alone, not the kind's average), so that a caller
+ * can size work it is about to submit. Returns the in-flight budget the
+ * window applies now (ns), or XS_BUDGET_NONE (< 0) when it applies none.
+ * Any thread but an observer; takes the queue's lock once.
+ */
+int64_t xq_est_query(struct xq *q, struct xq_est_req *req, size_t n);
+
 /* See xs_wait()/xs_wait_all()/xs_query(). */
 int xq_wait(struct xq *q, uint64_t seq);
 int xq_wait_all(struct xq *q);
