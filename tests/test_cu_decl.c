@@ -382,15 +382,21 @@ static const struct proto *proto_for(const struct protos *ps, const char *name)
 	return p;
 }
 
-/* Whether parameter @k of @p is a CUstream, named or not. */
-static bool param_is_stream(const struct protos *ps, const struct proto *p, unsigned k)
+/* Whether parameter @k of @p is of the one-word type @type, named or not. */
+static bool param_is(const struct protos *ps, const struct proto *p, unsigned k,
+		     const char *type)
 {
 	const struct tok *v = ps->toks.v;
 	size_t a = p->param[k][0], b = p->param[k][1];
 
 	if (b - a >= 2 && tok_is_ident(&v[b - 1]))
 		b--;    /* the parameter's name */
-	return b - a == 1 && tok_is(&v[a], "CUstream");
+	return b - a == 1 && tok_is(&v[a], type);
+}
+
+static bool param_is_stream(const struct protos *ps, const struct proto *p, unsigned k)
+{
+	return param_is(ps, p, k, "CUstream");
 }
 
 /* Parameter @k of @p as written in cuda.h, tokens joined by spaces. */
@@ -460,33 +466,37 @@ static int check_parser(const struct protos *ps)
 	return bad;
 }
 
-enum pass_kind { PASS_FLUSH, PASS_TRANSLATE, PASS_SYNC };
+enum pass_kind { PASS_FLUSH, PASS_TRANSLATE, PASS_SYNC, PASS_GRAPH };
 
 static const struct pass {
 	const char *name;
 	enum pass_kind kind;
-	int arg;        /* the stream argument; -1 for PASS_SYNC */
+	int arg;        /* the stream (PASS_GRAPH: executable graph) argument; -1 for PASS_SYNC */
 	int pt;         /* the ptsz (flush, translate) or ptds (sync) flag */
 } cu_passes[] = {
 #define XS_CU_FLUSH(name, arg, ptsz) { #name, PASS_FLUSH, arg, ptsz },
 #define XS_CU_TRANSLATE(name, arg, ptsz) { #name, PASS_TRANSLATE, arg, ptsz },
 #define XS_CU_SYNC(name, ptds) { #name, PASS_SYNC, -1, ptds },
+#define XS_CU_GRAPH(name, arg) { #name, PASS_GRAPH, arg, 0 },
 #include "shim/cuda/cu_passes.def"
 #undef XS_CU_FLUSH
 #undef XS_CU_TRANSLATE
 #undef XS_CU_SYNC
+#undef XS_CU_GRAPH
 };
 
 static const char *const pass_macro[] = {
 	[PASS_FLUSH] = "XS_CU_FLUSH",
 	[PASS_TRANSLATE] = "XS_CU_TRANSLATE",
 	[PASS_SYNC] = "XS_CU_SYNC",
+	[PASS_GRAPH] = "XS_CU_GRAPH",
 };
 
 /*
  * cu_passes.def against cuda.h: a flush or translate entry names a stream
- * parameter of its function, a sync entry a function without one, and the
- * per-thread flag of each entry agrees with its name's suffix.
+ * parameter of its function, a graph entry an executable-graph parameter,
+ * a sync entry a function without a stream, and the per-thread flag of
+ * each entry agrees with its name's suffix.
  */
 static void cu_pass_streams(void **state)
 {
@@ -532,12 +542,14 @@ static void cu_pass_streams(void **state)
 				    pass_macro[e->kind], e->name, e->arg, (int)p->name->n,
 				    p->name->p, p->nparams);
 			bad++;
-		} else if (!param_is_stream(&ps, p, (unsigned)e->arg)) {
+		} else if (!param_is(&ps, p, (unsigned)e->arg,
+				     e->kind == PASS_GRAPH ? "CUgraphExec" : "CUstream")) {
 			print_error("cu_passes.def: %s(%s, %d): parameter %d of cuda.h's "
-				    "%.*s is `%s`, not a CUstream\n",
+				    "%.*s is `%s`, not a %s\n",
 				    pass_macro[e->kind], e->name, e->arg, e->arg, (int)p->name->n,
 				    p->name->p,
-				    param_text(&ps, p, (unsigned)e->arg, text, sizeof(text)));
+				    param_text(&ps, p, (unsigned)e->arg, text, sizeof(text)),
+				    e->kind == PASS_GRAPH ? "CUgraphExec" : "CUstream");
 			bad++;
 		}
 	}

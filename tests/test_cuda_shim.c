@@ -456,6 +456,76 @@ static void cuda_queue_limit_default(void **state)
 	e->ok = true;
 }
 
+/* @out without its "split ..." and "shim ..." lines. */
+static char *results_only(char *out)
+{
+	char *r = out, *w = out;
+
+	while (*r) {
+		char *nl = strchr(r, '\n');
+		size_t len = nl ? (size_t)(nl - r) + 1 : strlen(r);
+
+		if (strncmp(r, "split ", 6) && strncmp(r, "shim ", 5)) {
+			memmove(w, r, len);
+			w += len;
+		}
+		r += len;
+	}
+	*w = '\0';
+	return out;
+}
+
+/*
+ * Graph slicing (cu_graph_prog): every way the shim may split the
+ * graphs computes what the driver computes, line for line. With
+ * XSCHED_CUDA_GRAPH_SLICE=1ns every node that takes device time is a
+ * slice of its own, so the split of each launch is known: the
+ * chain's 13 kernels, the DAG's 8 timed nodes (its empty node joins one),
+ * the updated graph's 5 until an update the slices cannot take, 1 for the
+ * graphs that launch whole, 3 for 4 kernels of which 2 share a slice with
+ * an event pair. With 0 nothing is split; by default the queue's budget
+ * decides (not asserted: learned durations vary).
+ */
+static void cuda_graph_slices_match_native(void **state)
+{
+	struct it_env *e = *state;
+	const char *native_vars[] = { native_path_var(), "XSCHED_SCHEDULER=local", NULL };
+	const char *vars[][6] = {
+		{ native_path_var(), sim_lib_var(), shim_preload(), "XSCHED_SCHEDULER=local",
+		  "XSCHED_CUDA_GRAPH_SLICE=1ns", NULL },
+		{ native_path_var(), sim_lib_var(), shim_preload(), "XSCHED_SCHEDULER=local",
+		  NULL },
+		{ native_path_var(), sim_lib_var(), shim_preload(), "XSCHED_SCHEDULER=local",
+		  "XSCHED_CUDA_GRAPH_SLICE=0", NULL },
+	};
+	static const char *const fine[] = {
+		"split chain 13 13 13 13\n", "split dag 8 8\n",
+		"split update 5 5 5 5 5 5 5 1\n", "split update_event 2 1\n",
+		"split unsplit 1 1 3 1\n", "split order 2 2 2 2 2\n",
+	};
+	static const char *const whole[] = {
+		"split chain 1 1 1 1\n", "split dag 1 1\n", "split update 1 1 1 1 1 1 1 1\n",
+		"split update_event 1 1\n", "split unsplit 1 1 1 1\n", "split order 1 1 1 1 1\n",
+	};
+	char *native = run(e, IT_ARGS(XS_CU_GRAPH_PROG), native_vars);
+
+	assert_non_null(strstr(native, "shim absent"));
+	assert_non_null(strstr(native, "order "));
+	for (size_t i = 0; i < 3; i++) {
+		char *shim = run(e, IT_ARGS(XS_CU_GRAPH_PROG), vars[i]);
+
+		assert_non_null(strstr(shim, "shim active"));
+		for (size_t j = 0; i != 1 && j < sizeof(fine) / sizeof(fine[0]); j++)
+			if (!strstr(shim, i == 0 ? fine[j] : whole[j]))
+				fail_msg("run %zu: no \"%s\" in:\n%s", i, i == 0 ? fine[j] : whole[j],
+					 shim);
+		assert_string_equal(results_only(native), results_only(shim));
+		free(shim);
+	}
+	free(native);
+	e->ok = true;
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_shim_matches_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_shim_first_on_library_path, it_setup, it_teardown),
@@ -471,6 +541,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_green_stream_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_queue_limit_said_once, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_queue_limit_default, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 };
 
 XS_TEST_MAIN(tests)

@@ -390,7 +390,7 @@ struct xal_cuda_cmd *cmd_memset(struct cs_stream *s, CUdeviceptr dst, unsigned v
 	return &k->c;
 }
 
-/* --- host functions, events, graphs, memory, values ---------------------------- */
+/* --- host functions, events, memory, values ----------------------------------- */
 
 struct cmd_host {
 	struct xal_cuda_cmd c;
@@ -517,7 +517,6 @@ struct xal_cuda_cmd *cmd_wait_event(struct cs_stream *s, CUevent ev, unsigned fl
 struct cmd_misc {
 	struct xal_cuda_cmd c;
 	int what;
-	CUgraphExec g;
 	CUdeviceptr p;
 	size_t n;
 	CUmemLocation loc;
@@ -525,17 +524,13 @@ struct cmd_misc {
 	cuuint32_t value;
 };
 
-enum { M_GRAPH, M_UPLOAD, M_FREE, M_PREFETCH, M_WRITE32, M_WAIT32 };
+enum { M_FREE, M_PREFETCH, M_WRITE32, M_WAIT32 };
 
 static CUresult misc_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	struct cmd_misc *k = (struct cmd_misc *)c;
 
 	switch (k->what) {
-	case M_GRAPH:
-		return cu->cuGraphLaunch(k->g, c->stream);
-	case M_UPLOAD:
-		return cu->cuGraphUpload(k->g, c->stream);
 	case M_FREE:
 		return cu->cuMemFreeAsync(k->p, c->stream);
 	case M_PREFETCH:
@@ -558,17 +553,6 @@ static struct cmd_misc *misc_cmd(struct cs_stream *s, int what, uint32_t kind)
 		k->what = what;
 	}
 	return k;
-}
-
-struct xal_cuda_cmd *cmd_graph(struct cs_stream *s, CUgraphExec g, bool upload)
-{
-	struct cmd_misc *k = misc_cmd(s, upload ? M_UPLOAD : M_GRAPH, XAL_CMD_KERNEL);
-
-	if (!k)
-		return NULL;
-	k->g = g;
-	k->c.base.est_key = (uint64_t)(uintptr_t)g;
-	return &k->c;
 }
 
 struct xal_cuda_cmd *cmd_free_async(struct cs_stream *s, CUdeviceptr p)

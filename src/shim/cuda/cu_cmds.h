@@ -38,7 +38,6 @@ struct xal_cuda_cmd *cmd_callback(struct cs_stream *s, CUstreamCallback cb, void
 struct xal_cuda_cmd *cmd_event_record(struct cs_stream *s, CUevent ev, unsigned flags,
 				      bool with_flags);
 struct xal_cuda_cmd *cmd_wait_event(struct cs_stream *s, CUevent ev, unsigned flags);
-struct xal_cuda_cmd *cmd_graph(struct cs_stream *s, CUgraphExec g, bool upload);
 struct xal_cuda_cmd *cmd_free_async(struct cs_stream *s, CUdeviceptr p);
 struct xal_cuda_cmd *cmd_prefetch(struct cs_stream *s, CUdeviceptr p, size_t n,
 				  CUmemLocation loc, unsigned flags);

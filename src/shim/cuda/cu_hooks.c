@@ -14,6 +14,7 @@
  */
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
+#include "shim/cuda/cu_graph.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -252,13 +253,13 @@ static CUresult do_cuStreamAddCallback(bool ptsz, CUstream h, CUstreamCallback c
 XS_CU_PAIR(CUresult, cuStreamAddCallback, cuStreamAddCallback_ptsz,
 	   (CUstream h, CUstreamCallback cb, void *data, unsigned flags), h, cb, data, flags)
 
+/* Sliced into several commands, or one (cu_graph.h). */
 static CUresult do_cuGraphLaunch(bool ptsz, CUgraphExec g, CUstream h)
 {
 	struct cs_stream *s = sched_stream(h, ptsz);
-	struct xal_cuda_cmd *c;
 
-	if (s && g && (c = cmd_graph(s, g, false)))
-		return cs_submit(s, c, NULL);
+	if (s && g)
+		return cg_launch(s, g, false);
 	return REAL(ptsz, cuGraphLaunch, "_ptsz")(g, direct_stream(s, h, ptsz));
 }
 
@@ -267,10 +268,9 @@ XS_CU_PAIR(CUresult, cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec g, CUstream
 static CUresult do_cuGraphUpload(bool ptsz, CUgraphExec g, CUstream h)
 {
 	struct cs_stream *s = sched_stream(h, ptsz);
-	struct xal_cuda_cmd *c;
 
-	if (s && g && (c = cmd_graph(s, g, true)))
-		return cs_submit(s, c, NULL);
+	if (s && g)
+		return cg_launch(s, g, true);
 	return REAL(ptsz, cuGraphUpload, "_ptsz")(g, direct_stream(s, h, ptsz));
 }
 

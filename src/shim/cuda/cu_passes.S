@@ -59,14 +59,29 @@ XS_ENTRY \name
 	.size	\name, .-\name
 .endm
 
+/* xs_cu_graph_pick(exec) returns the executable the driver gets (the same). */
+.macro XS_GRAPH_HOOK name, arg
+XS_ENTRY \name
+	XS_SAVE
+	XS_ARG_OFF \arg
+	movq	xs_off(%rsp), %rdi
+	call	xs_cu_graph_pick
+	movq	%rax, xs_off(%rsp)
+	XS_RESTORE
+	jmp	xs_t_\name
+	.size	\name, .-\name
+.endm
+
 /* how: bit 0 per-thread-stream variant, bit 1 flush the queue first. */
 #define XS_CU_FLUSH(name, arg, ptsz) XS_STREAM_HOOK name, arg, (2 + ptsz)
 #define XS_CU_TRANSLATE(name, arg, ptsz) XS_STREAM_HOOK name, arg, ptsz
 #define XS_CU_SYNC(name, ptds) XS_SYNC_HOOK name, ptds
+#define XS_CU_GRAPH(name, arg) XS_GRAPH_HOOK name, arg
 #include "cu_passes.def"
 #undef XS_CU_FLUSH
 #undef XS_CU_TRANSLATE
 #undef XS_CU_SYNC
+#undef XS_CU_GRAPH
 
 	.section .note.GNU-stack, "", @progbits
 

@@ -17,10 +17,12 @@ static const char *const cu_hooked[] = {
 #define XS_CU_FLUSH(name, arg, ptsz) #name,
 #define XS_CU_TRANSLATE(name, arg, ptsz) #name,
 #define XS_CU_SYNC(name, ptds) #name,
+#define XS_CU_GRAPH(name, arg) #name,
 #include "shim/cuda/cu_passes.def"
 #undef XS_CU_FLUSH
 #undef XS_CU_TRANSLATE
 #undef XS_CU_SYNC
+#undef XS_CU_GRAPH
 };
 
 #define CU_NHOOKED (sizeof(cu_hooked) / sizeof(cu_hooked[0]))
