@@ -109,7 +109,7 @@ void cg_instantiated(CUgraphExec e, CUgraph g, unsigned long long flags)
 	cg_table[b] = x;
 	pthread_rwlock_unlock(&cg_lock);
 	if (old) {
-		old->exec = NULL;       /* not ours to destroy any more */
+		atomic_store(&old->orphan, true);       /* not ours to destroy any more */
 		cg_put(old);
 	}
 }
@@ -138,7 +138,7 @@ void cg_put(struct cg_exec *x)
 		cu_real.cuGraphDestroy(x->priv);
 	if (x->done)
 		cu_real.cuEventDestroy_v2(x->done);
-	if (x->exec)
+	if (!atomic_load(&x->orphan))
 		cu_real.cuGraphExecDestroy(x->exec);
 	free(x->nodes);
 	free(x->glued);
@@ -171,6 +171,7 @@ struct cmd_graph {
 	struct xal_cuda_cmd c;
 	struct cg_exec *x;      /* NULL: an executable the shim has no record of */
 	CUgraphExec g;          /* what to launch: the executable or a slice */
+	struct cg_slice *slice; /* the slice, if one */
 	bool upload;
 	bool launch;            /* counted in x->submitted */
 	bool issued;
@@ -193,6 +194,8 @@ static CUresult graph_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 		rc = cu->cuEventRecord(k->x->done, c->stream);
 	if (k->launch) {
 		k->issued = true;
+		if (k->slice)
+			atomic_fetch_sub(&k->slice->uses, 1);
 		atomic_fetch_add(&k->x->issued, 1);
 	}
 	return rc;
@@ -202,8 +205,11 @@ static void graph_fini(struct xal_cuda_cmd *c)
 {
 	struct cmd_graph *k = (struct cmd_graph *)c;
 
-	if (k->launch && !k->issued)
+	if (k->launch && !k->issued) {
+		if (k->slice)
+			atomic_fetch_sub(&k->slice->uses, 1);
 		atomic_fetch_add(&k->x->issued, 1);
+	}
 	cg_put(k->x);
 }
 
@@ -269,6 +275,10 @@ static CUresult cg_launch_locked(struct cs_stream *s, struct cg_exec *x)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
 		cmds[i]->launch = true;
+		if (n > 1) {
+			cmds[i]->slice = x->plan[i];
+			atomic_fetch_add(&x->plan[i]->uses, 1);
+		}
 	}
 	record = x->state != CG_WHOLE;
 	if (record && !x->done &&

@@ -25,7 +25,9 @@
  * as a slice of its own, with the node's kind and key (a kernel's
  * function, a copy's size...), which is how eager launches of the same
  * kernel teach the same estimate; once every node is known, the plan is
- * final and kept (unless the budget changes). Executable-graph updates are
+ * final: kept, and made again from the current estimates every
+ * CG_REPLAN_LAUNCHES launches or when the budget changes (slices of an
+ * unchanged cut are reused). Executable-graph updates are
  * applied to the whole executable and to the slices (and the private
  * graph); the updates the slices cannot take turn slicing off for that
  * executable (cu_graph_hooks.c). Launches of one executable keep the

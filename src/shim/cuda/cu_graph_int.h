@@ -10,6 +10,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+/* A final plan is made again, from what the queue learned since, this often. */
+#define CG_REPLAN_LAUNCHES 64
+
 struct cg_node {
 	CUgraphNode node;       /* of the private graph */
 	int type;               /* CU_GRAPH_NODE_TYPE_* */
@@ -24,6 +27,7 @@ struct cg_slice {
 	size_t a, b;
 	CUgraph g;              /* the pruned clone it was instantiated from */
 	CUgraphExec exec;
+	_Atomic uint32_t uses;  /* commands of it not yet issued (nor dropped) */
 };
 
 enum { CG_NEW, CG_SLICED, CG_FROZEN, CG_WHOLE };
@@ -45,6 +49,7 @@ struct cg_exec {
 	size_t nplan;
 	bool plan_final;        /* every duration was known when planned */
 	int64_t plan_target;
+	uint32_t plan_uses;     /* launches since planned (a final plan is reviewed) */
 	uint64_t submitted;     /* launch commands submitted */
 	_Atomic uint64_t issued; /* launch commands that reached the driver or were dropped */
 	struct xq *last_xq;     /* queue of the last launch (a token once issued) */
@@ -52,6 +57,7 @@ struct cg_exec {
 	bool last_recorded;     /* the last launch recorded done */
 	CUevent done;           /* recorded after each launch that may be sliced */
 	_Atomic int last_split; /* commands of the last launch (diagnostics) */
+	_Atomic bool orphan;    /* its handle was reused: the executable is not ours */
 };
 
 /*
@@ -73,7 +79,7 @@ int cg_plan(struct cg_exec *x, struct xq *q);
 void cg_slice_key(const struct cg_exec *x, const struct cg_slice *s, uint32_t *kind,
 		  uint64_t *key);
 
-/* Destroys the slices and the private graph (none may be waiting to be issued). */
+/* Forgets the plan and destroys the slices no command waits to issue. */
 void cg_slices_drop(struct cg_exec *x);
 
 #endif

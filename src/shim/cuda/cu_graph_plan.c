@@ -25,20 +25,6 @@ static void cg_slice_free(struct cg_slice *s)
 	free(s);
 }
 
-void cg_slices_drop(struct cg_exec *x)
-{
-	while (x->cache) {
-		struct cg_slice *s = x->cache;
-
-		x->cache = s->next;
-		cg_slice_free(s);
-	}
-	free(x->plan);
-	x->plan = NULL;
-	x->nplan = 0;
-	x->plan_final = false;
-}
-
 static bool cg_in_plan(const struct cg_exec *x, const struct cg_slice *s)
 {
 	for (size_t i = 0; i < x->nplan; i++)
@@ -47,23 +33,31 @@ static bool cg_in_plan(const struct cg_exec *x, const struct cg_slice *s)
 	return false;
 }
 
-/* Drops the slices the plan does not use, once no command may use them. */
+/* Drops the slices the plan does not use and no command waits to issue. */
 static void cg_slices_collect(struct cg_exec *x)
 {
 	struct cg_slice **pp = &x->cache;
 
-	if (atomic_load(&x->issued) != x->submitted)
-		return;
 	while (*pp) {
 		struct cg_slice *s = *pp;
 
-		if (cg_in_plan(x, s)) {
+		if (cg_in_plan(x, s) || atomic_load(&s->uses)) {
 			pp = &s->next;
 			continue;
 		}
 		*pp = s->next;
 		cg_slice_free(s);
 	}
+}
+
+/* Slices still to be issued stay until a later collection (or the record goes). */
+void cg_slices_drop(struct cg_exec *x)
+{
+	free(x->plan);
+	x->plan = NULL;
+	x->nplan = 0;
+	x->plan_final = false;
+	cg_slices_collect(x);
 }
 
 /* A clone of @g without the nodes outside [a, b) of @nodes (nodes of @g). */
@@ -415,54 +409,62 @@ static int cg_analyse(CUgraph g, struct cg_shape *s)
 
 /* ---- plan ---- */
 
-int cg_plan(struct cg_exec *x, struct xq *q)
+/*
+ * The duration of each node (req[i].ns, 0: not learned), and the budget:
+ * what the queue learned per node kind and key, scaled, for the nodes of
+ * a slice of the current plan that the queue timed as a whole, to what
+ * that slice took (a graph's work may change, or the estimates of its
+ * nodes come from elsewhere). NULL on out-of-memory.
+ */
+static struct xq_est_req *cg_estimates(struct cg_exec *x, struct xq *q, int64_t *budget)
 {
-	struct xq_est_req *req;
-	struct cg_slice **plan;
-	size_t *cut, ncut = 0;
-	int64_t budget, target, mode = cg_target_mode();
-	bool final = true, refused = false;
+	size_t m = x->n + x->nplan;
+	struct xq_est_req *req = calloc(m ? m : 1, sizeof(*req));
 
-	if (x->state == CG_NEW) {
-		struct cg_shape s;
-
-		if (cg_analyse(x->priv, &s) < 0) {
-			cg_whole_locked(x);
-			return -EINVAL;
-		}
-		x->n = s.n;
-		x->nodes = s.nodes;
-		x->glued = s.glued;
-		x->state = CG_SLICED;
-	}
-	if (x->state == CG_WHOLE)
-		return -EINVAL;
-	if (x->state == CG_FROZEN)
-		return x->nplan ? 0 : -EINVAL;
-	req = calloc(x->n, sizeof(*req));
-	cut = calloc(x->n + 1, sizeof(*cut));
-	if (!req || !cut) {
-		free(req);
-		free(cut);
-		return -EINVAL;
-	}
+	if (!req)
+		return NULL;
 	for (size_t i = 0; i < x->n; i++) {
 		req[i].kind = x->nodes[i].kind;
 		req[i].est_key = x->nodes[i].key;
 	}
-	budget = xq_est_query(q, req, x->n);
-	target = mode > 0 ? mode : budget;
-	if (target <= 0 || (x->plan_final && x->plan_target == target && x->nplan)) {
-		free(req);
-		free(cut);
-		return target <= 0 ? -EINVAL : 0;
+	for (size_t k = 0; k < x->nplan; k++) {
+		struct xq_est_req *r = &req[x->n + k];
+
+		if (x->plan[k])
+			cg_slice_key(x, x->plan[k], &r->kind, &r->est_key);
+		else
+			*r = (struct xq_est_req){ XAL_CMD_KERNEL, (uint64_t)(uintptr_t)x->exec, 0 };
 	}
-	/*
-	 * Greedy, in topological order: a slice takes the next node while
-	 * that brings it nearer the target; a node not learned yet goes alone
-	 * (its own kind and key, so the queue learns it); zero-time nodes and
-	 * glued nodes always join.
-	 */
+	*budget = xq_est_query(q, req, m);
+	for (size_t k = 0; k < x->nplan; k++) {
+		size_t a = x->plan[k] ? x->plan[k]->a : 0, b = x->plan[k] ? x->plan[k]->b : x->n;
+		uint64_t took = req[x->n + k].ns, sum = 0;
+		bool all = true;
+
+		for (size_t i = a; i < b; i++) {
+			sum += req[i].ns;
+			all &= req[i].ns || !x->nodes[i].kind;
+		}
+		if (!took || !sum || !all || took == sum)
+			continue;
+		for (size_t i = a; i < b; i++)
+			req[i].ns = (uint64_t)((unsigned __int128)req[i].ns * took / sum);
+	}
+	return req;
+}
+
+/*
+ * The cut of the nodes into slices (cut[0..*ncut], cut[*ncut] = n), greedy
+ * in topological order: a slice takes the next node while that brings it
+ * nearer @target; a node not learned yet goes alone (with its own kind and
+ * key, so the queue learns it; *@final false); zero-time and glued nodes
+ * always join.
+ */
+static void cg_cut(const struct cg_exec *x, const struct xq_est_req *req, int64_t target,
+		   size_t *cut, size_t *ncut, bool *final)
+{
+	*ncut = 0;
+	*final = true;
 	for (size_t i = 0; i < x->n;) {
 		uint64_t acc = 0;
 		size_t j = i, costed = 0;
@@ -483,15 +485,53 @@ int cg_plan(struct cg_exec *x, struct xq *q)
 			}
 			if (unk) {
 				unknown = true;
-				final = false;
+				*final = false;
 			}
 			acc += est;
 			costed += !zero;
 		}
-		cut[ncut++] = i;
+		cut[(*ncut)++] = i;
 		i = j;
 	}
-	cut[ncut] = x->n;
+	cut[*ncut] = x->n;
+}
+
+int cg_plan(struct cg_exec *x, struct xq *q)
+{
+	struct xq_est_req *req;
+	struct cg_slice **plan;
+	size_t *cut, ncut = 0;
+	int64_t budget = 0, target, mode = cg_target_mode();
+	bool final = true, refused = false;
+
+	if (x->state == CG_NEW) {
+		struct cg_shape s;
+
+		if (cg_analyse(x->priv, &s) < 0) {
+			cg_whole_locked(x);
+			return -EINVAL;
+		}
+		x->n = s.n;
+		x->nodes = s.nodes;
+		x->glued = s.glued;
+		x->state = CG_SLICED;
+	}
+	if (x->state == CG_WHOLE)
+		return -EINVAL;
+	if (x->state == CG_FROZEN)
+		return x->nplan ? 0 : -EINVAL;
+	if (x->plan_final && x->nplan && ++x->plan_uses < CG_REPLAN_LAUNCHES &&
+	    x->plan_target == (mode > 0 ? mode : xq_est_query(q, NULL, 0)))
+		return 0;
+	req = cg_estimates(x, q, &budget);
+	cut = calloc(x->n + 1, sizeof(*cut));
+	target = mode > 0 ? mode : budget;
+	if (!req || !cut || target <= 0) {
+		free(req);
+		free(cut);
+		return -EINVAL;
+	}
+	cg_cut(x, req, target, cut, &ncut, &final);
 	plan = calloc(ncut, sizeof(*plan));
 	for (size_t k = 0; plan && ncut > 1 && k < ncut && !refused; k++)
 		refused = !(plan[k] = cg_slice_get(x, cut[k], cut[k + 1]));
@@ -508,6 +548,7 @@ int cg_plan(struct cg_exec *x, struct xq *q)
 	x->nplan = ncut;
 	x->plan_final = final;
 	x->plan_target = target;
+	x->plan_uses = 0;
 	cg_slices_collect(x);
 	return 0;
 }
