@@ -23,6 +23,9 @@
  *    by an event, two groups in flight (the older one's event is waited on
  *    before the next group is launched), until SIGTERM/SIGINT or
  *    --duration-s.
+ *  - --graph (with either): a group (a task, or a flood's group) is one
+ *    cuGraphLaunch of a CUDA graph of the --cmds kernels, captured once
+ *    from the stream: the shape of CUDA-graph inference steps.
  *
  * Output (stdout, one line; all times from release to completion):
  *   tasks=N p50_us=X p90_us=X p99_us=X max_us=X commands=N device_ms=X
@@ -77,13 +80,16 @@ static void usage(FILE *out)
 		"usage: cu_load [--cmd-us T] [--cmds N] [--tasks N] [--warmup W]\n"
 		"               [--period-us P] [--jitter-pct J] [--seed S] [--deadline-us D]\n"
 		"               [--flood] [--duration-s S] [--start-at-ms T]\n"
-		"               [--lat-file F] [--trace-file F]\n");
+		"               [--lat-file F] [--trace-file F] [--graph]\n");
 }
+
+static bool use_graph;
 
 static int parse(int argc, char **argv, struct bench_load_opts *o)
 {
 	static const struct option lo[] = {
 		BENCH_LOAD_LONGOPTS,
+		{ "graph", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -93,6 +99,10 @@ static int parse(int argc, char **argv, struct bench_load_opts *o)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (bench_load_option(o, c, optarg))
 			continue;
+		if (c == 'g') {
+			use_graph = true;
+			continue;
+		}
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
@@ -113,9 +123,16 @@ struct dev {
 	CUstream s;
 	uint64_t cmd_ns;
 	void *args[1];
+	CUgraphExec graph;      /* --graph: the group as one graph, else NULL */
 };
 
-static void dev_open(struct dev *d, uint64_t cmd_ns)
+static void launch_kernels(struct dev *d, int n)
+{
+	for (int i = 0; i < n; i++)
+		CK(cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->s, d->args, NULL));
+}
+
+static void dev_open(struct dev *d, uint64_t cmd_ns, int graph_cmds)
 {
 	CUcontext ctx;
 	CUdevice dev;
@@ -130,12 +147,25 @@ static void dev_open(struct dev *d, uint64_t cmd_ns)
 	CK(cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
 	d->cmd_ns = cmd_ns;
 	d->args[0] = &d->cmd_ns;
+	d->graph = NULL;
+	if (graph_cmds > 0) {
+		CUgraph g;
+
+		CK(cuStreamBeginCapture_v2(d->s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		launch_kernels(d, graph_cmds);
+		CK(cuStreamEndCapture(d->s, &g));
+		CK(cuGraphInstantiateWithFlags(&d->graph, g, 0));
+		CK(cuGraphDestroy(g));
+	}
 }
 
+/* A group of @n kernels: the graph (of that many) or the kernels themselves. */
 static void launch(struct dev *d, int n)
 {
-	for (int i = 0; i < n; i++)
-		CK(cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->s, d->args, NULL));
+	if (d->graph)
+		CK(cuGraphLaunch(d->graph, d->s));
+	else
+		launch_kernels(d, n);
 }
 
 static void trace_add(struct trace *t, uint64_t ns)
@@ -257,7 +287,7 @@ int main(int argc, char **argv)
 		return 2;
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
-	dev_open(&d, o.cmd_ns);
+	dev_open(&d, o.cmd_ns, use_graph ? o.cmds : 0);
 	if (o.start_at_ms)
 		bench_sleep_until_wall(o.start_at_ms * 1000000ull);
 	if (o.flood) {

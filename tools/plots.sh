@@ -21,6 +21,9 @@
 #   priority_fg_norm.png        foreground P50/P90/P99 / standalone
 #   priority_bg_norm.png        background throughput / bg-alone
 #   priority_cl_cdf.png, priority_cl_fg_norm.png, priority_cl_bg_norm.png
+#   graph_cdf.png               foreground latency CDF next to a background
+#                               flooding CUDA graphs (sliced and unsliced);
+#                               graph_fg_norm.png, graph_bg_norm.png
 #   heterogeneous_cdf_<dir>.png (sim-fg, cl-fg), heterogeneous_fg_norm.png,
 #   heterogeneous_bg_norm.png
 #   deadline_cdf_frame.png, deadline_cdf_batch.png, deadline_missed.png
@@ -37,8 +40,9 @@
 #   preempt_overhead.png        Lv1 runtime overhead per command size
 #
 # Usage: plots.sh [--only NAME[,NAME...]] [--cdf-only] RESULTS_DIR OUT_DIR
-#   --only      the scenarios to draw (priority, priority_cl, heterogeneous,
-#               deadline, bandwidth, overhead, scale, preempt); RESULTS_DIR
+#   --only      the scenarios to draw (priority, priority_cl, graph,
+#               heterogeneous, deadline, bandwidth, overhead, scale,
+#               preempt); RESULTS_DIR
 #               may then also be one scenario's directory itself (e.g.
 #               build/results/priority)
 #   --cdf-only  only the latency CDFs
@@ -52,7 +56,7 @@
 # shellcheck disable=SC2317,SC2013
 set -euo pipefail
 
-ALL=(priority priority_cl heterogeneous deadline bandwidth overhead scale preempt)
+ALL=(priority priority_cl graph heterogeneous deadline bandwidth overhead scale preempt)
 me=plots.sh
 
 die() {
@@ -152,6 +156,7 @@ label() {
 	standalone) echo "standalone" ;;
 	native) echo "native (round-robin)" ;;
 	xsched-lv1) echo "xsched Lv1 (CUDA shim)" ;;
+	xsched-lv1-unsliced) echo "xsched Lv1, graphs not sliced" ;;
 	api-lv[0-9]) echo "xsched Lv${1#api-lv} (API)" ;;
 	xsched) echo "xsched (shim)" ;;
 	*) echo "$1" ;;
@@ -166,7 +171,7 @@ color() {
 	xsched-lv1 | xsched | hhpf | edf) echo "#1f77b4" ;;
 	api-lv2 | hpf | hpf-frame) echo "#2ca02c" ;;
 	api-lv3 | laxity) echo "#9467bd" ;;
-	hpf-batch) echo "#ff7f0e" ;;
+	hpf-batch | xsched-lv1-unsliced) echo "#ff7f0e" ;;
 	*) echo "#7f7f7f" ;;
 	esac
 }
@@ -341,6 +346,20 @@ plot_priority_cl() {
 		"priority_cl (hpf, OpenCL shim on PoCL): foreground task latency, background flooding at lower priority" \
 		"$machine" "" "${specs[@]}"
 	((cdf_only)) || fgbg_bars "$d" priority_cl size_us "$machine" us
+}
+
+plot_graph() {
+	local d=$1 s=$1/summary.tsv machine cfg specs=() shape
+	need_cols "$s" bg_graph config
+	machine=$(machine_of "$d")
+	shape=$(awk -F'\t' -v k="$(col "$s" bg_graph)" 'NR == 2 { print $k }' "$s")
+	for cfg in $(awk -F'\t' -v c="$(col "$s" config)" 'NR > 1 { print $c }' "$s"); do
+		[[ -s $d/lat_$cfg.txt ]] && specs+=("$cfg|$d/lat_$cfg.txt")
+	done
+	cdf_plot "$out/graph_cdf.png" \
+		"graph (hpf): foreground task latency, background flooding CUDA graphs of $shape kernels at lower priority" \
+		"$machine" "" "${specs[@]}"
+	((cdf_only)) || fgbg_bars "$d" graph bg_graph "$machine"
 }
 
 plot_heterogeneous() {

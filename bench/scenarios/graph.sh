@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+#
+# graph.sh: fixed priority (policy hpf) against a background that launches
+# whole CUDA graphs, the shape of CUDA-graph inference steps. The
+# foreground is priority.sh's periodic task (--cmds kernels of --size us,
+# released at --load % of its standalone throughput with +-50% jitter);
+# the background floods graphs of --bg-cmds kernels of --size us (40 x
+# 0.5 ms: 20 ms per cuGraphLaunch, two launches in flight). Both are
+# bench/cu_load on the simulated CUDA driver, natively or under the CUDA
+# shim with a private xschedd (hpf; foreground XSCHED_PRIORITY=10,
+# background 0). At Lv1 an XQueue stops between commands, so a graph
+# launched as one command holds the device for all of it once it started;
+# graph slicing (src/shim/cuda/cu_graph.h) cuts it into commands of about
+# the queue's in-flight budget.
+#
+# Configurations, alternated in rounds (machine drift hits all):
+#   bg-alone               the background alone: its standalone throughput
+#   standalone             the foreground alone
+#   native                 both, no xsched: the device's round-robin
+#   xsched-lv1-unsliced    both under the shim + xschedd, slicing off in the
+#                          background (XSCHED_CUDA_GRAPH_SLICE=0)
+#   xsched-lv1             the same with graph slicing (the default)
+# The foreground launches kernels, not graphs, in every configuration.
+#
+# Output: table and $XS_OUT/summary.tsv with columns
+#   bg_graph config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm
+#   bg_cmd_s bg_norm bg_vs_unsliced lat_source
+# (*_norm: the foreground percentile / standalone's; bg_cmd_s: background
+# kernels per second during the foreground's window; bg_norm: / bg-alone's;
+# bg_vs_unsliced: / xsched-lv1-unsliced's), and lat_<config>.txt
+# (foreground latencies, us).
+# Goals (issue 18, not asserted): P99 xsched-lv1 <= 1.15 x standalone;
+# background throughput within 3% of xsched-lv1-unsliced's.
+#
+# Usage: graph.sh [--smoke] [--tasks N] [--warmup N] [--rounds N] [--cmds N]
+#                 [--bg-cmds N] [--size US] [--load PCT] [--bg-seconds S]
+# Environment: BUILD_DIR (default build), XS_RESULTS (default
+# $BUILD_DIR/results).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+tasks=1000 warmup=20 rounds=4 cmds=20 bg_cmds=40 size=500 load=20 bg_s=2
+usage() {
+	sed -n 's/^# Usage: //p; s/^#                 / /p' "$0" | head -2 >&2
+	exit 2
+}
+while (($#)); do
+	case $1 in
+	--smoke) tasks=20 warmup=5 rounds=1 bg_s=0.5 ;;
+	--tasks) tasks=$2; shift ;;
+	--warmup) warmup=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
+	--cmds) cmds=$2; shift ;;
+	--bg-cmds) bg_cmds=$2; shift ;;
+	--size) size=$2; shift ;;
+	--load) load=$2; shift ;;
+	--bg-seconds) bg_s=$2; shift ;;
+	*) usage ;;
+	esac
+	shift
+done
+xs_setup graph
+xs_need "$XS_CU_LOAD" "bench/cu_load"
+xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+per_round=$(((tasks + rounds - 1) / rounds))
+bg_args=(--flood --graph --cmds "$bg_cmds" --cmd-us "$size")
+
+# Appends the background's kernels/seconds inside the foreground window.
+bg_window() { # cfg fgline trace
+	local t0 t1 n
+	t0=$(xs_field "$2" t0_ns) t1=$(xs_field "$2" t1_ns)
+	n=$(xs_count_window "$3" "$t0" "$t1")
+	awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n, (b - a) / 1e9 }' >>"$XS_WORK/$1.bg"
+}
+
+run_bg_alone() {
+	local line
+	xs_device_new
+	xs_env_native
+	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${bg_args[@]}" --duration-s "$bg_s") ||
+		xs_die "bg-alone: cu_load failed"
+	echo "$(xs_field "$line" commands) $(xs_div "$(xs_field "$line" elapsed_ms)" 1000 %.6f)" \
+		>>"$XS_WORK/bg-alone.bg"
+}
+
+# run_cfg CFG: the foreground (and the background unless standalone).
+run_cfg() {
+	local cfg=$1 bgpid='' line slice=1
+	xs_device_new
+	case $cfg in
+	xsched-lv1-unsliced) slice=0 ;&
+	xsched-lv1)
+		xs_daemon_start hpf
+		xs_env_shim XSCHED_PRIORITY=0 "XSCHED_CUDA_GRAPH_SLICE=$slice"
+		;;
+	*) xs_env_native ;;
+	esac
+	if [[ $cfg != standalone ]]; then
+		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
+			"${bg_args[@]}" --trace-file "$XS_WORK/bg.trace"
+		bgpid=$XS_PID
+		sleep 0.3
+	fi
+	[[ $cfg == xsched-* ]] && xs_env_shim XSCHED_PRIORITY=10
+	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size" \
+		--tasks "$per_round" --warmup "$warmup" --period-us "$period" \
+		--lat-file "$XS_WORK/fg.lat" 2>"$XS_WORK/fg.err") ||
+		xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
+	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$cfg.lat"
+	if [[ -n $bgpid ]]; then
+		xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
+		bg_window "$cfg" "$line" "$XS_WORK/bg.trace"
+	fi
+	[[ $cfg == xsched-* ]] && xs_daemon_stop
+	return 0
+}
+
+# bg_rate CFG: background kernels per second over all its rounds.
+bg_rate() {
+	[[ -s $XS_WORK/$1.bg ]] || { echo "-"; return; }
+	awk '{ n += $1; s += $2 } END { if (s > 0) printf "%.1f\n", n / s; else print "-" }' \
+		"$XS_WORK/$1.bg"
+}
+
+xs_machine
+echo "graph (hpf): foreground $cmds x ${size} us kernels at ${load}% load +-50% jitter," \
+	"$tasks tasks after $warmup warm-up per configuration run, $rounds round(s);" \
+	"background flooding CUDA graphs of $bg_cmds x ${size} us kernels at lower priority"
+echo "build: $BUILD_DIR"
+
+# Standalone task time, back to back, to set the period.
+xs_device_new
+xs_env_native
+line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size" --tasks 30 \
+	--warmup 5 --period-us 0) || xs_die "calibration failed"
+task_us=$(xs_field "$line" p50_us)
+period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
+echo "standalone task ${task_us} us -> period ${period} us"
+
+configs=(bg-alone standalone native xsched-lv1-unsliced xsched-lv1)
+for ((r = 1; r <= rounds; r++)); do
+	for cfg in "${configs[@]}"; do
+		if [[ $cfg == bg-alone ]]; then run_bg_alone; else run_cfg "$cfg"; fi
+	done
+	echo "  round $r/$rounds done"
+done
+
+xs_tsv_header bg_graph config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
+	bg_cmd_s bg_norm bg_vs_unsliced lat_source
+bg_base=$(bg_rate bg-alone)
+bg_unsliced=$(bg_rate xsched-lv1-unsliced)
+read -r _ s50 s90 s99 _ < <(xs_lat_stats "$XS_WORK/standalone.lat")
+for cfg in "${configs[@]}"; do
+	n=0 p50=- p90=- p99=- src=-
+	if [[ -f $XS_WORK/$cfg.lat ]]; then
+		cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"
+		read -r n p50 p90 p99 _ < <(xs_lat_stats "$XS_WORK/$cfg.lat")
+		src=exact
+	fi
+	bg=$(bg_rate "$cfg")
+	[[ $cfg == standalone ]] && bg=-
+	xs_tsv_row "${bg_cmds}x${size}us" "$cfg" "$n" "$p50" "$p90" "$p99" \
+		"$(xs_div "$p50" "$s50")" "$(xs_div "$p90" "$s90")" "$(xs_div "$p99" "$s99")" \
+		"$bg" "$(xs_div "$bg" "$bg_base")" "$(xs_div "$bg" "$bg_unsliced")" "$src"
+done
+echo
+xs_table
+echo
+echo "goals (issue 18): P99 xsched-lv1 / standalone <= 1.15; background throughput of" \
+	"xsched-lv1 within 3% of xsched-lv1-unsliced's"
+echo "results: $XS_OUT"
