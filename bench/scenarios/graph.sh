@@ -34,10 +34,15 @@
 #
 # Usage: graph.sh [--smoke] [--tasks N] [--warmup N] [--rounds N] [--cmds N]
 #                 [--bg-cmds N] [--size US] [--load PCT] [--bg-seconds S]
+# (--cmd-us US is --size US.)
 # Environment: BUILD_DIR (default build), XS_RESULTS (default
 # $BUILD_DIR/results).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+here=$(dirname "$0")
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+# shellcheck source=lib_extra.sh
+. "$here/lib_extra.sh"
 
 tasks=1000 warmup=20 rounds=4 cmds=20 bg_cmds=40 size=500 load=20 bg_s=2
 usage() {
@@ -45,16 +50,15 @@ usage() {
 	exit 2
 }
 while (($#)); do
+	xs_fgbg_option "$@"
+	if ((XS_NARGS)); then
+		shift "$XS_NARGS"
+		continue
+	fi
 	case $1 in
 	--smoke) tasks=20 warmup=5 rounds=1 bg_s=0.5 ;;
-	--tasks) tasks=$2; shift ;;
-	--warmup) warmup=$2; shift ;;
-	--rounds) rounds=$2; shift ;;
-	--cmds) cmds=$2; shift ;;
-	--bg-cmds) bg_cmds=$2; shift ;;
-	--size) size=$2; shift ;;
-	--load) load=$2; shift ;;
-	--bg-seconds) bg_s=$2; shift ;;
+	--bg-cmds) [[ $# -ge 2 ]] || usage; bg_cmds=$2; shift ;;
+	--size) [[ $# -ge 2 ]] || usage; size=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -65,27 +69,9 @@ xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
 per_round=$(((tasks + rounds - 1) / rounds))
 bg_args=(--flood --graph --cmds "$bg_cmds" --cmd-us "$size")
 
-# Appends the background's kernels/seconds inside the foreground window.
-bg_window() { # cfg fgline trace
-	local t0 t1 n
-	t0=$(xs_field "$2" t0_ns) t1=$(xs_field "$2" t1_ns)
-	n=$(xs_count_window "$3" "$t0" "$t1")
-	awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n, (b - a) / 1e9 }' >>"$XS_WORK/$1.bg"
-}
-
-run_bg_alone() {
-	local line
-	xs_device_new
-	xs_env_native
-	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${bg_args[@]}" --duration-s "$bg_s") ||
-		xs_die "bg-alone: cu_load failed"
-	echo "$(xs_field "$line" commands) $(xs_div "$(xs_field "$line" elapsed_ms)" 1000 %.6f)" \
-		>>"$XS_WORK/bg-alone.bg"
-}
-
-# run_cfg CFG: the foreground (and the background unless standalone).
+# run_cfg CFG: one run of configuration CFG (lib_extra.sh's xs_run_pair).
 run_cfg() {
-	local cfg=$1 bgpid='' line slice=1
+	local cfg=$1 slice=1
 	xs_device_new
 	case $cfg in
 	xsched-lv1-unsliced) slice=0 ;&
@@ -95,31 +81,21 @@ run_cfg() {
 		;;
 	*) xs_env_native ;;
 	esac
-	if [[ $cfg != standalone ]]; then
-		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
-			"${bg_args[@]}" --trace-file "$XS_WORK/bg.trace"
-		bgpid=$XS_PID
-		sleep 0.3
+	XS_BG_CMD=(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${bg_args[@]}")
+	if [[ $cfg == bg-alone ]]; then
+		XS_BG_CMD+=(--duration-s "$bg_s")
+		xs_bg_alone "$cfg" "$cfg"
+		return 0
 	fi
+	XS_BG_CMD+=(--trace-file "$XS_WORK/bg.trace")
+	[[ $cfg == standalone ]] && XS_BG_CMD=()
 	[[ $cfg == xsched-* ]] && xs_env_shim XSCHED_PRIORITY=10
-	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size" \
-		--tasks "$per_round" --warmup "$warmup" --period-us "$period" \
-		--lat-file "$XS_WORK/fg.lat" 2>"$XS_WORK/fg.err") ||
-		xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
-	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$cfg.lat"
-	if [[ -n $bgpid ]]; then
-		xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
-		bg_window "$cfg" "$line" "$XS_WORK/bg.trace"
-	fi
+	XS_FG_CMD=(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size"
+		--tasks "$per_round" --warmup "$warmup" --period-us "$period"
+		--lat-file "$XS_WORK/fg.lat")
+	xs_run_pair "$cfg" "$cfg"
 	[[ $cfg == xsched-* ]] && xs_daemon_stop
 	return 0
-}
-
-# bg_rate CFG: background kernels per second over all its rounds.
-bg_rate() {
-	[[ -s $XS_WORK/$1.bg ]] || { echo "-"; return; }
-	awk '{ n += $1; s += $2 } END { if (s > 0) printf "%.1f\n", n / s; else print "-" }' \
-		"$XS_WORK/$1.bg"
 }
 
 xs_machine
@@ -139,29 +115,24 @@ echo "standalone task ${task_us} us -> period ${period} us"
 
 configs=(bg-alone standalone native xsched-lv1-unsliced xsched-lv1)
 for ((r = 1; r <= rounds; r++)); do
-	for cfg in "${configs[@]}"; do
-		if [[ $cfg == bg-alone ]]; then run_bg_alone; else run_cfg "$cfg"; fi
-	done
+	for cfg in "${configs[@]}"; do run_cfg "$cfg"; done
 	echo "  round $r/$rounds done"
 done
 
 xs_tsv_header bg_graph config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm bg_vs_unsliced lat_source
-bg_base=$(bg_rate bg-alone)
-bg_unsliced=$(bg_rate xsched-lv1-unsliced)
-read -r _ s50 s90 s99 _ < <(xs_lat_stats "$XS_WORK/standalone.lat")
+read -r _ _ _ _ _ _ _ bg_unsliced _ < <(xs_fg_summary xsched-lv1-unsliced standalone bg-alone)
 for cfg in "${configs[@]}"; do
-	n=0 p50=- p90=- p99=- src=-
-	if [[ -f $XS_WORK/$cfg.lat ]]; then
+	read -r n p50 p90 p99 n50 n90 n99 bg bgn < <(xs_fg_summary "$cfg" standalone bg-alone)
+	src=-
+	if [[ -s $XS_WORK/$cfg.lat ]]; then
 		cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"
-		read -r n p50 p90 p99 _ < <(xs_lat_stats "$XS_WORK/$cfg.lat")
 		src=exact
 	fi
-	bg=$(bg_rate "$cfg")
-	[[ $cfg == standalone ]] && bg=-
-	xs_tsv_row "${bg_cmds}x${size}us" "$cfg" "$n" "$p50" "$p90" "$p99" \
-		"$(xs_div "$p50" "$s50")" "$(xs_div "$p90" "$s90")" "$(xs_div "$p99" "$s99")" \
-		"$bg" "$(xs_div "$bg" "$bg_base")" "$(xs_div "$bg" "$bg_unsliced")" "$src"
+	[[ $cfg == standalone ]] && bg=- bgn=-
+	[[ $cfg == bg-alone ]] && bgn=1.000
+	xs_tsv_row "${bg_cmds}x${size}us" "$cfg" "$n" "$p50" "$p90" "$p99" "$n50" "$n90" "$n99" \
+		"$bg" "$bgn" "$(xs_div "$bg" "$bg_unsliced")" "$src"
 done
 echo
 xs_table

@@ -195,10 +195,14 @@ int sc_node_ops(const struct CUgraphNode_st *n, const struct CUgraphNode_st *src
 	}
 }
 
-/* The graph and node a "cuGraphAdd*Node" call adds to, or NULL. */
-static CUgraph sc_add_target(CUgraphNode *ph, CUgraph g)
+/* The checks every "cuGraphAdd*Node" call starts with: the driver, @ph, graph @g. */
+static CUresult sc_add_begin(CUgraphNode *ph, CUgraph g)
 {
-	return ph && sc_handle_valid(g, SC_H_GRAPH) ? g : NULL;
+	int rc = sc_ready();
+
+	if (rc < 0)
+		return sc_result(rc);
+	return ph && sc_handle_valid(g, SC_H_GRAPH) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- kernel nodes ---- */
@@ -226,16 +230,14 @@ SC_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
 					   size_t numDependencies,
 					   const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
+	struct CUgraphNode_st *n = NULL;
 	struct sc_op op;
-	CUgraph g;
-	int rc = sc_ready();
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	rc = sc_kernel_node_op(nodeParams, &op);
 	if (rc == 0)
 		rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_KERNEL, dependencies, numDependencies, &n);
@@ -247,25 +249,34 @@ SC_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
 	return sc_result(rc == -EBADF ? -EINVAL : rc);
 }
 
-static struct CUgraphNode_st *sc_typed(CUgraphNode h, int type)
+/*
+ * The node of a get or set call: @h, a live node of @type, with @param
+ * given. CUDA_SUCCESS (*@out set) or the call's error.
+ */
+static CUresult sc_node_of(CUgraphNode h, int type, const void *param,
+			   struct CUgraphNode_st **out)
 {
-	struct CUgraphNode_st *n = sc_node_get(h);
+	struct CUgraphNode_st *n = NULL;
+	int rc = sc_ready();
 
-	return n && n->type == type ? n : NULL;
+	if (rc < 0)
+		return sc_result(rc);
+	n = sc_node_get(h);
+	if (!n || n->type != type || !param)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = n;
+	return CUDA_SUCCESS;
 }
 
 SC_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
 						 CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
+	struct CUgraphNode_st *n = NULL;
 	const void *f;
-	int rc = sc_ready();
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_KERNEL, nodeParams, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
-	if (!n || !nodeParams)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	f = n->op.u.kernel.func;
 	memset(nodeParams, 0, sizeof(*nodeParams));
 	if (sc_handle_valid(f, SC_H_KERNEL))
@@ -286,15 +297,13 @@ SC_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
 SC_EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
 						 const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
+	struct CUgraphNode_st *n = NULL;
 	struct sc_op op;
-	int rc = sc_ready();
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_KERNEL, hNode, &n);
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
-	if (!n)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	rc = sc_kernel_node_op(nodeParams, &op);
 	if (rc == 0) {
 		n->op = op;
@@ -316,17 +325,15 @@ SC_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph
 					const CUgraphNode *dependencies, size_t numDependencies,
 					const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
 {
-	struct CUgraphNode_st *n;
+	struct CUgraphNode_st *n = NULL;
 	struct sc_op op;
-	CUgraph g;
-	int rc = sc_ready();
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
 	(void)ctx;
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	rc = sc_memcpy_node_op(copyParams, &op);
 	if (rc == 0)
 		rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_MEMCPY, dependencies, numDependencies, &n);
@@ -340,29 +347,24 @@ SC_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph
 
 SC_EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, nodeParams, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
-	if (!n || !nodeParams)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	*nodeParams = n->copy;
 	return CUDA_SUCCESS;
 }
 
 SC_EXPORT CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams)
 {
-	struct CUgraphNode_st *n;
+	struct CUgraphNode_st *n = NULL;
 	struct sc_op op;
-	int rc = sc_ready();
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, hNode, &n);
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
-	if (!n)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	rc = sc_memcpy_node_op(nodeParams, &op);
 	if (rc == 0) {
 		n->op = op;
@@ -396,16 +398,14 @@ SC_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph
 					const CUgraphNode *dependencies, size_t numDependencies,
 					const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
 {
-	struct CUgraphNode_st *n;
-	CUgraph g;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
 	(void)ctx;
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	rc = sc_memset_check(memsetParams);
 	if (rc == 0)
 		rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_MEMSET, dependencies, numDependencies, &n);
@@ -419,14 +419,11 @@ SC_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph
 SC_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 					      CUDA_MEMSET_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_MEMSET, nodeParams, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
-	if (!n || !nodeParams)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	*nodeParams = n->ms;
 	return CUDA_SUCCESS;
 }
@@ -434,14 +431,12 @@ SC_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 SC_EXPORT CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
 					      const CUDA_MEMSET_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_MEMSET, hNode, &n);
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
-	if (!n)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	rc = sc_memset_check(nodeParams);
 	if (rc == 0)
 		n->ms = *nodeParams;
@@ -454,14 +449,14 @@ SC_EXPORT CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 				      const CUgraphNode *dependencies, size_t numDependencies,
 				      const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
-	CUgraph g;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g || !nodeParams || !nodeParams->fn)
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!nodeParams || !nodeParams->fn)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_HOST, dependencies, numDependencies, &n);
 	if (rc == 0) {
@@ -475,14 +470,11 @@ SC_EXPORT CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 
 SC_EXPORT CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_HOST, nodeParams, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_HOST);
-	if (!n || !nodeParams)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	nodeParams->fn = n->op.u.host.fn;
 	nodeParams->userData = n->op.u.host.data;
 	return CUDA_SUCCESS;
@@ -491,13 +483,12 @@ SC_EXPORT CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PA
 SC_EXPORT CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
 					    const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_HOST, nodeParams, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_HOST);
-	if (!n || !nodeParams || !nodeParams->fn)
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!nodeParams->fn)
 		return CUDA_ERROR_INVALID_VALUE;
 	n->op.u.host.fn = nodeParams->fn;
 	n->op.u.host.data = nodeParams->userData;
@@ -512,13 +503,13 @@ SC_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hG
 					    size_t numDependencies, CUgraph childGraph)
 {
 	struct CUgraphNode_st *n, tmp = { .type = CU_GRAPH_NODE_TYPE_GRAPH };
-	CUgraph g;
-	int rc = sc_ready();
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g || !sc_handle_valid(childGraph, SC_H_GRAPH) || childGraph == hGraph)
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!sc_handle_valid(childGraph, SC_H_GRAPH) || childGraph == hGraph)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_GRAPH, dependencies, numDependencies, &n);
 	if (rc < 0)
@@ -536,14 +527,11 @@ SC_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hG
 /* The embedded graph, owned by the node (not to be destroyed). */
 SC_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, CU_GRAPH_NODE_TYPE_GRAPH, phGraph, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, CU_GRAPH_NODE_TYPE_GRAPH);
-	if (!n || !phGraph)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		return r;
 	*phGraph = n->child;
 	return CUDA_SUCCESS;
 }
@@ -553,14 +541,14 @@ SC_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phG
 static CUresult sc_add_event_node(CUgraphNode *ph, CUgraph hGraph, const CUgraphNode *deps,
 				  size_t ndeps, CUevent ev, int type)
 {
-	struct CUgraphNode_st *n;
-	CUgraph g;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_add_begin(ph, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(ph, hGraph);
-	if (!g || !sc_handle_valid(ev, SC_H_EVENT))
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!sc_handle_valid(ev, SC_H_EVENT))
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = sc_node_new(g, type, deps, ndeps, &n);
 	if (rc == 0) {
@@ -588,16 +576,12 @@ SC_EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGr
 
 static CUresult sc_node_event(CUgraphNode hNode, CUevent *out, int type)
 {
-	struct CUgraphNode_st *n;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_node_of(hNode, type, out, &n);
 
-	if (rc < 0)
-		return sc_result(rc);
-	n = sc_typed(hNode, type);
-	if (!n || !out)
-		return CUDA_ERROR_INVALID_VALUE;
-	*out = n->event;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*out = n->event;
+	return r;
 }
 
 SC_EXPORT CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
@@ -616,20 +600,19 @@ SC_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGra
 					  const CUgraphNode *dependencies, size_t numDependencies,
 					  CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
-	struct CUgraphNode_st *n;
+	struct CUgraphNode_st *n = NULL;
 	void *p = NULL;
-	CUgraph g;
-	int rc = sc_ready();
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g || !nodeParams || !nodeParams->bytesize ||
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!nodeParams || !nodeParams->bytesize ||
 	    nodeParams->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
 	    nodeParams->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
 	    nodeParams->poolProps.location.id != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, dependencies, numDependencies, &n);
+	rc = sc_node_new(hGraph, CU_GRAPH_NODE_TYPE_MEM_ALLOC, dependencies, numDependencies, &n);
 	if (rc < 0)
 		return sc_result(rc);
 	rc = sf_mem_alloc(nodeParams->bytesize, 0, SF_MEM_DEVICE, n, &p);
@@ -648,14 +631,14 @@ SC_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGrap
 					 const CUgraphNode *dependencies, size_t numDependencies,
 					 CUdeviceptr dptr)
 {
-	struct CUgraphNode_st *n;
-	CUgraph g;
-	int rc = sc_ready();
+	struct CUgraphNode_st *n = NULL;
+	CUresult r = sc_add_begin(phGraphNode, hGraph);
+	CUgraph g = hGraph;
+	int rc;
 
-	if (rc < 0)
-		return sc_result(rc);
-	g = sc_add_target(phGraphNode, hGraph);
-	if (!g || !dptr)
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!dptr)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = sc_node_new(g, CU_GRAPH_NODE_TYPE_MEM_FREE, dependencies, numDependencies, &n);
 	if (rc == 0) {
