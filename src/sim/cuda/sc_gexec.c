@@ -238,17 +238,12 @@ static int sc_exec_event(const struct sc_xop *x, CUstream h, bool pt, struct CUs
 /* Makes @s wait for @e's previous launch when that ran on another queue. */
 static int sc_exec_follow(struct CUgraphExec_st *e, struct CUstream_st *s)
 {
-	struct sim_cmd cmd = { .kind = SIM_CMD_WAIT };
 	int rc;
 
 	if (s->cap || !e->last_q || e->last_q == s->q || sf_hwq_done(e->last_q, e->last_seq))
 		return 0;
 	rc = sc_stream_prepare(s);
-	if (rc < 0)
-		return rc;
-	cmd.wait_hwq = e->last_q->index;
-	cmd.wait_seq = e->last_seq;
-	return sc_stream_launch(s, &cmd, NULL);
+	return rc < 0 ? rc : sc_wait_cmd(s, e->last_q, e->last_seq);
 }
 
 static CUresult sc_graph_launch(CUgraphExec e, CUstream h, bool pt, bool upload)
