@@ -192,8 +192,17 @@ void xsd_ring_dirty(struct xsd *d)
 	}
 }
 
+/* Whether a queue is suspended or capped: only those agents watch the beat. */
+static bool xsd_holds(const struct xsd_sched *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->q[i]->applied != 1)
+			return true;
+	return false;
+}
+
 /*
- * The timer serves the policy's next time and, while there are queues, the
+ * The timer serves the policy's next time and, while a queue is held, the
  * liveness heartbeat (ipc_abi.h, "Liveness"), whichever comes first.
  */
 static void xsd_arm_timer(struct xsd *d)
@@ -201,7 +210,7 @@ static void xsd_arm_timer(struct xsd *d)
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
 	uint64_t at = d->sched.wakeup_ns;
 
-	if (!d->sched.n)
+	if (!xsd_holds(&d->sched))
 		d->beat_ns = 0;
 	else if (!d->beat_ns)
 		d->beat_ns = xs_now_ns() + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;

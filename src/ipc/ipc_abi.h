@@ -365,15 +365,16 @@ struct ipc_slot {
  * Liveness. A daemon that is stopped or stuck neither rings nor decides,
  * so a queue it suspended would stay suspended for good, its gate (the
  * slot's `run`, read by the XQueue before each launch) closed. While it
- * has queues, the daemon bumps `heartbeat` every `heartbeat_ms` from its
- * timer; an agent with a queue held (suspended, capped or gated) that sees
- * the word still for its timeout (XSCHED_DAEMON_TIMEOUT_MS, default 1 s,
- * at least twice the period) runs its queues as if disconnected, gates
- * open, and applies the slots' decisions again once the word moves. No
- * system call on either side beyond the daemon's timer. Daemons that
- * leave `heartbeat_ms` zero (both fields were padding) are never taken
- * for hung. The bump is a release, the agent's load an acquire: an agent
- * that saw a beat sees the decisions written before it.
+ * holds any queue (suspended or capped), the daemon bumps every client's
+ * `heartbeat` every `heartbeat_ms` from its timer. An agent with a queue
+ * held (suspended, capped or gated) that sees the word still for its
+ * timeout (XSCHED_DAEMON_TIMEOUT_MS, default 1 s, at least twice the
+ * period) runs its queues as if disconnected, gates open, and applies the
+ * slots' decisions again once the word moves. No system call on either
+ * side beyond the daemon's timer, and no beat when nothing is held.
+ * Daemons that leave `heartbeat_ms` zero (both fields were padding) are
+ * never taken for hung. The bump is a release, the agent's load an
+ * acquire: an agent that saw a beat sees the decisions written before it.
  */
 #define IPC_HEARTBEAT_MS 250u
 
@@ -386,7 +387,7 @@ struct ipc_shm {
 				       * of `heartbeat`; 0: none */
 	uint64_t client_id;
 	_Atomic uint64_t heartbeat;   /* daemon: bumped every heartbeat_ms while
-				       * it has queues ("Liveness" above) */
+				       * it holds a queue ("Liveness" above) */
 	uint8_t pad1[24];
 	struct ipc_slot slot[];
 };
