@@ -108,18 +108,11 @@ static void flush_green(CUgreenCtx g)
 
 XS_CU_HOOK CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
 {
-	bool sched = scheduling();
-	CUresult rc;
-
 	if (cu_load() < 0 || !cu_real.cuGreenCtxRecordEvent)
 		return missing();
-	if (sched)
+	if (scheduling())
 		flush_green(hCtx);
-	rc = cu_real.cuGreenCtxRecordEvent(hCtx, hEvent);
-	/* The record is the driver's: queries and waits ask it. */
-	if (rc == CUDA_SUCCESS && sched)
-		ev_recorded(hEvent, NULL, 0);
-	return rc;
+	return ev_recorded_by_driver(cu_real.cuGreenCtxRecordEvent(hCtx, hEvent), hEvent);
 }
 
 XS_CU_HOOK CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
@@ -135,17 +128,11 @@ XS_CU_HOOK CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
 
 XS_CU_HOOK CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
 {
-	bool sched = scheduling();
-	CUresult rc;
-
 	if (cu_load() < 0 || !cu_real.cuCtxRecordEvent)
 		return missing();
-	if (sched && hCtx)
+	if (scheduling() && hCtx)
 		cs_ctx_flush(match_ctx, hCtx);
-	rc = cu_real.cuCtxRecordEvent(hCtx, hEvent);
-	if (rc == CUDA_SUCCESS && sched)
-		ev_recorded(hEvent, NULL, 0);
-	return rc;
+	return ev_recorded_by_driver(cu_real.cuCtxRecordEvent(hCtx, hEvent), hEvent);
 }
 
 XS_CU_HOOK CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)

@@ -122,6 +122,13 @@ bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq)
 	return found;
 }
 
+CUresult ev_recorded_by_driver(CUresult rc, CUevent ev)
+{
+	if (rc == CUDA_SUCCESS && ev && cu_load() == 0 && !cu_passthrough())
+		ev_recorded(ev, NULL, 0);
+	return rc;
+}
+
 void ev_launch_record(CUevent ev)
 {
 	struct cs_queue *q;

@@ -38,6 +38,13 @@ bool ev_last(CUevent ev, struct cs_queue **q, uint64_t *seq);
  */
 void ev_launch_record(CUevent ev);
 
+/*
+ * For a record the driver made itself (of a stream the shim does not
+ * schedule, or of a whole context): when @rc is CUDA_SUCCESS, @ev's state
+ * is the driver's from now on, queries and waits ask it. Returns @rc.
+ */
+CUresult ev_recorded_by_driver(CUresult rc, CUevent ev);
+
 /* Forgets @ev (destroyed). */
 void ev_forget(CUevent ev);
 

@@ -205,18 +205,6 @@ static struct cs_stream *event_stream(CUevent ev, CUstream h, bool ptsz)
 	return ev && scheduling() && ev_known(ev) ? cs_stream_of(h, ptsz) : NULL;
 }
 
-/*
- * A record made by the driver directly (the stream is not scheduled, or
- * no memory for a command), behind what the stream buffered: the event's
- * state is then the driver's.
- */
-static CUresult record_direct(CUresult rc, CUevent ev)
-{
-	if (rc == CUDA_SUCCESS && ev && scheduling())
-		ev_recorded(ev, NULL, 0);
-	return rc;
-}
-
 static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
 {
 	struct cs_stream *s = event_stream(ev, h, ptsz);
@@ -230,7 +218,10 @@ static CUresult do_cuEventRecord(bool ptsz, CUevent ev, CUstream h)
 			ev_recorded(ev, s->q, seq);
 		return rc;
 	}
-	return record_direct(REAL(ptsz, cuEventRecord, "_ptsz")(ev, cs_direct(s, h, ptsz)), ev);
+	/* Not buffered (the stream is not scheduled, or no memory): the
+	 * driver records, behind what the stream buffered. */
+	return ev_recorded_by_driver(REAL(ptsz, cuEventRecord, "_ptsz")(ev, cs_direct(s, h, ptsz)),
+				     ev);
 }
 
 XS_CU_PAIR(CUresult, cuEventRecord, cuEventRecord_ptsz, (CUevent ev, CUstream h), ev, h)
@@ -248,8 +239,8 @@ static CUresult do_cuEventRecordWithFlags(bool ptsz, CUevent ev, CUstream h, uns
 			ev_recorded(ev, s->q, seq);
 		return rc;
 	}
-	return record_direct(REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(ev, cs_direct(s, h, ptsz),
-									   flags), ev);
+	return ev_recorded_by_driver(REAL(ptsz, cuEventRecordWithFlags, "_ptsz")(
+					     ev, cs_direct(s, h, ptsz), flags), ev);
 }
 
 XS_CU_PAIR(CUresult, cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz,

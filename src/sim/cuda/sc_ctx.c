@@ -213,6 +213,21 @@ SC_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateP
 }
 
 /*
+ * Destroys a context that is not the primary one, once its work finished,
+ * freeing what it owns; popped if current to the calling thread.
+ * sc_drv.lock held.
+ */
+static void sc_ctx_destroy_locked(struct CUctx_st *ctx)
+{
+	if (sc_depth && sc_stack[sc_depth - 1] == ctx)
+		sc_depth--;
+	sc_ctx_teardown(ctx);
+	sc_handle_del(ctx, SC_H_CTX);
+	ctx->next = sc_ctx_free;
+	sc_ctx_free = ctx;
+}
+
+/*
  * Destroys an explicit context after its work finished, freeing what it
  * owns; popped if current to the calling thread.
  */
@@ -230,12 +245,7 @@ SC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 		pthread_mutex_unlock(&sc_drv.lock);
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
-	if (sc_depth && sc_stack[sc_depth - 1] == ctx)
-		sc_depth--;
-	sc_ctx_teardown(ctx);
-	sc_handle_del(ctx, SC_H_CTX);
-	ctx->next = sc_ctx_free;
-	sc_ctx_free = ctx;
+	sc_ctx_destroy_locked(ctx);
 	pthread_mutex_unlock(&sc_drv.lock);
 	return CUDA_SUCCESS;
 }
@@ -265,12 +275,7 @@ int sc_ctx_green_new(struct CUctx_st *parent, struct CUgreenCtx_st *g, struct CU
 void sc_ctx_green_destroy(struct CUctx_st *ctx)
 {
 	pthread_mutex_lock(&sc_drv.lock);
-	if (sc_depth && sc_stack[sc_depth - 1] == ctx)
-		sc_depth--;
-	sc_ctx_teardown(ctx);
-	sc_handle_del(ctx, SC_H_CTX);
-	ctx->next = sc_ctx_free;
-	sc_ctx_free = ctx;
+	sc_ctx_destroy_locked(ctx);
 	pthread_mutex_unlock(&sc_drv.lock);
 }
 
