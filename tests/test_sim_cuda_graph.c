@@ -469,7 +469,8 @@ static void sg_memory_nodes(void **state)
 	CK(cuStreamSynchronize(s));
 	expect_all(out, 6, N);
 	/* Device launch: kernel, copy and memset nodes only. */
-	assert_int_equal(cuGraphInstantiateWithFlags(&e, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH),
+	assert_int_equal(cuGraphInstantiateWithFlags(&e, g,
+						     CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH),
 			 CUDA_ERROR_INVALID_VALUE);
 	CK(cuGraphDestroyNode(fn));
 	CK(cuGraphDestroyNode(an));

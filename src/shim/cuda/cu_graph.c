@@ -189,7 +189,8 @@ static CUresult graph_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 	if (k->wait_done)
 		rc = cu->cuStreamWaitEvent(c->stream, k->x->done, 0);
 	if (rc == CUDA_SUCCESS)
-		rc = k->upload ? cu->cuGraphUpload(k->g, c->stream) : cu->cuGraphLaunch(k->g, c->stream);
+		rc = k->upload ? cu->cuGraphUpload(k->g, c->stream) :
+				 cu->cuGraphLaunch(k->g, c->stream);
 	if (rc == CUDA_SUCCESS && k->record_done)
 		rc = cu->cuEventRecord(k->x->done, c->stream);
 	if (k->launch) {

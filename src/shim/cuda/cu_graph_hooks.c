@@ -101,7 +101,9 @@ struct cg_args {
 
 static CUresult up_kernel(CUgraphExec se, CUgraphNode sn, const void *a)
 {
-	return CG_DRIVER(cuGraphExecKernelNodeSetParams_v2, se, sn, ((const struct cg_args *)a)->params);
+	const struct cg_args *g = a;
+
+	return CG_DRIVER(cuGraphExecKernelNodeSetParams_v2, se, sn, g->params);
 }
 
 static CUresult up_kernel_graph(CUgraphNode pn, const void *a)
@@ -145,7 +147,9 @@ static CUresult up_host_graph(CUgraphNode pn, const void *a)
 
 static CUresult up_child(CUgraphExec se, CUgraphNode sn, const void *a)
 {
-	return CG_DRIVER(cuGraphExecChildGraphNodeSetParams, se, sn, ((const struct cg_args *)a)->child);
+	const struct cg_args *g = a;
+
+	return CG_DRIVER(cuGraphExecChildGraphNodeSetParams, se, sn, g->child);
 }
 
 static CUresult up_enabled(CUgraphExec se, CUgraphNode sn, const void *a)
@@ -209,7 +213,8 @@ XS_CU_HOOK CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgra
 {
 	struct cg_args a = { .params = memsetParams, .ctx = ctx };
 	struct cg_exec *x = cg_begin(hGraphExec);
-	CUresult rc = CG_DRIVER(cuGraphExecMemsetNodeSetParams, hGraphExec, hNode, memsetParams, ctx);
+	CUresult rc = CG_DRIVER(cuGraphExecMemsetNodeSetParams, hGraphExec, hNode, memsetParams,
+				ctx);
 
 	return cg_node_update(hNode, rc, x, CG_UPD_MEMSET, up_memset, up_memset_graph, &a);
 }

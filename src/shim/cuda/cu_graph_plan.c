@@ -92,8 +92,8 @@ static CUresult cg_instantiate(struct cg_exec *x, CUgraph g, CUgraphExec *out)
 
 	if (cu_real.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != x->ctx && x->ctx)
 		pushed = cu_real.cuCtxPushCurrent_v2(x->ctx) == CUDA_SUCCESS;
-	rc = cu_real.cuGraphInstantiateWithFlags(out, g,
-						 x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+	rc = cu_real.cuGraphInstantiateWithFlags(
+		out, g, x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
 	if (pushed)
 		cu_real.cuCtxPopCurrent_v2(&popped);
 	return rc;

@@ -181,9 +181,9 @@ SC_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgrap
 }
 
 SC_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
-						     CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+						     CUDA_GRAPH_INSTANTIATE_PARAMS *params)
 {
-	return sc_instantiate_params(phGraphExec, hGraph, instantiateParams, true);
+	return sc_instantiate_params(phGraphExec, hGraph, params, true);
 }
 
 /* Frees executable graph @e (already unregistered). */

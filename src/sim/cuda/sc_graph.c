@@ -141,7 +141,8 @@ static bool sc_graph_clonable(const struct CUgraph_st *g)
 	for (size_t i = 0; i < g->n; i++) {
 		const struct CUgraphNode_st *n = g->nodes[i];
 
-		if (n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC || n->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+		if (n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
+		    n->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
 			return false;
 		if (n->type == CU_GRAPH_NODE_TYPE_GRAPH && !sc_graph_clonable(n->child))
 			return false;
@@ -330,7 +331,8 @@ SC_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode)
 		while (d < m->ndeps) {
 			if (m->deps[d] == n) {
 				m->ndeps--;
-				memmove(&m->deps[d], &m->deps[d + 1], (m->ndeps - d) * sizeof(m->deps[0]));
+				memmove(&m->deps[d], &m->deps[d + 1],
+					(m->ndeps - d) * sizeof(m->deps[0]));
 				memmove(&m->edges[d], &m->edges[d + 1],
 					(m->ndeps - d) * sizeof(m->edges[0]));
 			} else {
