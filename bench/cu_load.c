@@ -278,7 +278,7 @@ int main(int argc, char **argv)
 {
 	struct trace tr = { 0 };
 	struct bench_result r = { 0 };
-	uint64_t *lat = NULL, *sorted;
+	uint64_t *lat = NULL, *sorted = NULL;
 	struct bench_load_opts o;
 	struct dev d;
 	int n = 0;
@@ -316,5 +316,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cu_load: %s: %s\n", o.lat_file, strerror(errno));
 	if (o.trace_file && write_trace(o.trace_file, &tr, o.cmds) < 0)
 		fprintf(stderr, "cu_load: %s: %s\n", o.trace_file, strerror(errno));
+	free(lat);
+	free(sorted);
+	free(tr.end_ns);
 	return 0;
 }

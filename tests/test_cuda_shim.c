@@ -528,7 +528,7 @@ static void cuda_graph_slices_match_native(void **state)
 
 /*
  * The foreground's median task latency (us) next to a background that
- * floods CUDA graphs of 10 x 20 ms kernels (200 ms a launch) through the
+ * floods CUDA graphs of 20 x 20 ms kernels (400 ms a launch) through the
  * daemon, the background's graph slicing set by @slice.
  */
 static double graph_flood_p50(struct it_env *e, const char *slice)
@@ -540,7 +540,7 @@ static double graph_flood_p50(struct it_env *e, const char *slice)
 	pid_t low;
 	char *out, *p;
 
-	low = it_spawn(e, IT_ARGS(XS_BENCH_CU_LOAD, "--flood", "--graph", "--cmds", "10",
+	low = it_spawn(e, IT_ARGS(XS_BENCH_CU_LOAD, "--flood", "--graph", "--cmds", "20",
 				  "--cmd-us", "20000"), low_vars, false, -1);
 	it_nap_ms(1000);
 	out = run(e, IT_ARGS(XS_BENCH_CU_LOAD, "--tasks", "10", "--cmds", "10", "--cmd-us", "2000",
@@ -558,9 +558,9 @@ static double graph_flood_p50(struct it_env *e, const char *slice)
  * 10 x 2 ms kernels (20 ms alone) next to a sliced background graph waits
  * for the one background kernel running (20 ms); next to an unsliced one
  * its kernels alternate, on the simulated device's round-robin, with what
- * is left of the graph (90 ms on average). Margins of several times the
- * difference: a behaviour, not a timing goal (bench/scenarios/graph.sh
- * measures).
+ * is left of the graph (200 ms for half the tasks). Margins of several
+ * times the difference: a behaviour, not a timing goal
+ * (bench/scenarios/graph.sh measures).
  */
 static void cuda_graph_preemptible_through_daemon(void **state)
 {
@@ -571,8 +571,8 @@ static void cuda_graph_preemptible_through_daemon(void **state)
 	sliced = graph_flood_p50(e, "XSCHED_CUDA_GRAPH_SLICE=1");
 	whole = graph_flood_p50(e, "XSCHED_CUDA_GRAPH_SLICE=0");
 	print_message("foreground p50: %.0f us sliced, %.0f us unsliced\n", sliced, whole);
-	assert_true(sliced < 75000);
-	assert_true(whole > 75000);
+	assert_true(sliced < 100000);
+	assert_true(whole > 100000);
 	it_daemon_check(e);
 	e->ok = true;
 }
