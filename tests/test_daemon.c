@@ -1675,6 +1675,54 @@ static int raw_agent(struct it_env *e)
 	return fd;
 }
 
+/*
+ * On a terminal the daemon's lines carry a timestamp and a level word
+ * instead of the syslog prefix that journald reads; elsewhere (the other
+ * cases' log file) the prefix stays.
+ */
+static void daemon_log_on_terminal(void **state)
+{
+	struct it_env *e = *state;
+	char buf[4096], *line;
+	size_t got = 0;
+	int master, st;
+	pid_t pid;
+
+	it_guard(60);
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(master >= 0);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	pid = it_fork(e);
+	if (pid == 0) {
+		int tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+		if (tty < 0 || dup2(tty, 2) < 0)
+			_exit(126);
+		execl(XSD_BIN, XSD_BIN, "--socket", e->sock, "--control-socket", e->ctl,
+		      "--config", e->conf, "--policy", "no-such-policy", (char *)NULL);
+		_exit(127);
+	}
+	/* It fails at once: an unknown policy, said at error level. */
+	assert_int_equal(it_reap(e, pid, WAIT_MS, &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	for (;;) {
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		ssize_t n;
+
+		if (got + 1 >= sizeof(buf) || poll(&p, 1, 200) != 1 ||
+		    (n = read(master, buf + got, sizeof(buf) - 1 - got)) <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	close(master);
+	line = strstr(buf, "xschedd: error: policy no-such-policy: no such built-in policy");
+	if (!line || strchr(buf, '<') || line - buf < 24 || buf[4] != '-' || buf[13] != ':')
+		fail_msg("on a terminal: '%s'", buf);
+	e->ok = true;
+}
+
 /* A socket at @path that listens (@listen) or is stale; returns its fd. */
 static int plain_socket(const char *path, bool listening)
 {
@@ -1813,6 +1861,54 @@ static long cpu_ticks(pid_t pid)
 }
 
 /*
+ * One round of descriptor exhaustion: the daemon's limit lowered to its
+ * @fds0 descriptors plus @extra, 80 connections at once, one second. The
+ * daemon must not spin (under a quarter of a CPU), log at most one line
+ * (at least one if @must_log), keep serving status and @other's work, and
+ * be back at @fds0 descriptors, taking new clients, once they are closed.
+ */
+static void fd_exhaust_round(struct it_env *e, int fds0, int extra, pid_t other, bool must_log)
+{
+	struct rlimit lim, low;
+	struct ipc_queue_rec rec;
+	int fd[80], i, lines;
+	uint64_t done0;
+	long t0, used;
+
+	assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, NULL, &lim), 0);
+	low = lim;
+	low.rlim_cur = (rlim_t)(fds0 + extra);
+	assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &low, NULL), 0);
+	lines = log_count(e, "out of file descriptors");
+	for (i = 0; i < 80; i++)
+		fd[i] = raw_connect(e);
+	t0 = cpu_ticks(e->daemon);
+	it_nap_ms(1000);
+	used = cpu_ticks(e->daemon) - t0;
+	lines = log_count(e, "out of file descriptors") - lines;
+	print_message("out of descriptors (+%d): %ld of %ld CPU ticks in 1 s, %d log lines\n",
+		      extra, used, sysconf(_SC_CLK_TCK), lines);
+	if (used > sysconf(_SC_CLK_TCK) / 4)
+		fail_msg("the daemon used %ld of %ld CPU ticks in 1 s out of descriptors", used,
+			 sysconf(_SC_CLK_TCK));
+	/* Rate-limited: one message per 10 s at most. */
+	if (lines > 1 || (must_log && lines < 1))
+		fail_msg("%d log lines about the descriptors in round +%d", lines, extra);
+	/* Clients it has are served meanwhile. */
+	it_status(e);
+	assert_int_equal(it_queues(e, other, &rec), 1);
+	done0 = rec.completed;
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1 && rec.completed > done0 + 5,
+				  WAIT_MS));
+	for (i = 0; i < 80; i++)
+		close(fd[i]);
+	assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &lim, NULL), 0);
+	if (!IT_WAIT_UNTIL(count_fds(e->daemon) == fds0, WAIT_MS))
+		fail_msg("the daemon holds %d descriptors, %d before", count_fds(e->daemon), fds0);
+	assert_daemon_serves(e);
+}
+
+/*
  * Out of file descriptors (the daemon's limit lowered to what it uses
  * plus 21, and plus 20, then 80 connections at once: one of the two fills
  * every descriptor with connections, where accept() itself fails): the
@@ -1824,11 +1920,8 @@ static long cpu_ticks(pid_t pid)
 static void daemon_fd_exhaustion(void **state)
 {
 	struct it_env *e = *state;
-	struct rlimit lim, low;
 	struct ipc_queue_rec rec;
-	int fds0, fd[80], i, lines, extra;
-	uint64_t done0;
-	long t0, used;
+	int fds0;
 	pid_t other;
 
 	it_guard(60);
@@ -1838,40 +1931,8 @@ static void daemon_fd_exhaustion(void **state)
 					 "--period-us", "3000", "--wait-connected-ms", "10000"));
 	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1, WAIT_MS));
 	fds0 = count_fds(e->daemon);
-	assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, NULL, &lim), 0);
-	for (extra = 21; extra >= 20; extra--) {
-		low = lim;
-		low.rlim_cur = (rlim_t)(fds0 + extra);
-		assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &low, NULL), 0);
-		lines = log_count(e, "out of file descriptors");
-		for (i = 0; i < 80; i++)
-			fd[i] = raw_connect(e);
-		t0 = cpu_ticks(e->daemon);
-		it_nap_ms(1000);
-		used = cpu_ticks(e->daemon) - t0;
-		lines = log_count(e, "out of file descriptors") - lines;
-		print_message("out of descriptors (+%d): %ld of %ld CPU ticks in 1 s, %d log "
-			      "lines\n", extra, used, sysconf(_SC_CLK_TCK), lines);
-		if (used > sysconf(_SC_CLK_TCK) / 4)
-			fail_msg("the daemon used %ld of %ld CPU ticks in 1 s out of descriptors",
-				 used, sysconf(_SC_CLK_TCK));
-		/* Rate-limited: one message per 10 s at most (the first round's). */
-		if (lines > 1 || (extra == 21 && lines < 1))
-			fail_msg("%d log lines about the descriptors in round +%d", lines, extra);
-		/* Clients it has are served meanwhile. */
-		it_status(e);
-		assert_int_equal(it_queues(e, other, &rec), 1);
-		done0 = rec.completed;
-		assert_true(IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1 &&
-					  rec.completed > done0 + 5, WAIT_MS));
-		for (i = 0; i < 80; i++)
-			close(fd[i]);
-		assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &lim, NULL), 0);
-		if (!IT_WAIT_UNTIL(count_fds(e->daemon) == fds0, WAIT_MS))
-			fail_msg("the daemon holds %d descriptors, %d before",
-				 count_fds(e->daemon), fds0);
-		assert_daemon_serves(e);
-	}
+	fd_exhaust_round(e, fds0, 21, other, true);
+	fd_exhaust_round(e, fds0, 20, other, false);
 	it_kill(e, other);
 	case_done(e);
 }
@@ -2529,6 +2590,228 @@ static void daemon_malformed_input(void **state)
 	case_done(e);
 }
 
+/* --- Soak: everything at once ------------------------------------------------ */
+
+/* Resident memory of @pid in KiB. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* True when every listed queue's process is alive. */
+static bool no_dead_pid_listed(struct it_env *e)
+{
+	struct ipc_queue_rec *r;
+	size_t n, i;
+	bool ok = true;
+
+	r = all_queues(e, &n);
+	for (i = 0; i < n; i++)
+		if (kill(r[i].pid, 0) < 0 && errno == ESRCH)
+			ok = false;
+	free(r);
+	return ok;
+}
+
+/* A pseudo-random number in 0..@n-1 (deterministic sequence). */
+static unsigned soak_rand(unsigned n)
+{
+	static unsigned seed = 13;
+
+	return (unsigned)rand_r(&seed) % n;
+}
+
+/* Sends @n packets a fuzzer would: garbage, bad headers, bad bodies. */
+static void soak_bad_packets(struct it_env *e, int n)
+{
+	union it_buf buf;
+	int fd = -1, i;
+
+	for (i = 0; i < n; i++) {
+		struct ipc_hdr *h = (struct ipc_hdr *)buf.b;
+		size_t len = 1 + soak_rand(300);
+		unsigned k;
+
+		if (fd < 0)
+			fd = soak_rand(2) ? raw_ctl(e) : raw_agent(e);
+		for (k = 0; k < len; k++)
+			buf.b[k] = (char)soak_rand(256);
+		if (soak_rand(3)) {
+			/* A header that frames, with random type, length and body. */
+			len = XS_MAX(len, sizeof(*h));
+			h->magic = IPC_MAGIC;
+			h->version = soak_rand(8) ? IPC_VERSION : (uint16_t)soak_rand(100);
+			h->type = (uint16_t)soak_rand(IPC_TYPE_MAX + 3);
+			h->len = soak_rand(4) ? (uint32_t)len : (uint32_t)soak_rand(5000);
+			h->seq = (uint32_t)i;
+		}
+		if (it_raw_bytes(fd, buf.b, len) < 0 ||
+		    it_raw_answer(fd, WAIT_MS, NULL) == 1) {
+			close(fd);              /* dropped: a new connection */
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The daemon survives everything at once, and loses nothing: 100 clients
+ * killed by SIGKILL at random instants (xs_load processes and raw clients
+ * at every stage of their conversation), 1000 malformed packets, 100
+ * connections that never say HELLO, a client that never reads its
+ * replies, descriptor exhaustion, SIGSTOP/SIGCONT, and 50 policy switches
+ * with 20 SIGHUPs (valid and invalid files), while two processes and this
+ * one keep working. Their work completes in full, no dead process is
+ * listed a second after its death, and the daemon's descriptors and
+ * resident memory are back where they started.
+ */
+static void daemon_soak(void **state)
+{
+	struct it_env *e = *state;
+	static const char *const policies[] = { "edf", "fair", "bandwidth", "hhpf", "laxity",
+						"hpf" };
+	static const char *const confs[] = {
+		"[policy]\nname = hpf\n",
+		"[defaults]\npriority = 1\n[policy]\nstarvation_guard_pct = 10\n",
+		"[policy]\nbogus = 1\n",
+		"[limits]\npriority_ceiling = 3\n[policy]\nname = fair\n",
+	};
+	struct ipc_status_reply st0, st;
+	struct it_result a, b;
+	long rss0, rss1;
+	int fds0, fds1, i, hups = 0, noread, never[100], rd = -1;
+	uint64_t seq = 0;
+	pid_t sa, sb;
+	xs_queue *q;
+
+	it_guard(110);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	q = it_queue(e, 0);
+	assert_int_equal(xs_wait(q, it_submit(q, 2, 200)), 0);
+	/* The baseline: our control connection and agent, after one client of
+	 * each kind came and went. */
+	close(raw_agent(e));
+	close(raw_ctl(e));
+	assert_true(IT_WAIT_UNTIL(it_status(e).clients == 2, WAIT_MS));
+	st0 = it_status(e);
+	fds0 = count_fds(e->daemon);
+	rss0 = rss_kib(e->daemon);
+	/* The survivors: two processes of periodic tasks, beside our queue. */
+	sa = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "500", "--cmds", "2",
+				      "--tasks", "1000", "--period-us", "20000", "--priority", "2",
+				      "--wait-connected-ms", "10000"));
+	sb = it_load(e, NULL, IT_ARGS("--level", "1", "--cmd-us", "300", "--cmds", "3",
+				      "--tasks", "1000", "--period-us", "20000", "--share", "50",
+				      "--wait-connected-ms", "10000"));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, sa, NULL) == 1 && it_queues(e, sb, NULL) == 1,
+				  WAIT_MS));
+
+	/* 100 kills at random instants: starting, connecting, talking, working. */
+	for (i = 0; i < 100; i++) {
+		pid_t v;
+
+		if (i % 2) {
+			v = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "300", "--flood",
+						     "--duration-s", "30", "--priority",
+						     soak_rand(2) ? "5" : "-5"));
+		} else {
+			int p[2];
+
+			assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+			v = it_fork(e);
+			if (v == 0)
+				victim_main(e, (enum victim)soak_rand(V_REGISTER_LOOP + 1), p[1]);
+			close(p[1]);
+			rd = p[0];
+		}
+		it_nap_ms(soak_rand(40));
+		it_kill(e, v);
+		if (rd >= 0)
+			close(rd);
+		rd = -1;
+		seq = it_submit(q, 1, 100);
+		if (i % 10 == 9 && !IT_WAIT_UNTIL(no_dead_pid_listed(e), 1000))
+			fail_msg("a killed client is still listed a second later (kill %d)", i);
+	}
+
+	fd_exhaust_round(e, count_fds(e->daemon), 21, sa, false);
+	soak_bad_packets(e, 1000);
+
+	/* 100 connections that never say HELLO; one client that never reads. */
+	for (i = 0; i < 100; i++)
+		never[i] = raw_connect(e);
+	noread = raw_ctl(e);
+	assert_int_equal(fcntl(noread, F_SETFL, fcntl(noread, F_GETFL) | O_NONBLOCK), 0);
+	for (i = 0; i < 5000; i++) {
+		struct ipc_list l = { 0 };
+
+		if (it_raw_send(noread, IPC_LIST, (uint32_t)i, &l, sizeof(l)) < 0)
+			break;
+	}
+	it_status(e);
+
+	/* 50 policy switches, a SIGHUP after every few (some files invalid). */
+	for (i = 0; i < 50; i++) {
+		assert_int_equal(ipc_client_policy_set(&e->c, policies[i % 6]), 0);
+		if (i % 5 == 2 || i % 5 == 4) {
+			it_config(e, confs[hups % 4]);
+			it_daemon_signal(e, SIGHUP);
+			assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+			hups++;
+		}
+		seq = it_submit(q, 1, 100);
+	}
+	assert_int_equal(hups, 20);
+	assert_int_equal(it_status(e).reloads, 20);
+	it_config(e, "");
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(ipc_client_policy_set(&e->c, "hpf"), 0);
+
+	for (i = 0; i < 100; i++)
+		close(never[i]);
+	close(noread);
+
+	/* Stopped and continued under its clients. */
+	it_daemon_signal(e, SIGSTOP);
+	it_nap_ms(1500);
+	it_daemon_signal(e, SIGCONT);
+	it_status(e);
+
+	/* Nothing lost: every task of every survivor, and our work. */
+	assert_int_equal(xs_wait(q, seq), 0);
+	it_finish(e, sa, 100000, &a);
+	it_finish(e, sb, 100000, &b);
+	assert_int_equal(a.tasks, 1000);
+	assert_int_equal(b.tasks, 1000);
+	if (!IT_WAIT_UNTIL(no_dead_pid_listed(e) && it_queues(e, 0, NULL) == 1, 1000))
+		fail_msg("finished clients are still listed a second later");
+	st = it_status(e);
+	assert_int_equal(st.clients, st0.clients);
+	fds1 = count_fds(e->daemon);
+	rss1 = rss_kib(e->daemon);
+	print_message("daemon: %d descriptors (%d at the start), RSS %ld KiB (%ld KiB), "
+		      "%llu decisions\n", fds1, fds0, rss1, rss0, (unsigned long long)st.decisions);
+	if (fds1 != fds0)
+		fail_msg("the daemon holds %d descriptors, %d at the start", fds1, fds0);
+	if (rss1 > rss0 + 1024)
+		fail_msg("the daemon's RSS grew from %ld KiB to %ld KiB", rss0, rss1);
+	case_done(e);
+}
+
 /*
  * max_clients = 2: this process's control connection and its agent fill
  * it; a third connection is closed, and the slot comes back once one
@@ -2646,6 +2929,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_policy_switch_keeps_hints, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_log_on_terminal, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_fd_exhaustion, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_reload_applies_now, it_setup, it_teardown),
@@ -2653,6 +2937,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_starvation_bounded, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_metrics_scoped, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_malformed_input, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_soak, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_limits, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),
 	};

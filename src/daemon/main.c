@@ -171,14 +171,20 @@ static void reload(struct xsd *d, const struct overrides *o)
 	d->sched.contention_window = next.contention_window;
 	d->sched.caps_dirty = true;
 	/* Sockets were bound at start: keep their paths. */
+	if (strcmp(next.socket, d->cfg.socket) || strcmp(next.control_socket, d->cfg.control_socket))
+		xsd_warn("reload: the socket paths change only at the next start");
 	memcpy(next.socket, d->cfg.socket, sizeof(next.socket));
 	memcpy(next.control_socket, d->cfg.control_socket, sizeof(next.control_socket));
+	/* A textfile moved elsewhere (or turned off) leaves nothing stale. */
+	if (d->cfg.metrics_textfile[0] && strcmp(d->cfg.metrics_textfile, next.metrics_textfile))
+		unlink(d->cfg.metrics_textfile);
 	xsd_config_fini(&d->cfg);
 	d->cfg = next;
 	xsd_hints_reconfigure(d);
 	xsd_decide(d, NULL, 0);
-	if (xsd_textfile_apply(d) < 0)
-		xsd_warn("metrics textfile: %s", strerror(errno));
+	rc = xsd_textfile_apply(d);
+	if (rc < 0)
+		xsd_warn("metrics textfile: %s", strerror(-rc));
 	reload_outcome(d, 0, NULL);
 }
 
@@ -338,8 +344,10 @@ int main(int argc, char **argv)
 	}
 	if (xsd_server_start(&d) < 0)
 		goto out_server;
-	if (xsd_textfile_apply(&d) < 0) {
-		xsd_err("metrics textfile: %s", strerror(errno));
+	rc = xsd_textfile_apply(&d);
+	if (rc < 0) {
+		xsd_err("metrics textfile: %s", strerror(-rc));
+		rc = 1;
 		goto out_server;
 	}
 	xsd_info("listening on %s and %s, policy %s", d.cfg.socket, d.cfg.control_socket,
