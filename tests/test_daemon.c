@@ -1861,6 +1861,23 @@ static long cpu_ticks(pid_t pid)
 }
 
 /*
+ * Starts the case's daemon and control connection, and another client
+ * busy with small periodic tasks for as long as the case runs (its record
+ * in *@rec once listed). Returns its pid.
+ */
+static pid_t busy_daemon(struct it_env *e, struct ipc_queue_rec *rec)
+{
+	pid_t other;
+
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	other = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "500", "--tasks", "1000000",
+					 "--period-us", "3000", "--wait-connected-ms", "10000"));
+	assert_true(IT_WAIT_UNTIL(it_queues(e, other, rec) == 1, WAIT_MS));
+	return other;
+}
+
+/*
  * One round of descriptor exhaustion: the daemon's limit lowered to its
  * @fds0 descriptors plus @extra, 80 connections at once, one second. The
  * daemon must not spin (under a quarter of a CPU), log at most one line
@@ -1925,11 +1942,7 @@ static void daemon_fd_exhaustion(void **state)
 	pid_t other;
 
 	it_guard(60);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
-	other = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "500", "--tasks", "1000000",
-					 "--period-us", "3000", "--wait-connected-ms", "10000"));
-	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1, WAIT_MS));
+	other = busy_daemon(e, &rec);
 	fds0 = count_fds(e->daemon);
 	fd_exhaust_round(e, fds0, 21, other, true);
 	fd_exhaust_round(e, fds0, 20, other, false);
@@ -2353,11 +2366,7 @@ static void daemon_malformed_input(void **state)
 	pid_t other;
 
 	it_guard(60);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
-	other = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "500", "--tasks", "1000000",
-					 "--period-us", "3000", "--wait-connected-ms", "10000"));
-	assert_true(IT_WAIT_UNTIL(it_queues(e, other, &other_rec) == 1, WAIT_MS));
+	other = busy_daemon(e, &other_rec);
 	done0 = other_rec.completed;
 	fds0 = count_fds(e->daemon);
 
