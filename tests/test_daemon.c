@@ -2210,6 +2210,11 @@ static void daemon_starvation_bounded(void **state)
 					 "--wait-connected-ms", "10000"));
 	wait_ready(e, flood);
 	q = it_queue(e, 0);
+	/* A queue runs from its registration until the daemon's first decision
+	 * about it: submit only once it is held, or the command may slip
+	 * through before that decision (a slow daemon, a sanitizer). */
+	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && it_suspended(q), WAIT_MS))
+		fail_msg("the daemon never suspended our queue");
 	t0 = xs_now_ns();
 	seq = it_submit(q, 1, 1000);
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && r.state == IPC_QS_READY &&
