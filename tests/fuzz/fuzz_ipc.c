@@ -63,6 +63,8 @@ static bool fz_type(uint16_t type, struct fz_type *t)
 	T(IPC_STATUS_REPLY, IPC_FROM_DAEMON, false, sizeof(struct ipc_status_reply))
 	T(IPC_METRICS, IPC_FROM_CLIENT, false, 0)
 	T(IPC_TEXT_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_text_reply))
+	T(IPC_DEVICES, IPC_FROM_CLIENT, false, 0)
+	T(IPC_DEVICES_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_devices_reply))
 #undef T
 	default:
 		return false;
@@ -136,6 +138,24 @@ static void fz_check_records(const struct ipc_list_reply *l, size_t body_len)
 	}
 }
 
+/* Device records: the count fills the body; kinds known, texts terminated,
+ * an identity only with a kind that has one. */
+static void fz_check_devices(const struct ipc_devices_reply *l, size_t body_len)
+{
+	const struct ipc_device_rec *rec = (const void *)(l + 1);
+	uint32_t i;
+
+	CHECK((l->flags & ~IPC_F_LAST) == 0 && l->count <= IPC_DEVICES_PER_MSG);
+	CHECK(body_len == sizeof(*l) + (size_t)l->count * sizeof(*rec));
+	for (i = 0; i < l->count; i++) {
+		CHECK(rec[i].id_kind <= IPC_ID_UUID);
+		CHECK(fz_terminated(rec[i].ident, sizeof(rec[i].ident)));
+		CHECK(fz_terminated(rec[i].pci, sizeof(rec[i].pci)));
+		CHECK(fz_terminated(rec[i].name, sizeof(rec[i].name)));
+		CHECK((rec[i].id_kind == IPC_ID_UNVERIFIED) == (rec[i].ident[0] == '\0'));
+	}
+}
+
 /* The body of an accepted packet of @type: its fields and variable part. */
 static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 {
@@ -184,6 +204,9 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 		break;
 	case IPC_LIST_REPLY:
 		fz_check_records(b, body_len);
+		break;
+	case IPC_DEVICES_REPLY:
+		fz_check_devices(b, body_len);
 		break;
 	case IPC_TEXT_REPLY: {
 		const struct ipc_text_reply *t = b;
