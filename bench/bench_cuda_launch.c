@@ -22,7 +22,7 @@
  *                          [--driver-dir DIR] [--shim PATH]
  */
 #include "xsched/xsched.h"
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "bench_launch.h"
 
 #include <errno.h>

@@ -42,7 +42,7 @@
  * commands completed inside another process's window. --start-at-ms T:
  * start at CLOCK_REALTIME T ms (several processes starting together).
  */
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "bench_util.h"
 
 #include <errno.h>

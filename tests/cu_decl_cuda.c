@@ -1,7 +1,7 @@
 /*
  * test_cu_decl, NVIDIA's side: the constants and layouts of tests/cu_decl.h
  * as cuda.h defines them, and, at compile time, every prototype of
- * src/cuda/cu_list.h against cuda.h's declaration of the same name.
+ * src/vendor/cuda/cu_list.h against cuda.h's declaration of the same name.
  *
  * Built with -D__CUDA_API_VERSION_INTERNAL, the switch NVIDIA builds the
  * driver with: cuda.h then defines none of its renaming macros (cuMemAlloc
@@ -18,7 +18,7 @@
  */
 #include <cuda.h>
 
-#include "cuda/cu_list.h"
+#include "vendor/cuda/cu_list.h"
 
 #include "cu_decl.h"
 

@@ -1,10 +1,10 @@
 /*
  * test_cu_decl, our side: the constants and layouts of tests/cu_decl.h as
- * src/cuda/cu_api.h defines them. Kept apart from cu_decl_cuda.c because
+ * src/vendor/cuda/cu_api.h defines them. Kept apart from cu_decl_cuda.c because
  * the two headers declare the same names differently and cannot meet in
  * one translation unit.
  */
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 
 #include "cu_decl.h"
 

@@ -19,7 +19,7 @@
 #include "test_util.h"
 
 #include "cu_decl.h"
-#include "cuda/cu_list.h"
+#include "vendor/cuda/cu_list.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
  * different result) while the gate is closed.
  */
 #include "test_util.h"
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "sim/cuda/sc_private.h"
 
 #include <dlfcn.h>

@@ -8,7 +8,7 @@
  * the order of launches of one executable on two streams.
  */
 #include "test_util.h"
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 
 #include <pthread.h>
 

@@ -17,7 +17,7 @@
 #ifndef XS_XAL_CUDA_H
 #define XS_XAL_CUDA_H
 
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "xal/xal.h"
 
 #include <stdatomic.h>

@@ -15,7 +15,7 @@
 #ifndef XS_XAL_OPENCL_H
 #define XS_XAL_OPENCL_H
 
-#include "opencl/cl_fns.h"
+#include "vendor/opencl/cl_fns.h"
 #include "xal/xal.h"
 
 #include <stdatomic.h>

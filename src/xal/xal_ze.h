@@ -29,87 +29,23 @@
  * the result at the application's next synchronisation, once.
  *
  * The Level Zero functions the shim and this backend call are listed once,
- * in XAL_ZE_FUNCTIONS, and reached through a struct xal_ze_fns of typed
- * pointers filled by the shim (the loader is dlopen()ed, never linked).
+ * in XS_ZE_FUNCTIONS (src/vendor/ze/ze_fns.h), and reached through a
+ * struct xal_ze_fns of typed pointers filled by the shim (the loader is
+ * dlopen()ed, never linked).
  */
 #ifndef XS_XAL_ZE_H
 #define XS_XAL_ZE_H
 
+#include "vendor/ze/ze_fns.h"
 #include "xal/xal.h"
 
-#include <level_zero/ze_api.h>
-#include <level_zero/zet_api.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-
-/* Every Level Zero function xsched calls itself. */
-#define XAL_ZE_FUNCTIONS(X)                                                        \
-	X(zeCommandListAppendBarrier)                                              \
-	X(zeCommandListAppendEventReset)                                           \
-	X(zeCommandListAppendImageCopy)                                            \
-	X(zeCommandListAppendImageCopyFromMemory)                                  \
-	X(zeCommandListAppendImageCopyFromMemoryExt)                               \
-	X(zeCommandListAppendImageCopyRegion)                                      \
-	X(zeCommandListAppendImageCopyToMemory)                                    \
-	X(zeCommandListAppendImageCopyToMemoryExt)                                 \
-	X(zeCommandListAppendLaunchCooperativeKernel)                              \
-	X(zeCommandListAppendLaunchKernel)                                         \
-	X(zeCommandListAppendLaunchKernelIndirect)                                 \
-	X(zeCommandListAppendLaunchMultipleKernelsIndirect)                        \
-	X(zeCommandListAppendMemAdvise)                                            \
-	X(zeCommandListAppendMemoryCopy)                                           \
-	X(zeCommandListAppendMemoryCopyFromContext)                                \
-	X(zeCommandListAppendMemoryCopyRegion)                                     \
-	X(zeCommandListAppendMemoryFill)                                           \
-	X(zeCommandListAppendMemoryPrefetch)                                       \
-	X(zeCommandListAppendMemoryRangesBarrier)                                  \
-	X(zeCommandListAppendQueryKernelTimestamps)                                \
-	X(zeCommandListAppendSignalEvent)                                          \
-	X(zeCommandListAppendWaitOnEvents)                                         \
-	X(zeCommandListAppendWriteGlobalTimestamp)                                 \
-	X(zeCommandListClose)                                                      \
-	X(zeCommandListCreate)                                                     \
-	X(zeCommandListCreateImmediate)                                            \
-	X(zeCommandListDestroy)                                                    \
-	X(zeCommandListReset)                                                      \
-	X(zeCommandQueueCreate)                                                    \
-	X(zeCommandQueueDestroy)                                                   \
-	X(zeCommandQueueExecuteCommandLists)                                       \
-	X(zeCommandQueueSynchronize)                                               \
-	X(zeDeviceGetProperties)                                                   \
-	X(zeEventCreate)                                                           \
-	X(zeEventDestroy)                                                          \
-	X(zeEventHostReset)                                                        \
-	X(zeEventHostSignal)                                                       \
-	X(zeEventHostSynchronize)                                                  \
-	X(zeEventPoolCreate)                                                       \
-	X(zeEventPoolDestroy)                                                      \
-	X(zeEventQueryKernelTimestamp)                                             \
-	X(zeEventQueryStatus)                                                      \
-	X(zeFenceCreate)                                                           \
-	X(zeFenceDestroy)                                                          \
-	X(zeFenceHostSynchronize)                                                  \
-	X(zeFenceQueryStatus)                                                      \
-	X(zeFenceReset)                                                            \
-	X(zeKernelCreate)                                                          \
-	X(zeKernelDestroy)                                                         \
-	X(zeKernelGetProperties)                                                   \
-	X(zeKernelSetArgumentValue)                                                \
-	X(zeKernelSetCacheConfig)                                                  \
-	X(zeKernelSetGlobalOffsetExp)                                              \
-	X(zeKernelSetGroupSize)                                                    \
-	X(zeKernelSetIndirectAccess)                                               \
-	X(zeMemFreeExt)                                                            \
-	X(zeModuleDestroy)                                                         \
-	X(zetCommandListAppendMetricMemoryBarrier)                                 \
-	X(zetCommandListAppendMetricQueryBegin)                                    \
-	X(zetCommandListAppendMetricQueryEnd)                                      \
-	X(zetCommandListAppendMetricStreamerMarker)
 
 /* Typed pointers to the real functions (NULL: the loader lacks one). */
 struct xal_ze_fns {
 #define XAL_ZE_FN_FIELD(name) __typeof__(&name) name;
-	XAL_ZE_FUNCTIONS(XAL_ZE_FN_FIELD)
+	XS_ZE_FUNCTIONS(XAL_ZE_FN_FIELD)
 #undef XAL_ZE_FN_FIELD
 };
 

@@ -14,7 +14,7 @@
  *
  * Usage: cu_graph_prog [PHASE...]   (no argument: every phase)
  */
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  *                [--stream plain|hidden|green] [--streams N]
  * Output: tasks=N p50_us=X p99_us=X max_us=X launched=N
  */
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "sim/cuda/sc_private.h"
 
 #include <stdio.h>

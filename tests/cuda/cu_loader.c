@@ -7,7 +7,7 @@
  *
  * Usage: cu_loader NAME [ptsz]     NAME: libcuda.so.1, libcuda.so, ...
  */
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
  *
  * Usage: cu_prog [PHASE...]   (no argument: every phase)
  */
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "sim/cuda/sc_private.h"
 
 #include <dlfcn.h>

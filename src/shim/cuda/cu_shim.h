@@ -11,7 +11,7 @@
 #ifndef XS_CU_SHIM_H
 #define XS_CU_SHIM_H
 
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 #include "shim/common/shim_lib.h"
 
 #include <stdbool.h>

@@ -20,7 +20,7 @@
 #ifndef XS_CL_SHIM_H
 #define XS_CL_SHIM_H
 
-#include "opencl/cl_fns.h"
+#include "vendor/opencl/cl_fns.h"
 #include "shim/common/shim_lib.h"
 #include "xal/xal_opencl.h"
 #include "xqueue/xqueue.h"

@@ -66,7 +66,7 @@ static void ze_load_once(void)
 		h = xs_lib_open(zl.path, ZE_INSTEAD);
 	if (h) {
 #define ZE_RESOLVE(name) ze_real.name = (__typeof__(&name))xs_dl_sym(h, #name);
-		XAL_ZE_FUNCTIONS(ZE_RESOLVE)
+		XS_ZE_FUNCTIONS(ZE_RESOLVE)
 #undef ZE_RESOLVE
 		zl.rc = 0;
 		/* Pairs with the acquire in xs_dlsym_pick(), which runs outside

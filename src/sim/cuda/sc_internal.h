@@ -1,6 +1,6 @@
 /*
  * Internals of the simulated CUDA driver: libcuda.so.1 implementing the
- * driver API (src/cuda/cu_api.h) over the simulated XPU (src/sim/sim.h).
+ * driver API (src/vendor/cuda/cu_api.h) over the simulated XPU (src/sim/sim.h).
  *
  * Design: each stream is one hardware queue of the simulated device, and
  * every ordering rule of the driver API (events, the legacy default
@@ -31,8 +31,8 @@
 #ifndef XS_SC_INTERNAL_H
 #define XS_SC_INTERNAL_H
 
-#include "cuda/cu_api.h"
-#include "sim/front/sf.h"
+#include "vendor/cuda/cu_api.h"
+#include "sim/common/sf.h"
 #include "sim/sim.h"
 
 #include <pthread.h>
@@ -93,7 +93,7 @@ size_t sc_handle_drain(struct CUctx_st *owner, enum sc_htype type, void **out, s
 /*
  * Hardware queues (a pool recycled for the life of the process), wait
  * sets, built-in kernels, the memory registry and copies' data part are
- * shared with the other simulated drivers: src/sim/front/sf.h.
+ * shared with the other simulated drivers: src/sim/common/sf.h.
  */
 
 /* ---- operations (sc_submit.c) ---- */

@@ -4,7 +4,7 @@
  * information. Copies and memsets are in sc_copy.c.
  *
  * Design: device memory is host memory tracked by the shared memory
- * registry (src/sim/front/sf_memreg.c), so the executor thread computes on
+ * registry (src/sim/common/sf_memreg.c), so the executor thread computes on
  * it directly and misuse is detected. Frees synchronise as the real driver's do: cuMemFree and
  * cuMemFreeHost wait for the owning context's work first, cuMemFreeAsync
  * frees when its stream reaches it. cuMemAllocAsync allocates at the call

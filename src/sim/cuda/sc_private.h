@@ -10,7 +10,7 @@
 #ifndef XS_SC_PRIVATE_H
 #define XS_SC_PRIVATE_H
 
-#include "cuda/cu_api.h"
+#include "vendor/cuda/cu_api.h"
 
 #define SC_PRIVATE_TABLE_ID                                                        \
 	{ { 'x', 's', 'c', 'h', 'e', 'd', '-', 's', 'i', 'm', '-', 'p', 'r', 'i', 'v', '1' } }

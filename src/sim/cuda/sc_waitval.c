@@ -6,7 +6,7 @@
  * Design: a wait must block its stream without holding the simulated
  * engine, or a write that another stream makes later could never run. So
  * the stream waits on a gate that the shared watcher thread releases
- * (src/sim/front/sf_watch.c) once the stream reached the wait and the word
+ * (src/sim/common/sf_watch.c) once the stream reached the wait and the word
  * meets the condition; the word is polled (as a GPU polls memory).
  * Simplifications: the condition is evaluated on the host, so the release
  * lags the write by up to the watcher's backoff; the FLUSH flag is

@@ -15,7 +15,7 @@
  * device's executor thread. Level Zero events are host-visible words: a
  * device command signals or resets one, the host may too, and a queue
  * that waits for one waits on a gate released by the shared watcher
- * thread (src/sim/front/sf_watch.c) once the queue reached the wait and
+ * thread (src/sim/common/sf_watch.c) once the queue reached the wait and
  * the event is signalled, so waits see the event as it is when the queue
  * gets there, as on hardware. Host-side waits (events, fences, queue
  * synchronisation) sleep on futexes with the caller's timeout.
@@ -34,7 +34,7 @@
 #ifndef XS_SZ_INTERNAL_H
 #define XS_SZ_INTERNAL_H
 
-#include "sim/front/sf.h"
+#include "sim/common/sf.h"
 #include "sim/sim.h"
 
 #include <level_zero/ze_api.h>

@@ -3,7 +3,7 @@
  * allocations and their properties.
  *
  * Design: all three kinds are host memory registered with the shared
- * memory registry (src/sim/front/sf_memreg.c) under their context, so the
+ * memory registry (src/sim/common/sf_memreg.c) under their context, so the
  * application can touch any of them directly and the device's commands
  * check their ranges when they run. Device allocations count against the
  * modelled device memory. zeMemFree frees at once: a command still using

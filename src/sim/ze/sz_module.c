@@ -2,7 +2,7 @@
  * Modules, build logs and kernels of the simulated Level Zero driver.
  *
  * Design: the simulated device runs only its built-in kernels
- * (src/sim/front/sf_kernels.c), so a module accepts any image, SPIR-V or
+ * (src/sim/common/sf_kernels.c), so a module accepts any image, SPIR-V or
  * native, and offers all of them by name. A kernel holds its current
  * arguments and group size; appends copy both, so changing them later
  * never affects a command already appended. The group size is checked

@@ -4,7 +4,7 @@
  * as device commands on one queue; and the completion marker that ends an
  * execution.
  *
- * Design: every event a command waits for is a gate (src/sim/front/
+ * Design: every event a command waits for is a gate (src/sim/common/
  * sf_watch.c): a zero-time command tells the watcher that the queue
  * reached the wait, and a WAIT on the gate holds the queue, without
  * holding the engine, until the watcher saw both that and the event

@@ -13,7 +13,7 @@
  * array under one mutex, searched by bisection; the executor thread uses
  * it too (leaf lock).
  */
-#include "sim/front/sf.h"
+#include "sim/common/sf.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,18 +1,19 @@
 /*
- * What the simulated driver front-ends share: the simulated CUDA driver
- * (src/sim/cuda) and the simulated Level Zero driver (src/sim/ze) speak
- * different APIs over the same simulated XPU, and everything below that
- * API is the same: the built-in kernels, the registry of memory the device
- * may touch, the data part of copies, a pool of recycled hardware queues,
- * and device-side waits on host-visible conditions.
+ * The lower half both simulated drivers share (prefix sf_): the simulated
+ * CUDA driver (src/sim/cuda) and the simulated Level Zero driver
+ * (src/sim/ze) speak different APIs over the same simulated XPU, and
+ * everything below that API is the same: the built-in kernels, the
+ * registry of memory the device may touch, the data part of copies, a pool
+ * of recycled hardware queues, and device-side waits on host-visible
+ * conditions.
  *
  * Design: this is a static library linked into each driver, so each
  * driver has its own registry, pool and watcher thread; nothing here knows
  * about contexts, streams or command lists (an allocation's owner is an
  * opaque pointer). Functions return 0 or a negative errno.
  */
-#ifndef XS_SIM_FRONT_SF_H
-#define XS_SIM_FRONT_SF_H
+#ifndef XS_SIM_COMMON_SF_H
+#define XS_SIM_COMMON_SF_H
 
 #include "sim/sim.h"
 

@@ -360,7 +360,7 @@ typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
 } CUDA_MEM_ALLOC_NODE_PARAMS;
 
 /* The function lists (XS_CU_FUNCTIONS, XS_CU_PTSZ, XS_CU_PROCS). */
-#include "cuda/cu_list.h"
+#include "vendor/cuda/cu_list.h"
 
 #define XS_CU_DECLARE(name, params) CUresult name params;
 XS_CU_FUNCTIONS(XS_CU_DECLARE)

@@ -20,7 +20,7 @@
  *                                               of the n BYTES at p
  *   xs_fail()                                   fails (-EIO)
  */
-#include "sim/front/sf.h"
+#include "sim/common/sf.h"
 
 #include <errno.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * (-EFAULT), not a write into freed memory; unregistered host memory is
  * the application's, used as it is at that moment.
  */
-#include "sim/front/sf.h"
+#include "sim/common/sf.h"
 #include "base/compiler.h"
 
 #include <errno.h>

@@ -17,7 +17,7 @@
  * looks. Conditions are evaluated on the host, so a polled release lags
  * the write by up to the backoff.
  */
-#include "sim/front/sf.h"
+#include "sim/common/sf.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -20,7 +20,7 @@
  * record at least that many commands later, when the old command has
  * certainly finished (sim_hwq_launch keeps at most SIM_RING in flight).
  */
-#include "sim/front/sf.h"
+#include "sim/common/sf.h"
 #include "sim/sim_abi.h"
 
 #include <errno.h>
