@@ -1,10 +1,11 @@
 /*
  * What test_cu_decl compares between our CUDA declarations (cu_decl_ours.c,
- * src/vendor/cuda/cu_api.h) and NVIDIA's (cu_decl_cuda.c, cuda.h): the names of
- * constants, types and struct fields, as X-macros of names only, so that
- * each translation unit evaluates the same list under its own header and
- * neither needs the other's types. Prototypes are not here: cu_decl_cuda.c
- * checks them at compile time against the lists of src/vendor/cuda/cu_list.h.
+ * src/vendor/cuda/cu_api.h) and NVIDIA's (cu_decl_cuda.c, cuda.h): the
+ * names of constants, types and struct fields, as X-macros of names only,
+ * so that each translation unit evaluates the same list under its own
+ * header and neither needs the other's types. Prototypes are not here:
+ * cu_decl_cuda.c checks them at compile time against the rows of
+ * src/vendor/cuda/cu_functions.def.
  *
  * This is the test's own list, not a copy of cu_api.h kept by hand: the
  * test reads cu_api.h and fails on any constant it defines that is

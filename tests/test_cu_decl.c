@@ -1,25 +1,24 @@
 /*
  * Our CUDA driver API declarations against the toolkit's cuda.h, built only
  * where cuda.h was found at configure time (the build itself never needs
- * it). Prototypes are compared at compile time (cu_decl_cuda.c); here, at
- * run time: the constants and type layouts that cu_decl_ours.c and
- * cu_decl_cuda.c read from each header, entry by entry; that tests/cu_decl.h
- * lists every constant cu_api.h defines; and the shim's .def lists against
- * cuda.h's prototypes, which name the stream argument the generic hooks of
- * cu_passes.def rely on.
+ * it). Prototypes and routes are compared at compile time
+ * (cu_decl_cuda.c); here, at run time: the constants and type layouts that
+ * cu_decl_ours.c and cu_decl_cuda.c read from each header, entry by entry;
+ * that tests/cu_decl.h lists every constant cu_api.h defines; and the
+ * generic rows of cu_functions.def against cuda.h's prototypes, which name
+ * the argument the generic hooks rely on.
  *
  * The prototypes come from cuda.h preprocessed as NVIDIA builds the driver
  * (-D__CUDA_API_VERSION_INTERNAL: every exported name declared under its
  * own name), by the build into XS_CUDA_INTERNAL_PATH, and are parsed here in
  * C: `CUresult name(parameters);`, parameters split at top-level commas;
- * the parser must find each function of cu_list.h with its number of
+ * the parser must find each XS_CU_FN row's function with its number of
  * parameters first. Mismatches are printed one per line, by name, before
  * the case fails.
  */
 #include "test_util.h"
 
 #include "cu_decl.h"
-#include "vendor/cuda/cu_list.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -415,7 +414,7 @@ static const char *param_text(const struct protos *ps, const struct proto *p, un
 	return buf;
 }
 
-/* The number of parameters in a parenthesized list, as cu_list.h writes them. */
+/* The number of parameters in a parenthesized list, as a XS_CU_FN row writes them. */
 static unsigned count_params(const char *list)
 {
 	unsigned n = 1;
@@ -436,17 +435,16 @@ static unsigned count_params(const char *list)
 
 /*
  * The parser itself, on the prototypes cu_decl_cuda.c compares at compile
- * time: it finds each, with as many parameters, or the checks of
- * cu_passes.def below would prove nothing.
+ * time: it finds each, with as many parameters, or the checks of the
+ * generic rows below would prove nothing.
  */
 static int check_parser(const struct protos *ps)
 {
 	static const struct {
 		const char *name, *params;
 	} ours[] = {
-#define CU_DECL_OURS(name, params) { #name, #params },
-		XS_CU_FUNCTIONS(CU_DECL_OURS)
-#undef CU_DECL_OURS
+#define XS_CU_FN(name, how, arg, symbol, version, params) { #name, #params },
+#include "vendor/cuda/cu_functions.def"
 	};
 	int bad = 0;
 	size_t i;
@@ -468,35 +466,38 @@ static int check_parser(const struct protos *ps)
 
 enum pass_kind { PASS_FLUSH, PASS_TRANSLATE, PASS_SYNC, PASS_GRAPH };
 
+/* The generic rows: those whose @how is not PASS or HOOK. */
 static const struct pass {
 	const char *name;
 	enum pass_kind kind;
 	int arg;        /* the stream (PASS_GRAPH: executable graph) argument; -1 for PASS_SYNC */
-	int pt;         /* the ptsz (flush, translate) or ptds (sync) flag */
+	int pt;         /* a per-thread row (_PT) */
 } cu_passes[] = {
-#define XS_CU_FLUSH(name, arg, ptsz) { #name, PASS_FLUSH, arg, ptsz },
-#define XS_CU_TRANSLATE(name, arg, ptsz) { #name, PASS_TRANSLATE, arg, ptsz },
-#define XS_CU_SYNC(name, ptds) { #name, PASS_SYNC, -1, ptds },
-#define XS_CU_GRAPH(name, arg) { #name, PASS_GRAPH, arg, 0 },
-#include "shim/cuda/cu_passes.def"
-#undef XS_CU_FLUSH
-#undef XS_CU_TRANSLATE
-#undef XS_CU_SYNC
-#undef XS_CU_GRAPH
+#define CU_P_PASS(name, arg, pt)
+#define CU_P_HOOK(name, arg, pt)
+#define CU_P_FLUSH(name, arg, pt) { #name, PASS_FLUSH, arg, pt },
+#define CU_P_TRANSLATE(name, arg, pt) { #name, PASS_TRANSLATE, arg, pt },
+#define CU_P_SYNC(name, arg, pt) { #name, PASS_SYNC, -1, pt },
+#define CU_P_GRAPH(name, arg, pt) { #name, PASS_GRAPH, arg, pt },
+#define XS_CU_FN(name, how, arg, ...) CU_P_##how(name, arg, 0)
+#define XS_CU_FN_PT(name, how, arg, ...) CU_P_##how(name, arg, 1)
+#define XS_CU_EX(name, how, arg, ...) CU_P_##how(name, arg, 0)
+#define XS_CU_EX_PT(name, how, arg, ...) CU_P_##how(name, arg, 1)
+#include "vendor/cuda/cu_functions.def"
 };
 
-static const char *const pass_macro[] = {
-	[PASS_FLUSH] = "XS_CU_FLUSH",
-	[PASS_TRANSLATE] = "XS_CU_TRANSLATE",
-	[PASS_SYNC] = "XS_CU_SYNC",
-	[PASS_GRAPH] = "XS_CU_GRAPH",
+static const char *const pass_how[] = {
+	[PASS_FLUSH] = "FLUSH",
+	[PASS_TRANSLATE] = "TRANSLATE",
+	[PASS_SYNC] = "SYNC",
+	[PASS_GRAPH] = "GRAPH",
 };
 
 /*
- * cu_passes.def against cuda.h: a flush or translate entry names a stream
- * parameter of its function, a graph entry an executable-graph parameter,
- * a sync entry a function without a stream, and the per-thread flag of
- * each entry agrees with its name's suffix.
+ * The generic rows against cuda.h: a flush or translate row names a
+ * stream parameter of its function, a graph row an executable-graph
+ * parameter, a sync row a function without a stream; a _PT row of a
+ * stream hook is a _ptsz variant, of a sync hook a _ptds one.
  */
 static void cu_pass_streams(void **state)
 {
@@ -515,15 +516,14 @@ static void cu_pass_streams(void **state)
 		unsigned k;
 
 		if (e->pt != has_suffix(e->name, suffix)) {
-			print_error("cu_passes.def: %s(%s): per-thread flag %d, "
-				    "but the name %s in %s\n",
-				    pass_macro[e->kind], e->name, e->pt,
+			print_error("%s (%s): %s, but the name %s in %s\n", e->name,
+				    pass_how[e->kind], e->pt ? "a _PT row" : "not a _PT row",
 				    e->pt ? "does not end" : "ends", suffix);
 			bad++;
 		}
 		if (!p) {
-			print_error("cu_passes.def: %s(%s): cuda.h declares no %s\n",
-				    pass_macro[e->kind], e->name, e->name);
+			print_error("%s (%s): cuda.h declares no %s\n", e->name,
+				    pass_how[e->kind], e->name);
 			bad++;
 			continue;
 		}
@@ -531,22 +531,22 @@ static void cu_pass_streams(void **state)
 			for (k = 0; k < p->nparams; k++) {
 				if (!param_is_stream(&ps, p, k))
 					continue;
-				print_error("cu_passes.def: XS_CU_SYNC(%s): cuda.h's %.*s "
+				print_error("%s (SYNC): cuda.h's %.*s "
 					    "takes a stream, parameter %u `%s`\n",
 					    e->name, (int)p->name->n, p->name->p, k,
 					    param_text(&ps, p, k, text, sizeof(text)));
 				bad++;
 			}
 		} else if (e->arg < 0 || (unsigned)e->arg >= p->nparams) {
-			print_error("cu_passes.def: %s(%s, %d): cuda.h's %.*s has %u parameters\n",
-				    pass_macro[e->kind], e->name, e->arg, (int)p->name->n,
-				    p->name->p, p->nparams);
+			print_error("%s (%s, %d): cuda.h's %.*s has %u parameters\n", e->name,
+				    pass_how[e->kind], e->arg, (int)p->name->n, p->name->p,
+				    p->nparams);
 			bad++;
 		} else if (!param_is(&ps, p, (unsigned)e->arg,
 				     e->kind == PASS_GRAPH ? "CUgraphExec" : "CUstream")) {
-			print_error("cu_passes.def: %s(%s, %d): parameter %d of cuda.h's "
+			print_error("%s (%s, %d): parameter %d of cuda.h's "
 				    "%.*s is `%s`, not a %s\n",
-				    pass_macro[e->kind], e->name, e->arg, e->arg, (int)p->name->n,
+				    e->name, pass_how[e->kind], e->arg, e->arg, (int)p->name->n,
 				    p->name->p,
 				    param_text(&ps, p, (unsigned)e->arg, text, sizeof(text)),
 				    e->kind == PASS_GRAPH ? "CUgraphExec" : "CUstream");
@@ -555,67 +555,7 @@ static void cu_pass_streams(void **state)
 	}
 	protos_free(&ps);
 	if (bad)
-		fail_msg("%d entries of cu_passes.def disagree with cuda.h", bad);
-}
-
-static const char *const cu_exports[] = {
-#define XS_CU_EXPORT(name) #name,
-#include "shim/cuda/cu_exports.def"
-#undef XS_CU_EXPORT
-};
-
-static const char *const cu_hooked[] = {
-#define XS_CU_HOOKED(name) #name,
-#include "shim/cuda/cu_hooks.def"
-#undef XS_CU_HOOKED
-};
-
-#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
-
-static bool in_list(const char *const *list, size_t n, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(list[i], name))
-			return true;
-	return false;
-}
-
-/* Entry @i of cu_hooks.def followed by cu_passes.def, as cu_procaddr.c sees them. */
-static const char *hooked_or_passed(size_t i)
-{
-	return i < N_ELEMS(cu_hooked) ? cu_hooked[i] : cu_passes[i - N_ELEMS(cu_hooked)].name;
-}
-
-/*
- * The shim defines every hooked and passed name itself, so each must be an
- * export (else the version script would hide it); and each has one hook:
- * in C or generic, never both, nor twice.
- */
-static void cu_def_exports(void **state)
-{
-	size_t i, j, n = N_ELEMS(cu_hooked) + N_ELEMS(cu_passes);
-	int bad = 0;
-
-	(void)state;
-	for (i = 0; i < n; i++) {
-		const char *name = hooked_or_passed(i);
-		const char *def = i < N_ELEMS(cu_hooked) ? "cu_hooks.def" : "cu_passes.def";
-
-		if (!in_list(cu_exports, N_ELEMS(cu_exports), name)) {
-			print_error("%s: %s is not in cu_exports.def\n", def, name);
-			bad++;
-		}
-		for (j = i + 1; j < n; j++) {
-			if (strcmp(hooked_or_passed(j), name))
-				continue;
-			print_error("%s is listed twice in cu_hooks.def and cu_passes.def\n", name);
-			bad++;
-		}
-	}
-	if (bad)
-		fail_msg("%d names of cu_hooks.def and cu_passes.def are wrong", bad);
+		fail_msg("%d generic rows of cu_functions.def disagree with cuda.h", bad);
 }
 
 static const struct CMUnitTest tests[] = {
@@ -623,7 +563,6 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(cu_constants_listed),
 	cmocka_unit_test(cu_layouts),
 	cmocka_unit_test(cu_pass_streams),
-	cmocka_unit_test(cu_def_exports),
 };
 
 XS_TEST_MAIN(tests)

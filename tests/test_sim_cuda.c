@@ -1772,14 +1772,20 @@ static void sc_procaddr(void **state)
 	assert_int_equal(cuGetProcAddress_v2(NULL, &fn, 13000, 0, &st), CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuGetExportTable(&table, &id), CUDA_ERROR_NOT_SUPPORTED);
 	assert_null(table);
-	/* Every line of the table answers with the export of that name. */
-#define CHECK_PROC(sym, ver, func, func_pt)                                        \
-	CK(cuGetProcAddress_v2(sym, &fn, ver, 0, NULL));                           \
-	assert_ptr_equal(fn, dlsym(h, #func));                                     \
-	CK(cuGetProcAddress_v2(sym, &fn, ver, 2, NULL));                           \
-	assert_ptr_equal(fn, dlsym(h, #func_pt));
-	XS_CU_PROCS(CHECK_PROC)
-#undef CHECK_PROC
+	/*
+	 * Each row answers with its export from its version on, and with the
+	 * per-thread flag with its _PT variant, at the variant's version too.
+	 */
+#define XS_CU_FN(name, how, arg, symbol, version, params)                             \
+	CK(cuGetProcAddress_v2(#symbol, &fn, version, 0, NULL));                   \
+	assert_ptr_equal(fn, dlsym(h, #name));
+#define XS_CU_FN_PT(name, how, arg, symbol, version, pt, base)                        \
+	CK(cuGetProcAddress_v2(#symbol, &fn, version, 2, NULL));                   \
+	assert_ptr_equal(fn, dlsym(h, #name));
+#define XS_CU_ALIAS(symbol, version, name)                                            \
+	CK(cuGetProcAddress_v2(#symbol, &fn, version, 0, NULL));                   \
+	assert_ptr_equal(fn, dlsym(h, #name));
+#include "vendor/cuda/cu_functions.def"
 	dlclose(h);
 }
 
@@ -1789,16 +1795,13 @@ static void sc_exports(void **state)
 
 	(void)state;
 	assert_non_null(h);
-#define CHECK_EXPORT(name, params)                                                 \
+#define CHECK_EXPORT(name)                                                         \
 	if (!dlsym(h, #name))                                                      \
 		fail_msg("%s is not exported", #name);
-	XS_CU_FUNCTIONS(CHECK_EXPORT)
+#define XS_CU_FN(name, ...) CHECK_EXPORT(name)
+#define XS_CU_FN_PT(name, ...) CHECK_EXPORT(name)
+#include "vendor/cuda/cu_functions.def"
 #undef CHECK_EXPORT
-#define CHECK_PTSZ(variant, base)                                                  \
-	if (!dlsym(h, #variant))                                                   \
-		fail_msg("%s is not exported", #variant);
-	XS_CU_PTSZ(CHECK_PTSZ)
-#undef CHECK_PTSZ
 	assert_null(dlsym(h, "sim_dev_open"));
 	assert_null(dlsym(h, "sc_result"));
 	assert_null(dlsym(h, "xs_now_ns"));

@@ -28,9 +28,9 @@
  * queue's pending error and returns -EIO to the XQueue; the shim returns
  * the result at the application's next synchronisation, once.
  *
- * The Level Zero functions the shim and this backend call are listed once,
- * in XS_ZE_FUNCTIONS (src/vendor/ze/ze_fns.h), and reached through a
- * struct xal_ze_fns of typed pointers filled by the shim (the loader is
+ * The Level Zero functions the shim and this backend call are the CALL and
+ * HOOK rows of src/vendor/ze/ze_functions.def, reached through a struct
+ * xal_ze_fns of typed pointers filled by the shim (the loader is
  * dlopen()ed, never linked).
  */
 #ifndef XS_XAL_ZE_H
@@ -42,11 +42,19 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-/* Typed pointers to the real functions (NULL: the loader lacks one). */
+/*
+ * Typed pointers to the real functions of the CALL and HOOK rows of
+ * ze_functions.def (NULL: the loader lacks one).
+ */
 struct xal_ze_fns {
-#define XAL_ZE_FN_FIELD(name) __typeof__(&name) name;
-	XS_ZE_FUNCTIONS(XAL_ZE_FN_FIELD)
-#undef XAL_ZE_FN_FIELD
+#define XAL_ZE_FIELD_PASS(name)
+#define XAL_ZE_FIELD_CALL(name) __typeof__(&name) name;
+#define XAL_ZE_FIELD_HOOK(name) __typeof__(&name) name;
+#define XS_ZE_FN(name, how) XAL_ZE_FIELD_##how(name)
+#include "vendor/ze/ze_functions.def"
+#undef XAL_ZE_FIELD_PASS
+#undef XAL_ZE_FIELD_CALL
+#undef XAL_ZE_FIELD_HOOK
 };
 
 struct xal_ze_cmd;

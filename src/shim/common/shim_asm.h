@@ -2,7 +2,8 @@
  * Assembly helpers of the shims' entry points (x86-64 System V): saving
  * and restoring every register that may carry an argument, so that a hook
  * can call into C and then jump to the driver with the caller's arguments
- * intact; pass-through trampolines; the dlopen/dlsym hooks.
+ * intact; pass-through trampolines; the dlopen/dlsym hooks. Each shim
+ * expands its table of entry points (the .def of its API) into these.
  *
  * Frame after XS_SAVE (offsets from %rsp): %xmm0-7 at 0..127, %r9 136,
  * %r8 144, %rcx 152, %rdx 160, %rsi 168, %rdi 176; the caller's return
@@ -48,13 +49,27 @@
 .endm
 
 /*
- * A pass-through entry point: weak symbol \name (a strong C hook of the
- * same name overrides it at link time) and hidden alias xs_t_\name. Jumps
- * to \table[xs_idx], or on first use to \slow with the index in %eax.
- * Define xs_idx (.set xs_idx, 0) before the first use.
+ * A pass-through entry point: exported symbol \name and hidden alias
+ * xs_t_\name. Jumps to \table[xs_idx], or on first use to \slow with the
+ * index in %eax; then moves xs_idx to the next row. Define xs_idx
+ * (.set xs_idx, 0) before the first use. The slot of a row is its place in
+ * the shim's table of entry points, whatever the row does: XS_TRAMP_HIDDEN
+ * is the trampoline of a row that a generic hook exports (it jumps to
+ * xs_t_\name), XS_TRAMP_SKIP the slot of a row with a C hook, which has
+ * no trampoline (the hook must exist, or the shim does not link).
  */
+.macro XS_TRAMP_BODY table, slow
+	movq	\table+(xs_idx*8)(%rip), %rax
+	testq	%rax, %rax
+	jz	1f
+	jmp	*%rax
+1:	movl	$xs_idx, %eax
+	jmp	\slow
+	.set	xs_idx, xs_idx+1
+.endm
+
 .macro XS_TRAMP name, table, slow
-	.weak	\name
+	.globl	\name
 	.type	\name, @function
 	.globl	xs_t_\name
 	.hidden	xs_t_\name
@@ -62,13 +77,21 @@
 	.p2align 4
 \name:
 xs_t_\name:
-	movq	\table+(xs_idx*8)(%rip), %rax
-	testq	%rax, %rax
-	jz	1f
-	jmp	*%rax
-1:	movl	$xs_idx, %eax
-	jmp	\slow
+	XS_TRAMP_BODY \table, \slow
 	.size	\name, .-\name
+.endm
+
+.macro XS_TRAMP_HIDDEN name, table, slow
+	.globl	xs_t_\name
+	.hidden	xs_t_\name
+	.type	xs_t_\name, @function
+	.p2align 4
+xs_t_\name:
+	XS_TRAMP_BODY \table, \slow
+	.size	xs_t_\name, .-xs_t_\name
+.endm
+
+.macro XS_TRAMP_SKIP
 	.set	xs_idx, xs_idx+1
 .endm
 

@@ -15,7 +15,7 @@
  * take them), and cuGraphExecUpdate (per slice, from the new graph cut the
  * same way; a later per-node update of such an executable, naming nodes of
  * the graph it was instantiated from, turns slicing off). Every other
- * update of an executable (generic XS_CU_GRAPH hooks of cu_passes.def)
+ * update of an executable (generic GRAPH rows of cu_functions.def)
  * turns slicing off for it: it then launches whole, as the driver's own
  * executable, which every update reached.
  */
@@ -267,7 +267,7 @@ XS_CU_HOOK CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
 }
 
 /*
- * The generic hooks (XS_CU_GRAPH in cu_passes.def, cu_passes.S): an
+ * The generic hooks (GRAPH rows of cu_functions.def, cu_passes.S): an
  * update the slices cannot take. The executable's launches reach the
  * driver, slicing ends for it, and the call goes to the driver unchanged.
  */

@@ -1,6 +1,6 @@
 /*
- * The driver entry points the CUDA shim schedules (cu_hooks.def lists
- * them). Each one either becomes a command of its stream's XQueue or
+ * The driver entry points the CUDA shim schedules (HOOK rows of
+ * cu_functions.def). Each one either becomes a command of its stream's XQueue or
  * first brings that queue to the point the driver would have reached
  * (launched or completed), then makes the call itself; nothing a stream
  * takes goes around its queue. A per-thread-default-stream variant (_ptsz,

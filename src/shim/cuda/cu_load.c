@@ -30,10 +30,13 @@
 
 /* --- exports table (cu_trampolines.S jumps through it) ----------------- */
 
+/* Every row of cu_functions.def, in row order: the trampolines' slots. */
 static const char *const cu_export_names[] = {
-#define XS_CU_EXPORT(name) #name,
-#include "shim/cuda/cu_exports.def"
-#undef XS_CU_EXPORT
+#define XS_CU_FN(name, ...) #name,
+#define XS_CU_FN_PT(name, ...) #name,
+#define XS_CU_EX(name, ...) #name,
+#define XS_CU_EX_PT(name, ...) #name,
+#include "vendor/cuda/cu_functions.def"
 };
 
 #define CU_NEXPORTS (sizeof(cu_export_names) / sizeof(cu_export_names[0]))
@@ -88,9 +91,8 @@ static void cu_load_once(void)
 	}
 	/* Read, uninstrumented, by the dlsym hook. */
 	__atomic_store_n(&cu_handle, handle, __ATOMIC_RELAXED);
-#define XS_CU_RESOLVE(name, params) cu_real.name = (__typeof__(&name))cu_dlsym(handle, #name);
-	XS_CU_FUNCTIONS(XS_CU_RESOLVE)
-#undef XS_CU_RESOLVE
+#define XS_CU_FN(name, ...) cu_real.name = (__typeof__(&name))cu_dlsym(handle, #name);
+#include "vendor/cuda/cu_functions.def"
 	cu_load_rc = 0;
 out:
 	cu_leave_driver();
@@ -107,19 +109,10 @@ const char *cu_real_path(void)
 	return cu_path;
 }
 
-void *cu_self_sym(const char *name);
-
 /* The real driver's function @name, or NULL. */
 void *cu_real_sym(const char *name)
 {
 	return cu_load() == 0 ? cu_dlsym(cu_handle, name) : NULL;
-}
-
-/* This library's own entry point @name (a hook or a trampoline). */
-void *cu_self_sym(const char *name)
-{
-	cu_load();
-	return cu_self ? cu_dlsym(cu_self, name) : NULL;
 }
 
 /* Called by the trampolines on an entry point's first use. */

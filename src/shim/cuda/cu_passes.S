@@ -1,10 +1,11 @@
 /*
- * Generic hooks of cu_passes.def: strong definitions that override the
- * weak trampolines of the same names (cu_trampolines.S). Each saves every
- * argument register, asks the shim (cu_passes.c) what to do, restores the
- * registers and jumps to the name's trampoline (xs_t_<name>), so the driver
- * receives the caller's arguments and return address untouched, apart from
- * a translated stream argument.
+ * Generic hooks: the exported entry points of the FLUSH, TRANSLATE, SYNC
+ * and GRAPH rows of cu_functions.def, whatever their signature. Each saves
+ * every argument register, asks the shim (cu_passes.c, cu_graph_hooks.c)
+ * what to do, restores the registers and jumps to the row's hidden
+ * trampoline (xs_t_<name>, cu_trampolines.S), so the driver receives the
+ * caller's arguments and return address untouched, apart from a
+ * translated stream argument.
  *
  * Frame after XS_SAVE (shim/common/shim_asm.h): return address at 184(%rsp), stack
  * arguments from 192.
@@ -72,16 +73,21 @@ XS_ENTRY \name
 	.size	\name, .-\name
 .endm
 
-/* how: bit 0 per-thread-stream variant, bit 1 flush the queue first. */
-#define XS_CU_FLUSH(name, arg, ptsz) XS_STREAM_HOOK name, arg, (2 + ptsz)
-#define XS_CU_TRANSLATE(name, arg, ptsz) XS_STREAM_HOOK name, arg, ptsz
-#define XS_CU_SYNC(name, ptds) XS_SYNC_HOOK name, ptds
-#define XS_CU_GRAPH(name, arg) XS_GRAPH_HOOK name, arg
-#include "cu_passes.def"
-#undef XS_CU_FLUSH
-#undef XS_CU_TRANSLATE
-#undef XS_CU_SYNC
-#undef XS_CU_GRAPH
+/*
+ * Per row: how = bit 0 per-thread variant (a _PT row), bit 1 flush the
+ * queue first; rows of other kinds expand to nothing.
+ */
+#define CU_G_PASS(name, arg, pt)
+#define CU_G_HOOK(name, arg, pt)
+#define CU_G_FLUSH(name, arg, pt) XS_STREAM_HOOK name, arg, (2 + pt)
+#define CU_G_TRANSLATE(name, arg, pt) XS_STREAM_HOOK name, arg, pt
+#define CU_G_SYNC(name, arg, pt) XS_SYNC_HOOK name, pt
+#define CU_G_GRAPH(name, arg, pt) XS_GRAPH_HOOK name, arg
+#define XS_CU_FN(name, how, arg, ...) CU_G_##how(name, arg, 0)
+#define XS_CU_FN_PT(name, how, arg, ...) CU_G_##how(name, arg, 1)
+#define XS_CU_EX(name, how, arg, ...) CU_G_##how(name, arg, 0)
+#define XS_CU_EX_PT(name, how, arg, ...) CU_G_##how(name, arg, 1)
+#include "vendor/cuda/cu_functions.def"
 
 	.section .note.GNU-stack, "", @progbits
 

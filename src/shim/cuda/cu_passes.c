@@ -1,6 +1,7 @@
 /*
- * What the generic hooks of cu_passes.def (cu_passes.S) ask before the
- * driver gets a call the shim does not turn into a command.
+ * What the generic hooks (FLUSH, TRANSLATE and SYNC rows of
+ * cu_functions.def; cu_passes.S) ask before the driver gets a call the
+ * shim does not turn into a command.
  */
 #include "shim/cuda/cu_sched.h"
 

@@ -2,94 +2,96 @@
  * cuGetProcAddress: how cudart (and anything written like it) obtains
  * every driver entry point. The real driver answers, with its own rules
  * for versions and per-thread-stream variants; the shim then swaps the
- * answer for its own hook when the function returned is one it hooks, so
- * the version logic is never duplicated here.
+ * answer for its own entry point when the function returned is one it
+ * hooks, so the version logic is never duplicated here.
+ *
+ * Recognising the function returned: the driver may answer with its
+ * export of that name or with an internal address. So, once, for every
+ * hooked row (cu_hooktab.h) the shim notes both the driver's export of the
+ * row's name and the driver's own cuGetProcAddress answer for the row's
+ * route (its symbol at its first version, with the per-thread flag for a
+ * per-thread row); an answer that is either is the row's function. Where
+ * two rows share an address, the one asked with the caller's per-thread
+ * flag, then for the caller's symbol, then at the highest version not
+ * above the caller's wins.
  */
+#include "shim/cuda/cu_hooktab.h"
 #include "shim/cuda/cu_shim.h"
 
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char *const cu_hooked[] = {
-#define XS_CU_HOOKED(name) #name,
-#include "shim/cuda/cu_hooks.def"
-#undef XS_CU_HOOKED
-#define XS_CU_FLUSH(name, arg, ptsz) #name,
-#define XS_CU_TRANSLATE(name, arg, ptsz) #name,
-#define XS_CU_SYNC(name, ptds) #name,
-#define XS_CU_GRAPH(name, arg) #name,
-#include "shim/cuda/cu_passes.def"
-#undef XS_CU_FLUSH
-#undef XS_CU_TRANSLATE
-#undef XS_CU_SYNC
-#undef XS_CU_GRAPH
-};
-
-#define CU_NHOOKED (sizeof(cu_hooked) / sizeof(cu_hooked[0]))
-
-void *cu_self_sym(const char *name);
-
-static void *cu_hook_real[CU_NHOOKED];  /* the driver's function of each name */
-static void *cu_hook_ours[CU_NHOOKED];  /* our hook of each name */
+/* Per row of cu_hooked[]: the driver's export and its route's answer. */
+static void **cu_real_export;
+static void **cu_real_route;
 static pthread_once_t cu_hooks_once = PTHREAD_ONCE_INIT;
 
 static void cu_hooks_init(void)
 {
 	size_t i;
 
-	for (i = 0; i < CU_NHOOKED; i++) {
-		cu_hook_real[i] = cu_real_sym(cu_hooked[i]);
-		cu_hook_ours[i] = cu_self_sym(cu_hooked[i]);
+	cu_real_export = calloc(cu_nhooked, sizeof(void *));
+	cu_real_route = calloc(cu_nhooked, sizeof(void *));
+	if (!cu_real_export || !cu_real_route) {
+		free(cu_real_export);
+		free(cu_real_route);
+		cu_real_export = cu_real_route = NULL;
+		return;
 	}
+	cu_enter_driver();
+	for (i = 0; i < cu_nhooked; i++) {
+		const struct cu_hooked *h = &cu_hooked[i];
+		cuuint64_t flags = h->per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0;
+		void *fn = NULL;
+
+		cu_real_export[i] = cu_real_sym(h->name);
+		if (cu_real.cuGetProcAddress_v2 &&
+		    cu_real.cuGetProcAddress_v2(h->symbol, &fn, h->version, flags, NULL) ==
+			    CUDA_SUCCESS)
+			cu_real_route[i] = fn;
+	}
+	cu_leave_driver();
 }
 
-void *cu_hook_for_name(const char *name)
+/* How well row @h fits a request for @symbol at @version (higher: better). */
+static int64_t cu_fit(const struct cu_hooked *h, const char *symbol, int version,
+		   bool per_thread)
 {
+	int64_t fit = 0;
+
+	if (h->per_thread == per_thread)
+		fit += (int64_t)4 << 32;
+	if (symbol && !strcmp(h->symbol, symbol)) {
+		fit += (int64_t)2 << 32;
+		if (h->version <= version)
+			fit += ((int64_t)1 << 32) + h->version;
+	}
+	return fit;
+}
+
+void *cu_hook_for_real(void *real, const char *symbol, int version, bool per_thread)
+{
+	const struct cu_hooked *best = NULL;
+	int64_t best_fit = -1;
 	size_t i;
 
 	pthread_once(&cu_hooks_once, cu_hooks_init);
-	for (i = 0; i < CU_NHOOKED; i++)
-		if (!strcmp(cu_hooked[i], name))
-			return cu_hook_ours[i];
-	return NULL;
-}
+	if (!real || !cu_real_export)
+		return NULL;
+	for (i = 0; i < cu_nhooked; i++) {
+		int64_t fit;
 
-static bool cu_is_variant(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"));
-}
-
-void *cu_hook_for_real(void *real, const char *symbol, bool per_thread)
-{
-	size_t i, n = symbol ? strlen(symbol) : 0;
-	void *only = NULL;
-	int candidates = 0;
-
-	pthread_once(&cu_hooks_once, cu_hooks_init);
-	for (i = 0; i < CU_NHOOKED; i++)
-		if (cu_hook_real[i] && cu_hook_real[i] == real)
-			return cu_hook_ours[i];
-	/*
-	 * A driver may hand out other addresses than its exports: fall back
-	 * to the name, if exactly one hooked export is that symbol's variant
-	 * of the kind asked for (e.g. cuMemcpyHtoDAsync -> _v2 -> _v2_ptsz).
-	 */
-	for (i = 0; n && i < CU_NHOOKED; i++) {
-		const char *h = cu_hooked[i], *rest = h + n;
-
-		if (strncmp(h, symbol, n) || (*rest && *rest != '_'))
+		if (cu_real_export[i] != real && cu_real_route[i] != real)
 			continue;
-		if (cu_is_variant(h) != per_thread)
-			continue;
-		if (*rest && strcmp(rest, "_v2") && strcmp(rest, "_ptsz") &&
-		    strcmp(rest, "_ptds") && strcmp(rest, "_v2_ptsz") && strcmp(rest, "_v2_ptds"))
-			continue;
-		only = cu_hook_ours[i];
-		candidates++;
+		fit = cu_fit(&cu_hooked[i], symbol, version, per_thread);
+		if (fit > best_fit) {
+			best = &cu_hooked[i];
+			best_fit = fit;
+		}
 	}
-	return candidates == 1 ? only : NULL;
+	return best ? best->hook : NULL;
 }
 
 XS_CU_HOOK CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
@@ -107,7 +109,7 @@ XS_CU_HOOK CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int vers
 	}
 	rc = cu_real.cuGetProcAddress_v2(symbol, pfn, version, flags, status);
 	if (rc == CUDA_SUCCESS && pfn && *pfn && !cu_passthrough()) {
-		void *hook = cu_hook_for_real(*pfn, symbol,
+		void *hook = cu_hook_for_real(*pfn, symbol, version,
 					      flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 
 		if (hook)
@@ -117,8 +119,6 @@ XS_CU_HOOK CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int vers
 }
 
 /* The CUDA 11.3-11.8 entry point: no query result. */
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags);
-
 XS_CU_HOOK CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
 				     cuuint64_t flags)
 {

@@ -2,8 +2,10 @@
  * Internals of libxsched-cuda.so, the CUDA driver API shim.
  *
  * The shim carries the SONAME libcuda.so.1 and exports every driver
- * function: the ones it schedules are C hooks (cu_hooks.def lists them),
- * every other name is a trampoline to the real driver (cu_trampolines.S).
+ * function, one per row of src/vendor/cuda/cu_functions.def, which says
+ * what the shim does with it: the ones it schedules are C hooks, some are
+ * generic hooks (cu_passes.S), every other name is a trampoline to the
+ * real driver (cu_trampolines.S).
  * The real driver is opened by absolute path, never through the loader's
  * search (which could return the shim itself). dlopen/dlsym hooks hand the
  * shim to applications that open libcuda under another name.
@@ -43,13 +45,11 @@ void cu_enter_driver(void);
 void cu_leave_driver(void);
 
 /*
- * The shim's own entry point for @name (a hooked export, see
- * cu_hooks.def), or NULL if the shim does not hook it.
+ * The shim's entry point standing for the driver's function @real, as
+ * cuGetProcAddress(@symbol, @version, @per_thread) returned it, or NULL
+ * when the shim does not hook that function (cu_procaddr.c).
  */
-void *cu_hook_for_name(const char *name);
-
-/* The hook whose real counterpart is @real (a driver function address). */
-void *cu_hook_for_real(void *real, const char *symbol, bool per_thread);
+void *cu_hook_for_real(void *real, const char *symbol, int version, bool per_thread);
 
 /* The real driver's function @name, or NULL (looked up each call). */
 void *cu_real_sym(const char *name);

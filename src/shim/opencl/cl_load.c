@@ -20,10 +20,10 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* Every row of cl_functions.def, in row order: the trampolines' slots. */
 static const char *const cl_export_names[] = {
-#define XS_CL_EXPORT(name, version) #name,
-#include "shim/opencl/cl_exports.def"
-#undef XS_CL_EXPORT
+#define XS_CL_FN(name, version, how) #name,
+#include "vendor/opencl/cl_functions.def"
 };
 
 #define CL_NEXPORTS (sizeof(cl_export_names) / sizeof(cl_export_names[0]))
@@ -60,9 +60,11 @@ static void cl_load_once(void)
 	if (!handle)
 		goto fail;
 	__atomic_store_n(&cl_handle, handle, __ATOMIC_RELAXED);
-#define XS_CL_RESOLVE(name) cl_real.name = (__typeof__(&name))xs_dl_sym(handle, #name);
-	XS_CL_FUNCTIONS(XS_CL_RESOLVE)
-#undef XS_CL_RESOLVE
+#define CL_RESOLVE_PASS(name)
+#define CL_RESOLVE_CALL(name) cl_real.name = (__typeof__(&name))xs_dl_sym(handle, #name);
+#define CL_RESOLVE_HOOK(name) CL_RESOLVE_CALL(name)
+#define XS_CL_FN(name, version, how) CL_RESOLVE_##how(name)
+#include "vendor/opencl/cl_functions.def"
 	cl_load_rc = 0;
 	return;
 fail:

@@ -2,9 +2,10 @@
  * Internals of libxsched-opencl.so, the OpenCL shim.
  *
  * The shim carries the SONAME libOpenCL.so.1 and exports every function
- * of the ICD loader (cl_exports.def) with the loader's symbol versions:
- * the ones it schedules are C hooks, every other name a trampoline to the
- * real loader (cl_trampolines.S), which is opened by absolute path.
+ * of the ICD loader (src/vendor/opencl/cl_functions.def) with the
+ * loader's symbol versions: the ones it schedules are C hooks, every other
+ * name a trampoline to the real loader (cl_trampolines.S), which is opened
+ * by absolute path.
  * dlopen/dlsym hooks hand the shim to applications that open the loader
  * under another name or look functions up through its handle.
  *

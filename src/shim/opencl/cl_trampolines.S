@@ -1,8 +1,9 @@
 /*
- * Pass-through entry points for every loader function the shim does not
- * schedule: one weak symbol per name of cl_exports.def, jumping to the
- * real loader's function through xs_cl_real[] (resolved on first use);
- * the hooks are strong C definitions that override them at link time.
+ * The OpenCL shim's pass-through entry points, one per row of
+ * cl_functions.def in row order (the slots of xs_cl_real[] and of
+ * cl_load.c's name table): a PASS or CALL row gets an exported trampoline
+ * that jumps to the real loader's function through xs_cl_real[], resolved
+ * on first use; a HOOK row only its slot (its C hook is the export).
  */
 #if defined(__x86_64__)
 #include "shim/common/shim_asm.h"
@@ -10,9 +11,11 @@
 	.text
 	.set	xs_idx, 0
 
-#define XS_CL_EXPORT(name, version) XS_TRAMP name, xs_cl_real, xs_cl_slow
-#include "cl_exports.def"
-#undef XS_CL_EXPORT
+#define CL_T_PASS(name) XS_TRAMP name, xs_cl_real, xs_cl_slow
+#define CL_T_CALL(name) CL_T_PASS(name)
+#define CL_T_HOOK(name) XS_TRAMP_SKIP
+#define XS_CL_FN(name, version, how) CL_T_##how(name)
+#include "vendor/opencl/cl_functions.def"
 
 	XS_TRAMP_SLOW xs_cl_slow, xs_cl_resolve
 	XS_DLHOOK dlsym, xs_dlsym_pick, xs_real_dlsym

@@ -9,8 +9,9 @@
  * handle it does not know, arguments the driver will refuse at the call,
  * kernel state it cannot reproduce) goes straight to the driver, behind
  * the queue's buffered work: nothing that takes a queue or an immediate
- * list goes around its XQueue. Entry points of ze_exports.def not defined
- * here or in ze_hooks_sync.c and ze_kernels.c are trampolines.
+ * list goes around its XQueue. The HOOK rows of src/vendor/ze/
+ * ze_functions.def are defined here, in ze_hooks_sync.c, ze_kernels.c and
+ * ze_sched.c; every other row is a trampoline.
  */
 #include "shim/ze/ze_lists.h"
 

@@ -15,8 +15,8 @@
  * zeGet*ProcAddrTable functions, zeLoaderInit, ...): those calls land on
  * the shim's trampolines, which jump back into it. The loader's C++
  * internals, which its constructor calls while dlopen() is still running,
- * are not exported by the shim (ze_exports.def), so loading it never
- * re-enters ze_load().
+ * are not exported by the shim (src/vendor/ze/ze_functions.def), so
+ * loading it never re-enters ze_load().
  */
 #include "shim/ze/ze_shim.h"
 #include "agent/agent.h"
@@ -30,10 +30,10 @@
 
 /* --- the exports (ze_trampolines.S jumps through xs_ze_real[]) ------------- */
 
+/* Every row of ze_functions.def, in row order: the trampolines' slots. */
 static const char *const ze_export_names[] = {
-#define XS_ZE_EXPORT(name) #name,
-#include "shim/ze/ze_exports.def"
-#undef XS_ZE_EXPORT
+#define XS_ZE_FN(name, how) #name,
+#include "vendor/ze/ze_functions.def"
 };
 
 #define ZE_NEXPORTS (sizeof(ze_export_names) / sizeof(ze_export_names[0]))
@@ -65,9 +65,11 @@ static void ze_load_once(void)
 			ZE_INSTEAD, zl.path, sizeof(zl.path)))
 		h = xs_lib_open(zl.path, ZE_INSTEAD);
 	if (h) {
-#define ZE_RESOLVE(name) ze_real.name = (__typeof__(&name))xs_dl_sym(h, #name);
-		XS_ZE_FUNCTIONS(ZE_RESOLVE)
-#undef ZE_RESOLVE
+#define ZE_RESOLVE_PASS(name)
+#define ZE_RESOLVE_CALL(name) ze_real.name = (__typeof__(&name))xs_dl_sym(h, #name);
+#define ZE_RESOLVE_HOOK(name) ZE_RESOLVE_CALL(name)
+#define XS_ZE_FN(name, how) ZE_RESOLVE_##how(name)
+#include "vendor/ze/ze_functions.def"
 		zl.rc = 0;
 		/* Pairs with the acquire in xs_dlsym_pick(), which runs outside
 		 * pthread_once(). */

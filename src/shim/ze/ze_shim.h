@@ -2,9 +2,10 @@
  * Internals of libxsched-levelzero.so, the Level Zero shim.
  *
  * The shim carries the SONAME libze_loader.so.1 and exports every C
- * function of the Level Zero loader: the ones it schedules are C hooks
+ * function of the Level Zero loader, one per row of
+ * src/vendor/ze/ze_functions.def: the ones it schedules are C hooks
  * (ze_hooks*.c, ze_kernels.c), every other name is a trampoline to the real
- * loader (ze_trampolines.S, over ze_exports.def). The real loader is opened
+ * loader (ze_trampolines.S). The real loader is opened
  * by absolute path (never through the dynamic loader's search, which could
  * return the shim itself); dlopen/dlsym hooks hand the shim to applications
  * that open the loader under another name or look functions up in it.

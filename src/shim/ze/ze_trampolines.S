@@ -1,10 +1,11 @@
 /*
- * Pass-through entry points for every Level Zero loader function the shim
- * does not schedule: one weak symbol per name of ze_exports.def, jumping to
- * the real loader's function through xs_ze_real[] (resolved on first use).
- * The scheduled functions are strong C definitions that override these at
- * link time. Jumping forwards every argument untouched whatever the
- * signature, so the list needs no prototypes. Also the dlopen/dlsym hooks.
+ * The Level Zero shim's pass-through entry points, one per row of
+ * ze_functions.def in row order (the slots of xs_ze_real[] and of
+ * ze_load.c's name table): a PASS or CALL row gets an exported trampoline
+ * that jumps to the real loader's function through xs_ze_real[], resolved
+ * on first use; a HOOK row only its slot (its C hook is the export).
+ * Jumping forwards every argument untouched whatever the signature, so
+ * the rows need no prototypes. Also the dlopen/dlsym hooks.
  */
 #if defined(__x86_64__)
 #include "shim/common/shim_asm.h"
@@ -12,9 +13,11 @@
 	.text
 	.set	xs_idx, 0
 
-#define XS_ZE_EXPORT(name) XS_TRAMP name, xs_ze_real, xs_ze_slow
-#include "ze_exports.def"
-#undef XS_ZE_EXPORT
+#define ZE_T_PASS(name) XS_TRAMP name, xs_ze_real, xs_ze_slow
+#define ZE_T_CALL(name) ZE_T_PASS(name)
+#define ZE_T_HOOK(name) XS_TRAMP_SKIP
+#define XS_ZE_FN(name, how) ZE_T_##how(name)
+#include "vendor/ze/ze_functions.def"
 
 	XS_TRAMP_SLOW xs_ze_slow, xs_ze_resolve
 	XS_DLHOOK dlsym, xs_dlsym_pick, xs_real_dlsym

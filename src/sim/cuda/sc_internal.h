@@ -43,12 +43,9 @@
 
 /* Only the driver API leaves the library (with the version script). */
 #define SC_EXPORT __attribute__((visibility("default")))
-#define SC_VISIBLE(name, params) SC_EXPORT CUresult name params;
-XS_CU_FUNCTIONS(SC_VISIBLE)
-#undef SC_VISIBLE
-#define SC_VISIBLE_PTSZ(variant, base) SC_EXPORT __typeof__(base) variant;
-XS_CU_PTSZ(SC_VISIBLE_PTSZ)
-#undef SC_VISIBLE_PTSZ
+#define XS_CU_FN(name, how, arg, symbol, version, params) SC_EXPORT CUresult name params;
+#define XS_CU_FN_PT(name, how, arg, symbol, version, pt, base) SC_EXPORT __typeof__(base) name;
+#include "vendor/cuda/cu_functions.def"
 
 #define SC_DRIVER_VERSION 13000
 #define SC_DEVICE_NAME "xsched simulated XPU"

@@ -1,12 +1,14 @@
 /*
  * cuGetProcAddress and cuGetExportTable of the simulated CUDA driver.
  *
- * Design: the answers come from XS_CU_PROCS (cu_api.h), the one list of
- * the driver's entry points by symbol and version, so this file holds no
- * names of its own. The library is linked with -Bsymbolic, so the
- * addresses taken here are this library's own functions even when a shim
- * that defines the same names is preloaded (FACTS.md item 7), and they
- * equal what dlsym() on this library returns.
+ * Design: the answers come from the routes of cu_functions.def, the one
+ * list of the driver's entry points, so this file holds no names of its
+ * own: the XS_CU_FN rows and aliases by symbol and first version, and for a
+ * per-thread request the XS_CU_FN_PT variant of the function found, if it
+ * has one. The library is linked with -Bsymbolic, so the addresses taken
+ * here are this library's own functions even when a shim that defines the
+ * same names is preloaded (FACTS.md item 7), and they equal what dlsym()
+ * on this library returns.
  *
  * cudart's private export tables are not implemented: cuGetExportTable
  * fails with CUDA_ERROR_NOT_SUPPORTED for them, so programs built with
@@ -20,16 +22,34 @@
 
 #include <string.h>
 
+/* cuGetProcAddress(symbol) from version on answers fn. */
 static const struct sc_proc {
 	const char *symbol;
 	int version;
 	void *fn;
-	void *fn_pt;
 } sc_procs[] = {
-#define SC_PROC(symbol, version, fn, fn_pt) { symbol, version, (void *)fn, (void *)fn_pt },
-	XS_CU_PROCS(SC_PROC)
-#undef SC_PROC
+#define XS_CU_FN(name, how, arg, symbol, version, params) { #symbol, version, (void *)name },
+#define XS_CU_ALIAS(symbol, version, name) { #symbol, version, (void *)name },
+#include "vendor/cuda/cu_functions.def"
 };
+
+/* The per-thread variant of each function that has one. */
+static const struct sc_variant {
+	void *base, *fn;
+} sc_variants[] = {
+#define XS_CU_FN_PT(name, how, arg, symbol, version, pt, base) { (void *)base, (void *)name },
+#include "vendor/cuda/cu_functions.def"
+};
+
+static void *sc_per_thread(void *fn)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sc_variants) / sizeof(sc_variants[0]); i++)
+		if (sc_variants[i].base == fn)
+			return sc_variants[i].fn;
+	return fn;
+}
 
 static CUresult sc_proc(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
 			CUdriverProcAddressQueryResult *status)
@@ -58,7 +78,8 @@ static CUresult sc_proc(const char *symbol, void **pfn, int cudaVersion, cuuint6
 					  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 		return CUDA_ERROR_NOT_FOUND;
 	}
-	*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? best->fn_pt : best->fn;
+	*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? sc_per_thread(best->fn) :
+									 best->fn;
 	if (status)
 		*status = CU_GET_PROC_ADDRESS_SUCCESS;
 	return CUDA_SUCCESS;
@@ -66,7 +87,7 @@ static CUresult sc_proc(const char *symbol, void **pfn, int cudaVersion, cuuint6
 
 /*
  * Symbols are base names ("cuMemAlloc"); the answer depends on
- * @cudaVersion (XS_CU_PROCS) and on @flags (per-thread default stream
+ * @cudaVersion (the rows' routes) and on @flags (per-thread default stream
  * variants). Needs no cuInit: it is how cudart finds cuInit.
  */
 SC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,

@@ -5,7 +5,7 @@
  * needs the CUDA toolkit; when cuda.h is present at build time,
  * tests/test_cu_decl.c checks every type, constant and prototype here
  * against it (prototypes at compile time in tests/cu_decl_cuda.c, which
- * is why the function lists live in cu_list.h, free of our types).
+ * is why the functions are listed in cu_functions.def, free of our types).
  *
  * Functions are declared under the names the driver exports (cuMemAlloc_v2,
  * not the cuda.h macro cuMemAlloc), because those are the symbols that
@@ -359,23 +359,15 @@ typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
 	CUdeviceptr dptr;
 } CUDA_MEM_ALLOC_NODE_PARAMS;
 
-/* The function lists (XS_CU_FUNCTIONS, XS_CU_PTSZ, XS_CU_PROCS). */
-#include "vendor/cuda/cu_list.h"
+/* The functions xsched declares (the XS_CU_FN and XS_CU_FN_PT rows). */
+#define XS_CU_FN(name, how, arg, symbol, version, params) CUresult name params;
+#define XS_CU_FN_PT(name, how, arg, symbol, version, pt, base) __typeof__(base) name;
+#include "vendor/cuda/cu_functions.def"
 
-#define XS_CU_DECLARE(name, params) CUresult name params;
-XS_CU_FUNCTIONS(XS_CU_DECLARE)
-#undef XS_CU_DECLARE
-
-/* Typed pointers to one driver's implementation of XS_CU_FUNCTIONS. */
+/* Typed pointers to one driver's implementation of the XS_CU_FN rows. */
 struct cu_fns {
-#define XS_CU_FN_PTR(name, params) __typeof__(&name) name;
-	XS_CU_FUNCTIONS(XS_CU_FN_PTR)
-#undef XS_CU_FN_PTR
+#define XS_CU_FN(name, how, arg, symbol, version, params) __typeof__(&name) name;
+#include "vendor/cuda/cu_functions.def"
 };
-
-/* Each per-thread variant has its base function's prototype. */
-#define XS_CU_DECLARE_PTSZ(variant, base) __typeof__(base) variant;
-XS_CU_PTSZ(XS_CU_DECLARE_PTSZ)
-#undef XS_CU_DECLARE_PTSZ
 
 #endif
