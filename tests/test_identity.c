@@ -149,6 +149,35 @@ static int id_teardown(void **state)
 }
 
 /*
+ * The metrics show queue @q on its domain, and @dev's identity in the
+ * domain's xsched_device_info series.
+ */
+static void metrics_domain(struct it_env *e, const struct ipc_queue_rec *q,
+			   const struct ipc_device_rec *dev)
+{
+	char want[IPC_IDENT_LEN + IPC_PCI_LEN + 160];
+	char *text = NULL;
+
+	assert_int_equal(ipc_client_metrics(&e->c, &text), 0);
+	snprintf(want, sizeof(want), "xsched_queue_priority{queue=\"%llu\",pid=\"%d\",",
+		 (unsigned long long)q->queue_id, (int)q->pid);
+	if (!strstr(text, want))
+		fail_msg("no priority series of queue %llu:\n%s",
+			 (unsigned long long)q->queue_id, text);
+	snprintf(want, sizeof(want), ",device=\"%s\",domain=\"%llu\"} ", q->device,
+		 (unsigned long long)q->domain);
+	if (!strstr(text, want))
+		fail_msg("no series of device %s on domain %llu:\n%s", q->device,
+			 (unsigned long long)q->domain, text);
+	snprintf(want, sizeof(want),
+		 "xsched_device_info{domain=\"%llu\",kind=\"uuid\",identity=\"%s\","
+		 "pci=\"%s\",", (unsigned long long)dev->domain, dev->ident, dev->pci);
+	if (!strstr(text, want))
+		fail_msg("no info series \"%s\" of the domain:\n%s", want, text);
+	free(text);
+}
+
+/*
  * The reproduction of the issue: a priority-0 flood on gpuB and a
  * priority-10 flood on gpuA, both "cuda:0" in their processes. Before
  * device identities they were one domain and the gpuB flood was suspended
@@ -201,6 +230,9 @@ static void identity_cuda_devices_apart(void **state)
 	sim_ident(name, want, sizeof(want));
 	assert_string_equal(dhi.ident, want);
 	assert_true(dlo.pci[0] && dhi.pci[0] && strcmp(dlo.pci, dhi.pci));
+	/* Metrics: each queue series names its domain; device_info its UUID. */
+	metrics_domain(e, &lo, &dlo);
+	metrics_domain(e, &hi, &dhi);
 	it_kill(e, low);
 	it_kill(e, high);
 	it_daemon_check(e);

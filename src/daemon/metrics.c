@@ -7,11 +7,16 @@
  * Per-queue series are scoped like listings: a caller on the client
  * socket who is not root sees the series of its own uid's queues only
  * (the daemon-wide series, as in `xschedctl status`, are for everyone).
- * Each queue series is labelled queue, pid, uid, comm and device.
+ * Each queue series is labelled queue, pid, uid, comm, device (the name
+ * its process uses, e.g. cuda:0, which differs between processes that see
+ * different devices) and domain (the scheduling domain: one per physical
+ * device, as `xschedctl devices` lists them); xsched_device_info maps a
+ * domain to its identity (UUID or PCI bus id) for joins in queries.
  */
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "base/clock.h"
+#include "base/devid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -142,16 +147,60 @@ static void queue_metric(struct text *t, const char *name, const char *type,
 			continue;
 		for (i = 0; c->queue && i < c->nslots; i++) {
 			const struct xsd_queue *q = c->queue[i];
+			const struct xsd_device *dv;
 			char comm[64], dev[80];
 
 			if (!q)
 				continue;
+			dv = xsd_devices_at(&d->sched.devs, q->pq.device);
 			label(comm, sizeof(comm), c->comm);
 			label(dev, sizeof(dev), q->device);
-			put(t, "%s{queue=\"%llu\",pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\"} "
-			    "%.9g\n", name, (unsigned long long)q->pq.id, (int)c->pid,
-			    (unsigned)c->uid, comm, dev, val(q));
+			put(t, "%s{queue=\"%llu\",pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\","
+			    "domain=\"%llu\"} %.9g\n", name, (unsigned long long)q->pq.id,
+			    (int)c->pid, (unsigned)c->uid, comm, dev,
+			    (unsigned long long)(dv ? dv->id : 0), val(q));
 		}
+	}
+}
+
+/* Whether a reader of scope @sc has a queue on the device at @index. */
+static bool scope_sees_device(struct xsd *d, const struct scope *sc, uint32_t index)
+{
+	const struct xsd_client *c;
+	uint32_t i;
+
+	if (sc->all)
+		return true;
+	for (c = d->clients; c; c = c->next) {
+		if (c->uid != sc->uid)
+			continue;
+		for (i = 0; c->queue && i < c->nslots; i++)
+			if (c->queue[i] && c->queue[i]->pq.device == index)
+				return true;
+	}
+	return false;
+}
+
+/* One series per scheduling domain in use: its identity, for joins. */
+static void device_info(struct text *t, struct xsd *d, const struct scope *sc)
+{
+	const struct xsd_devices *devs = &d->sched.devs;
+	uint32_t i;
+
+	put(t, "# HELP xsched_device_info A scheduling domain (one device): how it is "
+	       "identified.\n# TYPE xsched_device_info gauge\n");
+	for (i = 0; i < devs->hwm; i++) {
+		const struct xsd_device *dv = xsd_devices_at(devs, i);
+		char ident[IPC_IDENT_LEN + 8], pci[IPC_PCI_LEN + 8], name[IPC_NAME_LEN + 8];
+
+		if (!dv || !scope_sees_device(d, sc, i))
+			continue;
+		label(ident, sizeof(ident), dv->ident);
+		label(pci, sizeof(pci), dv->pci);
+		label(name, sizeof(name), dv->name);
+		put(t, "xsched_device_info{domain=\"%llu\",kind=\"%s\",identity=\"%s\","
+		       "pci=\"%s\",name=\"%s\"} 1\n", (unsigned long long)dv->id,
+		    xs_devid_kind_name(dv->kind), ident, pci, name);
 	}
 }
 
@@ -263,6 +312,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 		    "Client status change to its receipt by the daemon.", &d->sched.wake_lat);
 	hist_metric(&t, "xsched_event_decision_seconds",
 		    "Receipt of an event to the decisions written.", &d->sched.decide_lat);
+	device_info(&t, d, &sc);
 	queue_metric(&t, "xsched_queue_ready", "gauge", "1 while the queue has work.", d, &sc,
 		     v_ready);
 	queue_metric(&t, "xsched_queue_running", "gauge", "1 unless suspended by the policy.",
