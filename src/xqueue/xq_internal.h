@@ -1,6 +1,8 @@
 /*
- * XQueue internals shared by xqueue.c (queue state machine, worker) and
- * xq_window.c (progressive-launching window and duration learning).
+ * XQueue internals shared by its files: xqueue.c (the queue: submit,
+ * launch, sync, retire), xq_worker.c (the on-demand worker), xq_preempt.c
+ * (suspend, resume, level), xq_window.c (progressive-launching window and
+ * duration learning) and xq_attr.c (hints, observer, statistics).
  */
 #ifndef XS_XQ_INTERNAL_H
 #define XS_XQ_INTERNAL_H
@@ -125,5 +127,42 @@ bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next);
 unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd);
 void xq_window_retired(struct xq *q, const struct xal_cmd *cmd);
 void xq_window_reset(struct xq *q);
+
+/* xqueue.c; all with q->lock held. */
+/* Unlocks @q, then destroys retired commands if no sync can still use them. */
+void xq_unlock(struct xq *q);
+void xq_notify(struct xq *q, enum xq_event ev);
+/* Publishes the runnable in-flight count (xq_set_gate()); may raise DRAINED. */
+void xq_pub_inflight(struct xq *q);
+/* Whether a launch may happen now (not stopped, no relaunch barrier). */
+bool xq_may_launch(struct xq *q);
+/* Launches buffered commands while the window admits them. */
+void xq_launch_pending(struct xq *q);
+/* Waits on q->cond while the queue is suspended. */
+void xq_wait_resumed(struct xq *q);
+/*
+ * One backend sync towards completing every launched command <= @seq;
+ * releases the lock during the sync. -EAGAIN: preempted at Lv2/Lv3 and no
+ * progress, else 0.
+ */
+int xq_sync_step(struct xq *q, uint64_t seq, bool prompt);
+/* Oldest in-flight sync point, or the newest command (inflight not empty). */
+uint64_t xq_refill_target(struct xq *q);
+/* Blocks until every command <= @seq completed; the worker stands aside. */
+void xq_complete_through(struct xq *q, uint64_t seq);
+
+/* xq_worker.c */
+/* Makes sure a worker will look at the queue. Lock held. */
+void xq_worker_kick(struct xq *q);
+/* When @target (the newest in flight) is expected to complete, if worth
+ * sleeping until just before; else 0. Lock held. */
+uint64_t xq_prompt_deadline(struct xq *q, const struct xal_cmd *target);
+/* Sleeps until shortly before @deadline, then polls @target; the query's
+ * result, -EBUSY if still running. No lock held. */
+int xq_poll_until(struct xq *q, struct xal_cmd *target, uint64_t deadline);
+
+/* xq_preempt.c; lock held. */
+/* Records the latency of the current suspend in the preemption histogram. */
+void xq_record_preemption(struct xq *q);
 
 #endif

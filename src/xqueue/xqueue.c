@@ -1,6 +1,9 @@
 /*
- * XQueue state machine: submit, launch, sync, retire, suspend/resume and the
- * on-demand worker (see xqueue.h for the model).
+ * XQueue itself: submit, launch, sync, retire and the waits (see xqueue.h
+ * for the model). The worker that makes progress when no application thread
+ * waits is xq_worker.c; suspend, resume and the preemption level are
+ * xq_preempt.c; the window and duration learning xq_window.c; hints,
+ * observers and statistics xq_attr.c.
  *
  * One mutex per queue protects its lists and counters; launches happen
  * under it, so submission order is launch order whoever launches. Backend
@@ -9,41 +12,13 @@
  * to seq S is complete"), and a command stays allocated while any thread is
  * inside a backend sync (garbage is freed only when none is), so a sync
  * never touches a freed command.
- *
- * Suspend/resume and the backend's deactivate/reactivate (interrupt/
- * restore) are serialised by a second mutex, so the device's state always
- * follows the last call; the queue lock is never held while the backend
- * waits for the device.
  */
 #include "xqueue/xq_internal.h"
 #include "base/clock.h"
-#include "base/futex.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-
-#define XQ_WORKER_IDLE_NS (1 * XS_NSEC_PER_SEC)
-/*
- * While submitters keep launching directly, an idle worker naps instead of
- * sleeping: it looks at the queue every XQ_NAP_NS on its own, so a direct
- * launch need not wake it (a wakeup is a system call on the submitting
- * thread, more than the launch itself on a fast driver). It naps for
- * XQ_NAP_LINGER_NS after the last direct launch, then sleeps until woken.
- */
-#define XQ_NAP_NS (250 * XS_NSEC_PER_USEC)
-#define XQ_NAP_LINGER_NS (2 * XS_NSEC_PER_MSEC)
-/*
- * A nap that finds nothing to do doubles the next one, up to XQ_NAP_MAX_NS,
- * and commands launched less than a nap ago are left to their submitter,
- * which usually waits for them itself: a worker beside an application that
- * syncs its own short tasks costs a few wakeups per millisecond at most.
- */
-#define XQ_NAP_MAX_NS (2 * XS_NSEC_PER_MSEC)
-/* Sleep overshoot to allow for when waking up just before a completion;
- * the sleeping thread's timer slack is lowered for that sleep. */
-#define XQ_PROMPT_MARGIN_NS (100 * XS_NSEC_PER_USEC)
 
 static void xq_list_push(struct xq_list *l, struct xal_cmd *c)
 {
@@ -89,7 +64,7 @@ static void xq_cmds_destroy(struct xal_cmd *c)
 }
 
 /* Unlocks @q, then destroys retired commands if no sync can still use them. */
-static void xq_unlock(struct xq *q)
+void xq_unlock(struct xq *q)
 {
 	struct xal_cmd *g = NULL;
 
@@ -99,7 +74,7 @@ static void xq_unlock(struct xq *q)
 	xq_cmds_destroy(g);
 }
 
-static void xq_notify(struct xq *q, enum xq_event ev)
+void xq_notify(struct xq *q, enum xq_event ev)
 {
 	if (q->observer)
 		q->observer(q, ev, q->observer_ctx);
@@ -125,58 +100,6 @@ static int xq_take_error(struct xq *q)
 	return err;
 }
 
-static void *xq_worker_main(void *arg);
-
-/* Makes sure a worker will look at the queue. Lock held. */
-static void xq_worker_kick(struct xq *q)
-{
-	pthread_attr_t attr;
-
-	if (q->worker_running) {
-		if (q->worker_idle)
-			pthread_cond_signal(&q->wcond);
-		return;
-	}
-	if (q->worker_zombie) {
-		pthread_join(q->worker, NULL);
-		q->worker_zombie = false;
-	}
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	/* On failure, progress still comes from threads that wait. */
-	if (pthread_create(&q->worker, &attr, xq_worker_main, q) == 0)
-		q->worker_running = true;
-	pthread_attr_destroy(&attr);
-}
-
-/* Whether the worker has nothing to do but wait. Lock held. */
-static bool xq_worker_unneeded(struct xq *q)
-{
-	return !q->pending.n && !q->inflight.n && !q->stopping && !q->completers;
-}
-
-void xq_reap(struct xq *q)
-{
-	const struct timespec tick = { 0, 100000 };
-
-	pthread_mutex_lock(&q->lock);
-	if (q->worker_running && xq_worker_unneeded(q)) {
-		q->worker_quit = true;
-		pthread_cond_signal(&q->wcond);
-		/* Bounded: new work may keep it running, which is fine. */
-		for (int i = 0; i < 10000 && q->worker_running; i++) {
-			pthread_mutex_unlock(&q->lock);
-			nanosleep(&tick, NULL);
-			pthread_mutex_lock(&q->lock);
-		}
-	}
-	if (q->worker_zombie && !q->worker_running) {
-		pthread_join(q->worker, NULL);
-		q->worker_zombie = false;
-	}
-	pthread_mutex_unlock(&q->lock);
-}
-
 /*
  * Whether launches are stopped: suspended, or the gate is closed. The gate
  * load is sequentially consistent: it pairs with the scheduler's store of
@@ -194,7 +117,7 @@ static bool xq_stopped(struct xq *q)
  * Stores the runnable in-flight count in the scheduler's word and raises
  * XQ_EVENT_DRAINED as xq_set_gate() describes. Lock held.
  */
-static void xq_pub_inflight(struct xq *q)
+void xq_pub_inflight(struct xq *q)
 {
 	_Atomic uint32_t *pub = atomic_load_explicit(&q->inflight_pub, memory_order_relaxed);
 	uint32_t n;
@@ -215,7 +138,7 @@ static void xq_pub_inflight(struct xq *q)
 	q->inflight_said = n;
 }
 
-static bool xq_may_launch(struct xq *q)
+bool xq_may_launch(struct xq *q)
 {
 	if (xq_stopped(q))
 		return false;
@@ -225,12 +148,6 @@ static bool xq_may_launch(struct xq *q)
 		q->relaunch_barrier = false;
 	}
 	return true;
-}
-
-static void xq_record_preemption(struct xq *q)
-{
-	xs_hist_record(&q->preempt_hist, xs_now_ns() - q->susp_ns);
-	q->measured_gen = q->susp_gen;
 }
 
 /* Bookkeeping after commands completed. Lock held. */
@@ -364,7 +281,7 @@ static bool xq_gate_open(struct xq *q, struct xal_cmd *c)
 }
 
 /* Launches buffered commands while the window admits them. Lock held. */
-static void xq_launch_pending(struct xq *q)
+void xq_launch_pending(struct xq *q)
 {
 	bool any = false;
 
@@ -465,7 +382,7 @@ static void xq_cond_wait(struct xq *q, pthread_cond_t *cv)
 	pthread_cond_timedwait(cv, &q->lock, &ts);
 }
 
-static void xq_wait_resumed(struct xq *q)
+void xq_wait_resumed(struct xq *q)
 {
 	while (atomic_load(&q->suspended)) {
 		q->waiters++;
@@ -475,69 +392,13 @@ static void xq_wait_resumed(struct xq *q)
 }
 
 /*
- * When the worker must refill a window whose last command is @target, the
- * device goes idle as soon as @target completes, and a blocking sync would
- * add a thread wakeup (tens of microseconds here) of idle time per window.
- * Returns when @target is expected to complete if that is far enough ahead
- * to sleep until just before it, else 0. Lock held.
- */
-static uint64_t xq_prompt_deadline(struct xq *q, const struct xal_cmd *target)
-{
-	uint64_t start, expected = 0;
-	const struct xal_cmd *c;
-
-	/* Only with exact device times: a learned estimate that includes
-	 * waiting behind other queues would make us sleep past completion. */
-	if (!q->ops->query || !q->ops->cmd_time || target != q->inflight.tail)
-		return 0;
-	start = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
-	for (c = q->inflight.head; c; c = c->xq_next)
-		expected += c->xq_est_ns;
-	expected += start;
-	return expected > xs_now_ns() + 2 * XQ_PROMPT_MARGIN_NS ? expected : 0;
-}
-
-/*
- * Sleeps until shortly before @deadline, then polls @target until it is no
- * longer busy or well past the deadline. Returns the query result (-EBUSY
- * if still running). No lock held.
- */
-static int xq_poll_until(struct xq *q, struct xal_cmd *target, uint64_t deadline)
-{
-	uint64_t give_up = deadline + 4 * XQ_PROMPT_MARGIN_NS;
-	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-	int rc;
-
-	/* Sleep, unless a suspend (which bumps the word) makes it pointless. */
-	if (slack != 1)
-		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	for (;;) {
-		uint32_t seen = atomic_load(&q->kick_word);
-		uint64_t now = xs_now_ns();
-
-		if (atomic_load(&q->suspended) || now + XQ_PROMPT_MARGIN_NS >= deadline)
-			break;
-		xs_futex_wait(&q->kick_word, seen, deadline - XQ_PROMPT_MARGIN_NS - now, false);
-	}
-	if (slack > 1)
-		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-	do {
-		rc = q->ops->query(q->hwq, target);
-		if (rc != -EBUSY || atomic_load(&q->suspended))
-			return rc;
-		xs_cpu_relax();
-	} while (xs_now_ns() < give_up);
-	return -EBUSY;
-}
-
-/*
  * One step towards completing every command <= @seq (launched): one backend
  * sync and its consequences. With @prompt (the worker refilling an
  * emptying window) the sync may poll near the expected completion instead
  * of blocking. Lock held; released during the sync. Returns -EAGAIN when
  * the queue is preempted at Lv2/Lv3 and the step could not progress, else 0.
  */
-static int xq_sync_step(struct xq *q, uint64_t seq, bool prompt)
+int xq_sync_step(struct xq *q, uint64_t seq, bool prompt)
 {
 	uint64_t epoch = q->flush_epoch, launched = q->launched_seq, tseq, deadline = 0;
 	struct xal_cmd *target;
@@ -573,7 +434,7 @@ static int xq_sync_step(struct xq *q, uint64_t seq, bool prompt)
 }
 
 /* Oldest in-flight sync point, or the newest command: what refills the window. */
-static uint64_t xq_refill_target(struct xq *q)
+uint64_t xq_refill_target(struct xq *q)
 {
 	struct xal_cmd *c;
 
@@ -588,7 +449,7 @@ static uint64_t xq_refill_target(struct xq *q)
  * launches and syncs for itself, so the worker stands aside meanwhile (two
  * threads waking per completion would only cost CPU).
  */
-static void xq_complete_through(struct xq *q, uint64_t seq)
+void xq_complete_through(struct xq *q, uint64_t seq)
 {
 	bool refill;
 
@@ -613,92 +474,6 @@ static void xq_complete_through(struct xq *q, uint64_t seq)
 	}
 	if (--q->completers == 0 && (q->pending.n || q->inflight.n))
 		xq_worker_kick(q);
-}
-
-/* Whether the worker may nap now rather than sleep until woken. Lock held. */
-static bool xq_worker_may_nap(struct xq *q, uint64_t now)
-{
-	return !q->blocked_on && !q->stopping && now - q->last_direct_ns < XQ_NAP_LINGER_NS;
-}
-
-static void *xq_worker_main(void *arg)
-{
-	struct xq *q = arg;
-	uint64_t nap_ns = XQ_NAP_NS;
-	bool napped = false;            /* the last wait was a nap that timed out */
-
-	pthread_setname_np(pthread_self(), "xsched-worker");
-	pthread_mutex_lock(&q->lock);
-	for (;;) {
-		if (q->garbage.n && q->syncers == 0) {
-			xq_unlock(q);
-			pthread_mutex_lock(&q->lock);
-		}
-		xq_launch_pending(q);
-		if (atomic_load(&q->suspended) && q->level >= 2 && q->susp_had_work &&
-		    q->measured_gen != q->susp_gen && q->ops->wait_quiet) {
-			/* Preempted on the device: time until it is quiet. */
-			uint64_t gen = q->susp_gen;
-
-			pthread_mutex_unlock(&q->lock);
-			q->ops->wait_quiet(q->hwq);
-			pthread_mutex_lock(&q->lock);
-			if (gen == q->susp_gen && q->measured_gen != gen)
-				xq_record_preemption(q);
-			continue;
-		}
-		if (q->inflight.n && !q->completers) {
-			bool suspended = atomic_load(&q->suspended);
-
-			uint64_t now = xs_now_ns();
-
-			if (suspended && q->level >= 2) {
-				xq_wait_resumed(q);
-				continue;
-			}
-			if (q->pending.n && !suspended) {
-				xq_sync_step(q, xq_refill_target(q), true);
-				napped = false;
-				continue;
-			}
-			if (q->pending.n || !xq_worker_may_nap(q, now) ||
-			    now - q->inflight.tail->xq_launch_ns >= nap_ns) {
-				xq_sync_step(q, q->inflight.tail->xq_seq, false);
-				napped = false;
-				continue;
-			}
-			/* Young direct launches: their submitter syncs them. */
-		}
-		if (q->stopping && !q->pending.n && !q->inflight.n)
-			break;
-		if (q->pending.n && xq_may_launch(q) && !q->completers && !q->blocked_on)
-			continue;
-		{
-			uint64_t now = xs_now_ns();
-			bool nap = xq_worker_may_nap(q, now);
-			struct timespec ts;
-			int rc;
-
-			if (q->worker_quit && xq_worker_unneeded(q))
-				break;
-			nap_ns = !nap || !napped ? XQ_NAP_NS : XS_MIN(2 * nap_ns, XQ_NAP_MAX_NS);
-			ts = xs_ns_to_timespec(now + (q->blocked_on ? XQ_GATE_POLL_NS :
-						      nap ? nap_ns : XQ_WORKER_IDLE_NS));
-			q->worker_idle = true;
-			q->worker_napping = nap;
-			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);
-			q->worker_idle = false;
-			q->worker_napping = false;
-			napped = nap && rc == ETIMEDOUT;
-			if ((q->worker_quit || (rc == ETIMEDOUT && !nap)) && xq_worker_unneeded(q))
-				break;
-		}
-	}
-	q->worker_running = false;
-	q->worker_zombie = true;
-	q->worker_quit = false;
-	xq_unlock(q);
-	return NULL;
 }
 
 static int xq_resolve_window(struct xq *q, int32_t threshold, int32_t batch,
@@ -832,18 +607,6 @@ int xq_submit_n(struct xq *q, struct xal_cmd *const *cmds, size_t n, uint64_t *l
 	return 0;
 }
 
-int64_t xq_est_query(struct xq *q, struct xq_est_req *req, size_t n)
-{
-	int64_t budget;
-
-	pthread_mutex_lock(&q->lock);
-	for (size_t i = 0; i < n; i++)
-		req[i].ns = xq_est_known(q, req[i].kind, req[i].est_key);
-	budget = xq_budget(q);
-	pthread_mutex_unlock(&q->lock);
-	return budget;
-}
-
 int xq_wait(struct xq *q, uint64_t seq)
 {
 	int rc;
@@ -941,181 +704,6 @@ out:
 	return rc;
 }
 
-static int xq_backend_preempt(struct xq *q, bool on)
-{
-	if (q->level == 2)
-		return on ? q->ops->deactivate(q->hwq) : q->ops->reactivate(q->hwq);
-	if (q->level == 3)
-		return on ? q->ops->interrupt(q->hwq) : q->ops->restore(q->hwq);
-	return 0;
-}
-
-int xq_suspend(struct xq *q, unsigned flags)
-{
-	uint64_t gen, until;
-	bool had_work;
-	int rc;
-
-	if (!q || (flags & ~XS_SUSPEND_SYNC))
-		return -EINVAL;
-	pthread_mutex_lock(&q->ctl_lock);
-	pthread_mutex_lock(&q->lock);
-	if (atomic_load(&q->suspended)) {
-		pthread_mutex_unlock(&q->lock);
-		pthread_mutex_unlock(&q->ctl_lock);
-		return 0;
-	}
-	atomic_store(&q->suspended, true);
-	gen = ++q->susp_gen;
-	q->susp_ns = xs_now_ns();
-	had_work = q->susp_had_work = q->inflight.n > 0;
-	if (had_work || q->pending.n)
-		q->st.preemptions++;
-	if (q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
-		q->relaunch_barrier = true;
-	until = q->launched_seq;
-	if (had_work && q->level >= 2 && q->worker_running && q->worker_idle)
-		pthread_cond_signal(&q->wcond);
-	pthread_mutex_unlock(&q->lock);
-	atomic_fetch_add(&q->kick_word, 1);
-	xs_futex_wake(&q->kick_word, 1, false);
-	rc = xq_backend_preempt(q, true);
-	if (q->level >= 2) {
-		/* The device holds the rest: nothing left to drain. */
-		pthread_mutex_lock(&q->lock);
-		xq_pub_inflight(q);
-		xq_unlock(q);
-	}
-	pthread_mutex_unlock(&q->ctl_lock);
-	if (!had_work)
-		return rc;
-	/* An interrupt takes effect within microseconds: measure it here,
-	 * exactly; a Lv2 stall may take a whole command, so the worker
-	 * measures it unless the caller asked to wait. */
-	if (!(flags & XS_SUSPEND_SYNC) && q->level != 3)
-		return rc;
-	if (q->level >= 2 && q->ops->wait_quiet) {
-		q->ops->wait_quiet(q->hwq);
-		pthread_mutex_lock(&q->lock);
-		if (gen == q->susp_gen && q->measured_gen != gen)
-			xq_record_preemption(q);
-		xq_unlock(q);
-	} else if (q->level == 1) {
-		pthread_mutex_lock(&q->lock);
-		if (gen == q->susp_gen)
-			xq_complete_through(q, until);
-		xq_unlock(q);
-	}
-	return rc;
-}
-
-int xq_resume(struct xq *q)
-{
-	int rc;
-
-	if (!q)
-		return -EINVAL;
-	pthread_mutex_lock(&q->ctl_lock);
-	pthread_mutex_lock(&q->lock);
-	if (!atomic_load(&q->suspended)) {
-		pthread_mutex_unlock(&q->lock);
-		pthread_mutex_unlock(&q->ctl_lock);
-		return 0;
-	}
-	q->susp_gen++;
-	pthread_mutex_unlock(&q->lock);
-	rc = xq_backend_preempt(q, false);
-	pthread_mutex_lock(&q->lock);
-	atomic_store(&q->suspended, false);
-	q->spacing_stale = true;
-	xq_launch_pending(q);
-	xq_pub_inflight(q);
-	if (q->pending.n || q->inflight.n)
-		xq_worker_kick(q);
-	pthread_cond_broadcast(&q->cond);
-	xq_unlock(q);
-	pthread_mutex_unlock(&q->ctl_lock);
-	return rc;
-}
-
-int xq_set_level(struct xq *q, int level)
-{
-	int granted, rc = 0;
-
-	if (!q)
-		return -EINVAL;
-	granted = xal_level_grant(q->hwq, level);
-	if (granted < 0)
-		return granted;
-	pthread_mutex_lock(&q->ctl_lock);
-	/* A suspended queue moves its device-side preemption to the new level. */
-	if (atomic_load(&q->suspended) && granted != q->level)
-		rc = xq_backend_preempt(q, false);
-	pthread_mutex_lock(&q->lock);
-	q->level = granted;
-	q->level_req = level;
-	xq_pub_inflight(q);
-	if (atomic_load(&q->suspended) && q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
-		q->relaunch_barrier = true;
-	/* The level's default budget may have opened the window. */
-	xq_launch_pending(q);
-	pthread_mutex_unlock(&q->lock);
-	if (atomic_load(&q->suspended) && rc == 0)
-		rc = xq_backend_preempt(q, true);
-	pthread_mutex_unlock(&q->ctl_lock);
-	return rc;
-}
-
-void xq_counters_locked(struct xq *q, struct xq_counters *out)
-{
-	out->submitted = q->st.submitted;
-	out->completed = q->st.completed;
-	out->preemptions = q->st.preemptions;
-	out->exec_ns = q->st.exec_ns;
-}
-
-uint64_t xq_preempt_p99_locked(struct xq *q)
-{
-	return xs_hist_quantile(&q->preempt_hist, 0.99);
-}
-
-uint64_t xq_launched(struct xq *q)
-{
-	return atomic_load_explicit(&q->launched_pub, memory_order_acquire);
-}
-
-void *xq_blocked_on_locked(struct xq *q)
-{
-	return q->blocked_on;
-}
-
-void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, _Atomic uint32_t *inflight,
-		 bool sync)
-{
-	atomic_store(&q->gate, gate);
-	atomic_store(&q->inflight_pub, inflight);
-	if (sync || inflight) {
-		/* Launch decisions read them under the lock: none uses the old
-		 * ones once we had the lock. A new count word gets the count. */
-		pthread_mutex_lock(&q->lock);
-		q->inflight_said = 0;
-		xq_pub_inflight(q);
-		pthread_mutex_unlock(&q->lock);
-	}
-}
-
-void xq_kick(struct xq *q)
-{
-	/* Condition variables may be signalled without their mutex. */
-	pthread_cond_broadcast(&q->cond);
-	pthread_cond_signal(&q->wcond);
-}
-
-bool xq_suspended(struct xq *q)
-{
-	return atomic_load(&q->suspended);
-}
-
 int xq_destroy(struct xq *q, unsigned flags)
 {
 	struct xal_cmd *dropped = NULL;
@@ -1164,114 +752,4 @@ int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget
 		xq_launch_pending(q);
 	xq_unlock(q);
 	return rc;
-}
-
-void xq_window_get(struct xq *q, int32_t *threshold, int32_t *batch, int64_t *budget_ns)
-{
-	pthread_mutex_lock(&q->lock);
-	*threshold = q->threshold;
-	*batch = q->batch;
-	*budget_ns = q->budget_ns;
-	pthread_mutex_unlock(&q->lock);
-}
-
-static int xq_hint_check(enum xs_hint hint, int64_t value)
-{
-	switch (hint) {
-	case XS_HINT_PRIORITY:
-		return value >= XS_PRIORITY_MIN && value <= XS_PRIORITY_MAX ? 0 : -ERANGE;
-	case XS_HINT_SHARE:
-		return value >= 0 && value <= XS_SHARE_MAX ? 0 : -ERANGE;
-	case XS_HINT_DEADLINE_US:
-	case XS_HINT_LAXITY_US:
-		return value >= 0 && value <= XS_TIME_HINT_MAX_US ? 0 : -ERANGE;
-	default:
-		return -EINVAL;
-	}
-}
-
-int xq_set_hint(struct xq *q, enum xs_hint hint, int64_t value)
-{
-	int rc;
-
-	if (!q)
-		return -EINVAL;
-	rc = xq_hint_check(hint, value);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&q->lock);
-	q->hint[hint] = value;
-	q->hint_set |= 1u << hint;
-	xq_notify(q, XQ_EVENT_HINT);
-	pthread_mutex_unlock(&q->lock);
-	return 0;
-}
-
-int xq_get_hint(struct xq *q, enum xs_hint hint, int64_t *value)
-{
-	if (!q || !value || xq_hint_check(hint, 0) == -EINVAL)
-		return -EINVAL;
-	pthread_mutex_lock(&q->lock);
-	*value = q->hint[hint];
-	pthread_mutex_unlock(&q->lock);
-	return 0;
-}
-
-uint32_t xq_hints(struct xq *q, int64_t hint[XQ_HINTS])
-{
-	uint32_t set;
-
-	pthread_mutex_lock(&q->lock);
-	memcpy(hint, q->hint, sizeof(q->hint));
-	set = q->hint_set;
-	pthread_mutex_unlock(&q->lock);
-	return set;
-}
-
-void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx)
-{
-	pthread_mutex_lock(&q->lock);
-	q->observer = fn;
-	q->observer_ctx = ctx;
-	pthread_mutex_unlock(&q->lock);
-}
-
-void xq_resync(struct xq *q)
-{
-	pthread_mutex_lock(&q->lock);
-	xq_notify(q, XQ_EVENT_RESYNC);
-	pthread_mutex_unlock(&q->lock);
-}
-
-void xq_info(struct xq *q, xs_queue_info *out)
-{
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&q->lock);
-	out->level = q->level;
-	out->level_requested = q->level_req;
-	out->level_max = q->level_max;
-	out->threshold = q->threshold;
-	out->batch = q->batch;
-	out->budget_ns = xq_budget(q);
-	pthread_mutex_unlock(&q->lock);
-	strncpy(out->backend, q->ops->name, sizeof(out->backend) - 1);
-}
-
-void xq_stats(struct xq *q, xs_queue_stats *out)
-{
-	pthread_mutex_lock(&q->lock);
-	*out = q->st;
-	out->in_flight = q->inflight.n;
-	out->pending = q->pending.n;
-	out->suspended = atomic_load(&q->suspended);
-	out->preempt_samples = q->preempt_hist.count;
-	out->preempt_p50_ns = xs_hist_quantile(&q->preempt_hist, 0.50);
-	out->preempt_p99_ns = xs_hist_quantile(&q->preempt_hist, 0.99);
-	out->preempt_max_ns = q->preempt_hist.max;
-	pthread_mutex_unlock(&q->lock);
-}
-
-struct xal_hwq *xq_hwq(struct xq *q)
-{
-	return q->hwq;
 }
