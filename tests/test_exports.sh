@@ -2,9 +2,10 @@
 # A shim exports exactly what its table of entry points lists, and that is
 # exactly the vendor library's API: every function of the vendor library
 # matching the API's names, with its symbol version, and nothing else but
-# the shim's own dlopen/dlsym hooks and diagnostics. Reads the dynamic
-# symbol tables with nm; exits 77 (skipped) where nm or the vendor library
-# is missing, since the table was made from that library.
+# the shim's own dlopen/dlsym hooks (the installed shim carries no test
+# diagnostics). Reads the dynamic symbol tables with nm; exits 77 (skipped)
+# where nm is missing, and where the vendor library is, once the exports
+# outside the API were checked (the table was made from that library).
 #   test_exports.sh NM SHIM VENDOR_LIB API_REGEX EXTRA_REGEX
 #     NM: the nm program; SHIM: the shim's .so; VENDOR_LIB: the library it
 #     stands for; API_REGEX: the API's function names (e.g. '^cu');
@@ -12,8 +13,8 @@
 set -uo pipefail
 nm=$1 shim=$2 vendor=$3 api=$4 extra=$5
 
-if ! command -v "$nm" >/dev/null || [ ! -e "$vendor" ]; then
-  echo "skipped: no $nm or no $vendor"
+if ! command -v "$nm" >/dev/null; then
+  echo "skipped: no $nm"
   exit 77
 fi
 
@@ -24,6 +25,16 @@ exports() {
 }
 
 ours=$(exports "$shim") || exit 1
+others=$(grep -vE "$api" <<<"$ours" | grep -vE "$extra")
+if [ -n "$others" ]; then
+  echo "$(basename "$shim") exports more than its API and its own hooks:"
+  echo "$others" | sed 's/^/  /'
+  exit 1
+fi
+if [ ! -e "$vendor" ]; then
+  echo "$(basename "$shim"): nothing outside its API and hooks; skipped: no $vendor to compare with"
+  exit 77
+fi
 theirs=$(exports "$vendor" | grep -E "$api") || exit 1
 rc=0
 missing=$(comm -13 <(grep -E "$api" <<<"$ours") <(echo "$theirs"))
@@ -36,12 +47,6 @@ surplus=$(comm -23 <(grep -E "$api" <<<"$ours") <(echo "$theirs"))
 if [ -n "$surplus" ]; then
   echo "$(basename "$shim") exports what $(basename "$vendor") does not:"
   echo "$surplus" | sed 's/^/  /'
-  rc=1
-fi
-others=$(grep -vE "$api" <<<"$ours" | grep -vE "$extra")
-if [ -n "$others" ]; then
-  echo "$(basename "$shim") exports more than its API and its own hooks:"
-  echo "$others" | sed 's/^/  /'
   rc=1
 fi
 [ $rc -eq 0 ] && echo "$(basename "$shim"): $(grep -cE "$api" <<<"$ours") functions of $(basename "$vendor")"

@@ -444,6 +444,23 @@ int ctl_next(struct ctl_args *a, const struct ctl_opt *opts, const char **val)
 	return o->id;
 }
 
+int ctl_verb_opt(struct ctl *ctl, struct ctl_args *a, int id, const char *val)
+{
+	switch (id) {
+	case CTL_OPT_ERROR:
+		return CTL_EXIT_ERROR;
+	case CTL_OPT_HELP:
+		return ctl_verb_help(a->verb);
+	case CTL_OPT_POS:
+		if (a->npos >= a->max_pos)
+			return ctl_usage_error(a->verb, "unexpected argument '%s'", val);
+		a->pos[a->npos++] = val;
+		return -1;
+	default:
+		return ctl_common_opt(ctl, id, val) ? -1 : CTL_EXIT_ERROR;
+	}
+}
+
 bool ctl_common_opt(struct ctl *ctl, int id, const char *val)
 {
 	switch (id) {

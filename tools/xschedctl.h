@@ -80,6 +80,9 @@ struct ctl_args {
 	bool dashdash;          /* "--" seen: the rest is positional */
 	bool stop;              /* stop at the first positional (for `run`) */
 	const struct ctl_verb *verb; /* for usage hints; NULL: the program */
+	const char **pos;       /* ctl_verb_opt() keeps positionals here */
+	int max_pos;            /* room in pos; 0: no positional accepted */
+	int npos;               /* positionals kept */
 };
 
 /*
@@ -98,6 +101,16 @@ int ctl_next(struct ctl_args *a, const struct ctl_opt *opts, const char **val);
  * after reporting a bad value or for an id it does not know.
  */
 bool ctl_common_opt(struct ctl *ctl, int id, const char *val);
+
+/*
+ * What every verb's option loop does alike with the id ctl_next() returned:
+ * CTL_OPT_ERROR (already reported), --help, a positional argument (kept in
+ * @a->pos while there is room, else a usage error) and the options of
+ * ctl_common_opt(). A verb handles its own ids and passes every other one
+ * here. Returns -1 when the loop goes on, else the exit code for the verb to
+ * return (help printed, or the error reported).
+ */
+int ctl_verb_opt(struct ctl *ctl, struct ctl_args *a, int id, const char *val);
 
 /* Prints @v's usage and help to stdout (for --help). Returns CTL_EXIT_OK. */
 int ctl_verb_help(const struct ctl_verb *v);

@@ -32,25 +32,16 @@ int ctl_simple_args(struct ctl *ctl, const struct ctl_verb *v, int argc, char **
 {
 	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v };
 	const char *val;
-	int id;
+	int id, rc;
 
 	while ((id = ctl_next(&a, ctl_listing_opts, &val)) != CTL_OPT_END) {
-		switch (id) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			return ctl_usage_error(v, "unexpected argument '%s'", val);
-		case CTL_OPT_PID:
+		if (id == CTL_OPT_PID) {
 			if (!pid)
 				return ctl_usage_error(v, "unknown option '--pid'");
 			if (!ctl_parse_pid(val, pid))
 				return ctl_usage_error(v, "invalid pid '%s'", val);
-			break;
-		default:
-			if (!ctl_common_opt(ctl, id, val))
-				return CTL_EXIT_ERROR;
+		} else if ((rc = ctl_verb_opt(ctl, &a, id, val)) >= 0) {
+			return rc;
 		}
 	}
 	return -1;

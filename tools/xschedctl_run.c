@@ -307,9 +307,7 @@ static bool ctl_run_env(bool dry, const char *name, const char *val)
 int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 {
 	static const struct ctl_opt opts[] = {
-		{ "help", 'h', false, CTL_OPT_HELP },
-		{ "socket", 0, true, CTL_OPT_SOCKET },
-		{ "control", 0, true, CTL_OPT_CONTROL },
+		CTL_COMMON_OPTS,
 		{ "priority", 0, true, CTL_OPT_PRIORITY },
 		{ "share", 0, true, CTL_OPT_SHARE },
 		{ "deadline", 0, true, CTL_OPT_DEADLINE },
@@ -339,11 +337,6 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 
 	while ((id = ctl_next(&a, opts, &val)) != CTL_OPT_END) {
 		switch (id) {
-		case CTL_OPT_ERROR:
-			goto out;
-		case CTL_OPT_HELP:
-			rc = ctl_verb_help(v);
-			goto out;
 		case CTL_OPT_PRIORITY:
 		case CTL_OPT_SHARE:
 		case CTL_OPT_DEADLINE:
@@ -383,8 +376,12 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 			allow = true;
 			break;
 		default:
-			if (!ctl_common_opt(ctl, id, val))
+			/* With .stop, no positional comes here. */
+			err = ctl_verb_opt(ctl, &a, id, val);
+			if (err >= 0) {
+				rc = err;
 				goto out;
+			}
 		}
 	}
 	if (a.i >= argc && !dry) {

@@ -244,12 +244,6 @@ int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 
 	while ((id = ctl_next(&a, opts, &val)) != CTL_OPT_END) {
 		switch (id) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			return ctl_usage_error(v, "unexpected argument '%s'", val);
 		case CTL_OPT_PID:
 			if (!ctl_parse_pid(val, &pid))
 				return ctl_usage_error(v, "invalid pid '%s'", val);
@@ -269,8 +263,9 @@ int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 						       "0.01..86400)", val);
 			break;
 		default:
-			if (!ctl_common_opt(ctl, id, val))
-				return CTL_EXIT_ERROR;
+			rc = ctl_verb_opt(ctl, &a, id, val);
+			if (rc >= 0)
+				return rc;
 		}
 	}
 	live = !batch && ctl->out == CTL_OUT_TABLE && isatty(STDOUT_FILENO);

@@ -73,8 +73,9 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		{ "queue", 'q', true, CTL_OPT_QUEUE },
 		{ NULL, 0, false, 0 },
 	};
-	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v };
 	const char *val, *pos[2] = { NULL, NULL }, *pid_s = NULL, *queue_s = NULL;
+	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v,
+			      .pos = pos, .max_pos = 2 };
 	const struct ctl_key *k = NULL;
 	struct ipc_client c;
 	int64_t value, id = 0;
@@ -85,15 +86,6 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 
 	while ((opt = ctl_next(&a, opts, &val)) != CTL_OPT_END) {
 		switch (opt) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			if (npos == 2)
-				return ctl_usage_error(v, "unexpected argument '%s'", val);
-			pos[npos++] = val;
-			break;
 		case CTL_OPT_PID:
 			pid_s = val;
 			break;
@@ -101,10 +93,12 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 			queue_s = val;
 			break;
 		default:
-			if (!ctl_common_opt(ctl, opt, val))
-				return CTL_EXIT_ERROR;
+			rc = ctl_verb_opt(ctl, &a, opt, val);
+			if (rc >= 0)
+				return rc;
 		}
 	}
+	npos = a.npos;
 	if (npos < 2)
 		return ctl_usage_error(v, npos ? "missing value" : "missing key and value");
 	for (i = 0; i < XS_ARRAY_SIZE(ctl_keys); i++)
@@ -238,29 +232,20 @@ int ctl_policy(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		{ "output", 'o', true, CTL_OPT_OUTPUT },
 		{ NULL, 0, false, 0 },
 	};
-	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v };
 	const char *val, *pos[3] = { NULL, NULL, NULL };
+	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v,
+			      .pos = pos, .max_pos = 3 };
 	char name[IPC_POLICY_LEN];
 	struct ipc_client c;
 	bool set;
 	int npos = 0, id, rc;
 
 	while ((id = ctl_next(&a, opts, &val)) != CTL_OPT_END) {
-		switch (id) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			if (npos == 3)
-				return ctl_usage_error(v, "unexpected argument '%s'", val);
-			pos[npos++] = val;
-			break;
-		default:
-			if (!ctl_common_opt(ctl, id, val))
-				return CTL_EXIT_ERROR;
-		}
+		rc = ctl_verb_opt(ctl, &a, id, val);
+		if (rc >= 0)
+			return rc;
 	}
+	npos = a.npos;
 	if (npos == 0)
 		return ctl_usage_error(v, "missing 'get' or 'set'");
 	if (strcmp(pos[0], "get") == 0) {
@@ -325,17 +310,9 @@ int ctl_metrics(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv
 	int id, rc;
 
 	while ((id = ctl_next(&a, opts, &val)) != CTL_OPT_END) {
-		switch (id) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			return ctl_usage_error(v, "unexpected argument '%s'", val);
-		default:
-			if (!ctl_common_opt(ctl, id, val))
-				return CTL_EXIT_ERROR;
-		}
+		rc = ctl_verb_opt(ctl, &a, id, val);
+		if (rc >= 0)
+			return rc;
 	}
 	if (ctl->out == CTL_OUT_JSON)
 		return ctl_usage_error(v, "metrics are printed in the Prometheus text format "

@@ -16,7 +16,8 @@
  *
  * This file holds the state, the observers, the agent thread and
  * registration; agent_daemon.c the daemon connection and its protocol,
- * agent_local.c the in-process policy (agent_internal.h).
+ * agent_live.c the watch on a hung daemon's heartbeat, agent_local.c the
+ * in-process policy (agent_internal.h).
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"

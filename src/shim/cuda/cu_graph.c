@@ -63,18 +63,6 @@ static unsigned cg_hash(const void *p)
 	return (unsigned)((x >> 4) ^ (x >> 12)) % CG_BUCKETS;
 }
 
-/* Diagnostics: the commands @e's last launch was submitted as (-1: not recorded). */
-int xs_cuda_graph_split(CUgraphExec e);
-
-XS_CU_HOOK int xs_cuda_graph_split(CUgraphExec e)
-{
-	struct cg_exec *x = cg_get(e);
-	int n = x ? atomic_load(&x->last_split) : -1;
-
-	cg_put(x);
-	return n;
-}
-
 /* ---- records ---- */
 
 void cg_instantiated(CUgraphExec e, CUgraph g, unsigned long long flags)

@@ -4,7 +4,8 @@
  *
  * The real driver is looked for, in order, at $XSCHED_CUDA_LIB, in the
  * dynamic loader's cache (/etc/ld.so.cache), in the standard library
- * directories and in $LD_LIBRARY_PATH; a candidate that is this very file
+ * directories, in the build's driver directories (XS_CUDA_DRIVER_DIRS,
+ * below) and in $LD_LIBRARY_PATH; a candidate that is this very file
  * (the shim can sit first on LD_LIBRARY_PATH under the name libcuda.so.1)
  * or the toolkit's stub library is skipped; relative paths are taken from
  * the current directory. It is opened with the real dlopen, RTLD_LOCAL, by
@@ -67,10 +68,19 @@ static void *cu_dlsym(void *h, const char *name)
 /* What the application sees without a driver (XSCHED_LOG messages). */
 #define CU_INSTEAD "CUDA calls fail with CUDA_ERROR_NOT_INITIALIZED, as without a driver"
 
+/*
+ * Where drivers are installed outside the loader's cache and the standard
+ * directories, ':'-separated: the CMake cache variable
+ * XSCHED_CUDA_DRIVER_DIRS (src/shim/cuda/CMakeLists.txt; README, "CUDA
+ * shim"), by default the NVIDIA container runtime's mount points and WSL's.
+ */
+#ifndef XS_CUDA_DRIVER_DIRS
+#error "XS_CUDA_DRIVER_DIRS is set by the build (XSCHED_CUDA_DRIVER_DIRS)"
+#endif
+
 static bool cu_find(char *out, size_t len)
 {
-	return xs_lib_find("libcuda.so.1", "XSCHED_CUDA_LIB",
-			   "/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/wsl/lib",
+	return xs_lib_find("libcuda.so.1", "XSCHED_CUDA_LIB", XS_CUDA_DRIVER_DIRS,
 			   (const void *)cu_find, CU_INSTEAD, out, len);
 }
 

@@ -53,10 +53,7 @@ static unsigned cs_hash(const void *p)
 
 static _Atomic int cs_nqueues;
 
-/* Diagnostics: how many XQueues the shim created (tests look it up). */
-int xs_cuda_queues(void);
-
-XS_CU_HOOK int xs_cuda_queues(void)
+int cs_queue_count(void)
 {
 	return atomic_load(&cs_nqueues);
 }

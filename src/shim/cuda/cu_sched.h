@@ -78,6 +78,9 @@ CUstream cs_real_handle(CUstream h, bool ptsz);
  */
 CUstream cs_direct(struct cs_stream *s, CUstream h, bool ptsz);
 
+/* How many XQueues the shim created (diagnostics, cu_testhooks.c). */
+int cs_queue_count(void);
+
 /*
  * Records a stream the application created in the current context. A
  * non-blocking stream has its own XQueue, whose priority hint is the

@@ -32,10 +32,7 @@ static unsigned clq_hash(const void *p)
 	return (unsigned)((x >> 4) ^ (x >> 12)) % CLQ_BUCKETS;
 }
 
-/* Diagnostics: how many XQueues the shim created (tests look it up). */
-XS_CL_HOOK int xs_opencl_queues(void);
-
-int xs_opencl_queues(void)
+int cl_q_count(void)
 {
 	return atomic_load(&clq_count);
 }

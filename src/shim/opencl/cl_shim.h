@@ -66,6 +66,9 @@ extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred;
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
 
+/* How many XQueues the shim created (diagnostics, cl_testhooks.c). */
+int cl_q_count(void);
+
 /*
  * The scheduler's names of @dev (cl_ident.c): the API-local @name
  * ("cl:" and CL_DEVICE_NAME, @len bytes) and the node-wide identity @id

@@ -28,10 +28,7 @@ static _Atomic int zs_nqueues;
 static _Thread_local const struct xal_ze_cmd *zs_direct;
 static _Thread_local ze_result_t zs_direct_rc;
 
-/* Diagnostics: how many XQueues the shim created (tests look it up). */
-XS_ZE_HOOK int xs_ze_queues(void);
-
-int xs_ze_queues(void)
+int zs_queue_count(void)
 {
 	return atomic_load(&zs_nqueues);
 }

@@ -38,6 +38,9 @@ struct zs_queue {
 /* The scheduled command queue or immediate list @h, or NULL. */
 struct zs_queue *zs_queue_of(const void *h);
 
+/* How many XQueues the shim created (diagnostics, ze_testhooks.c). */
+int zs_queue_count(void);
+
 /*
  * Schedules the command queue (@is_list false) or immediate command list
  * @h the application just created with @desc on @ctx and @dev. On failure

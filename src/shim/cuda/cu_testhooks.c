@@ -1,0 +1,29 @@
+/*
+ * The CUDA shim's diagnostics for the tests, which look them up with dlsym:
+ * linked only into the test build of the shim (build tree,
+ * src/shim/cuda/test/libxsched-cuda.so, cmake/XschedShim.cmake), never into
+ * the installed one, whose exports are the driver API and the dl hooks.
+ */
+#include "shim/cuda/cu_graph_int.h"
+#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_shim.h"
+
+/* How many XQueues the shim created. */
+XS_CU_HOOK int xs_cuda_queues(void);
+
+int xs_cuda_queues(void)
+{
+	return cs_queue_count();
+}
+
+/* The commands @e's last launch was submitted as (-1: not recorded). */
+XS_CU_HOOK int xs_cuda_graph_split(CUgraphExec e);
+
+int xs_cuda_graph_split(CUgraphExec e)
+{
+	struct cg_exec *x = cg_get(e);
+	int n = x ? atomic_load(&x->last_split) : -1;
+
+	cg_put(x);
+	return n;
+}
