@@ -49,11 +49,21 @@ if(PKG_CONFIG_FOUND)
   pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)
   find_program(XSCHED_BPFTOOL bpftool PATHS /usr/sbin /sbin)
   find_program(XSCHED_CLANG clang)
-  if(LIBBPF_FOUND AND XSCHED_BPFTOOL AND XSCHED_CLANG)
+  # vmlinux.h: generated from this machine's BTF, or given (src/bpf/CMakeLists.txt).
+  set(XSCHED_BPF_VMLINUX_H "" CACHE FILEPATH
+    "vmlinux.h to build the eBPF programs with; empty: from /sys/kernel/btf/vmlinux")
+  if(LIBBPF_FOUND AND XSCHED_BPFTOOL AND XSCHED_CLANG AND
+     (XSCHED_BPF_VMLINUX_H OR EXISTS /sys/kernel/btf/vmlinux))
     set(_bpf_found ON)
   endif()
 endif()
-xs_auto_option(XSCHED_WITH_BPF "Build the eBPF bypass/latency tool" ${_bpf_found})
+xs_auto_option(XSCHED_WITH_BPF
+  "Build the eBPF tools: bypass detector, run-queue latency, USDT tracing" ${_bpf_found})
+if(XSCHED_WITH_BPF AND NOT _bpf_found)
+  message(FATAL_ERROR "XSCHED_WITH_BPF=ON needs pkg-config, libbpf (libbpf-dev), bpftool, "
+    "clang and /sys/kernel/btf/vmlinux or -DXSCHED_BPF_VMLINUX_H=PATH; without them, "
+    "configure with -DXSCHED_WITH_BPF=AUTO or OFF")
+endif()
 
 set(XSCHED_SANITIZE "" CACHE STRING
   "Sanitizers: empty, 'address,undefined' or 'thread'")

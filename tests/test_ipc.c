@@ -220,6 +220,33 @@ static void ipc_daemon_replies_checked(void **state)
 	tr.h.len = 9;
 	n = build(&p, IPC_TEXT_REPLY, &tr, sizeof(tr));
 	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+	/* Bypass records: the count fills the packet, states are known. */
+	{
+		union {
+			struct {
+				struct ipc_bypass_reply h;
+				struct ipc_bypass_rec rec[1];
+			} m;
+			uint64_t align;
+		} br;
+
+		memset(&br, 0, sizeof(br));
+		br.m.h = (struct ipc_bypass_reply){ .flags = IPC_F_LAST, .count = 1 };
+		br.m.rec[0].state = IPC_BYPASS_YES;
+		n = build(&p, IPC_BYPASS_REPLY, &br.m, sizeof(br.m));
+		assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), 0);
+		br.m.rec[0].state = IPC_BYPASS_STATE_MAX;
+		n = build(&p, IPC_BYPASS_REPLY, &br.m, sizeof(br.m));
+		assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+		br.m.rec[0].state = IPC_BYPASS_PENDING;
+		memset(br.m.rec[0].cgroup, 'x', sizeof(br.m.rec[0].cgroup));
+		n = build(&p, IPC_BYPASS_REPLY, &br.m, sizeof(br.m));
+		assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+		br.m.h.count = 2;
+		memset(br.m.rec[0].cgroup, 0, sizeof(br.m.rec[0].cgroup));
+		n = build(&p, IPC_BYPASS_REPLY, &br.m, sizeof(br.m));
+		assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
+	}
 	/* Replies carry 0 or a negative errno, nothing else. */
 	n = build(&p, IPC_REPLY, &rep, sizeof(rep));
 	assert_int_equal(ipc_decode(p.b, (size_t)n, IPC_FROM_DAEMON, &m), -EBADMSG);
@@ -250,13 +277,21 @@ static void config_defaults_and_keys(void **state)
 		"[policy]\nname = bandwidth\nslice_ms = 30\nedf_k = 2\nper_process = yes\n"
 		"starvation_guard_pct = 5\ndrain_ms = 7\n"
 		"[defaults]\npriority = -3\nshare = 50\n"
-		"[limits]\npriority_ceiling = 2\nuid.1000.priority_ceiling = 9\n");
+		"[limits]\npriority_ceiling = 2\nuid.1000.priority_ceiling = 9\n"
+		"[observe]\nbypass = yes\nbypass_grace_ms = 250\nbypass_max = 8\n"
+		"libraries = /opt/a/libcuda.so.1  /opt/b/libOpenCL.so.1\n");
 
 	(void)state;
 	xsd_config_defaults(&c);
 	assert_string_equal(c.policy, "hpf");
 	assert_int_equal(c.max_queues_per_client, 256);
+	assert_false(c.observe_bypass);
+	assert_int_equal(c.bypass_grace_ms, XSD_BYPASS_GRACE_MS_DEFAULT);
 	assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), 0);
+	assert_true(c.observe_bypass);
+	assert_int_equal(c.bypass_grace_ms, 250);
+	assert_int_equal(c.bypass_max, 8);
+	assert_string_equal(c.observe_libraries, "/opt/a/libcuda.so.1  /opt/b/libOpenCL.so.1");
 	assert_string_equal(c.socket, "/tmp/a.sock");
 	assert_string_equal(c.control_socket, IPC_DEFAULT_CONTROL);
 	assert_int_equal(c.max_clients, 8);
@@ -288,6 +323,9 @@ static void config_errors_name_the_line(void **state)
 		"[nowhere]\nx = 1\n",
 		"[policy]\nper_process = perhaps\n",
 		"[policy]\ndrain_ms = 1001\n",
+		"[observe]\nbypass = maybe\n",
+		"[observe]\nbypass_max = 0\n",
+		"[observe]\nlibraries = /usr/lib/libcuda.so.1 libOpenCL.so.1\n",
 		"not an ini line\n",
 	};
 	struct xsd_config c;

@@ -108,6 +108,20 @@ static const struct ctl_verb ctl_verbs[] = {
 		ctl_metrics,
 	},
 	{
+		"bypass", "bypass [--all] [-o json]",
+		"List the processes that use an accelerator without xsched: they opened\n"
+		"a device node (/dev/nvidia*, /dev/dri/renderD*, /dev/accel/*, /dev/kfd)\n"
+		"or created a context in a vendor library, and did not register with\n"
+		"xschedd within [observe] bypass_grace_ms. Needs the daemon's bypass\n"
+		"detector ([observe] bypass = yes; eBPF, as root). Through the client\n"
+		"socket only the caller's own processes are listed.\n"
+		"\n"
+		"  -a, --all          also processes within their grace period (pending)\n"
+		"                     and scheduled ones\n"
+		"  -o, --output FMT   table (default) or json\n",
+		ctl_bypass,
+	},
+	{
 		"run",
 		"run [--priority N] [--share N] [--deadline US] [--laxity US]\n"
 		"    [--api LIST | --lib PATH...] [--dry-run] [--allow-unscheduled]\n"

@@ -261,6 +261,34 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		}
 		NUM("metrics", "interval_s", 1, 3600, c->metrics_interval_s)
 	}
+	if (!strcmp(sec, "observe")) {
+		if (!strcmp(name, "bypass")) {
+			rc = parse_bool(v, &b);
+			if (rc < 0)
+				*why = "expected yes or no";
+			if (rc == 0)
+				c->observe_bypass = b;
+			return rc;
+		}
+		if (!strcmp(name, "libraries")) {
+			if (strlen(v) >= sizeof(c->observe_libraries)) {
+				*why = "longer than 1023 bytes";
+				return -EINVAL;
+			}
+			for (const char *p = v; *p; ) {
+				p += strspn(p, " \t");
+				if (*p && *p != '/') {
+					*why = "expected absolute paths separated by spaces";
+					return -EINVAL;
+				}
+				p += strcspn(p, " \t");
+			}
+			strcpy(c->observe_libraries, v);
+			return 0;
+		}
+		NUM("observe", "bypass_grace_ms", 0, 600000, c->bypass_grace_ms)
+		NUM("observe", "bypass_max", 1, 65536, c->bypass_max)
+	}
 	if (!strcmp(sec, "limits")) {
 		NUM("limits", "priority_ceiling", XS_PRIORITY_MIN, XS_PRIORITY_MAX,
 		    c->priority_ceiling)
@@ -400,6 +428,8 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->starvation_period_ns = XSD_GUARD_PERIOD_MS_DEFAULT * 1000000ull;
 	c->contention_window = XSD_CONTENTION_WINDOW;
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
+	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
+	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;
 }
 
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,

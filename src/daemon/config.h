@@ -35,6 +35,11 @@
  * file at each scrape; Prometheus scrapes every 15 s by default). */
 #define XSD_METRICS_INTERVAL_S_DEFAULT 15
 
+/* [observe]: a process registers at its first queue, which may come a
+ * while after its first context; and a bound on the table. */
+#define XSD_BYPASS_GRACE_MS_DEFAULT 3000
+#define XSD_BYPASS_MAX_DEFAULT 1024
+
 struct xsd_uid_limit {
 	uid_t uid;
 	int32_t priority_ceiling;
@@ -57,6 +62,10 @@ struct xsd_config {
 	int32_t priority_ceiling;          /* for non-root users */
 	char metrics_textfile[256];        /* node_exporter textfile; "": none */
 	uint32_t metrics_interval_s;       /* how often it is written */
+	bool observe_bypass;               /* [observe] bypass: load the detector */
+	uint32_t bypass_grace_ms;          /* unregistered this long: a bypass */
+	uint32_t bypass_max;               /* processes tracked at most */
+	char observe_libraries[1024];      /* more libraries to probe, ' '-separated */
 	struct xsd_uid_limit *uid_limits;
 	size_t n_uid_limits;
 };

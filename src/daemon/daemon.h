@@ -23,6 +23,7 @@
 
 struct xsd;
 struct xsd_client;
+struct xsd_observe;
 
 /* An epoll registration: the handler gets the ready events. */
 struct xsd_watch {
@@ -150,6 +151,7 @@ struct xsd {
 	int32_t reload_rc;                 /* 0 or the negative errno of its failure */
 	uint64_t reload_ns;
 	char reload_msg[192];              /* why it failed; "" */
+	struct xsd_observe *obs;           /* eBPF observation (observe.c); NULL: none */
 };
 
 /* server.c */
@@ -248,6 +250,13 @@ void xsd_queue_record(const struct xsd_sched *s, const struct xsd_queue *q,
  * for the textfile): malloc()ed, *@len bytes. NULL on out-of-memory.
  */
 char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *len);
+/* Prometheus text being built: printf() into it (out-of-memory is
+ * remembered and fails the whole text). */
+struct xsd_text;
+void xsd_text_printf(struct xsd_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* @in as a label value (escaped as the format requires). */
+void xsd_prom_label(char *out, size_t len, const char *in);
 /*
  * (Re)arms the textfile writer for [metrics] textfile and interval_s (off
  * when the path is empty): a first write at once, then every interval.

@@ -10,6 +10,7 @@
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/notify.h"
+#include "daemon/observe.h"
 #include "base/clock.h"
 
 #include <errno.h>
@@ -185,6 +186,8 @@ static void reload(struct xsd *d, const struct overrides *o)
 	rc = xsd_textfile_apply(d);
 	if (rc < 0)
 		xsd_warn("metrics textfile: %s", strerror(-rc));
+	if (xsd_observe_apply(d) < 0)
+		xsd_warn("bypass detection: out of memory");
 	reload_outcome(d, 0, NULL);
 }
 
@@ -350,6 +353,8 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_server;
 	}
+	if (xsd_observe_apply(&d) < 0)
+		xsd_warn("bypass detection: out of memory");
 	xsd_info("listening on %s and %s, policy %s", d.cfg.socket, d.cfg.control_socket,
 		 d.sched.policy);
 	xsd_notify("READY=1\nSTATUS=scheduling");
@@ -375,6 +380,7 @@ int main(int argc, char **argv)
 	xsd_info("stopping: resuming every queue");
 	rc = 0;
 out_server:
+	xsd_observe_stop(&d);
 	xsd_textfile_stop(&d);
 	xsd_server_stop(&d);
 out_sched:

@@ -15,6 +15,7 @@
  */
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/observe.h"
 #include "base/clock.h"
 #include "base/devid.h"
 
@@ -72,19 +73,19 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 	r->level_max = q->level_max;
 }
 
-struct text {
+struct xsd_text {
 	char *buf;
 	size_t len, cap;
 	bool oom;
 };
 
-static void put(struct text *t, const char *fmt, ...)
+static void vput(struct xsd_text *t, const char *fmt, va_list args)
 {
 	va_list ap;
 	int n;
 
 	for (;;) {
-		va_start(ap, fmt);
+		va_copy(ap, args);
 		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
 		va_end(ap);
 		if (n < 0) {
@@ -109,8 +110,28 @@ static void put(struct text *t, const char *fmt, ...)
 	}
 }
 
+static void put(struct xsd_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct xsd_text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vput(t, fmt, ap);
+	va_end(ap);
+}
+
+void xsd_text_printf(struct xsd_text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vput(t, fmt, ap);
+	va_end(ap);
+}
+
 /* Label values are process names: escape what the format requires. */
-static void label(char *out, size_t len, const char *in)
+void xsd_prom_label(char *out, size_t len, const char *in)
 {
 	size_t o = 0;
 
@@ -134,7 +155,7 @@ struct scope {
 	uid_t uid;
 };
 
-static void queue_metric(struct text *t, const char *name, const char *type,
+static void queue_metric(struct xsd_text *t, const char *name, const char *type,
 			 const char *help, struct xsd *d, const struct scope *sc,
 			 double (*val)(const struct xsd_queue *q))
 {
@@ -153,8 +174,8 @@ static void queue_metric(struct text *t, const char *name, const char *type,
 			if (!q)
 				continue;
 			dv = xsd_devices_at(&d->sched.devs, q->pq.device);
-			label(comm, sizeof(comm), c->comm);
-			label(dev, sizeof(dev), q->device);
+			xsd_prom_label(comm, sizeof(comm), c->comm);
+			xsd_prom_label(dev, sizeof(dev), q->device);
 			put(t, "%s{queue=\"%llu\",pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\","
 			    "domain=\"%llu\"} %.9g\n", name, (unsigned long long)q->pq.id,
 			    (int)c->pid, (unsigned)c->uid, comm, dev,
@@ -182,7 +203,7 @@ static bool scope_sees_device(struct xsd *d, const struct scope *sc, uint32_t in
 }
 
 /* One series per scheduling domain in use: its identity, for joins. */
-static void device_info(struct text *t, struct xsd *d, const struct scope *sc)
+static void device_info(struct xsd_text *t, struct xsd *d, const struct scope *sc)
 {
 	const struct xsd_devices *devs = &d->sched.devs;
 	uint32_t i;
@@ -195,9 +216,9 @@ static void device_info(struct text *t, struct xsd *d, const struct scope *sc)
 
 		if (!dv || !scope_sees_device(d, sc, i))
 			continue;
-		label(ident, sizeof(ident), dv->ident);
-		label(pci, sizeof(pci), dv->pci);
-		label(name, sizeof(name), dv->name);
+		xsd_prom_label(ident, sizeof(ident), dv->ident);
+		xsd_prom_label(pci, sizeof(pci), dv->pci);
+		xsd_prom_label(name, sizeof(name), dv->name);
 		put(t, "xsched_device_info{domain=\"%llu\",kind=\"%s\",identity=\"%s\","
 		       "pci=\"%s\",name=\"%s\"} 1\n", (unsigned long long)dv->id,
 		    xs_devid_kind_name(dv->kind), ident, pci, name);
@@ -252,7 +273,7 @@ static double v_wait(const struct xsd_queue *q)
 
 static double v_grants(const struct xsd_queue *q) { return (double)q->guard_runs; }
 
-static void hist_metric(struct text *t, const char *name, const char *help,
+static void hist_metric(struct xsd_text *t, const char *name, const char *help,
 			const struct xs_hist *h)
 {
 	put(t, "# HELP %s %s\n# TYPE %s summary\n", name, help, name);
@@ -266,7 +287,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 {
 	struct scope sc = { .all = !reader || reader->privileged,
 			    .uid = reader ? reader->uid : 0 };
-	struct text t = { .cap = 8192 };
+	struct xsd_text t = { .cap = 8192 };
 	struct timespec cpu;
 	struct xsd_client *c;
 	uint32_t queues = 0;
@@ -279,7 +300,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 	for (c = d->clients; c; c = c->next)
 		queues += c->nqueues;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-	label(policy, sizeof(policy), d->sched.policy);
+	xsd_prom_label(policy, sizeof(policy), d->sched.policy);
 	put(&t, "# HELP xsched_info The daemon's version and policy.\n# TYPE xsched_info gauge\n"
 		"xsched_info{version=\"%s\",policy=\"%s\"} 1\n", XSCHED_VERSION_STRING, policy);
 	put(&t, "# HELP xsched_clients Connected clients.\n# TYPE xsched_clients gauge\n"
@@ -335,6 +356,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 		     v_wait);
 	queue_metric(&t, "xsched_queue_starvation_grants_total", "counter",
 		     "Times the starvation guard ran the queue.", d, &sc, v_grants);
+	xsd_observe_metrics(d, reader, &t);
 	if (t.oom) {
 		free(t.buf);
 		return NULL;

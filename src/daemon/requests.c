@@ -11,6 +11,7 @@
  */
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/observe.h"
 #include "base/clock.h"
 #include "base/compiler.h"
 #include "ipc/ipc_msg.h"
@@ -489,6 +490,7 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		d->pending_hello--;
 		c->role = h->role;
 		memcpy(c->comm, h->comm, sizeof(c->comm));
+		xsd_observe_client(d, c);
 		return h->role == IPC_ROLE_AGENT ? xsd_hello_agent(d, c, seq) :
 						   xsd_reply(c, seq, 0);
 	}
@@ -522,6 +524,8 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		return xsd_metrics(d, c, seq);
 	case IPC_DEVICES:
 		return xsd_devices_list(d, c, seq);
+	case IPC_BYPASS:
+		return xsd_observe_list(d, c, seq);
 	default:
 		return xsd_reply(c, seq, -EOPNOTSUPP);
 	}

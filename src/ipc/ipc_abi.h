@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 5u
+#define IPC_VERSION 6u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -56,6 +56,10 @@ enum ipc_type {
 	IPC_TEXT_REPLY,         /* D: chunk of text; last has IPC_F_LAST */
 	IPC_DEVICES,            /* C: list the scheduling domains (devices) */
 	IPC_DEVICES_REPLY,      /* D: chunk of device records; last has IPC_F_LAST */
+	IPC_BYPASS,             /* C: the processes seen using an XPU (bypass detector) */
+	IPC_BYPASS_REPLY,       /* D: chunk of process records; last has IPC_F_LAST;
+				 * or an IPC_REPLY: -ENODEV off, -EOPNOTSUPP not
+				 * built, -ECANCELED it could not load */
 	IPC_TYPE_MAX,
 };
 
@@ -247,6 +251,43 @@ struct ipc_devices_reply {
 	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_devices_reply)) / \
 	 sizeof(struct ipc_device_rec))
 
+/*
+ * A process the bypass detector saw using an accelerator (src/daemon/
+ * observe.c): by opening a device node or creating a context in a vendor
+ * library. It is a bypass once it has used one for the grace period
+ * without ever connecting as an agent. Through the client socket a caller
+ * who is not root sees only its own uid's processes.
+ */
+enum ipc_bypass_state {
+	IPC_BYPASS_PENDING = 0, /* seen, within the grace period */
+	IPC_BYPASS_YES = 1,     /* used an XPU and never registered */
+	IPC_BYPASS_REGISTERED = 2, /* scheduled: connected as an agent */
+	IPC_BYPASS_STATE_MAX,
+};
+
+struct ipc_bypass_rec {
+	int32_t pid;
+	uint32_t uid;
+	uint64_t start_ns;      /* process start, CLOCK_BOOTTIME */
+	uint64_t age_ns;        /* since it was first seen using an XPU */
+	uint64_t cgroup_id;
+	uint32_t uses;          /* what it used: bits of enum xbpf_use (src/bpf) */
+	uint32_t state;         /* enum ipc_bypass_state */
+	char comm[16];
+	char what[48];          /* the first use: "renderD128", "libcuda.so.1:cuInit" */
+	char cgroup[128];       /* cgroup v2 path; "" unknown */
+};
+
+struct ipc_bypass_reply {
+	uint32_t flags;         /* IPC_F_LAST */
+	uint32_t count;         /* records following */
+	/* struct ipc_bypass_rec rec[count]; */
+};
+
+#define IPC_BYPASS_PER_MSG \
+	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_bypass_reply)) / \
+	 sizeof(struct ipc_bypass_rec))
+
 struct ipc_policy {
 	char name[IPC_POLICY_LEN]; /* built-in name or absolute path of a .so */
 };
@@ -403,6 +444,8 @@ _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
 _Static_assert(sizeof(struct ipc_queue_rec) == 240, "ipc ABI");
 _Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
+_Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");
+_Static_assert(sizeof(struct ipc_bypass_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 328, "ipc ABI");
 _Static_assert(sizeof(struct ipc_status_reply) == 408, "ipc ABI");
@@ -412,6 +455,7 @@ _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
 _Static_assert(IPC_LIST_PER_MSG >= 16, "list chunks too small");
 _Static_assert(IPC_DEVICES_PER_MSG >= 16, "device chunks too small");
+_Static_assert(IPC_BYPASS_PER_MSG >= 16, "bypass chunks too small");
 _Static_assert(IPC_IDENT_LEN == 40 && IPC_PCI_LEN == 24, "base/devid.h text sizes");
 
 #endif

@@ -117,7 +117,8 @@ static int ipc_client_records(struct ipc_client *c, uint16_t type, const void *r
 			      size_t req_len, uint16_t reply, size_t size, void **recs,
 			      size_t *n)
 {
-	_Static_assert(sizeof(struct ipc_list_reply) == sizeof(struct ipc_devices_reply),
+	_Static_assert(sizeof(struct ipc_list_reply) == sizeof(struct ipc_devices_reply) &&
+		       sizeof(struct ipc_list_reply) == sizeof(struct ipc_bypass_reply),
 		       "chunk headers differ");
 	char *all = NULL;
 	size_t have = 0;
@@ -135,6 +136,12 @@ static int ipc_client_records(struct ipc_client *c, uint16_t type, const void *r
 		rc = ipc_client_recv(c, &buf, &m);
 		if (rc < 0)
 			break;
+		if (m.hdr.type == IPC_REPLY) {
+			/* Refused: the status says why. */
+			rc = ((const struct ipc_reply *)m.body)->status;
+			rc = rc < 0 ? rc : -EBADMSG;
+			break;
+		}
 		if (m.hdr.type != reply) {
 			rc = -EBADMSG;
 			break;
@@ -169,6 +176,12 @@ int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n
 int ipc_client_devices(struct ipc_client *c, struct ipc_device_rec **recs, size_t *n)
 {
 	return ipc_client_records(c, IPC_DEVICES, NULL, 0, IPC_DEVICES_REPLY, sizeof(**recs),
+				  (void **)recs, n);
+}
+
+int ipc_client_bypass(struct ipc_client *c, struct ipc_bypass_rec **recs, size_t *n)
+{
+	return ipc_client_records(c, IPC_BYPASS, NULL, 0, IPC_BYPASS_REPLY, sizeof(**recs),
 				  (void **)recs, n);
 }
 

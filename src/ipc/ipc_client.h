@@ -41,6 +41,14 @@ int ipc_client_list(struct ipc_client *c, struct ipc_queue_rec **recs, size_t *n
  */
 int ipc_client_devices(struct ipc_client *c, struct ipc_device_rec **recs, size_t *n);
 
+/*
+ * The processes the bypass detector saw using an XPU (for an unprivileged
+ * caller, its uid's); *@recs is malloc()ed. -ENODEV: the detector is off;
+ * -EOPNOTSUPP: the daemon was built without eBPF; -ECANCELED: it could
+ * not load (the daemon's log says why).
+ */
+int ipc_client_bypass(struct ipc_client *c, struct ipc_bypass_rec **recs, size_t *n);
+
 /* Sets @key (enum ipc_key) to @value on queue @id or every queue of pid @id.
  * A refusal may say why in @c->why and @c->limit. */
 int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,

@@ -35,6 +35,8 @@ static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
 	[IPC_TEXT_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_text_reply) },
 	[IPC_DEVICES] = { IPC_FROM_CLIENT, 0, 0 },
 	[IPC_DEVICES_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_devices_reply) },
+	[IPC_BYPASS] = { IPC_FROM_CLIENT, 0, 0 },
+	[IPC_BYPASS_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_bypass_reply) },
 };
 
 bool ipc_str_valid(const char *s, size_t len)
@@ -190,6 +192,22 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 		for (i = 0; i < l->count; i++)
 			if (!ipc_ident_valid(r[i].id_kind, r[i].ident, r[i].pci) ||
 			    !ipc_str_or_empty(r[i].name, sizeof(r[i].name)))
+				return false;
+		return true;
+	}
+	case IPC_BYPASS_REPLY: {
+		const struct ipc_bypass_reply *l = b;
+		const struct ipc_bypass_rec *r = (const void *)(l + 1);
+		uint32_t i;
+
+		if ((l->flags & ~IPC_F_LAST) || l->count > IPC_BYPASS_PER_MSG ||
+		    len != sizeof(*l) + (size_t)l->count * sizeof(*r))
+			return false;
+		for (i = 0; i < l->count; i++)
+			if (!ipc_str_or_empty(r[i].comm, sizeof(r[i].comm)) ||
+			    !ipc_str_or_empty(r[i].what, sizeof(r[i].what)) ||
+			    !ipc_str_or_empty(r[i].cgroup, sizeof(r[i].cgroup)) ||
+			    r[i].state >= IPC_BYPASS_STATE_MAX)
 				return false;
 		return true;
 	}

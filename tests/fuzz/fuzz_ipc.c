@@ -65,6 +65,8 @@ static bool fz_type(uint16_t type, struct fz_type *t)
 	T(IPC_TEXT_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_text_reply))
 	T(IPC_DEVICES, IPC_FROM_CLIENT, false, 0)
 	T(IPC_DEVICES_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_devices_reply))
+	T(IPC_BYPASS, IPC_FROM_CLIENT, false, 0)
+	T(IPC_BYPASS_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_bypass_reply))
 #undef T
 	default:
 		return false;
@@ -138,6 +140,23 @@ static void fz_check_records(const struct ipc_list_reply *l, size_t body_len)
 	}
 }
 
+/* Bypass records: the count fills the body, states known, texts end inside
+ * their arrays (xschedctl prints them). */
+static void fz_check_bypass(const struct ipc_bypass_reply *l, size_t body_len)
+{
+	const struct ipc_bypass_rec *rec = (const void *)(l + 1);
+	uint32_t i;
+
+	CHECK((l->flags & ~IPC_F_LAST) == 0 && l->count <= IPC_BYPASS_PER_MSG);
+	CHECK(body_len == sizeof(*l) + (size_t)l->count * sizeof(*rec));
+	for (i = 0; i < l->count; i++) {
+		CHECK(rec[i].state <= IPC_BYPASS_REGISTERED);
+		CHECK(fz_terminated(rec[i].comm, sizeof(rec[i].comm)));
+		CHECK(fz_terminated(rec[i].what, sizeof(rec[i].what)));
+		CHECK(fz_terminated(rec[i].cgroup, sizeof(rec[i].cgroup)));
+	}
+}
+
 /* Device records: the count fills the body; kinds known, texts terminated,
  * an identity only with a kind that has one. */
 static void fz_check_devices(const struct ipc_devices_reply *l, size_t body_len)
@@ -207,6 +226,9 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 		break;
 	case IPC_DEVICES_REPLY:
 		fz_check_devices(b, body_len);
+		break;
+	case IPC_BYPASS_REPLY:
+		fz_check_bypass(b, body_len);
 		break;
 	case IPC_TEXT_REPLY: {
 		const struct ipc_text_reply *t = b;

@@ -133,6 +133,31 @@ static void seed_device_replies(void)
 	seed("devices_reply_empty", IPC_DEVICES_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m.h));
 }
 
+static void seed_bypass_replies(void)
+{
+	union {
+		struct {
+			struct ipc_bypass_reply h;
+			struct ipc_bypass_rec rec[2];
+		} m;
+		uint64_t align;
+	} l;
+
+	memset(&l, 0, sizeof(l));
+	l.m.h = (struct ipc_bypass_reply){ .flags = IPC_F_LAST, .count = 2 };
+	l.m.rec[0] = (struct ipc_bypass_rec){ .pid = 4242, .uid = 1000, .start_ns = 123456789,
+					      .age_ns = 2000000000, .cgroup_id = 77,
+					      .uses = 1u << 8, .state = IPC_BYPASS_YES,
+					      .comm = "train.py", .what = "libcuda.so.1:cuInit",
+					      .cgroup = "/user.slice/user-1000.slice" };
+	l.m.rec[1] = (struct ipc_bypass_rec){ .pid = 4343, .uses = 1u << 1,
+					      .state = IPC_BYPASS_REGISTERED, .comm = "cu_load",
+					      .what = "renderD128" };
+	seed("bypass_reply", IPC_BYPASS_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m));
+	l.m.h.count = 0;
+	seed("bypass_reply_empty", IPC_BYPASS_REPLY, IPC_FROM_DAEMON, &l.m, sizeof(l.m.h));
+}
+
 static void seed_text_replies(void)
 {
 	static const char text[] =
@@ -274,6 +299,8 @@ int main(int argc, char **argv)
 	seed_text_replies();
 	seed("devices", IPC_DEVICES, IPC_FROM_CLIENT, NULL, 0);
 	seed_device_replies();
+	seed("bypass", IPC_BYPASS, IPC_FROM_CLIENT, NULL, 0);
+	seed_bypass_replies();
 	seed_full_strings();
 	seed_full_records();
 	/* A type added to the ABI needs a seed here. */

@@ -1,0 +1,58 @@
+/*
+ * What the eBPF programs of src/bpf and their loaders share: the records
+ * the programs write to their ring buffers and maps, with fixed-width
+ * types only, since the programs are compiled by clang for the BPF target
+ * (seeing vmlinux.h) and the loaders by the host compiler (seeing
+ * <linux/types.h>). Sizes are asserted on both sides.
+ */
+#ifndef XBPF_ABI_H
+#define XBPF_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* What a process was seen using (bits of struct xbpf_use_event `use`). */
+enum xbpf_use {
+	XBPF_USE_NVIDIA = 1u << 0,      /* /dev/nvidia* */
+	XBPF_USE_DRI = 1u << 1,         /* /dev/dri/renderD* */
+	XBPF_USE_ACCEL = 1u << 2,       /* any node in /dev/accel */
+	XBPF_USE_KFD = 1u << 3,         /* /dev/kfd */
+	XBPF_USE_CUDA = 1u << 8,        /* context creation in libcuda */
+	XBPF_USE_OPENCL = 1u << 9,      /* ... in the OpenCL ICD loader */
+	XBPF_USE_LEVELZERO = 1u << 10,  /* ... in the Level Zero loader */
+};
+
+#define XBPF_USE_DEVICES 0xffu          /* the device-node bits */
+
+enum xbpf_event_type {
+	XBPF_EV_USE = 1,                /* a process used something new */
+	XBPF_EV_EXIT = 2,               /* a process seen before exited */
+};
+
+/*
+ * One event of the bypass detector (bypass.bpf.c). The programs emit a
+ * use at most once per process and kind (a map of what each process was
+ * seen using; threads racing may emit one twice), and an exit only for a
+ * process they emitted a use for.
+ */
+struct xbpf_use_event {
+	__u32 type;                     /* enum xbpf_event_type */
+	__u32 pid;                      /* thread group id, initial namespace */
+	__u32 uid;
+	__u32 use;                      /* one enum xbpf_use bit; 0 for an exit */
+	__u64 start_ns;                 /* process start, CLOCK_BOOTTIME */
+	__u64 cgroup_id;                /* cgroup v2 of the thread */
+	__u32 attach;                   /* uprobes: the loader's attach index */
+	__u32 pad;
+	char comm[16];
+	char name[32];                  /* device nodes: the node's name */
+};
+
+/*
+ * Attach cookie of a uprobe: the enum xbpf_use bit number in the low 8
+ * bits, the loader's index of the library and function above them.
+ */
+#define XBPF_COOKIE(bit, index) ((__u64)(bit) | ((__u64)(index) << 8))
+
+#endif

@@ -1,0 +1,588 @@
+/*
+ * The bypass detector in the daemon (observe.h): the eBPF programs of
+ * src/bpf/bypass.bpf.c report, once per process, each accelerator device
+ * node it opens and each context it creates through a vendor library, and
+ * the end of those processes. This file keeps a bounded table of them and
+ * cross-checks it against the daemon's clients: a process that used an
+ * XPU for [observe] bypass_grace_ms without ever connecting as an agent
+ * (which a shimmed process does at its first queue) is a bypass, logged
+ * once at info level, listed by IPC_BYPASS and counted in the metrics.
+ *
+ * The table is an array searched linearly: at most bypass_max entries
+ * (1024 by default), touched once per process event and per timer tick,
+ * not per command. A full table refuses new processes (counted, warned
+ * about at most every ten minutes) rather than evicting known ones. One
+ * timerfd serves the grace deadlines and a sweep every two seconds that
+ * drops processes whose exit event was lost (ring buffer full, or the
+ * programs' LRU map evicted them).
+ *
+ * Vendor libraries to probe: libcuda.so.1, libOpenCL.so.1 and
+ * libze_loader.so.1 found in the system's library directories (the
+ * multiarch and lib64 ones, and those of /etc/ld.so.conf.d), plus the
+ * paths of [observe] libraries. A library inside a container's own root
+ * is another file: such processes are seen by their device opens only.
+ */
+#include "daemon/observe.h"
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "base/clock.h"
+#include "base/compiler.h"
+#include "bpf/xbpf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#ifndef XSD_LIB_DIRS
+#define XSD_LIB_DIRS "/usr/lib64:/usr/lib:/lib64:/lib"
+#endif
+
+#define OBS_SWEEP_NS (2 * XS_NSEC_PER_SEC)
+#define OBS_MAX_LIBS 32
+
+static const char *const obs_lib_names[] = {
+	"libcuda.so.1", "libOpenCL.so.1", "libze_loader.so.1",
+};
+
+struct obs_proc {
+	int32_t pid;
+	uint32_t uid;
+	uint64_t start_ns;                 /* CLOCK_BOOTTIME: tells a reused pid */
+	uint64_t cgroup_id;
+	uint64_t seen_ns;                  /* first use, daemon clock */
+	uint32_t uses;
+	uint32_t state;                    /* enum ipc_bypass_state */
+	char comm[16];
+	char what[48];
+	char cgroup[128];
+};
+
+struct xsd_observe {
+	struct xbpf_bypass *bp;            /* NULL: not running */
+	struct xsd_watch rb;               /* the programs' ring buffer */
+	struct xsd_watch timer;
+	struct obs_proc *proc;
+	size_t n, max;
+	uint64_t dropped;                  /* processes refused, table full */
+	uint64_t bypasses;                 /* processes found bypassing, ever */
+	struct xsd_ratelimit full_warn;
+	int rc;                            /* why not running: 0 or -errno */
+	char why[256];
+	char libs[sizeof(((struct xsd_config *)0)->observe_libraries)]; /* as loaded */
+};
+
+static bool obs_registered(const struct xsd *d, int32_t pid)
+{
+	const struct xsd_client *c;
+
+	for (c = d->clients; c; c = c->next)
+		if (c->pid == pid && c->role == IPC_ROLE_AGENT && c->hello && !c->dead)
+			return true;
+	return false;
+}
+
+static void obs_remove(struct xsd_observe *o, size_t i)
+{
+	o->proc[i] = o->proc[--o->n];
+}
+
+/* The cgroup v2 path of @pid ("0::/path" in /proc/PID/cgroup), or "". */
+static void obs_cgroup(int32_t pid, char *out, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, len, "%.*s", (int)(len - 1), line + 3);
+		break;
+	}
+	fclose(f);
+}
+
+/* Arms the timer for the next grace deadline, else the sweep, else off. */
+static void obs_arm(struct xsd *d)
+{
+	struct xsd_observe *o = d->obs;
+	uint64_t grace = (uint64_t)d->cfg.bypass_grace_ms * XS_NSEC_PER_MSEC;
+	uint64_t now = xs_now_ns(), next = 0, wait;
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	size_t i;
+
+	for (i = 0; i < o->n; i++) {
+		uint64_t t = o->proc[i].seen_ns + grace;
+
+		if (o->proc[i].state == IPC_BYPASS_PENDING && (!next || t < next))
+			next = t;
+	}
+	if (!next && o->n)
+		next = now + OBS_SWEEP_NS;
+	if (next) {
+		wait = next > now ? next - now : 1;
+		its.it_value.tv_sec = (time_t)(wait / XS_NSEC_PER_SEC);
+		its.it_value.tv_nsec = (long)(wait % XS_NSEC_PER_SEC);
+	}
+	timerfd_settime(o->timer.fd, 0, &its, NULL);
+}
+
+/* Decides the pending entries whose grace is over; drops the dead. */
+static void obs_check(struct xsd *d)
+{
+	struct xsd_observe *o = d->obs;
+	uint64_t grace = (uint64_t)d->cfg.bypass_grace_ms * XS_NSEC_PER_MSEC;
+	uint64_t now = xs_now_ns();
+	size_t i = 0;
+
+	while (i < o->n) {
+		struct obs_proc *p = &o->proc[i];
+		char comm[sizeof(p->comm) * 4], cg[sizeof(p->cgroup) * 4];
+
+		if (kill(p->pid, 0) < 0 && errno == ESRCH) {
+			obs_remove(o, i);
+			continue;
+		}
+		if (p->state == IPC_BYPASS_PENDING && now - p->seen_ns >= grace) {
+			if (obs_registered(d, p->pid)) {
+				p->state = IPC_BYPASS_REGISTERED;
+			} else {
+				p->state = IPC_BYPASS_YES;
+				o->bypasses++;
+				xsd_info("bypass: pid %d (%s, uid %u, cgroup %s) uses an accelerator "
+					 "(%s) without xsched", (int)p->pid,
+					 xsd_printable(comm, sizeof(comm), p->comm, sizeof(p->comm)),
+					 (unsigned)p->uid,
+					 p->cgroup[0] ? xsd_printable(cg, sizeof(cg), p->cgroup,
+								      sizeof(p->cgroup)) : "?",
+					 p->what);
+			}
+		}
+		i++;
+	}
+}
+
+static void obs_on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	uint64_t v;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	obs_check(d);
+	obs_arm(d);
+}
+
+static struct obs_proc *obs_find(struct xsd_observe *o, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		if (o->proc[i].pid == pid)
+			return &o->proc[i];
+	return NULL;
+}
+
+/* One event of the programs (xbpf_use_fn); @arg is the daemon. */
+static void obs_event(void *arg, const struct xbpf_use_event *e, const char *what)
+{
+	struct xsd *d = arg;
+	struct xsd_observe *o = d->obs;
+	struct obs_proc *p = obs_find(o, (int32_t)e->pid);
+	uint64_t missed;
+
+	if (e->type == XBPF_EV_EXIT) {
+		if (p && p->start_ns == e->start_ns)
+			obs_remove(o, (size_t)(p - o->proc));
+		return;
+	}
+	if (p && p->start_ns == e->start_ns) {
+		p->uses |= e->use;
+		return;
+	}
+	if (p) {
+		/* The pid was reused and the old process's exit lost. */
+		obs_remove(o, (size_t)(p - o->proc));
+	}
+	if (o->n == o->max) {
+		o->dropped++;
+		if (xsd_ratelimit_ok(&o->full_warn, xs_now_ns(), &missed))
+			xsd_warn("bypass: the table is full ([observe] bypass_max = %zu): pid %u "
+				 "not tracked (%llu more since the last message)", o->max,
+				 (unsigned)e->pid, (unsigned long long)missed);
+		return;
+	}
+	p = &o->proc[o->n++];
+	memset(p, 0, sizeof(*p));
+	p->pid = (int32_t)e->pid;
+	p->uid = e->uid;
+	p->start_ns = e->start_ns;
+	p->cgroup_id = e->cgroup_id;
+	p->seen_ns = xs_now_ns();
+	p->uses = e->use;
+	p->state = obs_registered(d, p->pid) ? IPC_BYPASS_REGISTERED : IPC_BYPASS_PENDING;
+	memcpy(p->comm, e->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = '\0';
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	obs_cgroup(p->pid, p->cgroup, sizeof(p->cgroup));
+	obs_arm(d);
+}
+
+static void obs_on_ring(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	(void)w;
+	(void)events;
+	xbpf_bypass_poll(d->obs->bp);
+}
+
+/* Adds @path to @libs unless it is a file already there. */
+static void obs_add_lib(char **libs, size_t *n, const char *path)
+{
+	char real[PATH_MAX];
+	size_t i;
+
+	if (*n == OBS_MAX_LIBS || !realpath(path, real))
+		return;
+	for (i = 0; i < *n; i++)
+		if (!strcmp(libs[i], real))
+			return;
+	libs[*n] = strdup(real);
+	if (libs[*n])
+		(*n)++;
+}
+
+/* Looks for each vendor library in @dir. */
+static void obs_scan_dir(char **libs, size_t *n, const char *dir, size_t len)
+{
+	char path[PATH_MAX];
+	size_t k;
+
+	for (k = 0; k < XS_ARRAY_SIZE(obs_lib_names); k++) {
+		snprintf(path, sizeof(path), "%.*s/%s", (int)len, dir, obs_lib_names[k]);
+		if (access(path, R_OK) == 0)
+			obs_add_lib(libs, n, path);
+	}
+}
+
+/* The directories of /etc/ld.so.conf.d/ *.conf (plain lines; no includes). */
+static void obs_scan_ldconf(char **libs, size_t *n)
+{
+	DIR *dir = opendir("/etc/ld.so.conf.d");
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		char path[PATH_MAX], line[PATH_MAX];
+		size_t len = strlen(de->d_name);
+		FILE *f;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".conf"))
+			continue;
+		snprintf(path, sizeof(path), "/etc/ld.so.conf.d/%s", de->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, " \t\n#")] = '\0';
+			if (line[0] == '/')
+				obs_scan_dir(libs, n, line, strlen(line));
+		}
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/* Every library to probe: found, then configured. */
+static size_t obs_libraries(const struct xsd_config *cfg, char **libs)
+{
+	const char *p;
+	size_t n = 0;
+
+	for (p = XSD_LIB_DIRS; *p; ) {
+		size_t len = strcspn(p, ":");
+
+		if (len)
+			obs_scan_dir(libs, &n, p, len);
+		p += len + (p[len] == ':');
+	}
+	obs_scan_ldconf(libs, &n);
+	for (p = cfg->observe_libraries; *p; ) {
+		char path[PATH_MAX];
+		size_t len;
+
+		p += strspn(p, " \t");
+		len = strcspn(p, " \t");
+		if (len && len < sizeof(path)) {
+			snprintf(path, sizeof(path), "%.*s", (int)len, p);
+			if (access(path, R_OK) < 0)
+				xsd_warn("[observe] libraries: %s: %s", path, strerror(errno));
+			else
+				obs_add_lib(libs, &n, path);
+		}
+		p += len;
+	}
+	return n;
+}
+
+static void obs_libbpf_log(const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	xsd_debug("libbpf: %s", line);
+}
+
+static void obs_unload(struct xsd *d)
+{
+	struct xsd_observe *o = d->obs;
+
+	/* The ring buffer's descriptor is libbpf's: closed with the object. */
+	if (o->rb.fd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, o->rb.fd, NULL);
+	o->rb.fd = -1;
+	xsd_watch_del(d, &o->timer);
+	xbpf_bypass_close(o->bp);
+	o->bp = NULL;
+	free(o->proc);
+	o->proc = NULL;
+	o->n = 0;
+}
+
+/* Loads the programs; on failure, logs why unless it did already. */
+static int obs_load(struct xsd *d)
+{
+	struct xsd_observe *o = d->obs;
+	char *libs[OBS_MAX_LIBS], err[sizeof(o->why)], note[1024];
+	size_t nlibs = obs_libraries(&d->cfg, libs), i;
+	int rc;
+
+	o->max = d->cfg.bypass_max;
+	o->proc = calloc(o->max, sizeof(*o->proc));
+	if (!o->proc) {
+		rc = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+		goto out;
+	}
+	xbpf_set_log(obs_libbpf_log, 0);
+	rc = xbpf_bypass_open((const char *const *)libs, nlibs, obs_event, d, &o->bp, err,
+			      sizeof(err), note, sizeof(note));
+	if (rc == 0) {
+		o->rb.fd = xbpf_bypass_fd(o->bp);
+		o->rb.fn = obs_on_ring;
+		o->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		o->timer.fn = obs_on_timer;
+		if (o->timer.fd < 0 || xsd_watch_add(d, &o->rb, EPOLLIN) < 0 ||
+		    xsd_watch_add(d, &o->timer, EPOLLIN) < 0) {
+			rc = -errno;
+			snprintf(err, sizeof(err), "event loop: %s", strerror(errno));
+		}
+	}
+out:
+	if (rc == 0) {
+		const char *p = note;
+
+		while (*p) {
+			size_t len = strcspn(p, "\n");
+
+			xsd_warn("bypass: %.*s", (int)len, p);
+			p += len + (p[len] == '\n');
+		}
+		xsd_info("bypass detection on: device opens by %s, %u uprobes in %zu libraries, "
+			 "grace %u ms", xbpf_bypass_hook(o->bp), xbpf_bypass_uprobes(o->bp), nlibs,
+			 d->cfg.bypass_grace_ms);
+		for (i = 0; i < nlibs; i++)
+			xsd_debug("bypass: probing %s", libs[i]);
+		o->why[0] = '\0';
+		memcpy(o->libs, d->cfg.observe_libraries, sizeof(o->libs));
+	} else {
+		if (rc != o->rc || strcmp(err, o->why))
+			xsd_warn("bypass detection unavailable: %s; running without it", err);
+		snprintf(o->why, sizeof(o->why), "%s", err);
+		obs_unload(d);
+	}
+	o->rc = rc;
+	for (i = 0; i < nlibs; i++)
+		free(libs[i]);
+	return rc;
+}
+
+int xsd_observe_apply(struct xsd *d)
+{
+	struct xsd_observe *o = d->obs;
+
+	if (!o) {
+		if (!d->cfg.observe_bypass)
+			return 0;
+		o = d->obs = calloc(1, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		o->rb.fd = o->timer.fd = -1;
+		o->full_warn.interval_ns = 600 * XS_NSEC_PER_SEC;
+		o->rc = -ENODEV;
+	}
+	if (!d->cfg.observe_bypass) {
+		if (o->bp)
+			xsd_info("bypass detection off");
+		obs_unload(d);
+		o->rc = -ENODEV;
+		o->why[0] = '\0';
+		return 0;
+	}
+	if (o->bp && !strcmp(o->libs, d->cfg.observe_libraries) && o->max == d->cfg.bypass_max) {
+		obs_arm(d);                /* the grace may have changed */
+		return 0;
+	}
+	obs_unload(d);
+	obs_load(d);
+	return 0;
+}
+
+void xsd_observe_stop(struct xsd *d)
+{
+	if (!d->obs)
+		return;
+	obs_unload(d);
+	free(d->obs);
+	d->obs = NULL;
+}
+
+void xsd_observe_client(struct xsd *d, const struct xsd_client *c)
+{
+	struct obs_proc *p;
+
+	if (!d->obs || !d->obs->bp || c->role != IPC_ROLE_AGENT)
+		return;
+	p = obs_find(d->obs, c->pid);
+	if (p)
+		p->state = IPC_BYPASS_REGISTERED;
+}
+
+static void obs_record(const struct obs_proc *p, uint64_t now, struct ipc_bypass_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pid = p->pid;
+	r->uid = p->uid;
+	r->start_ns = p->start_ns;
+	r->age_ns = now - p->seen_ns;
+	r->cgroup_id = p->cgroup_id;
+	r->uses = p->uses;
+	r->state = p->state;
+	memcpy(r->comm, p->comm, sizeof(r->comm));
+	memcpy(r->what, p->what, sizeof(r->what));
+	r->what[sizeof(r->what) - 1] = '\0';
+	memcpy(r->cgroup, p->cgroup, sizeof(r->cgroup));
+	r->cgroup[sizeof(r->cgroup) - 1] = '\0';
+}
+
+int xsd_observe_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	union {
+		struct {
+			struct ipc_bypass_reply h;
+			struct ipc_bypass_rec rec[IPC_BYPASS_PER_MSG];
+		} m;
+		uint64_t align;
+	} out;
+	struct xsd_observe *o = d->obs;
+	uint64_t now = xs_now_ns();
+	size_t i;
+	int rc;
+
+	if (!o || !o->bp)
+		return xsd_reply(c, seq, !o || o->rc == -ENODEV ? -ENODEV :
+				 o->rc == -EOPNOTSUPP ? -EOPNOTSUPP : -ECANCELED);
+	obs_check(d);                      /* the dead go, deadlines passed apply */
+	memset(&out, 0, sizeof(out));
+	for (i = 0; i < o->n; i++) {
+		if (!c->privileged && o->proc[i].uid != c->uid)
+			continue;
+		if (out.m.h.count == IPC_BYPASS_PER_MSG) {
+			rc = xsd_send(c, IPC_BYPASS_REPLY, seq, &out.m, sizeof(out.m), NULL, 0);
+			if (rc < 0)
+				return rc;
+			out.m.h.count = 0;
+		}
+		obs_record(&o->proc[i], now, &out.m.rec[out.m.h.count++]);
+	}
+	out.m.h.flags = IPC_F_LAST;
+	return xsd_send(c, IPC_BYPASS_REPLY, seq, &out.m,
+			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
+}
+
+/* The names of @uses' bits, '+'-separated, for a label. */
+static void obs_uses(uint32_t uses, char *out, size_t len)
+{
+	static const struct { uint32_t bit; const char *name; } names[] = {
+		{ XBPF_USE_NVIDIA, "nvidia" }, { XBPF_USE_DRI, "dri" },
+		{ XBPF_USE_ACCEL, "accel" }, { XBPF_USE_KFD, "kfd" },
+		{ XBPF_USE_CUDA, "cuda" }, { XBPF_USE_OPENCL, "opencl" },
+		{ XBPF_USE_LEVELZERO, "levelzero" },
+	};
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < XS_ARRAY_SIZE(names); i++)
+		if (uses & names[i].bit)
+			o += (size_t)snprintf(out + o, o < len ? len - o : 0, "%s%s", o ? "+" : "",
+					      names[i].name);
+}
+
+void xsd_observe_metrics(struct xsd *d, const struct xsd_client *reader, struct xsd_text *t)
+{
+	struct xsd_observe *o = d->obs;
+	bool all = !reader || reader->privileged;
+	uint32_t n = 0;
+	size_t i;
+
+	xsd_text_printf(t, "# HELP xsched_bypass_detector_up 1 while the bypass detector runs.\n"
+			"# TYPE xsched_bypass_detector_up gauge\nxsched_bypass_detector_up %d\n",
+			o && o->bp);
+	if (!o || !o->bp)
+		return;
+	for (i = 0; i < o->n; i++)
+		n += o->proc[i].state == IPC_BYPASS_YES && (all || o->proc[i].uid == reader->uid);
+	xsd_text_printf(t, "# HELP xsched_bypass_processes Processes using an accelerator "
+			"without xsched.\n# TYPE xsched_bypass_processes gauge\n"
+			"xsched_bypass_processes %u\n", n);
+	xsd_text_printf(t, "# HELP xsched_bypass_detected_total Processes found bypassing "
+			"xsched since the detector started.\n"
+			"# TYPE xsched_bypass_detected_total counter\n"
+			"xsched_bypass_detected_total %llu\n", (unsigned long long)o->bypasses);
+	xsd_text_printf(t, "# HELP xsched_xpu_processes Processes seen using an accelerator, "
+			"scheduled or not.\n# TYPE xsched_xpu_processes gauge\n"
+			"xsched_xpu_processes %zu\n", o->n);
+	xsd_text_printf(t, "# HELP xsched_bypass_untracked_total Processes not tracked: "
+			"the table was full, or the programs' events were lost.\n"
+			"# TYPE xsched_bypass_untracked_total counter\n"
+			"xsched_bypass_untracked_total %llu\n",
+			(unsigned long long)(o->dropped + xbpf_bypass_lost(o->bp)));
+	xsd_text_printf(t, "# HELP xsched_bypass_process_info A process using an accelerator "
+			"without xsched.\n# TYPE xsched_bypass_process_info gauge\n");
+	for (i = 0; i < o->n; i++) {
+		const struct obs_proc *p = &o->proc[i];
+		char comm[64], cg[sizeof(p->cgroup) * 2], what[sizeof(p->what) * 2], uses[64];
+
+		if (p->state != IPC_BYPASS_YES || (!all && p->uid != reader->uid))
+			continue;
+		xsd_prom_label(comm, sizeof(comm), p->comm);
+		xsd_prom_label(cg, sizeof(cg), p->cgroup);
+		xsd_prom_label(what, sizeof(what), p->what);
+		obs_uses(p->uses, uses, sizeof(uses));
+		xsd_text_printf(t, "xsched_bypass_process_info{pid=\"%d\",uid=\"%u\",comm=\"%s\","
+				"cgroup=\"%s\",uses=\"%s\",first=\"%s\"} 1\n", (int)p->pid,
+				(unsigned)p->uid, comm, cg, uses, what);
+	}
+}
