@@ -65,6 +65,18 @@ if(XSCHED_WITH_BPF AND NOT _bpf_found)
     "configure with -DXSCHED_WITH_BPF=AUTO or OFF")
 endif()
 
+# USDT probes in the XQueue (src/xqueue/xq_usdt.h): systemtap-sdt-dev's header.
+find_path(XSCHED_SDT_INCLUDE_DIR sys/sdt.h)
+if(XSCHED_SDT_INCLUDE_DIR)
+  set(_sdt_found ON)
+else()
+  set(_sdt_found OFF)
+endif()
+xs_auto_option(XSCHED_WITH_USDT "USDT probes in libxsched (systemtap-sdt-dev)" ${_sdt_found})
+if(XSCHED_WITH_USDT AND NOT _sdt_found)
+  message(FATAL_ERROR "XSCHED_WITH_USDT=ON needs <sys/sdt.h> (Debian: systemtap-sdt-dev)")
+endif()
+
 set(XSCHED_SANITIZE "" CACHE STRING
   "Sanitizers: empty, 'address,undefined' or 'thread'")
 set_property(CACHE XSCHED_SANITIZE PROPERTY STRINGS "" "address,undefined" "thread")

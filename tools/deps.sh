@@ -5,7 +5,7 @@
 #                 [--optional] [--list]
 # Always: what the build needs. --test: everything needed to build and
 # test every shim and tool (PoCL and the OpenCL loader, Level Zero,
-# libbpf, clang and libFuzzer, systemd's tools); --apps: the real
+# libbpf, bpftool, <sys/sdt.h>, clang and libFuzzer, systemd's tools); --apps: the real
 # third-party OpenCL applications of tests/test_cl_apps.sh (slow to
 # install, their test takes a few minutes); --plots: gnuplot for figures;
 # --demo: what tools/demo.sh runs (PoCL, gnuplot); --package: what building
@@ -32,6 +32,7 @@ test=(
   libze1
   libbpf-dev          # the eBPF tool
   bpftool
+  systemtap-sdt-dev   # <sys/sdt.h>: USDT probes in libxsched
   clang               # eBPF programs, the IPC fuzzer
   llvm
   libclang-rt-14-dev  # libFuzzer

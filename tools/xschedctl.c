@@ -122,6 +122,26 @@ static const struct ctl_verb ctl_verbs[] = {
 		ctl_bypass,
 	},
 	{
+		"trace", "trace --pid PID [--queue N] [--summary] [-d SECONDS] [-o json]",
+		"Trace the XQueue events of process PID live, from libxsched's USDT\n"
+		"probes (provider xsched: submit, launch, complete, suspend, resume,\n"
+		"preempt_done) through eBPF; needs root (or CAP_BPF, CAP_PERFMON and\n"
+		"CAP_SYS_ADMIN), not the daemon. Each event is printed as it comes; at\n"
+		"the end (Ctrl-C, --duration, or the process's exit) a summary per\n"
+		"queue: counts, and submit-to-launch, launch-to-complete, device time\n"
+		"and preemption latencies (P50, P99). Queues are numbered per process\n"
+		"(1, 2, ... in creation order). While traced, each event costs the\n"
+		"process a uprobe hit (microseconds).\n"
+		"\n"
+		"  -p, --pid PID      the process (required)\n"
+		"  -q, --queue N      only its queue N\n"
+		"  -s, --summary      no live events, only the summary\n"
+		"  -d, --duration T   stop after T seconds (or with a unit: 500ms)\n"
+		"  -o, --output FMT   table (default) or json: one object per event,\n"
+		"                     then the summary\n",
+		ctl_trace,
+	},
+	{
 		"run",
 		"run [--priority N] [--share N] [--deadline US] [--laxity US]\n"
 		"    [--api LIST | --lib PATH...] [--dry-run] [--allow-unscheduled]\n"

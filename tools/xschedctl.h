@@ -197,6 +197,7 @@ int ctl_policy(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 int ctl_metrics(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_bypass(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_trace(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 
 /* --- output (xschedctl_fmt.c) ------------------------------------------ */
 

@@ -221,6 +221,10 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 	ctl_json_uint(j, "exec_ns", r->exec_ns);
 	ctl_json_uint(j, "task_p99_ns", r->task_p99_ns);
 	ctl_json_uint(j, "preempt_p99_ns", r->preempt_p99_ns);
+	if (r->cpu_wait_p99_ns)
+		ctl_json_uint(j, "cpu_wait_p99_ns", r->cpu_wait_p99_ns);
+	else
+		ctl_json_null(j, "cpu_wait_p99_ns");
 	ctl_json_uint(j, "level_max", r->level_max);
 	ctl_json_uint(j, "wait_ns", r->wait_ns);
 	ctl_json_uint(j, "guard_runs", r->guard_runs);

@@ -137,7 +137,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 {
 	static const char *const head[] = {
 		"QUEUE", "PID", "COMMAND", "DEVICE", "LV", "STATE", "WAITED", "GUARD", "PRIO",
-		"DONE/S", "BUSY%", "P99", "PREEMPT", "PREEMPT-P99",
+		"DONE/S", "BUSY%", "P99", "PREEMPT", "PREEMPT-P99", "CPU-P99",
 	};
 	char up[32], buf[CTL_CELL_LEN], now_s[16], name[IPC_POLICY_LEN];
 	struct ctl_table t;
@@ -154,7 +154,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		printf("  cpu %.1f%%", (double)(cur->st.cpu_ns - prev->st.cpu_ns) * 100.0 /
 				      (double)(cur->mono_ns - prev->mono_ns));
 	printf("\n\n");
-	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x3fd3);
+	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x7fd3);
 	for (i = 0; i < cur->n; i++) {
 		const struct ipc_queue_rec *r = &cur->recs[i];
 		struct ctl_rate rate = ctl_rate_of(prev, cur, r);
@@ -182,6 +182,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		ctl_table_cell(&t, 11, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
 		ctl_table_cell(&t, 12, "%llu", (unsigned long long)r->preemptions);
 		ctl_table_cell(&t, 13, "%s", ctl_fmt_ns(buf, sizeof(buf), r->preempt_p99_ns, true));
+		ctl_table_cell(&t, 14, "%s", ctl_fmt_ns(buf, sizeof(buf), r->cpu_wait_p99_ns, true));
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);

@@ -61,4 +61,44 @@ unsigned xbpf_bypass_uprobes(const struct xbpf_bypass *b);
 /* Detaches and frees; NULL is fine. */
 void xbpf_bypass_close(struct xbpf_bypass *b);
 
+/* --- run-queue latency (rqlat.bpf.c) ------------------------------------- */
+
+struct xbpf_rqlat;
+
+/* Loads and attaches the programs; 0 with *@out, or -errno with @err as
+ * xbpf_bypass_open(). Nothing is measured until a process is watched. */
+int xbpf_rqlat_open(struct xbpf_rqlat **out, char *err, size_t errlen);
+/* Measures process @pid from now on (its histogram starts empty);
+ * unwatch stops and forgets it. 0 or -errno (-E2BIG: 4096 watched). */
+int xbpf_rqlat_watch(struct xbpf_rqlat *r, int32_t pid);
+void xbpf_rqlat_unwatch(struct xbpf_rqlat *r, int32_t pid);
+/* @pid's histogram so far; -ENOENT if it has none yet. */
+int xbpf_rqlat_read(const struct xbpf_rqlat *r, int32_t pid, struct xbpf_rq_hist *out);
+/* The upper bound, in ns, of the slot holding quantile @q of @h; 0 if empty. */
+uint64_t xbpf_rq_quantile(const struct xbpf_rq_hist *h, double q);
+void xbpf_rqlat_close(struct xbpf_rqlat *r);
+
+/* --- USDT tracing of one process (trace.bpf.c) ------------------------------ */
+
+struct xbpf_trace;
+
+typedef void (*xbpf_trace_fn)(void *arg, const struct xbpf_trace_event *e);
+
+/*
+ * Attaches to the xsched USDT probes of process @pid in every object it
+ * maps that has them (its executable, libxsched, the shims), for queue
+ * @queue only (0: all). Returns 0 with *@out, or -errno with @err: -ENOENT
+ * when the process has no xsched probes (not an xsched process, or a
+ * build without USDT), -ESRCH when there is no such process.
+ */
+int xbpf_trace_open(int32_t pid, uint32_t queue, xbpf_trace_fn fn, void *arg,
+		    struct xbpf_trace **out, char *err, size_t errlen);
+int xbpf_trace_fd(const struct xbpf_trace *t);
+/* Hands waiting events to the callback; their number or -errno. */
+int xbpf_trace_poll(struct xbpf_trace *t, int timeout_ms);
+uint64_t xbpf_trace_lost(const struct xbpf_trace *t);
+/* The objects attached to, one a line. */
+const char *xbpf_trace_objects(const struct xbpf_trace *t);
+void xbpf_trace_close(struct xbpf_trace *t);
+
 #endif

@@ -55,4 +55,42 @@ struct xbpf_use_event {
  */
 #define XBPF_COOKIE(bit, index) ((__u64)(bit) | ((__u64)(index) << 8))
 
+/*
+ * Run-queue latency of one process (rqlat.bpf.c): how long its threads
+ * waited, runnable, between a wakeup (or a preemption) and running, as a
+ * log2 histogram: slot k counts waits in [2^k, 2^(k+1)) ns (the last slot
+ * everything longer). Written by the programs with atomic adds, read by
+ * the loader at any time (a read may straddle an update: count and slots
+ * can differ by the waits being added).
+ */
+#define XBPF_RQ_SLOTS 32
+
+struct xbpf_rq_hist {
+	__u64 slot[XBPF_RQ_SLOTS];
+	__u64 count;
+	__u64 sum_ns;
+};
+
+/* One event of `xschedctl trace` (trace.bpf.c), a USDT probe of the XQueue
+ * (src/xqueue/xq_usdt.h) in the traced process. */
+enum xbpf_trace_type {
+	XBPF_TR_SUBMIT = 1,
+	XBPF_TR_LAUNCH,
+	XBPF_TR_COMPLETE,
+	XBPF_TR_SUSPEND,
+	XBPF_TR_RESUME,
+	XBPF_TR_PREEMPT_DONE,
+	XBPF_TR_MAX,
+};
+
+struct xbpf_trace_event {
+	__u64 ts_ns;                    /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 type;                     /* enum xbpf_trace_type */
+	__u32 queue;                    /* the XQueue's process-local number */
+	__u64 arg;                      /* seq (submit, launch, complete), level */
+	__u64 ns;                       /* complete, resume, preempt_done: a time */
+	__u32 tid;
+	__u32 pad;
+};
+
 #endif

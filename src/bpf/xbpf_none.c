@@ -62,3 +62,69 @@ void xbpf_bypass_close(struct xbpf_bypass *b)
 {
 	(void)b;
 }
+
+int xbpf_rqlat_open(struct xbpf_rqlat **out, char *err, size_t errlen)
+{
+	(void)out;
+	snprintf(err, errlen, "%s", XBPF_NONE);
+	return -EOPNOTSUPP;
+}
+
+int xbpf_rqlat_watch(struct xbpf_rqlat *r, int32_t pid)
+{
+	(void)r, (void)pid;
+	return -EOPNOTSUPP;
+}
+
+void xbpf_rqlat_unwatch(struct xbpf_rqlat *r, int32_t pid)
+{
+	(void)r, (void)pid;
+}
+
+int xbpf_rqlat_read(const struct xbpf_rqlat *r, int32_t pid, struct xbpf_rq_hist *out)
+{
+	(void)r, (void)pid, (void)out;
+	return -EOPNOTSUPP;
+}
+
+void xbpf_rqlat_close(struct xbpf_rqlat *r)
+{
+	(void)r;
+}
+
+int xbpf_trace_open(int32_t pid, uint32_t queue, xbpf_trace_fn fn, void *arg,
+		    struct xbpf_trace **out, char *err, size_t errlen)
+{
+	(void)pid, (void)queue, (void)fn, (void)arg, (void)out;
+	snprintf(err, errlen, "%s", XBPF_NONE);
+	return -EOPNOTSUPP;
+}
+
+int xbpf_trace_fd(const struct xbpf_trace *t)
+{
+	(void)t;
+	return -1;
+}
+
+int xbpf_trace_poll(struct xbpf_trace *t, int timeout_ms)
+{
+	(void)t, (void)timeout_ms;
+	return 0;
+}
+
+uint64_t xbpf_trace_lost(const struct xbpf_trace *t)
+{
+	(void)t;
+	return 0;
+}
+
+const char *xbpf_trace_objects(const struct xbpf_trace *t)
+{
+	(void)t;
+	return "";
+}
+
+void xbpf_trace_close(struct xbpf_trace *t)
+{
+	(void)t;
+}

@@ -286,6 +286,14 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			strcpy(c->observe_libraries, v);
 			return 0;
 		}
+		if (!strcmp(name, "runqueue_latency")) {
+			rc = parse_bool(v, &b);
+			if (rc < 0)
+				*why = "expected yes or no";
+			if (rc == 0)
+				c->observe_runqueue = b;
+			return rc;
+		}
 		NUM("observe", "bypass_grace_ms", 0, 600000, c->bypass_grace_ms)
 		NUM("observe", "bypass_max", 1, 65536, c->bypass_max)
 	}

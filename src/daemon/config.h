@@ -66,6 +66,7 @@ struct xsd_config {
 	uint32_t bypass_grace_ms;          /* unregistered this long: a bypass */
 	uint32_t bypass_max;               /* processes tracked at most */
 	char observe_libraries[1024];      /* more libraries to probe, ' '-separated */
+	bool observe_runqueue;             /* [observe] runqueue_latency */
 	struct xsd_uid_limit *uid_limits;
 	size_t n_uid_limits;
 };

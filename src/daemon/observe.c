@@ -16,6 +16,10 @@
  * drops processes whose exit event was lost (ring buffer full, or the
  * programs' LRU map evicted them).
  *
+ * Run-queue latency (src/bpf/rqlat.bpf.c) is measured for the processes
+ * of the agents connected: watched at HELLO, forgotten when the client
+ * goes; their histograms are read from the programs' map when listed.
+ *
  * Vendor libraries to probe: libcuda.so.1, libOpenCL.so.1 and
  * libze_loader.so.1 found in the system's library directories (the
  * multiarch and lib64 ones, and those of /etc/ld.so.conf.d), plus the
@@ -77,6 +81,9 @@ struct xsd_observe {
 	int rc;                            /* why not running: 0 or -errno */
 	char why[256];
 	char libs[sizeof(((struct xsd_config *)0)->observe_libraries)]; /* as loaded */
+	struct xbpf_rqlat *rq;             /* NULL: run-queue latency not measured */
+	int rq_rc;
+	char rq_why[256];
 };
 
 static bool obs_registered(const struct xsd *d, int32_t pid)
@@ -419,12 +426,46 @@ out:
 	return rc;
 }
 
+/* Starts or stops run-queue latency as configured; watches every agent. */
+static void obs_rq_apply(struct xsd *d)
+{
+	struct xsd_observe *o = d->obs;
+	const struct xsd_client *c;
+	char err[sizeof(o->rq_why)];
+	int rc;
+
+	if (!d->cfg.observe_runqueue) {
+		if (o->rq)
+			xsd_info("run-queue latency off");
+		xbpf_rqlat_close(o->rq);
+		o->rq = NULL;
+		return;
+	}
+	if (o->rq)
+		return;
+	xbpf_set_log(obs_libbpf_log, 0);
+	rc = xbpf_rqlat_open(&o->rq, err, sizeof(err));
+	if (rc < 0) {
+		if (rc != o->rq_rc || strcmp(err, o->rq_why))
+			xsd_warn("run-queue latency unavailable: %s; running without it", err);
+		o->rq_rc = rc;
+		snprintf(o->rq_why, sizeof(o->rq_why), "%s", err);
+		return;
+	}
+	o->rq_rc = 0;
+	o->rq_why[0] = '\0';
+	xsd_info("run-queue latency of registered processes on");
+	for (c = d->clients; c; c = c->next)
+		if (c->role == IPC_ROLE_AGENT && c->hello && !c->dead)
+			xbpf_rqlat_watch(o->rq, c->pid);
+}
+
 int xsd_observe_apply(struct xsd *d)
 {
 	struct xsd_observe *o = d->obs;
 
 	if (!o) {
-		if (!d->cfg.observe_bypass)
+		if (!d->cfg.observe_bypass && !d->cfg.observe_runqueue)
 			return 0;
 		o = d->obs = calloc(1, sizeof(*o));
 		if (!o)
@@ -433,6 +474,7 @@ int xsd_observe_apply(struct xsd *d)
 		o->full_warn.interval_ns = 600 * XS_NSEC_PER_SEC;
 		o->rc = -ENODEV;
 	}
+	obs_rq_apply(d);
 	if (!d->cfg.observe_bypass) {
 		if (o->bp)
 			xsd_info("bypass detection off");
@@ -455,6 +497,7 @@ void xsd_observe_stop(struct xsd *d)
 	if (!d->obs)
 		return;
 	obs_unload(d);
+	xbpf_rqlat_close(d->obs->rq);
 	free(d->obs);
 	d->obs = NULL;
 }
@@ -463,11 +506,35 @@ void xsd_observe_client(struct xsd *d, const struct xsd_client *c)
 {
 	struct obs_proc *p;
 
-	if (!d->obs || !d->obs->bp || c->role != IPC_ROLE_AGENT)
+	if (!d->obs || c->role != IPC_ROLE_AGENT)
 		return;
-	p = obs_find(d->obs, c->pid);
+	if (d->obs->rq)
+		xbpf_rqlat_watch(d->obs->rq, c->pid);
+	p = d->obs->bp ? obs_find(d->obs, c->pid) : NULL;
 	if (p)
 		p->state = IPC_BYPASS_REGISTERED;
+}
+
+void xsd_observe_client_gone(struct xsd *d, const struct xsd_client *c)
+{
+	const struct xsd_client *o;
+
+	if (!d->obs || !d->obs->rq || c->role != IPC_ROLE_AGENT || !c->hello)
+		return;
+	/* Another connection of the process (one that reconnected) keeps it. */
+	for (o = d->clients; o; o = o->next)
+		if (o != c && o->pid == c->pid && o->role == IPC_ROLE_AGENT && !o->dead)
+			return;
+	xbpf_rqlat_unwatch(d->obs->rq, c->pid);
+}
+
+uint64_t xsd_observe_rq_p99(const struct xsd *d, int32_t pid)
+{
+	struct xbpf_rq_hist h;
+
+	if (!d->obs || !d->obs->rq || xbpf_rqlat_read(d->obs->rq, pid, &h) < 0)
+		return 0;
+	return xbpf_rq_quantile(&h, 0.99);
 }
 
 static void obs_record(const struct obs_proc *p, uint64_t now, struct ipc_bypass_rec *r)
@@ -540,6 +607,49 @@ static void obs_uses(uint32_t uses, char *out, size_t len)
 					      names[i].name);
 }
 
+/*
+ * One Prometheus histogram series per registered process: buckets of
+ * 1 us to about 1 s in powers of two (the programs' log2 slots), then +Inf.
+ */
+static void obs_rq_metrics(struct xsd *d, const struct xsd_client *reader, struct xsd_text *t)
+{
+	const struct xsd_client *c;
+	bool all = !reader || reader->privileged;
+
+	if (!d->obs || !d->obs->rq)
+		return;
+	xsd_text_printf(t, "# HELP xsched_process_runqueue_latency_seconds Time the threads of "
+			"a registered process waited for a CPU, runnable.\n"
+			"# TYPE xsched_process_runqueue_latency_seconds histogram\n");
+	for (c = d->clients; c; c = c->next) {
+		struct xbpf_rq_hist h;
+		uint64_t cum = 0;
+		char comm[64];
+		unsigned k;
+
+		if (c->role != IPC_ROLE_AGENT || !c->hello || (!all && c->uid != reader->uid) ||
+		    xbpf_rqlat_read(d->obs->rq, c->pid, &h) < 0)
+			continue;
+		xsd_prom_label(comm, sizeof(comm), c->comm);
+		for (k = 0; k < XBPF_RQ_SLOTS; k++) {
+			cum += h.slot[k];
+			/* Slot k ends at 2^(k+1) ns; buckets from 2^10 (1 us) to 2^30. */
+			if (k + 1 >= 10 && k + 1 <= 30)
+				xsd_text_printf(t, "xsched_process_runqueue_latency_seconds_bucket{"
+						"pid=\"%d\",comm=\"%s\",le=\"%.9g\"} %llu\n",
+						(int)c->pid, comm, (double)(1ull << (k + 1)) / 1e9,
+						(unsigned long long)cum);
+		}
+		xsd_text_printf(t, "xsched_process_runqueue_latency_seconds_bucket{pid=\"%d\","
+				"comm=\"%s\",le=\"+Inf\"} %llu\n", (int)c->pid, comm,
+				(unsigned long long)cum);
+		xsd_text_printf(t, "xsched_process_runqueue_latency_seconds_sum{pid=\"%d\","
+				"comm=\"%s\"} %.9g\n", (int)c->pid, comm, (double)h.sum_ns / 1e9);
+		xsd_text_printf(t, "xsched_process_runqueue_latency_seconds_count{pid=\"%d\","
+				"comm=\"%s\"} %llu\n", (int)c->pid, comm, (unsigned long long)cum);
+	}
+}
+
 void xsd_observe_metrics(struct xsd *d, const struct xsd_client *reader, struct xsd_text *t)
 {
 	struct xsd_observe *o = d->obs;
@@ -547,6 +657,7 @@ void xsd_observe_metrics(struct xsd *d, const struct xsd_client *reader, struct 
 	uint32_t n = 0;
 	size_t i;
 
+	obs_rq_metrics(d, reader, t);
 	xsd_text_printf(t, "# HELP xsched_bypass_detector_up 1 while the bypass detector runs.\n"
 			"# TYPE xsched_bypass_detector_up gauge\nxsched_bypass_detector_up %d\n",
 			o && o->bp);

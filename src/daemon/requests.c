@@ -365,7 +365,8 @@ static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 					return rc;
 				out.m.h.count = 0;
 			}
-			xsd_queue_record(&d->sched, o->queue[i], &out.m.rec[out.m.h.count++]);
+			xsd_queue_record(&d->sched, o->queue[i], &out.m.rec[out.m.h.count]);
+			out.m.rec[out.m.h.count++].cpu_wait_p99_ns = xsd_observe_rq_p99(d, o->pid);
 		}
 	}
 	out.m.h.flags = IPC_F_LAST;

@@ -11,6 +11,7 @@
  * even frame, is disconnected. Nothing a client does can stop the loop.
  */
 #include "daemon/daemon.h"
+#include "daemon/observe.h"
 #include "daemon/log.h"
 #include "base/clock.h"
 #include "base/compiler.h"
@@ -266,6 +267,7 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 			break;
 		}
 	}
+	xsd_observe_client_gone(d, c);
 	if (!c->hello)
 		d->pending_hello--;
 	for (i = 0; c->queue && i < c->nslots; i++)

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 6u
+#define IPC_VERSION 7u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -213,6 +213,8 @@ struct ipc_queue_rec {
 	uint32_t level_max;     /* highest level its device supports */
 	uint64_t wait_ns;       /* ready and kept suspended for so long; 0: not */
 	uint64_t guard_runs;    /* grants of the starvation guard so far */
+	uint64_t cpu_wait_p99_ns; /* its process's run-queue latency, P99 (the
+				 * upper bound of a log2 bucket); 0: not measured */
 };
 
 struct ipc_list_reply {
@@ -441,7 +443,7 @@ _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 240, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 248, "ipc ABI");
 _Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");

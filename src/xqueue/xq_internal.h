@@ -56,6 +56,7 @@ struct xq_list {
 
 struct xq {
 	struct xal_hwq *hwq;
+	uint32_t trace_id;            /* process-local number, for the USDT probes */
 	const struct xal_ops *ops;
 	pthread_mutex_t lock;         /* everything below unless noted */
 	pthread_cond_t cond;          /* completions, resumes, launches */

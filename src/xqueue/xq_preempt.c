@@ -8,6 +8,7 @@
  * queue lock is never held while the backend waits for the device.
  */
 #include "xqueue/xq_internal.h"
+#include "xqueue/xq_usdt.h"
 #include "base/clock.h"
 #include "base/futex.h"
 
@@ -15,7 +16,10 @@
 
 void xq_record_preemption(struct xq *q)
 {
-	xs_hist_record(&q->preempt_hist, xs_now_ns() - q->susp_ns);
+	uint64_t ns = xs_now_ns() - q->susp_ns;
+
+	xs_hist_record(&q->preempt_hist, ns);
+	XQ_PROBE2(preempt_done, q->trace_id, ns);
 	q->measured_gen = q->susp_gen;
 }
 
@@ -46,6 +50,7 @@ int xq_suspend(struct xq *q, unsigned flags)
 	atomic_store(&q->suspended, true);
 	gen = ++q->susp_gen;
 	q->susp_ns = xs_now_ns();
+	XQ_PROBE2(suspend, q->trace_id, q->level);
 	had_work = q->susp_had_work = q->inflight.n > 0;
 	if (had_work || q->pending.n)
 		q->st.preemptions++;
@@ -101,6 +106,7 @@ int xq_resume(struct xq *q)
 		return 0;
 	}
 	q->susp_gen++;
+	XQ_PROBE2(resume, q->trace_id, xs_now_ns() - q->susp_ns);
 	pthread_mutex_unlock(&q->lock);
 	rc = xq_backend_preempt(q, false);
 	pthread_mutex_lock(&q->lock);

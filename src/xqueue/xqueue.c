@@ -14,6 +14,7 @@
  * never touches a freed command.
  */
 #include "xqueue/xq_internal.h"
+#include "xqueue/xq_usdt.h"
 #include "base/clock.h"
 
 #include <errno.h>
@@ -170,17 +171,19 @@ static void xq_after_retire(struct xq *q)
 static void xq_retire_head(struct xq *q)
 {
 	struct xal_cmd *c = xq_list_pop(&q->inflight);
-	uint64_t ns;
+	uint64_t ns, dev_ns = 0;
 
 	if (c->xq_flags & XQ_F_LOCAL_DONE) {
 		xq_record_error(q, c->xq_status);
 	} else if (q->ops->cmd_time && q->ops->cmd_time(q->hwq, c, &ns) == 0) {
 		xq_est_learn(q, c, ns);
-		q->st.exec_ns += ns;
+		dev_ns = ns;
 	} else {
-		q->st.exec_ns += c->xq_est_ns;
+		dev_ns = c->xq_est_ns;
 	}
+	q->st.exec_ns += dev_ns;
 	xq_window_retired(q, c);
+	XQ_PROBE3(complete, q->trace_id, c->xq_seq, dev_ns);
 	q->completed_seq = c->xq_seq;
 	q->st.completed++;
 	xq_list_push(&q->garbage, c);
@@ -261,6 +264,7 @@ static void xq_launch_one(struct xq *q, struct xal_cmd *c)
 		c->xq_status = rc;
 		c->xq_est_ns = 0;
 	}
+	XQ_PROBE2(launch, q->trace_id, c->xq_seq);
 	xq_list_push(&q->inflight, c);
 	q->inflight_est_ns += c->xq_est_ns;
 	q->launched_seq = c->xq_seq;
@@ -496,6 +500,9 @@ static int xq_resolve_window(struct xq *q, int32_t threshold, int32_t batch,
 	return 0;
 }
 
+/* Numbers queues for the USDT probes (xq_usdt.h). */
+static _Atomic uint32_t xq_trace_ids;
+
 int xq_create(struct xal_hwq *hwq, const struct xq_config *cfg, struct xq **out)
 {
 	static const struct xq_config defaults;
@@ -511,6 +518,7 @@ int xq_create(struct xal_hwq *hwq, const struct xq_config *cfg, struct xq **out)
 	if (!q)
 		return -ENOMEM;
 	q->hwq = hwq;
+	q->trace_id = atomic_fetch_add(&xq_trace_ids, 1) + 1;
 	q->ops = hwq->ops;
 	rc = xal_level_grant(hwq, cfg->level);
 	if (rc < 0)
@@ -547,6 +555,7 @@ static uint64_t xq_submit_locked(struct xq *q, struct xal_cmd *cmd)
 	s = ++q->next_seq;
 	cmd->xq_seq = s;
 	q->st.submitted++;
+	XQ_PROBE2(submit, q->trace_id, s);
 	if (!q->pending.head && xq_may_launch(q) && xq_window_has_room(q, cmd) &&
 	    xq_gate_open(q, cmd)) {
 		xq_launch_one(q, cmd);
