@@ -14,7 +14,7 @@
  *
  * Usage: bench_preempt [--samples N] [--reps N] [--quick]
  */
-#include "xsched/xsched.h"
+#include "xsched/sim.h"
 #include "base/clock.h"
 #include "sim/sim.h"
 #include "xal/xal_sim.h"

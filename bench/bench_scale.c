@@ -30,7 +30,7 @@
  * Usage: bench_scale [--daemon PATH] [--procs N] [--queues N]
  *                    [--duration-s S] [--period-ms P] [--policy NAME] [--quick]
  */
-#include "xsched/xsched.h"
+#include "xsched/sim.h"
 #include "agent/agent.h"
 #include "base/clock.h"
 #include "base/compiler.h"

@@ -14,7 +14,7 @@
  *
  * Usage: demo_priority [--tasks N] [--cmds N] [--cmd-us T] [--load PCT]
  */
-#include "xsched/xsched.h"
+#include "xsched/sim.h"
 #include "base/clock.h"
 #include "base/futex.h"
 #include "sim/sim.h"

@@ -16,7 +16,7 @@
  *   missed=N elapsed_ms=X
  * where missed counts tasks that did not complete within --deadline-us.
  */
-#include "xsched/xsched.h"
+#include "xsched/sim.h"
 #include "agent/agent.h"
 #include "base/clock.h"
 #include "bench_util.h"

@@ -76,7 +76,7 @@ file(INSTALL DESTINATION \"\${_xs_dest}\" TYPE FILE FILES ${A_FILES})")
 endfunction()
 
 # --- libxsched: headers, pkg-config file ---------------------------------
-install(FILES include/xsched/xsched.h include/xsched/policy.h
+install(FILES include/xsched/xsched.h include/xsched/sim.h include/xsched/policy.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/xsched)
 # A /usr build names its directories; any other prefix finds them from the
 # .pc file's own place, so a relocated install still compiles.

@@ -32,7 +32,7 @@
 #include "ipc/ipc_msg.h"
 #include "ipc/ipc_sock.h"
 #include "sim/sim.h"
-#include "xsched/xsched.h"
+#include "xsched/sim.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include "test_util.h"
 
 #include "base/clock.h"
-#include "xsched/xsched.h"
+#include "xsched/sim.h"
 
 #include <errno.h>
 #include <limits.h>

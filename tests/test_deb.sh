@@ -53,7 +53,7 @@ for f in /usr/sbin/xschedd /usr/bin/xschedctl \
 	"/usr/lib/$multiarch/xsched/libxsched-opencl.so" \
 	"/usr/lib/$multiarch/xsched/libxsched-levelzero.so" \
 	"/usr/lib/$multiarch/libxsched.so.0" "/usr/lib/$multiarch/pkgconfig/xsched.pc" \
-	/usr/include/xsched/xsched.h /usr/share/man/man1/xschedctl.1.gz \
+	/usr/include/xsched/xsched.h /usr/include/xsched/sim.h /usr/share/man/man1/xschedctl.1.gz \
 	/usr/share/man/man8/xschedd.8.gz /lib/systemd/system/xschedd.service \
 	/usr/lib/sysusers.d/xsched.conf /etc/xsched/xschedd.conf \
 	/usr/share/bash-completion/completions/xschedctl /usr/share/doc/xsched/copyright; do

@@ -61,8 +61,13 @@ check_pc() {
 	cat >"$tmp/use.c" <<'C'
 #include <errno.h>
 #include <stdio.h>
-#include <xsched/xsched.h>
-int main(void) { return puts(xs_strerror(-EINVAL)) < 0; }
+#include <xsched/sim.h>
+int main(void)
+{
+	int (*volatile kernel)(uint64_t, xs_cmd **) = xs_sim_kernel;
+
+	return puts(xs_strerror(-EINVAL)) < 0 || !kernel;
+}
 C
 	flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$sysroot pkg-config --cflags --libs xsched)
 	# shellcheck disable=SC2086 # pkg-config's words
@@ -93,6 +98,7 @@ expect_file "$p" "bin/xschedctl" "xschedctl"
 expect_file "$p" "$libdir/libxsched.so.[0-9]*" "libxsched"
 expect_file "$p" "$libdir/pkgconfig/xsched.pc" "pkg-config file"
 expect_file "$p" "include/xsched/xsched.h" "public header"
+expect_file "$p" "include/xsched/sim.h" "simulated XPU header"
 expect_file "$p" "include/xsched/policy.h" "policy header"
 expect_file "$p" "share/man/man1/xschedctl.1" "xschedctl(1)"
 expect_file "$p" "share/bash-completion/completions/xschedctl" "bash completion"

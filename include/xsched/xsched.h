@@ -111,50 +111,16 @@ typedef struct xs_queue_stats {
 	uint64_t exec_ns;         /* device time of completed commands (measured or learned) */
 } xs_queue_stats;
 
-/* --- hardware queues --------------------------------------------------- */
+/* --- hardware queues and commands ---------------------------------------- */
 
 /*
- * Creates a hardware queue on the simulated XPU named @device (NULL:
- * $XSCHED_SIM_DEVICE, else "xsched-sim0"); the device is created on first
- * use and shared by every process of the node. Errors: -EINVAL (bad name),
- * -ENOSPC (too many queues on the device), -ENOMEM, or the errno of the
- * shared-memory calls.
+ * Hardware queues and commands come from a backend: the simulated XPU's
+ * are in <xsched/sim.h>; the shims make them for CUDA, OpenCL and Level
+ * Zero. What follows works with any of them.
  */
-int xs_sim_hwq_create(const char *device, xs_hwq **out);
 
 /* Destroys a hardware queue; every XQueue over it must be destroyed first. */
 void xs_hwq_destroy(xs_hwq *hwq);
-
-/* --- commands ----------------------------------------------------------- */
-
-/* A kernel that occupies the simulated device for @duration_ns (> 0). */
-int xs_sim_kernel(uint64_t duration_ns, xs_cmd **out);
-
-/*
- * A kernel that calls @fn(@arg) on the device (the simulated device runs it
- * on its own thread) and then occupies the device for the rest of
- * @duration_ns. A negative return of @fn becomes the command's error,
- * reported at the next xs_wait*(). @arg must stay valid until then.
- */
-int xs_sim_kernel_fn(uint64_t duration_ns, int (*fn)(void *arg), void *arg,
-		     xs_cmd **out);
-
-/*
- * A copy of @size bytes into @dst. @src is copied when the command is
- * created, so the caller may reuse it at once; @dst must stay valid until
- * the command completes. @duration_ns 0 models a 10 GB/s transfer.
- */
-int xs_sim_copy(void *dst, const void *src, size_t size, uint64_t duration_ns,
-		xs_cmd **out);
-
-/* A memset of @size bytes at @dst to @value. */
-int xs_sim_memset(void *dst, int value, size_t size, xs_cmd **out);
-
-/*
- * An event record: when it completes, *@timestamp_ns holds the device time
- * at which it ran (CLOCK_MONOTONIC).
- */
-int xs_sim_event(uint64_t *timestamp_ns, xs_cmd **out);
 
 /* Destroys a command that was never submitted. */
 void xs_cmd_destroy(xs_cmd *cmd);
