@@ -10,6 +10,7 @@
  */
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
+#include "shim/common/shim_map.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,11 +18,10 @@
 
 /* --- kernel parameter layouts -------------------------------------------- */
 
-#define PI_BUCKETS 256
 #define PI_MAX_PARAMS 256
 
 struct param_info {
-	struct param_info *next;
+	struct shim_map_node node; /* first; key: f */
 	CUfunction f;
 	bool known;             /* the driver reported the layout */
 	unsigned n;
@@ -29,15 +29,7 @@ struct param_info {
 	size_t size[];
 };
 
-static pthread_rwlock_t pi_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct param_info *pi_table[PI_BUCKETS];
-
-static unsigned pi_hash(CUfunction f)
-{
-	uintptr_t x = (uintptr_t)f;
-
-	return (unsigned)((x >> 4) ^ (x >> 12)) % PI_BUCKETS;
-}
+static struct shim_map pi_table = SHIM_MAP_INIT;
 
 static struct param_info *pi_query(CUfunction f)
 {
@@ -68,22 +60,20 @@ static struct param_info *pi_query(CUfunction f)
 
 static const struct param_info *pi_get(CUfunction f)
 {
-	unsigned b = pi_hash(f);
-	struct param_info *p;
+	struct param_info *p, *other;
 
-	pthread_rwlock_rdlock(&pi_lock);
-	for (p = pi_table[b]; p && p->f != f; p = p->next)
-		;
-	pthread_rwlock_unlock(&pi_lock);
+	p = (struct param_info *)shim_map_find(&pi_table, f);
 	if (p)
 		return p;
 	p = pi_query(f);
 	if (!p)
 		return NULL;
-	pthread_rwlock_wrlock(&pi_lock);
-	p->next = pi_table[b];
-	pi_table[b] = p;
-	pthread_rwlock_unlock(&pi_lock);
+	/* Another thread may have asked the driver too: keep the first. */
+	other = (struct param_info *)shim_map_add(&pi_table, &p->node, f);
+	if (other) {
+		free(p);
+		return other;
+	}
 	return p;
 }
 

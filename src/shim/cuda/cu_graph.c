@@ -17,10 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CG_BUCKETS 256
-
-static pthread_rwlock_t cg_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct cg_exec *cg_table[CG_BUCKETS];
+static struct shim_map cg_table = SHIM_MAP_INIT;
 
 /* XSCHED_CUDA_GRAPH_SLICE (cu_graph_int.h): -1 off, 0 the budget, else ns. */
 static int64_t cg_target_env = 0;
@@ -56,19 +53,11 @@ int64_t cg_target_mode(void)
 	return cg_target_env;
 }
 
-static unsigned cg_hash(const void *p)
-{
-	uintptr_t x = (uintptr_t)p;
-
-	return (unsigned)((x >> 4) ^ (x >> 12)) % CG_BUCKETS;
-}
-
 /* ---- records ---- */
 
 void cg_instantiated(CUgraphExec e, CUgraph g, unsigned long long flags)
 {
-	struct cg_exec *x, **pp, *old = NULL;
-	unsigned b = cg_hash(e);
+	struct cg_exec *x, *old;
 
 	if (!e || cu_load() < 0 || cu_passthrough())
 		return;
@@ -84,18 +73,8 @@ void cg_instantiated(CUgraphExec e, CUgraph g, unsigned long long flags)
 	if (cg_target_mode() >= 0 && !(flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) &&
 	    cu_real.cuGraphClone && cu_real.cuGraphClone(&x->priv, g) == CUDA_SUCCESS)
 		x->state = CG_NEW;
-	pthread_rwlock_wrlock(&cg_lock);
 	/* A record left by a destroy the shim did not see: its handle was reused. */
-	for (pp = &cg_table[b]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->exec == e) {
-			old = *pp;
-			*pp = old->next;
-			break;
-		}
-	}
-	x->next = cg_table[b];
-	cg_table[b] = x;
-	pthread_rwlock_unlock(&cg_lock);
+	old = (struct cg_exec *)shim_map_insert(&cg_table, &x->node, e);
 	if (old) {
 		atomic_store(&old->orphan, true);       /* not ours to destroy any more */
 		cg_put(old);
@@ -108,12 +87,11 @@ struct cg_exec *cg_get(CUgraphExec e)
 
 	if (!e)
 		return NULL;
-	pthread_rwlock_rdlock(&cg_lock);
-	for (x = cg_table[cg_hash(e)]; x && x->exec != e; x = x->next)
-		;
+	pthread_rwlock_rdlock(&cg_table.lock);
+	x = (struct cg_exec *)shim_map_find_locked(&cg_table, e);
 	if (x)
 		atomic_fetch_add(&x->refs, 1);
-	pthread_rwlock_unlock(&cg_lock);
+	pthread_rwlock_unlock(&cg_table.lock);
 	return x;
 }
 
@@ -136,19 +114,11 @@ void cg_put(struct cg_exec *x)
 
 bool cg_forget(CUgraphExec e)
 {
-	struct cg_exec **pp, *x = NULL;
+	struct cg_exec *x;
 
 	if (!e)
 		return false;
-	pthread_rwlock_wrlock(&cg_lock);
-	for (pp = &cg_table[cg_hash(e)]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->exec == e) {
-			x = *pp;
-			*pp = x->next;
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&cg_lock);
+	x = (struct cg_exec *)shim_map_remove(&cg_table, e);
 	cg_put(x);
 	return x != NULL;
 }

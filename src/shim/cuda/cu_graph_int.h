@@ -6,6 +6,7 @@
 #define XS_CU_GRAPH_INT_H
 
 #include "shim/cuda/cu_graph.h"
+#include "shim/common/shim_map.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,7 +34,7 @@ struct cg_slice {
 enum { CG_NEW, CG_SLICED, CG_FROZEN, CG_WHOLE };
 
 struct cg_exec {
-	struct cg_exec *next;   /* hash chain (the table's lock) */
+	struct shim_map_node node; /* first; key: exec (the executables' map) */
 	CUgraphExec exec;       /* the application's */
 	_Atomic int refs;       /* the table's, and each command's */
 	pthread_mutex_t lock;   /* below, unless noted */

@@ -1,8 +1,10 @@
 /*
  * Streams, contexts and their XQueues (see cu_sched.h).
  *
- * Tables are small hash maps under one reader-writer lock: lookups (every
- * intercepted call) take it shared, creations and destructions exclusive.
+ * Streams are a handle map (shim/common/shim_map.h), contexts a list under
+ * a reader-writer lock: lookups (every intercepted call) take the locks
+ * shared, creations and destructions exclusive; the context lock comes
+ * before the map's.
  * A stream's own XQueue is made on its first use, under a mutex of its
  * own, and published with release semantics. Per-thread default streams
  * live in a thread-local list, destroyed when the thread exits (after
@@ -17,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CS_BUCKETS 256
 
 struct cs_ctx {
 	struct cs_ctx *next;
@@ -38,18 +38,11 @@ struct cs_tls_stream {
 
 static pthread_rwlock_t cs_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t cs_qlock = PTHREAD_MUTEX_INITIALIZER;   /* own queues' creation */
-static struct cs_stream *cs_streams[CS_BUCKETS];
+static struct shim_map cs_streams = SHIM_MAP_INIT;
 static struct cs_ctx *cs_ctxs;
 static pthread_key_t cs_tls_key;
 static pthread_once_t cs_tls_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct cs_tls_stream *cs_tls;
-
-static unsigned cs_hash(const void *p)
-{
-	uintptr_t x = (uintptr_t)p;
-
-	return (unsigned)((x >> 4) ^ (x >> 12)) % CS_BUCKETS;
-}
 
 static _Atomic int cs_nqueues;
 
@@ -264,13 +257,7 @@ static struct cs_stream *cs_per_thread(struct cs_ctx *c)
 
 static struct cs_stream *cs_stream_find(CUstream h)
 {
-	struct cs_stream *s;
-
-	pthread_rwlock_rdlock(&cs_lock);
-	for (s = cs_streams[cs_hash(h)]; s && s->handle != h; s = s->next)
-		;
-	pthread_rwlock_unlock(&cs_lock);
-	return s;
+	return (struct cs_stream *)shim_map_find(&cs_streams, h);
 }
 
 /*
@@ -365,14 +352,6 @@ static struct cs_stream *cs_stream_new(struct cs_ctx *c, CUstream h, unsigned in
 	return s;
 }
 
-static void cs_stream_insert(struct cs_stream *s)
-{
-	unsigned b = cs_hash(s->handle);
-
-	s->next = cs_streams[b];
-	cs_streams[b] = s;
-}
-
 CUstream cs_direct(struct cs_stream *s, CUstream h, bool ptsz)
 {
 	if (!s)
@@ -380,6 +359,8 @@ CUstream cs_direct(struct cs_stream *s, CUstream h, bool ptsz)
 	cs_flush(s);
 	return s->real;
 }
+
+static CUresult cs_stream_retire(struct cs_stream *s);
 
 void cs_stream_created(CUstream h, unsigned int flags, int prio)
 {
@@ -391,9 +372,9 @@ void cs_stream_created(CUstream h, unsigned int flags, int prio)
 	s = cs_stream_new(c, h, flags, prio);
 	if (!s)
 		return;         /* unscheduled, but still correct: calls go straight through */
-	pthread_rwlock_wrlock(&cs_lock);
-	cs_stream_insert(s);
-	pthread_rwlock_unlock(&cs_lock);
+	/* A record left for a handle the driver reused (a destroy we did not
+	 * see) is retired as cs_stream_destroyed() would have retired it. */
+	cs_stream_retire((struct cs_stream *)shim_map_insert(&cs_streams, &s->node, h));
 }
 
 struct cs_stream *cs_stream_add(CUstream h, CUcontext ctx, unsigned int flags, int prio)
@@ -410,12 +391,7 @@ struct cs_stream *cs_stream_add(CUstream h, CUcontext ctx, unsigned int flags, i
 	s = c ? cs_stream_new(c, h, flags, prio) : NULL;
 	if (!s)
 		return NULL;
-	pthread_rwlock_wrlock(&cs_lock);
-	for (other = cs_streams[cs_hash(h)]; other && other->handle != h; other = other->next)
-		;
-	if (!other)
-		cs_stream_insert(s);
-	pthread_rwlock_unlock(&cs_lock);
+	other = (struct cs_stream *)shim_map_add(&cs_streams, &s->node, h);
 	if (other) {
 		/* Another thread adopted it first. */
 		free(s);
@@ -426,19 +402,17 @@ struct cs_stream *cs_stream_add(CUstream h, CUcontext ctx, unsigned int flags, i
 
 CUresult cs_stream_destroyed(CUstream h)
 {
-	struct cs_stream **pp, *s = NULL;
-	CUresult rc = CUDA_SUCCESS;
-	unsigned b = cs_hash(h);
+	return cs_stream_retire((struct cs_stream *)shim_map_remove(&cs_streams, h));
+}
 
-	pthread_rwlock_wrlock(&cs_lock);
-	for (pp = &cs_streams[b]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->handle == h) {
-			s = *pp;
-			*pp = s->next;
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&cs_lock);
+/*
+ * Frees the record @s (NULL: none) taken out of the stream map, after its
+ * buffered work reached the driver; the error of the group's queue, if any.
+ */
+static CUresult cs_stream_retire(struct cs_stream *s)
+{
+	CUresult rc = CUDA_SUCCESS;
+
 	if (!s)
 		return CUDA_SUCCESS;
 	/* The stream's buffered work must reach the driver before it goes. */
@@ -523,31 +497,44 @@ static bool cs_xqs_add(struct xq ***qs, size_t *n, size_t *cap, struct xq *q)
  * with their stream, by the application: working on a context while
  * destroying its streams is its race.
  */
+struct cs_collect {
+	const struct cs_ctx *only;
+	cs_ctx_match_fn *match;
+	const void *arg;
+	struct xq **qs;
+	size_t n, cap;
+};
+
+/* shim_map_each() over the streams: adds @node's own queue if it matches. */
+static bool cs_collect_stream(struct shim_map_node *node, void *arg)
+{
+	struct cs_stream *s = (struct cs_stream *)node;
+	struct cs_collect *w = arg;
+	struct cs_queue *q = atomic_load(&s->q);
+
+	if (!s->own || !q)
+		return true;
+	if (w->match ? w->match(s->ctx->ctx, s->ctx->primary, s->ctx->green, w->arg) :
+		       s->ctx == w->only)
+		return cs_xqs_add(&w->qs, &w->n, &w->cap, q->xq);
+	return true;
+}
+
 static struct xq **cs_ctx_queues(const struct cs_ctx *only, cs_ctx_match_fn *match,
 				 const void *arg, size_t *count)
 {
-	struct xq **qs = NULL;
-	size_t n = 0, cap = 0, b;
+	struct cs_collect w = { .only = only, .match = match, .arg = arg };
 	bool ok = true;
 
 	pthread_rwlock_rdlock(&cs_lock);
 	for (const struct cs_ctx *c = cs_ctxs; match && ok && c; c = c->next)
 		if (match(c->ctx, c->primary, c->green, arg))
-			ok = cs_xqs_add(&qs, &n, &cap, c->group.xq);
-	for (b = 0; ok && b < CS_BUCKETS; b++) {
-		for (struct cs_stream *s = cs_streams[b]; ok && s; s = s->next) {
-			struct cs_queue *q = atomic_load(&s->q);
-
-			if (!s->own || !q)
-				continue;
-			if (match ? match(s->ctx->ctx, s->ctx->primary, s->ctx->green, arg) :
-				    s->ctx == only)
-				ok = cs_xqs_add(&qs, &n, &cap, q->xq);
-		}
-	}
+			ok = cs_xqs_add(&w.qs, &w.n, &w.cap, c->group.xq);
+	if (ok)
+		shim_map_each(&cs_streams, cs_collect_stream, &w);
 	pthread_rwlock_unlock(&cs_lock);
-	*count = n;
-	return qs;
+	*count = w.n;
+	return w.qs;
 }
 
 CUresult cs_ctx_sync(void)
@@ -585,15 +572,22 @@ void cs_ctx_flush(cs_ctx_match_fn *match, const void *arg)
  * atexit() when the first queue is made, to run before the handlers of
  * libraries loaded earlier (a sanitizer's leak check among them).
  */
+static bool cs_reap_stream(struct shim_map_node *node, void *arg)
+{
+	struct cs_stream *s = (struct cs_stream *)node;
+
+	(void)arg;
+	if (s->own && atomic_load(&s->q))
+		xq_reap(s->q->xq);
+	return true;
+}
+
 static void cs_reap_at_exit(void)
 {
 	pthread_rwlock_rdlock(&cs_lock);
 	for (struct cs_ctx *c = cs_ctxs; c; c = c->next)
 		if (c->group.xq)
 			xq_reap(c->group.xq);
-	for (int b = 0; b < CS_BUCKETS; b++)
-		for (struct cs_stream *s = cs_streams[b]; s; s = s->next)
-			if (s->own && atomic_load(&s->q))
-				xq_reap(s->q->xq);
 	pthread_rwlock_unlock(&cs_lock);
+	shim_map_each(&cs_streams, cs_reap_stream, NULL);
 }

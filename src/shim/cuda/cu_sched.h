@@ -23,6 +23,7 @@
 #define XS_CU_SCHED_H
 
 #include "shim/cuda/cu_shim.h"
+#include "shim/common/shim_map.h"
 #include "xal/xal_cuda.h"
 #include "xqueue/xqueue.h"
 
@@ -37,7 +38,7 @@ struct cs_queue {
 };
 
 struct cs_stream {
-	struct cs_stream *next;         /* hash chain */
+	struct shim_map_node node;      /* first; key: handle (the stream map) */
 	CUstream handle;                /* what the application passes */
 	CUstream real;                  /* what the driver receives */
 	struct cs_ctx *ctx;

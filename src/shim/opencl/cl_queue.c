@@ -17,20 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CLQ_BUCKETS 64
-
-static pthread_rwlock_t clq_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct cl_q *clq_table[CLQ_BUCKETS];
+static struct shim_map clq_table = SHIM_MAP_INIT;
 static _Atomic int clq_count;           /* created, ever */
 static _Atomic int clq_live;
 _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred;
-
-static unsigned clq_hash(const void *p)
-{
-	uintptr_t x = (uintptr_t)p;
-
-	return (unsigned)((x >> 4) ^ (x >> 12)) % CLQ_BUCKETS;
-}
 
 int cl_q_count(void)
 {
@@ -39,24 +29,19 @@ int cl_q_count(void)
 
 struct cl_q *cl_q_of(cl_command_queue queue)
 {
-	struct cl_q *q;
+	return queue ? (struct cl_q *)shim_map_find(&clq_table, queue) : NULL;
+}
 
-	if (!queue)
-		return NULL;
-	pthread_rwlock_rdlock(&clq_lock);
-	for (q = clq_table[clq_hash(queue)]; q && q->queue != queue; q = q->next)
-		;
-	pthread_rwlock_unlock(&clq_lock);
-	return q;
+static bool clq_kick(struct shim_map_node *n, void *arg)
+{
+	(void)arg;
+	xq_kick(((struct cl_q *)n)->xq);
+	return true;
 }
 
 void cl_q_kick_all(void)
 {
-	pthread_rwlock_rdlock(&clq_lock);
-	for (int b = 0; b < CLQ_BUCKETS; b++)
-		for (struct cl_q *q = clq_table[b]; q; q = q->next)
-			xq_kick(q->xq);
-	pthread_rwlock_unlock(&clq_lock);
+	shim_map_each(&clq_table, clq_kick, NULL);
 }
 
 /* $XSCHED_OPENCL_STATS: what the shim scheduled, for tests and tools. */
@@ -78,19 +63,29 @@ static void clq_write_stats(void)
  * held while calling into them: launches take it under an XQueue lock
  * (cl_q_kick_all()), so the reverse order must never happen.
  */
-static size_t clq_snapshot(struct cl_q **list, size_t max)
-{
-	size_t n = 0;
+struct clq_list {
+	struct cl_q **q;
+	size_t n, max;
+};
 
-	pthread_rwlock_rdlock(&clq_lock);
-	for (int b = 0; b < CLQ_BUCKETS; b++)
-		for (struct cl_q *q = clq_table[b]; q && n < max; q = q->next)
-			list[n++] = q;
-	pthread_rwlock_unlock(&clq_lock);
-	return n;
+static bool clq_take(struct shim_map_node *n, void *arg)
+{
+	struct clq_list *l = arg;
+
+	l->q[l->n++] = (struct cl_q *)n;
+	return l->n < l->max;
 }
 
-#define CLQ_SNAPSHOT_MAX (CLQ_BUCKETS * 4)
+static size_t clq_snapshot(struct cl_q **list, size_t max)
+{
+	struct clq_list l = { .q = list, .max = max };
+
+	if (max)
+		shim_map_each(&clq_table, clq_take, &l);
+	return l.n;
+}
+
+#define CLQ_SNAPSHOT_MAX 256
 
 static void clq_reap_at_exit(void)
 {
@@ -133,7 +128,6 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	struct cl_q *q = calloc(1, sizeof(*q));
 	struct xs_devid id;
 	char device[32];
-	unsigned b;
 
 	if (!q)
 		return;
@@ -161,11 +155,9 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	atomic_fetch_add(&clq_count, 1);
 	atomic_fetch_add(&clq_live, 1);
 	pthread_once(&reap_once, clq_reap_register);
-	b = clq_hash(queue);
-	pthread_rwlock_wrlock(&clq_lock);
-	q->next = clq_table[b];
-	clq_table[b] = q;
-	pthread_rwlock_unlock(&clq_lock);
+	/* No record can be left for @queue: each holds its queue retained
+	 * until it is out of the map (clq_retire()). */
+	shim_map_insert(&clq_table, &q->node, queue);
 }
 
 XS_CL_HOOK cl_command_queue clCreateCommandQueue(cl_context ctx, cl_device_id dev,
@@ -258,17 +250,11 @@ static void clq_wait_retired(void)
  */
 static void clq_retire(struct cl_q *q)
 {
-	struct cl_q **pp;
 	xs_queue_stats st;
 	pthread_attr_t attr;
 	pthread_t t;
 
-	pthread_rwlock_wrlock(&clq_lock);
-	for (pp = &clq_table[clq_hash(q->queue)]; *pp && *pp != q; pp = &(*pp)->next)
-		;
-	if (*pp == q)
-		*pp = q->next;
-	pthread_rwlock_unlock(&clq_lock);
+	shim_map_remove(&clq_table, q->queue);
 	xq_stats(q->xq, &st);
 	if (!st.pending && !st.in_flight) {
 		/* Nothing left (the usual case, and the only one at exit,

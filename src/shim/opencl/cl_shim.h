@@ -22,6 +22,7 @@
 #define XS_CL_SHIM_H
 
 #include "vendor/opencl/cl_fns.h"
+#include "shim/common/shim_map.h"
 #include "shim/common/shim_lib.h"
 #include "xal/xal_opencl.h"
 #include "xqueue/xqueue.h"
@@ -47,7 +48,7 @@ void *cl_self_sym(const char *name);
 /* --- queues (cl_queue.c) ---------------------------------------------------- */
 
 struct cl_q {
-	struct cl_q *next;              /* hash chain */
+	struct shim_map_node node;      /* first; key: queue (the queues' map) */
 	cl_command_queue queue;
 	cl_context ctx;
 	cl_device_id dev;

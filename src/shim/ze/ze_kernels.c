@@ -9,7 +9,7 @@
  */
 #include "shim/ze/ze_kernels.h"
 #include "shim/common/shim_kargs.h"
-#include "shim/ze/ze_map.h"
+#include "shim/common/shim_map.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ struct zk_state {
 };
 
 struct zk_kernel {
-	struct zm_node node;            /* key: the application's kernel */
+	struct shim_map_node node;            /* key: the application's kernel */
 	struct zk_kernel *prev, *next;  /* zk_all */
 	_Atomic int refs;               /* the table's, and each snapshot's */
 	ze_module_handle_t module;
@@ -55,7 +55,7 @@ struct zk_snap {
 	struct shim_kargs_snap *args;
 };
 
-static struct zm_map zk_table = ZM_MAP_INIT;
+static struct shim_map zk_table = SHIM_MAP_INIT;
 static pthread_mutex_t zk_all_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct zk_kernel *zk_all;
 
@@ -113,14 +113,14 @@ void zk_created(ze_module_handle_t m, const ze_kernel_desc_t *desc, ze_kernel_ha
 		zk_all->prev = k;
 	zk_all = k;
 	pthread_mutex_unlock(&zk_all_mu);
-	old = (struct zk_kernel *)zm_insert(&zk_table, &k->node, h);
+	old = (struct zk_kernel *)shim_map_insert(&zk_table, &k->node, h);
 	if (old)
 		zk_unref(old);
 }
 
 void zk_destroyed(ze_kernel_handle_t h)
 {
-	struct zk_kernel *k = (struct zk_kernel *)zm_remove(&zk_table, h);
+	struct zk_kernel *k = (struct zk_kernel *)shim_map_remove(&zk_table, h);
 
 	if (!k)
 		return;
@@ -172,7 +172,7 @@ static struct zk_kernel *zk_get(ze_kernel_handle_t h)
 	struct zk_kernel *k;
 
 	pthread_rwlock_rdlock(&zk_table.lock);
-	k = (struct zk_kernel *)zm_find_locked(&zk_table, h);
+	k = (struct zk_kernel *)shim_map_find_locked(&zk_table, h);
 	if (k)
 		atomic_fetch_add(&k->refs, 1);
 	pthread_rwlock_unlock(&zk_table.lock);

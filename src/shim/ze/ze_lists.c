@@ -26,7 +26,7 @@ struct zr_slice {
 };
 
 struct zr_list {
-	struct zm_node node;            /* key: the application's list */
+	struct shim_map_node node;            /* key: the application's list */
 	ze_context_handle_t ctx;
 	ze_device_handle_t dev;
 	ze_command_list_desc_t desc;    /* without extensions */
@@ -38,7 +38,7 @@ struct zr_list {
 	struct zt_deps execs;           /* the last execution on each queue */
 };
 
-static struct zm_map zr_lists = ZM_MAP_INIT;
+static struct shim_map zr_lists = SHIM_MAP_INIT;
 static pthread_once_t zr_env_once = PTHREAD_ONCE_INIT;
 static uint32_t zr_size;
 
@@ -163,14 +163,14 @@ void zr_created(ze_command_list_handle_t h, ze_context_handle_t ctx, ze_device_h
 	l->whole = zr_slice_size() == 0;
 	pthread_mutex_init(&l->mu, NULL);
 	/* A record left by a list destroyed behind our back is replaced. */
-	l = (struct zr_list *)zm_insert(&zr_lists, &l->node, h);
+	l = (struct zr_list *)shim_map_insert(&zr_lists, &l->node, h);
 	if (l)
 		zr_free(l);
 }
 
 struct zr_list *zr_of(ze_command_list_handle_t h)
 {
-	return (struct zr_list *)zm_find(&zr_lists, h);
+	return (struct zr_list *)shim_map_find(&zr_lists, h);
 }
 
 void zr_appended(struct zr_list *l, struct zc_append *a)
@@ -268,7 +268,7 @@ void zr_reset(ze_command_list_handle_t h)
 
 void zr_destroyed(ze_command_list_handle_t h)
 {
-	struct zr_list *l = (struct zr_list *)zm_remove(&zr_lists, h);
+	struct zr_list *l = (struct zr_list *)shim_map_remove(&zr_lists, h);
 
 	if (l) {
 		zr_quiesce(l);

@@ -23,7 +23,7 @@
 #define ZS_POLL_MAX_NS (1000 * 1000)
 #define ZS_POLL_MIN_NS (20 * 1000)
 
-static struct zm_map zs_queues = ZM_MAP_INIT;
+static struct shim_map zs_queues = SHIM_MAP_INIT;
 static _Atomic int zs_nqueues;
 static _Thread_local const struct xal_ze_cmd *zs_direct;
 static _Thread_local ze_result_t zs_direct_rc;
@@ -35,7 +35,7 @@ int zs_queue_count(void)
 
 struct zs_queue *zs_queue_of(const void *h)
 {
-	return h ? (struct zs_queue *)zm_find(&zs_queues, h) : NULL;
+	return h ? (struct zs_queue *)shim_map_find(&zs_queues, h) : NULL;
 }
 
 struct zs_queue *zs_queue_ref(struct zs_queue *q)
@@ -76,13 +76,14 @@ static void zs_device_name(ze_device_handle_t dev, char *out, size_t len,
 	xs_devid_set_uuid(id, p.uuid.id);
 }
 
-static void zs_reap_one(struct zm_node *n, void *arg)
+static bool zs_reap_one(struct shim_map_node *n, void *arg)
 {
 	struct zs_queue *q = (struct zs_queue *)n;
 
 	(void)arg;
 	if (q->xq)
 		xq_reap(q->xq);
+	return true;
 }
 
 /*
@@ -93,7 +94,7 @@ static void zs_reap_one(struct zm_node *n, void *arg)
  */
 static void zs_reap_at_exit(void)
 {
-	zm_each(&zs_queues, zs_reap_one, NULL);
+	shim_map_each(&zs_queues, zs_reap_one, NULL);
 }
 
 static void zs_reap_register(void)
@@ -147,7 +148,7 @@ void zs_queue_created(const void *h, bool is_list, ze_context_handle_t ctx,
 	pthread_once(&reap_once, zs_reap_register);
 	/* A handle we never saw destroyed (destroyed through another path)
 	 * is replaced: its queue is gone with it. */
-	old = (struct zs_queue *)zm_insert(&zs_queues, &q->node, h);
+	old = (struct zs_queue *)shim_map_insert(&zs_queues, &q->node, h);
 	if (old) {
 		pthread_mutex_lock(&old->mu);
 		old->gone = true;
@@ -158,7 +159,7 @@ void zs_queue_created(const void *h, bool is_list, ze_context_handle_t ctx,
 
 ze_result_t zs_queue_destroyed(const void *h)
 {
-	struct zs_queue *q = (struct zs_queue *)zm_remove(&zs_queues, h);
+	struct zs_queue *q = (struct zs_queue *)shim_map_remove(&zs_queues, h);
 	ze_result_t rc;
 
 	if (!q)
@@ -327,30 +328,31 @@ struct zs_ctx_wait {
 	size_t n, cap;
 };
 
-static void zs_collect(struct zm_node *n, void *arg)
+static bool zs_collect(struct shim_map_node *n, void *arg)
 {
 	struct zs_queue *q = (struct zs_queue *)n;
 	struct zs_ctx_wait *w = arg;
 
 	if (w->ctx && q->ctx != w->ctx)
-		return;
+		return true;
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 16;
 		struct zs_queue **grown = realloc(w->v, cap * sizeof(*grown));
 
 		if (!grown)
-			return;
+			return true;
 		w->v = grown;
 		w->cap = cap;
 	}
 	w->v[w->n++] = zs_queue_ref(q);
+	return true;
 }
 
 void zs_wait_context(ze_context_handle_t ctx)
 {
 	struct zs_ctx_wait w = { .ctx = ctx };
 
-	zm_each(&zs_queues, zs_collect, &w);
+	shim_map_each(&zs_queues, zs_collect, &w);
 	for (size_t i = 0; i < w.n; i++) {
 		/* Errors stay for the queue's own synchronisation. */
 		if (zs_enter(w.v[i])) {

@@ -14,14 +14,14 @@
 #ifndef XS_ZE_SCHED_H
 #define XS_ZE_SCHED_H
 
-#include "shim/ze/ze_map.h"
+#include "shim/common/shim_map.h"
 #include "shim/ze/ze_shim.h"
 #include "xqueue/xqueue.h"
 
 #include <stdatomic.h>
 
 struct zs_queue {
-	struct zm_node node;            /* key: the application's handle */
+	struct shim_map_node node;            /* key: the application's handle */
 	_Atomic int refs;               /* the table's, and each record or gate holding it */
 	bool is_list;                   /* an immediate command list, else a command queue */
 	bool synchronous;               /* ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS */

@@ -9,7 +9,7 @@
 
 /* A record of either table (fences use every field, events the first three). */
 struct zt_rec {
-	struct zm_node node;            /* key: the event or fence */
+	struct shim_map_node node;            /* key: the event or fence */
 	struct zs_queue *q;             /* a reference, or NULL while nothing is known */
 	uint64_t seq;
 	ze_command_queue_handle_t queue; /* fences: the queue it was created on */
@@ -18,11 +18,11 @@ struct zt_rec {
 
 /* Each table's mutex guards its records' fields. */
 static struct {
-	struct zm_map map;
+	struct shim_map map;
 	pthread_mutex_t mu;
 } zt_tab[2] = {
-	[ZT_EVENT] = { ZM_MAP_INIT, PTHREAD_MUTEX_INITIALIZER },
-	[ZT_FENCE] = { ZM_MAP_INIT, PTHREAD_MUTEX_INITIALIZER },
+	[ZT_EVENT] = { SHIM_MAP_INIT, PTHREAD_MUTEX_INITIALIZER },
+	[ZT_FENCE] = { SHIM_MAP_INIT, PTHREAD_MUTEX_INITIALIZER },
 };
 
 static void zt_rec_free(struct zt_rec *r)
@@ -115,9 +115,9 @@ void zt_note(enum zt_table t, const void *h, struct zs_queue *q, uint64_t seq)
 	if (!h)
 		return;
 	pthread_mutex_lock(&zt_tab[t].mu);
-	r = (struct zt_rec *)zm_find_locked(&zt_tab[t].map, h);
+	r = (struct zt_rec *)shim_map_find_locked(&zt_tab[t].map, h);
 	if (!r && t == ZT_EVENT && (r = calloc(1, sizeof(*r))))
-		zm_insert(&zt_tab[t].map, &r->node, h);
+		shim_map_insert(&zt_tab[t].map, &r->node, h);
 	if (r) {
 		old = r->q;
 		r->q = zs_queue_ref(q);
@@ -133,7 +133,7 @@ bool zt_last(enum zt_table t, const void *h, struct zs_queue **q, uint64_t *seq)
 	bool found = false;
 
 	pthread_mutex_lock(&zt_tab[t].mu);
-	r = (struct zt_rec *)zm_find_locked(&zt_tab[t].map, h);
+	r = (struct zt_rec *)shim_map_find_locked(&zt_tab[t].map, h);
 	if (r && r->q) {
 		*q = zs_queue_ref(r->q);
 		*seq = r->seq;
@@ -148,7 +148,7 @@ void zt_event_forget(ze_event_handle_t h)
 	struct zt_rec *r;
 
 	pthread_mutex_lock(&zt_tab[ZT_EVENT].mu);
-	r = (struct zt_rec *)zm_remove(&zt_tab[ZT_EVENT].map, h);
+	r = (struct zt_rec *)shim_map_remove(&zt_tab[ZT_EVENT].map, h);
 	pthread_mutex_unlock(&zt_tab[ZT_EVENT].mu);
 	zt_rec_free(r);
 }
@@ -166,7 +166,7 @@ void zt_fence_created(ze_fence_handle_t f, ze_command_queue_handle_t queue)
 	r->queue = queue;
 	pthread_mutex_lock(&zt_tab[ZT_FENCE].mu);
 	/* A record of a handle destroyed behind our back is replaced. */
-	old = (struct zt_rec *)zm_insert(&zt_tab[ZT_FENCE].map, &r->node, f);
+	old = (struct zt_rec *)shim_map_insert(&zt_tab[ZT_FENCE].map, &r->node, f);
 	pthread_mutex_unlock(&zt_tab[ZT_FENCE].mu);
 	zt_rec_free(old);
 }
@@ -177,7 +177,7 @@ bool zt_fence_on(ze_fence_handle_t f, ze_command_queue_handle_t queue)
 	bool on;
 
 	pthread_mutex_lock(&zt_tab[ZT_FENCE].mu);
-	r = (struct zt_rec *)zm_find_locked(&zt_tab[ZT_FENCE].map, f);
+	r = (struct zt_rec *)shim_map_find_locked(&zt_tab[ZT_FENCE].map, f);
 	on = r && r->queue == queue;
 	pthread_mutex_unlock(&zt_tab[ZT_FENCE].mu);
 	return on;
@@ -189,7 +189,7 @@ struct xal_ze_fence *zt_fence_guard(ze_fence_handle_t f)
 	struct zt_rec *r;
 
 	pthread_mutex_lock(&zt_tab[ZT_FENCE].mu);
-	r = (struct zt_rec *)zm_find_locked(&zt_tab[ZT_FENCE].map, f);
+	r = (struct zt_rec *)shim_map_find_locked(&zt_tab[ZT_FENCE].map, f);
 	if (r)
 		g = xal_ze_fence_ref(r->guard);
 	pthread_mutex_unlock(&zt_tab[ZT_FENCE].mu);
@@ -204,8 +204,8 @@ void zt_fence_release(ze_fence_handle_t f, bool destroy)
 	uint64_t seq = 0;
 
 	pthread_mutex_lock(&zt_tab[ZT_FENCE].mu);
-	r = (struct zt_rec *)(destroy ? zm_remove(&zt_tab[ZT_FENCE].map, f) :
-					zm_find_locked(&zt_tab[ZT_FENCE].map, f));
+	r = (struct zt_rec *)(destroy ? shim_map_remove(&zt_tab[ZT_FENCE].map, f) :
+					shim_map_find_locked(&zt_tab[ZT_FENCE].map, f));
 	if (r) {
 		q = r->q;
 		seq = r->seq;
