@@ -134,18 +134,13 @@ int ctl_bypass(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 
 	while ((id = ctl_next(&a, ctl_bypass_opts, &val)) != CTL_OPT_END) {
 		switch (id) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			return ctl_usage_error(v, "unexpected argument '%s'", val);
 		case CTL_OPT_ALL:
 			all = true;
 			break;
 		default:
-			if (!ctl_common_opt(ctl, id, val))
-				return CTL_EXIT_ERROR;
+			rc = ctl_verb_opt(ctl, &a, id, val);
+			if (rc >= 0)
+				return rc;
 		}
 	}
 	rc = ctl_connect(ctl, &c);

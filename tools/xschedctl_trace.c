@@ -225,12 +225,6 @@ int ctl_trace(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 
 	while ((id = ctl_next(&a, ctl_trace_opts, &val)) != CTL_OPT_END) {
 		switch (id) {
-		case CTL_OPT_ERROR:
-			return CTL_EXIT_ERROR;
-		case CTL_OPT_HELP:
-			return ctl_verb_help(v);
-		case CTL_OPT_POS:
-			return ctl_usage_error(v, "unexpected argument '%s'", val);
 		case CTL_OPT_PID:
 			if (!ctl_parse_pid(val, &pid))
 				return ctl_usage_error(v, "invalid pid '%s'", val);
@@ -254,8 +248,9 @@ int ctl_trace(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 						       "a unit: 500ms)", val);
 			break;
 		default:
-			if (!ctl_common_opt(ctl, id, val))
-				return CTL_EXIT_ERROR;
+			rc = ctl_verb_opt(ctl, &a, id, val);
+			if (rc >= 0)
+				return rc;
 		}
 	}
 	if (!pid)
