@@ -63,7 +63,7 @@ os.chmod(sys.argv[1], int(sys.argv[2], 8))
 EOF
 }
 
-verbs=(status list devices top set policy metrics bypass trace run)
+verbs=(status list devices top set policy metrics bypass trace run cdi)
 
 # --- help and version ----------------------------------------------------
 for h in --help -h help; do

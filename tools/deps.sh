@@ -2,14 +2,17 @@
 # Checks (and with --install installs, with apt-get) the Debian 12 packages
 # xsched needs, by group. Used by test.sh, demo.sh, package.sh and CI.
 #   tools/deps.sh [--install] [--test] [--apps] [--plots] [--demo] [--package]
-#                 [--optional] [--list]
+#                 [--cluster] [--optional] [--list]
 # Always: what the build needs. --test: everything needed to build and
 # test every shim and tool (PoCL and the OpenCL loader, Level Zero,
 # libbpf, bpftool, <sys/sdt.h>, clang and libFuzzer, systemd's tools); --apps: the real
 # third-party OpenCL applications of tests/test_cl_apps.sh (slow to
 # install, their test takes a few minutes); --plots: gnuplot for figures;
 # --demo: what tools/demo.sh runs (PoCL, gnuplot); --package: what building
-# and checking the .deb needs; --optional: all of them. --list prints the
+# and checking the .deb needs; --cluster: the container runtime, Slurm and
+# the CDI schema of the cluster tests (tests/test_cdi.sh, test_podman.sh,
+# test_slurm.sh, test_k8s.sh) and spank.h for the Slurm plugin;
+# --optional: all of them. --list prints the
 # packages chosen, one per line, and installs nothing.
 # As root it installs directly; otherwise through sudo when there is one,
 # else it prints the apt-get command to run and exits 1.
@@ -61,6 +64,18 @@ demo=(
   opencl-headers
   gnuplot-nox
 )
+cluster=(
+  python3-jsonschema  # the CDI spec against the CDI schema
+  golang-github-container-orchestrated-devices-container-device-interface-dev  # that schema
+  python3-yaml        # the Kubernetes manifests
+  podman              # CDI in a real container runtime (runc: crun fails here)
+  runc
+  slurmctld           # a real single-node Slurm for the SPANK plugin
+  slurmd
+  slurm-client
+  munge
+  libslurm-dev        # spank.h
+)
 package=(
   dpkg-dev  # dpkg-shlibdeps, for the package's Depends
   file
@@ -68,7 +83,7 @@ package=(
 )
 
 usage() {
-  echo "usage: $0 [--install] [--test] [--apps] [--plots] [--demo] [--package] [--optional] [--list]" >&2
+  echo "usage: $0 [--install] [--test] [--apps] [--plots] [--demo] [--package] [--cluster] [--optional] [--list]" >&2
   exit 2
 }
 
@@ -84,7 +99,8 @@ for arg in "$@"; do
     --plots) want+=("${plots[@]}") ;;
     --demo) want+=("${demo[@]}") ;;
     --package) want+=("${package[@]}") ;;
-    --optional) want+=("${test[@]}" "${apps[@]}" "${plots[@]}" "${package[@]}") ;;
+    --cluster) want+=("${cluster[@]}") ;;
+    --optional) want+=("${test[@]}" "${apps[@]}" "${plots[@]}" "${package[@]}" "${cluster[@]}") ;;
     *) usage ;;
   esac
 done

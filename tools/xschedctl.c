@@ -166,6 +166,7 @@ static const struct ctl_verb ctl_verbs[] = {
 		"      --allow-unscheduled  run COMMAND even when no shim is found\n",
 		ctl_run,
 	},
+	{ "cdi", CTL_CDI_SYNOPSIS, CTL_CDI_HELP, ctl_cdi },
 };
 
 static const struct ctl_opt ctl_global_opts[] = {

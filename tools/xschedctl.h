@@ -198,6 +198,38 @@ int ctl_metrics(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv
 int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_bypass(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 int ctl_trace(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+int ctl_cdi(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+
+/* The help of `cdi`, kept with its implementation's interface. */
+#define CTL_CDI_SYNOPSIS \
+	"cdi generate [--config FILE] [--output FILE] [--shim-dir DIR]"
+#define CTL_CDI_HELP                                                              \
+	"Write a Container Device Interface spec (kind xsched.dev/sched) whose\n"   \
+	"devices are the priority classes and numeric levels of the [cdi]\n"       \
+	"section of xschedd.conf: `--device xsched.dev/sched=high` mounts the\n"   \
+	"shims read-only and the daemon's socket directory into a container and\n" \
+	"sets LD_PRELOAD, XSCHED_SOCKET and the class's hints there. The shims\n"  \
+	"are those `run` would preload, or those in the [cdi] shim_dir.\n"         \
+	"\n"                                                                         \
+	"      --config FILE  xschedd.conf to read (default: the daemon's)\n"      \
+	"      --output FILE  write FILE atomically (e.g. /etc/cdi/xsched.json);\n"\
+	"                     default: standard output\n"                          \
+	"      --shim-dir DIR the host directory holding the shims (overrides\n"   \
+	"                     the configuration's shim_dir)\n"
+
+/* --- the shims `run` preloads (xschedctl_run.c) ------------------------ */
+
+#define CTL_NSHIMS 3            /* CUDA, OpenCL, Level Zero */
+
+/* The file name of shim @i (0..CTL_NSHIMS-1), e.g. "libxsched-cuda.so". */
+const char *ctl_shim_file(size_t i);
+
+/*
+ * Finds shim @i where `run` would (see xschedctl_run.c); stores its real
+ * path, to be freed, in *@found, NULL when there is none. Returns 0, or
+ * -ENOMEM.
+ */
+int ctl_shim_find(size_t i, char **found);
 
 /* --- output (xschedctl_fmt.c) ------------------------------------------ */
 

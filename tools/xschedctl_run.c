@@ -433,3 +433,21 @@ out:
 	free(pre.s);
 	return rc;
 }
+
+_Static_assert(XS_ARRAY_SIZE(ctl_shims) == CTL_NSHIMS, "CTL_NSHIMS");
+
+const char *ctl_shim_file(size_t i)
+{
+	return i < CTL_NSHIMS ? ctl_shims[i].file : NULL;
+}
+
+int ctl_shim_find(size_t i, char **found)
+{
+	char exe_dir[PATH_MAX];
+
+	*found = NULL;
+	if (i >= CTL_NSHIMS)
+		return -EINVAL;
+	ctl_exe_dir(exe_dir, sizeof(exe_dir));
+	return ctl_find_shim(&ctl_shims[i], exe_dir, getenv("XSCHED_SHIM_DIR"), found, NULL);
+}

@@ -302,6 +302,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		    c->priority_ceiling)
 		return add_uid_limit(c, name, v, why);
 	}
+	if (!strcmp(sec, "cdi"))
+		return xsd_classes_key(&c->classes, name, v, why);
 #undef NUM
 	return -ENOENT;
 }
@@ -438,6 +440,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;
+	xsd_classes_defaults(&c->classes);
 }
 
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,

@@ -6,6 +6,7 @@
 #ifndef XSD_CONFIG_H
 #define XSD_CONFIG_H
 
+#include "daemon/classes.h"
 #include "xsched/policy.h"
 
 #include <stdbool.h>
@@ -69,6 +70,7 @@ struct xsd_config {
 	bool observe_runqueue;             /* [observe] runqueue_latency */
 	struct xsd_uid_limit *uid_limits;
 	size_t n_uid_limits;
+	struct xsd_classes classes;        /* [cdi]: for `xschedctl cdi generate` */
 };
 
 void xsd_config_defaults(struct xsd_config *c);
