@@ -43,8 +43,7 @@ echo "schemas: ${schemas[*]}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset LD_PRELOAD XSCHED_SHIM_DIR XSCHED_SOCKET XSCHED_CONTROL_SOCKET JOURNAL_STREAM
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "$0")/sh_util.sh"
 
 # check SPEC EXPECT.json: the schema, the naming rules and the content.
 check() {

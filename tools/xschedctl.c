@@ -48,7 +48,9 @@ static const struct ctl_verb ctl_verbs[] = {
 		"caller's own queues are listed. In the table, a priority marked '*' is\n"
 		"inherited from a higher-priority queue that waits on this one, and a\n"
 		"device marked '(unverified)' is known by its API-local name only (see\n"
-		"`xschedctl devices`).\n"
+		"`xschedctl devices`). Pids are the host's (the daemon's namespace); when\n"
+		"a process is in a container, CONTAINER shows its id (from its cgroup\n"
+		"path) and NSPID its pid inside its own namespace.\n"
 		"\n"
 		"      --pid PID      only the queues of process PID\n"
 		"  -o, --output FMT   table (default) or json\n",

@@ -228,6 +228,14 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 	ctl_json_uint(j, "level_max", r->level_max);
 	ctl_json_uint(j, "wait_ns", r->wait_ns);
 	ctl_json_uint(j, "guard_runs", r->guard_runs);
+	if (r->nspid > 0)
+		ctl_json_int(j, "nspid", r->nspid);
+	else
+		ctl_json_null(j, "nspid");
+	if (r->container[0])
+		ctl_json_str(j, "container_id", r->container, sizeof(r->container));
+	else
+		ctl_json_null(j, "container_id");
 }
 
 void ctl_wait_cells(struct ctl_table *t, int col, const struct ipc_queue_rec *r)
@@ -276,17 +284,22 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 	static const char *const head[] = {
 		"QUEUE", "PID", "UID", "COMMAND", "DEVICE", "LV", "STATE", "WAITED", "GUARD",
 		"PRIO", "SHARE", "DEADLINE", "LAXITY", "SUBMITTED", "COMPLETED", "PREEMPT", "P99",
+		"CONTAINER", "NSPID",
 	};
 	struct ctl_table t;
 	char buf[CTL_CELL_LEN];
+	bool contained = false;
 	size_t i;
 
 	if (n == 0) {
 		printf("No queues.\n");
 		return 0;
 	}
-	/* Right-aligned: QUEUE PID UID LV WAITED GUARD PRIO SHARE DEADLINE..P99. */
-	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x1ffa7);
+	/* The container columns only when a process is in one (or in a pid namespace). */
+	for (i = 0; i < n; i++)
+		contained = contained || recs[i].container[0] || recs[i].nspid > 0;
+	/* Right-aligned: QUEUE PID UID LV WAITED GUARD PRIO SHARE DEADLINE..P99 NSPID. */
+	ctl_table_init(&t, XS_ARRAY_SIZE(head) - (contained ? 0 : 2), head, 0x41ffa7);
 	for (i = 0; i < n; i++) {
 		const struct ipc_queue_rec *r = &recs[i];
 
@@ -314,6 +327,14 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		ctl_table_cell(&t, 14, "%llu", (unsigned long long)r->completed);
 		ctl_table_cell(&t, 15, "%llu", (unsigned long long)r->preemptions);
 		ctl_table_cell(&t, 16, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
+		if (!contained)
+			continue;
+		/* The short id, as `podman ps` and `crictl ps` print it. */
+		ctl_table_cell(&t, 17, "%.12s", r->container[0] ? r->container : "-");
+		if (r->nspid > 0)
+			ctl_table_cell(&t, 18, "%d", r->nspid);
+		else
+			ctl_table_cell(&t, 18, "-");
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);

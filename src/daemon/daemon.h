@@ -64,7 +64,9 @@ struct xsd_client {
 	struct xsd_watch pidw;             /* pidfd: the process exited */
 	struct xsd_watch bell;             /* eventfd: client rang */
 	int bell_out;                      /* eventfd: daemon rings the client */
-	pid_t pid;
+	pid_t pid;                         /* in the daemon's pid namespace */
+	int32_t nspid;                     /* in its own (daemon/peer.h); 0: ours */
+	char container[IPC_CONTAINER_LEN]; /* from its cgroup path; "": none */
 	uid_t uid;
 	gid_t gid;
 	bool privileged;                   /* root, or on the control socket */

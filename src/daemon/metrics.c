@@ -71,6 +71,8 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 	r->wait_ns = q->wait_since ? xs_now_ns() - q->wait_since : 0;
 	r->guard_runs = q->guard_runs;
 	r->level_max = q->level_max;
+	r->nspid = q->client->nspid;
+	memcpy(r->container, q->client->container, sizeof(r->container));
 }
 
 struct xsd_text {

@@ -61,9 +61,11 @@ void xsd_log_queue(const struct xsd_queue *q, const char *what)
 
 	if (!xsd_verbose)
 		return;
-	xsd_info("queue %llu %s: pid %d uid %u comm %s device %s (%s, level %u of %u), "
+	xsd_info("queue %llu %s: pid %d%s%.12s uid %u comm %s device %s (%s, level %u of %u), "
 		 "priority %lld share %lld deadline_us %lld laxity_us %lld",
-		 (unsigned long long)q->pq.id, what, (int)q->client->pid, (unsigned)q->client->uid,
+		 (unsigned long long)q->pq.id, what, (int)q->client->pid,
+		 q->client->container[0] ? " container " : "", q->client->container,
+		 (unsigned)q->client->uid,
 		 xsd_printable(comm, sizeof(comm), q->client->comm, sizeof(q->client->comm)),
 		 xsd_printable(dev, sizeof(dev), q->device, sizeof(q->device)),
 		 q->backend[0] ? q->backend : "?", q->level, q->level_max,

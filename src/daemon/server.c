@@ -13,6 +13,7 @@
 #include "daemon/daemon.h"
 #include "daemon/observe.h"
 #include "daemon/log.h"
+#include "daemon/peer.h"
 #include "base/clock.h"
 #include "base/compiler.h"
 #include "ipc/ipc_msg.h"
@@ -587,6 +588,18 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 			close(fd);
 			continue;
 		}
+		if (cred.pid == 0) {
+			/* A peer in a pid namespace that is not ours nor below it. */
+			uint64_t missed;
+
+			if (xsd_ratelimit_ok(&d->limit_warn, xs_now_ns(), &missed))
+				xsd_warn("refusing a connection from outside the daemon's pid "
+					 "namespace (uid %u): run xschedd in the host's pid "
+					 "namespace (%llu more since the last message)",
+					 (unsigned)cred.uid, (unsigned long long)missed);
+			close(fd);
+			continue;
+		}
 		pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
 		c = calloc(1, sizeof(*c));
 		if (pidfd < 0 || !c) {
@@ -603,6 +616,7 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 		if (d->pending_hello++ == 0)
 			xsd_house_arm(d, true);
 		c->pid = cred.pid;
+		xsd_peer_identify(cred.pid, pidfd, &c->nspid, c->container, sizeof(c->container));
 		c->uid = cred.uid;
 		c->gid = cred.gid;
 		c->privileged = control || cred.uid == 0;

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 7u
+#define IPC_VERSION 8u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -34,6 +34,7 @@
 #define IPC_POLICY_LEN 128u
 #define IPC_IDENT_LEN 40u              /* device identity text (base/devid.h) */
 #define IPC_PCI_LEN 24u                /* PCI bus id text */
+#define IPC_CONTAINER_LEN 72u          /* container id: 64 hex digits, NUL, padding */
 
 /* Message types. C: client (agent or CLI) to daemon, D: daemon to client. */
 enum ipc_type {
@@ -215,6 +216,9 @@ struct ipc_queue_rec {
 	uint64_t guard_runs;    /* grants of the starvation guard so far */
 	uint64_t cpu_wait_p99_ns; /* its process's run-queue latency, P99 (the
 				 * upper bound of a log2 bucket); 0: not measured */
+	int32_t nspid;          /* its pid in its own pid namespace; 0: the daemon's */
+	uint32_t pad;
+	char container[IPC_CONTAINER_LEN]; /* id from its cgroup path; "": none */
 };
 
 struct ipc_list_reply {
@@ -443,7 +447,7 @@ _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 248, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 328, "ipc ABI");
 _Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");
@@ -455,7 +459,7 @@ _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
-_Static_assert(IPC_LIST_PER_MSG >= 16, "list chunks too small");
+_Static_assert(IPC_LIST_PER_MSG >= 12, "list chunks too small");
 _Static_assert(IPC_DEVICES_PER_MSG >= 16, "device chunks too small");
 _Static_assert(IPC_BYPASS_PER_MSG >= 16, "bypass chunks too small");
 _Static_assert(IPC_IDENT_LEN == 40 && IPC_PCI_LEN == 24, "base/devid.h text sizes");

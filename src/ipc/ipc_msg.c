@@ -177,7 +177,8 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 			if (!ipc_str_or_empty(r[i].comm, sizeof(r[i].comm)) ||
 			    !ipc_str_or_empty(r[i].device, sizeof(r[i].device)) ||
 			    !ipc_str_or_empty(r[i].backend, sizeof(r[i].backend)) ||
-			    r[i].id_kind > IPC_ID_UUID)
+			    !ipc_str_or_empty(r[i].container, sizeof(r[i].container)) ||
+			    r[i].nspid < 0 || r[i].id_kind > IPC_ID_UUID)
 				return false;
 		return true;
 	}

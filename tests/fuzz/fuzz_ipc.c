@@ -137,6 +137,8 @@ static void fz_check_records(const struct ipc_list_reply *l, size_t body_len)
 		CHECK(fz_terminated(rec[i].comm, sizeof(rec[i].comm)));
 		CHECK(fz_terminated(rec[i].device, sizeof(rec[i].device)));
 		CHECK(fz_terminated(rec[i].backend, sizeof(rec[i].backend)));
+		CHECK(fz_terminated(rec[i].container, sizeof(rec[i].container)));
+		CHECK(rec[i].nspid >= 0);
 	}
 }
 

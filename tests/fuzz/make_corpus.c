@@ -72,6 +72,10 @@ static void rec_fill(struct ipc_queue_rec *r, uint32_t i)
 	r->budget_ns = XS_DEFAULT_BUDGET_NS;
 	r->submitted = 10 * i;
 	r->completed = 10 * i;
+	if (i & 2) {
+		r->nspid = 1 + (int32_t)i;
+		memset(r->container, 'a' + (int)(i % 6), 64);
+	}
 }
 
 static void seed_list_replies(void)
