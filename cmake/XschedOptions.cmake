@@ -44,6 +44,15 @@ else()
 endif()
 xs_auto_option(XSCHED_WITH_LEVELZERO "Build the Level Zero shim and its tests" ${_ze_found})
 
+# Slurm: spank.h (libslurm-dev) for the SPANK plugin; nothing is linked.
+find_path(XSCHED_SPANK_INCLUDE_DIR slurm/spank.h)
+if(XSCHED_SPANK_INCLUDE_DIR)
+  set(_spank_found ON)
+else()
+  set(_spank_found OFF)
+endif()
+xs_auto_option(XSCHED_WITH_SLURM "Build the Slurm SPANK plugin" ${_spank_found})
+
 set(_bpf_found OFF)
 if(PKG_CONFIG_FOUND)
   pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)
