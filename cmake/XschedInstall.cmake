@@ -119,6 +119,10 @@ configure_file(\"${_unit_in}\" \"${PROJECT_BINARY_DIR}/dist/install/xschedd.serv
 xs_install_files(DESTINATION ${XSCHED_SYSTEMD_UNITDIR}
   FILES ${PROJECT_BINARY_DIR}/dist/install/xschedd.service)
 
+# --- deploy/: the Kubernetes manifests, as documentation ----------------
+install(FILES deploy/kubernetes/xschedd.yaml deploy/kubernetes/example-pods.yaml
+  deploy/kubernetes/Containerfile DESTINATION ${CMAKE_INSTALL_DOCDIR}/kubernetes)
+
 # `cmake --build build --target uninstall` removes the last install's files.
 add_custom_target(uninstall
   COMMAND ${CMAKE_COMMAND} -DMANIFEST=${PROJECT_BINARY_DIR}/install_manifest.txt

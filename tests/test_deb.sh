@@ -6,7 +6,8 @@
 # creates the group and enables the unit, which verifies without a
 # message; the installed daemon checks its configuration and, started
 # directly, schedules a program run under the installed `xschedctl run
-# --priority 5` (tests/test_run.sh); `dpkg --purge` leaves no file of the
+# --priority 5` (tests/test_run.sh), and its `xschedctl cdi generate`
+# mounts the installed shims; `dpkg --purge` leaves no file of the
 # package behind.
 # It installs and purges a package on this machine, so it runs only as root
 # and when asked to (XSCHED_TEST_DEB=1, as CI does); else it exits 77.
@@ -56,9 +57,16 @@ for f in /usr/sbin/xschedd /usr/bin/xschedctl \
 	/usr/include/xsched/xsched.h /usr/include/xsched/sim.h /usr/share/man/man1/xschedctl.1.gz \
 	/usr/share/man/man8/xschedd.8.gz /lib/systemd/system/xschedd.service \
 	/usr/lib/sysusers.d/xsched.conf /etc/xsched/xschedd.conf \
-	/usr/share/bash-completion/completions/xschedctl /usr/share/doc/xsched/copyright; do
+	/usr/share/bash-completion/completions/xschedctl /usr/share/doc/xsched/copyright \
+	/usr/share/doc/xsched/kubernetes/xschedd.yaml /usr/share/doc/xsched/kubernetes/example-pods.yaml \
+	/usr/share/doc/xsched/kubernetes/Containerfile; do
 	grep -qx -- "$f" "$tmp/contents" || fail "the package lacks $f"
 done
+# The SPANK plugin where Debian's Slurm keeps its plugins, when it was built.
+if [[ -e $build/src/slurm/xsched_spank.so ]]; then
+	grep -qx "/usr/lib/$multiarch/slurm-wlm/xsched_spank.so" "$tmp/contents" ||
+		fail "the package lacks /usr/lib/$multiarch/slurm-wlm/xsched_spank.so"
+fi
 dpkg-deb -e "$deb" "$tmp/control"
 grep -qx /etc/xsched/xschedd.conf "$tmp/control/conffiles" ||
 	fail "/etc/xsched/xschedd.conf is not a conffile"
@@ -99,6 +107,12 @@ bash "$src/tests/test_run.sh" --ctl /usr/bin/xschedctl --daemon /usr/sbin/xsched
 	--config /etc/xsched/xschedd.conf --load "$build/bench/cu_load" \
 	--driver "$build/src/sim/cuda/libcuda.so.1" --shim-dir "/usr/lib/$multiarch/xsched" ||
 	fail "a program under the installed xschedctl run did not register"
+
+# The installed xschedctl's CDI spec mounts the installed shims.
+/usr/bin/xschedctl cdi generate >"$tmp/cdi.json" 2>"$tmp/cdi.err" ||
+	fail "the installed xschedctl cdi generate: $(cat "$tmp/cdi.err")"
+grep -q "\"hostPath\":\"/usr/lib/$multiarch/xsched/libxsched-cuda.so\"" "$tmp/cdi.json" ||
+	fail "the installed CDI spec does not mount /usr/lib/$multiarch/xsched/libxsched-cuda.so"
 
 # --- purge --------------------------------------------------------------
 if ! dpkg --purge xsched >"$tmp/dpkg.log" 2>&1; then

@@ -102,11 +102,14 @@ expect_file "$p" "include/xsched/sim.h" "simulated XPU header"
 expect_file "$p" "include/xsched/policy.h" "policy header"
 expect_file "$p" "share/man/man1/xschedctl.1" "xschedctl(1)"
 expect_file "$p" "share/bash-completion/completions/xschedctl" "bash completion"
+expect_file "$p" "share/doc/xsched/kubernetes/xschedd.yaml" "Kubernetes manifests"
 expect_file "$p" "$libdir/xsched/libxsched-cuda.so" "CUDA shim"
 [[ -e $build/src/shim/opencl/libxsched-opencl.so ]] &&
 	expect_file "$p" "$libdir/xsched/libxsched-opencl.so" "OpenCL shim"
 [[ -e $build/src/shim/ze/libxsched-levelzero.so ]] &&
 	expect_file "$p" "$libdir/xsched/libxsched-levelzero.so" "Level Zero shim"
+[[ -e $build/src/slurm/xsched_spank.so ]] &&
+	expect_file "$p" "$libdir/slurm-wlm/xsched_spank.so" "SPANK plugin"
 daemon=$(compgen -G "$p/*/xschedd" | head -1)
 if [[ -e $build/src/daemon/xschedd ]]; then
 	[[ -x $daemon ]] || fail "no xschedd installed"
