@@ -2,17 +2,36 @@
  * The `opencl` XAL backend (see xal_opencl.h).
  */
 #include "xal/xal_opencl.h"
+#include "shim/opencl/cl_guard_rw.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* States of a guarded launch (xal_cl_guard.state). */
+enum { XG_LAUNCHED, XG_FINAL, XG_CUT };
 
 struct xal_cl_hwq {
 	struct xal_hwq base;
 	const struct cl_fns *cl;
 	cl_command_queue queue;
 	bool ooo;
+	/* --- Lv2 (xal_cl_hwq_enable_lv2()) --- */
+	bool lv2;
+	cl_context ctx;
+	cl_mem ctl;                     /* the control word as a buffer, or NULL */
+	_Atomic uint32_t *ctl_svm;      /* as fine-grain SVM, or NULL */
+	cl_command_queue side;          /* writes @ctl when not SVM */
+	pthread_mutex_t glock;          /* below */
+	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */
+	_Atomic uint32_t unresolved;
+	bool clear_pending;             /* reactivated: clear once all resolved */
+	cl_event last;                  /* the last command launched (a reference) */
 };
+
+static const uint32_t xg_one = 1, xg_zero;
 
 static struct xal_cl_hwq *to_hwq(struct xal_hwq *h)
 {
@@ -24,12 +43,281 @@ static struct xal_cl_cmd *to_cmd(struct xal_cmd *c)
 	return (struct xal_cl_cmd *)c;
 }
 
+/* --- Lv2: the control word and guarded launches ----------------------------- */
+
+/* Sets the control word to @v; @in_order: on the hwq's own queue. glock held. */
+static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v, bool in_order)
+{
+	if (h->ctl_svm) {
+		atomic_store(h->ctl_svm, *v);
+		return;
+	}
+	/* Static sources: the writes never block and never race a reuse. */
+	h->cl->clEnqueueWriteBuffer(in_order ? h->queue : h->side, h->ctl, CL_FALSE, 0,
+				    sizeof(*v), v, 0, NULL, NULL);
+	if (!in_order)
+		h->cl->clFlush(h->side);
+}
+
+/* Replaces the hwq's last event with @ev (a reference taken). glock held. */
+static void xg_set_last(struct xal_cl_hwq *h, cl_event ev)
+{
+	if (!ev || h->cl->clRetainEvent(ev) != CL_SUCCESS)
+		return;
+	if (h->last)
+		h->cl->clReleaseEvent(h->last);
+	h->last = ev;
+}
+
+static void xg_list_add(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	c->g.next = NULL;
+	c->g.listed = true;
+	if (h->tail)
+		h->tail->g.next = c;
+	else
+		h->head = c;
+	h->tail = c;
+	atomic_fetch_add(&h->unresolved, 1);
+}
+
+/* Takes @c out of the unresolved list. glock held. */
+static void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	struct xal_cl_cmd **pp, *prev = NULL;
+
+	if (!c->g.listed)
+		return;
+	for (pp = &h->head; *pp && *pp != c; pp = &(*pp)->g.next)
+		prev = *pp;
+	if (*pp)
+		*pp = c->g.next;
+	if (h->tail == c)
+		h->tail = prev;
+	c->g.listed = false;
+	atomic_fetch_sub(&h->unresolved, 1);
+}
+
+/*
+ * Before a guarded first launch: the record, zeroed on the queue. Returns
+ * the OpenCL result.
+ */
+static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	size_t size = clg_rec_size(c->g.groups);
+	cl_int rc;
+
+	if (!c->g.rec && !(c->g.rec = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE, size,
+							      NULL, &rc)))
+		return rc;
+	return h->cl->clEnqueueFillBuffer(h->queue, c->g.rec, &xg_zero, sizeof(xg_zero), 0, size,
+					  0, NULL, NULL);
+}
+
+void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
+{
+	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!c->g.on || !h || !h->lv2 || !c->g.rec)
+		return;
+	out->ctl = h->ctl;
+	out->ctl_svm = (void *)h->ctl_svm;
+	out->rec = c->g.rec;
+}
+
+/* Tells the creator that guarded @c is complete for good, once. */
+static void xg_completed(struct xal_cl_cmd *c)
+{
+	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
+		c->ops->completed(c);
+}
+
+/*
+ * The state of guarded @c, whose sync point completed: final, or cut.
+ * Final, so is every unresolved launch before it (the sticky control
+ * word would have cut them all from the first cut one on); cut, it and
+ * every launch after it go again. glock held.
+ */
+static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	struct xal_cl_cmd *p, *next;
+	bool cut, after = false;
+
+	if (c->g.state != XG_LAUNCHED)
+		return c->g.state;
+	cut = c->g.host[0] < c->g.groups;
+	for (p = h->head; !cut && p && p != c; p = p->g.next)
+		cut = p->g.host[0] < p->g.groups;
+	if (cut) {
+		for (p = h->head; p; p = next) {
+			next = p->g.next;
+			after |= p == c;
+			if (after) {
+				p->g.state = XG_CUT;
+				xg_list_del(h, p);
+			}
+		}
+		c->g.state = XG_CUT;
+		return XG_CUT;
+	}
+	while (h->head && h->head != c) {
+		p = h->head;
+		p->g.state = XG_FINAL;
+		xg_list_del(h, p);
+		xg_completed(p);
+	}
+	c->g.state = XG_FINAL;
+	xg_list_del(h, c);
+	return XG_FINAL;
+}
+
+/* Whether every command launched on @h completed (-EBUSY before). */
+static int xg_drained(struct xal_cl_hwq *h, bool wait)
+{
+	cl_event last = NULL;
+	cl_int st = CL_COMPLETE;
+	int rc = 0;
+
+	pthread_mutex_lock(&h->glock);
+	if (h->last && h->cl->clRetainEvent(h->last) == CL_SUCCESS)
+		last = h->last;
+	pthread_mutex_unlock(&h->glock);
+	if (!last)
+		return 0;
+	if (wait)
+		h->cl->clWaitForEvents(1, &last);
+	if (h->cl->clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+				  NULL) == CL_SUCCESS &&
+	    st > CL_COMPLETE)
+		rc = -EBUSY;
+	h->cl->clReleaseEvent(last);
+	return rc;
+}
+
+static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait);
+static void xal_cl_cmd_release(struct xal_cl_cmd *c);
+
+/* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
+static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
+{
+	int rc = xal_cl_event_state(h->cl, c->done, wait), state;
+
+	if (rc < 0 && rc != -EIO)
+		return rc;
+	if (rc == -EIO || c->rc != CL_SUCCESS) {
+		pthread_mutex_lock(&h->glock);
+		c->g.state = XG_FINAL;
+		xg_list_del(h, c);
+		pthread_mutex_unlock(&h->glock);
+		return -EIO;
+	}
+	pthread_mutex_lock(&h->glock);
+	state = xg_resolve(h, c);
+	pthread_mutex_unlock(&h->glock);
+	if (state == XG_FINAL) {
+		xg_completed(c);
+		return 0;
+	}
+	/* Cut: once nothing of the queue runs any more, it launches again. */
+	if (xg_drained(h, wait) == -EBUSY)
+		return -EBUSY;
+	return -ECANCELED;
+}
+
+/*
+ * launch() at Lv2: every command gets its event (XAL_CAP_SYNC_ANY); a
+ * guarded one its record (first launch), and the read of its counts,
+ * whose event is its sync point.
+ */
+static int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	bool guarded = c->g.on;
+	cl_int rc = CL_SUCCESS;
+
+	c->cl = h->cl;
+	pthread_mutex_lock(&h->glock);
+	if (h->clear_pending && !atomic_load(&h->unresolved)) {
+		h->clear_pending = false;
+		xg_ctl_set(h, &xg_zero, true);
+	}
+	pthread_mutex_unlock(&h->glock);
+	/* A relaunch replaces the events of the launch before. */
+	if (c->ev)
+		h->cl->clReleaseEvent(c->ev);
+	if (c->done)
+		h->cl->clReleaseEvent(c->done);
+	c->ev = c->done = NULL;
+	if (guarded) {
+		c->g.launches++;
+		c->g.state = XG_LAUNCHED;
+		c->g.host[0] = c->g.host[1] = 0;
+		if (c->g.launches == 1)
+			rc = xg_prepare(h, c);
+	}
+	if (rc == CL_SUCCESS)
+		c->rc = c->ops->issue(c, h->queue, &c->ev);
+	else
+		c->rc = rc;
+	if (c->rc != CL_SUCCESS)
+		c->ev = NULL;
+	if (guarded && c->rc == CL_SUCCESS &&
+	    h->cl->clEnqueueReadBuffer(h->queue, c->g.rec, CL_FALSE, 0, sizeof(c->g.host),
+				       c->g.host, 0, NULL, &c->done) != CL_SUCCESS)
+		c->done = NULL;
+	if (!c->done && c->ev && h->cl->clRetainEvent(c->ev) == CL_SUCCESS)
+		c->done = c->ev;
+	pthread_mutex_lock(&h->glock);
+	xg_set_last(h, c->done);
+	if (guarded && c->rc == CL_SUCCESS)
+		xg_list_add(h, c);
+	pthread_mutex_unlock(&h->glock);
+	h->cl->clFlush(h->queue);
+	atomic_store(&c->launched, 1);
+	if (c->ops->issued)
+		c->ops->issued(c, c->rc, c->ev);
+	return c->rc == CL_SUCCESS ? 0 : -EIO;
+}
+
+static int xal_cl_deactivate(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	pthread_mutex_lock(&h->glock);
+	h->clear_pending = false;
+	xg_ctl_set(h, &xg_one, false);
+	pthread_mutex_unlock(&h->glock);
+	return 0;
+}
+
+static int xal_cl_reactivate(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	pthread_mutex_lock(&h->glock);
+	/* While a launch may be cut, kernels behind it must keep skipping. */
+	if (atomic_load(&h->unresolved))
+		h->clear_pending = true;
+	else
+		xg_ctl_set(h, &xg_zero, true);
+	pthread_mutex_unlock(&h->glock);
+	return 0;
+}
+
+static void xal_cl_wait_quiet(struct xal_hwq *hwq)
+{
+	xg_drained(to_hwq(hwq), true);
+}
+
 static int xal_cl_launch(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
 	struct xal_cl_cmd *c = to_cmd(cmd);
 	bool sync = flags & XAL_LAUNCH_SYNC_POINT;
 	bool own_ev = c->want_event || (sync && !h->ooo);
+
+	if (h->lv2)
+		return xg_launch(h, c);
 
 	c->cl = h->cl;
 	c->rc = c->ops->issue(c, h->queue, own_ev ? &c->ev : NULL);
@@ -69,27 +357,70 @@ static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait)
 
 static int xal_cl_sync(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
 {
+	struct xal_cl_cmd *c = to_cmd(cmd);
+
 	(void)flags;
-	return xal_cl_event_state(to_hwq(hwq)->cl, to_cmd(cmd)->done, true);
+	if (c->g.on && to_hwq(hwq)->lv2)
+		return xg_state(to_hwq(hwq), c, true);
+	return xal_cl_event_state(to_hwq(hwq)->cl, c->done, true);
 }
+
+static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
 
 static int xal_cl_sync_all(struct xal_hwq *hwq, unsigned flags)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
+	struct xal_cl_cmd *tail = NULL;
 
 	(void)flags;
-	return h->cl->clFinish(h->queue) == CL_SUCCESS ? 0 : -EIO;
+	if (h->cl->clFinish(h->queue) != CL_SUCCESS)
+		return -EIO;
+	if (!h->lv2)
+		return 0;
+	/* The newest unresolved guarded launch answers for all. */
+	pthread_mutex_lock(&h->glock);
+	tail = h->tail;
+	if (tail)
+		atomic_fetch_add(&tail->refs, 1);
+	pthread_mutex_unlock(&h->glock);
+	if (!tail)
+		return 0;
+	{
+		int rc = xg_state(h, tail, true);
+
+		xal_cl_cmd_release(tail);
+		return rc;
+	}
 }
 
 static int xal_cl_query(struct xal_hwq *hwq, struct xal_cmd *cmd)
 {
-	return xal_cl_event_state(to_hwq(hwq)->cl, to_cmd(cmd)->done, false);
+	struct xal_cl_cmd *c = to_cmd(cmd);
+
+	if (c->g.on && to_hwq(hwq)->lv2)
+		return xg_state(to_hwq(hwq), c, false);
+	return xal_cl_event_state(to_hwq(hwq)->cl, c->done, false);
 }
 
 static void xal_cl_hwq_destroy(struct xal_hwq *hwq)
 {
-	free(to_hwq(hwq));
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	if (h->lv2) {
+		if (h->last)
+			h->cl->clReleaseEvent(h->last);
+		if (h->side)
+			h->cl->clReleaseCommandQueue(h->side);
+		if (h->ctl)
+			h->cl->clReleaseMemObject(h->ctl);
+		if (h->ctl_svm)
+			h->cl->clSVMFree(h->ctx, (void *)h->ctl_svm);
+		pthread_mutex_destroy(&h->glock);
+	}
+	free(h);
 }
+
+static const struct xal_ops xal_cl_ops_lv2;
 
 static const struct xal_ops xal_cl_ops = {
 	.version = XAL_OPS_VERSION,
@@ -101,6 +432,79 @@ static const struct xal_ops xal_cl_ops = {
 	.query = xal_cl_query,
 	.hwq_destroy = xal_cl_hwq_destroy,
 };
+
+static const struct xal_ops xal_cl_ops_lv2 = {
+	.version = XAL_OPS_VERSION,
+	.size = sizeof(struct xal_ops),
+	.name = "opencl",
+	.launch = xal_cl_launch,
+	.sync = xal_cl_sync,
+	.sync_all = xal_cl_sync_all,
+	.query = xal_cl_query,
+	.deactivate = xal_cl_deactivate,
+	.reactivate = xal_cl_reactivate,
+	.wait_quiet = xal_cl_wait_quiet,
+	.hwq_destroy = xal_cl_hwq_destroy,
+};
+
+/* The control word: fine-grain SVM where the device has it, else a buffer. */
+static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
+{
+	cl_device_svm_capabilities svm = 0;
+	cl_int rc;
+
+	if (h->cl->clSVMAlloc &&
+	    h->cl->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) ==
+		    CL_SUCCESS &&
+	    (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) &&
+	    (h->ctl_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+					    sizeof(uint32_t), 0))) {
+		atomic_init(h->ctl_svm, 0);
+		return 0;
+	}
+	h->ctl_svm = NULL;
+	h->ctl = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+				       sizeof(uint32_t), (void *)&xg_zero, &rc);
+	if (!h->ctl)
+		return -ENOTSUP;
+	h->side = h->cl->clCreateCommandQueue(h->ctx, dev, 0, &rc);
+	if (!h->side) {
+		h->cl->clReleaseMemObject(h->ctl);
+		h->ctl = NULL;
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+	cl_device_id dev;
+
+	if (h->ooo)
+		return -ENOTSUP;
+	if (h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_CONTEXT, sizeof(h->ctx), &h->ctx,
+					 NULL) != CL_SUCCESS ||
+	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) !=
+		    CL_SUCCESS)
+		return -ENOTSUP;
+	if (xg_make_ctl(h, dev) < 0)
+		return -ENOTSUP;
+	pthread_mutex_init(&h->glock, NULL);
+	h->lv2 = true;
+	h->base.ops = &xal_cl_ops_lv2;
+	h->base.caps |= XAL_CAP_LV2 | XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY;
+	return 0;
+}
+
+const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	if (!h->lv2)
+		return NULL;
+	return h->ctl_svm ? "svm" : "write";
+}
 
 int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_of_order,
 		      const char *device, struct xal_hwq **out)
@@ -124,6 +528,15 @@ static void xal_cl_cmd_release(struct xal_cl_cmd *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
+	if (c->g.listed && c->hwq) {
+		struct xal_cl_hwq *h = to_hwq(c->hwq);
+
+		pthread_mutex_lock(&h->glock);
+		xg_list_del(h, c);
+		pthread_mutex_unlock(&h->glock);
+	}
+	if (c->cl && c->g.rec)
+		c->cl->clReleaseMemObject(c->g.rec);
 	if (c->cl && c->ev)
 		c->cl->clReleaseEvent(c->ev);
 	if (c->cl && c->done)
@@ -141,7 +554,11 @@ static void xal_cl_cmd_destroy(struct xal_cmd *cmd)
 static void *xal_cl_cmd_blocked_on(struct xal_cmd *cmd)
 {
 	struct xal_cl_cmd *c = to_cmd(cmd);
+	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
 
+	/* Nothing that cannot be cut goes behind a launch that may be. */
+	if (h && h->lv2 && !c->g.on && atomic_load(&h->unresolved))
+		return h;
 	return c->ops->blocked_on ? c->ops->blocked_on(c) : NULL;
 }
 

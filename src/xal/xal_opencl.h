@@ -6,7 +6,29 @@
  * command type). A sync point is the command's own event on an in-order
  * queue; on an out-of-order queue it is a marker enqueued right after the
  * command, which completes only when every earlier command did. OpenCL
- * exposes no preemption to the host: Lv1 only.
+ * exposes no preemption to the host; Lv2 comes from the guardian the shim
+ * compiles into kernels (src/shim/opencl/cl_guard_rw.h), once the shim
+ * enabled it on an in-order queue (xal_cl_hwq_enable_lv2()):
+ *
+ * - deactivate() sets the queue's control word (a fine-grain SVM word the
+ *   host stores to where the device has one, else a buffer written by a
+ *   small non-blocking write on a second queue, which lands when the
+ *   device gets to it); work-groups that start after it see it and skip.
+ *   Started groups finish: a kernel is cut between work-groups.
+ * - A guarded launch (xal_cl_cmd.g) gets a progress record, zeroed by a
+ *   fill before its first launch, and a read of the record's counts
+ *   behind it, whose event is its sync point. A launch that completed
+ *   with fewer groups claimed than it has is cut: sync()/query() report
+ *   -ECANCELED (XAL_CAP_FLUSH) once the driver queue drained, and the
+ *   XQueue launches it again, with the same record and NDRange, before
+ *   anything after it; the groups that ran skip themselves.
+ * - The control word stays set after reactivate() until every guarded
+ *   launch before it is resolved, so no kernel behind a cut one can run
+ *   ahead of its relaunch; and no other command is launched while a
+ *   guarded launch is unresolved (blocked_on), since a copy or an
+ *   uninstrumented kernel cannot be cut or run twice.
+ * - The command's final event (its last launch's) is reported to the
+ *   submitter through ops->completed once it is known complete for good.
  *
  * Command errors are OpenCL's: a failed enqueue is the command's result
  * (xal_cl_cmd.rc), a failed execution its event's negative status; the
@@ -22,6 +44,18 @@
 #include <stdbool.h>
 
 struct xal_cl_cmd;
+
+/*
+ * What a launch of an instrumented kernel passes in the guardian's hidden
+ * arguments (src/shim/opencl/cl_guard_rw.h): the queue's control word (a
+ * buffer, or an SVM pointer when @ctl_svm is set) and the launch's
+ * progress record. A NULL @ctl turns the guardian off for the launch.
+ */
+struct xal_cl_guard_args {
+	cl_mem ctl;
+	void *ctl_svm;
+	cl_mem rec;
+};
 
 struct xal_cl_cmd_ops {
 	/*
@@ -40,6 +74,27 @@ struct xal_cl_cmd_ops {
 	/* Optional: xal_cmd_ops.blocked_on and .deferred for this command. */
 	void *(*blocked_on)(struct xal_cl_cmd *c);
 	void (*deferred)(struct xal_cl_cmd *c);
+	/*
+	 * Optional, for guarded launches: called once when the command is
+	 * complete for good (its last launch's event is @c->ev, complete),
+	 * from the thread that found out (a sync without the lock, or a
+	 * query with it). Must not block or call into the XQueue.
+	 */
+	void (*completed)(struct xal_cl_cmd *c);
+};
+
+/* What the backend keeps of a guarded launch (xal_cl_cmd.g). */
+struct xal_cl_guard {
+	bool on;                /* set by the creator: a launch that may be cut */
+	uint64_t groups;        /* its work-groups (set by the creator) */
+	/* --- backend --- */
+	uint32_t launches;      /* issued so far (1: the first) */
+	int state;              /* launched, final or cut */
+	cl_mem rec;             /* the progress record (owned) */
+	uint32_t host[2];       /* claimed and skipped, read back after each launch */
+	struct xal_cl_cmd *next; /* the hwq's unresolved launches */
+	bool listed;
+	_Atomic bool launches_done; /* ops->completed called */
 };
 
 struct xal_cl_cmd {
@@ -52,6 +107,8 @@ struct xal_cl_cmd {
 	const struct cl_fns *cl; /* set at launch, to release the events */
 	_Atomic int refs;       /* the XQueue's reference and the submitter's */
 	_Atomic int launched;
+	struct xal_hwq *hwq;    /* the hwq it is for (set by the creator), or NULL */
+	struct xal_cl_guard g;
 };
 
 /*
@@ -61,6 +118,24 @@ struct xal_cl_cmd {
  */
 int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_of_order,
 		      const char *device, struct xal_hwq **out);
+
+/*
+ * Enables Lv2 on @hwq (an in-order queue): makes its control word and
+ * sets XAL_CAP_LV2 | XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY. Before the hwq is
+ * given to an XQueue. Errors: -ENOTSUP (out-of-order queue, or the driver
+ * refused the control word), -ENOMEM.
+ */
+int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq);
+
+/* How the control word of @hwq reaches the device ("svm", "write"), or NULL. */
+const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);
+
+/*
+ * The guardian arguments for the launch of @c being issued (from
+ * ops->issue): its record and the hwq's control word when the launch is
+ * guarded, else all NULL (the guardian off).
+ */
+void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out);
 
 /*
  * Initialises @c (calloc()ed by the caller, embedding struct xal_cl_cmd

@@ -149,9 +149,21 @@ static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
 	cl_kernel kernel = k->kernel;
 	cl_int rc;
 
-	/* Deferred: a private kernel with the arguments of the enqueue. */
-	if (k->snap && !(kernel = cl_kernel_bind(k->snap, &rc)))
+	/*
+	 * Deferred, or launched again: a private kernel with the arguments of
+	 * the enqueue. A launch at once uses the application's kernel as it is
+	 * (a guarded one keeps a snapshot for a relaunch).
+	 */
+	if (k->snap && (k->deferred || k->c.g.launches > 1) &&
+	    !(kernel = cl_kernel_bind(k->snap, &rc)))
 		return rc;
+	if (k->op == OP_NDRANGE || k->op == OP_TASK) {
+		struct xal_cl_guard_args ga;
+
+		xal_cl_guard_args(&k->c, &ga);
+		if ((rc = cl_kernel_set_guard(kernel, k->hidden, &ga)) != CL_SUCCESS)
+			return rc;
+	}
 	switch (k->op) {
 	case OP_NDRANGE:
 		return cl->clEnqueueNDRangeKernel(cq, kernel, k->dim,
@@ -228,6 +240,9 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 		/* Refused at the enqueue already; nothing reaches the driver. */
 		return CL_SUCCESS;
 	}
+	/* A relaunch follows its first launch on the queue: waited already. */
+	if (k->c.g.launches > 1)
+		return clc_issue_op(k, cq, 0, NULL, ev);
 	if (k->nwait > 8 && !(w = malloc(k->nwait * sizeof(*w))))
 		return CL_OUT_OF_HOST_MEMORY;
 	for (cl_uint i = 0; i < k->nwait; i++) {
@@ -278,6 +293,16 @@ static void clc_learn_task_type(cl_event ev)
 	}
 }
 
+/* A guarded launch complete for good: its proxy follows the last launch. */
+static void clc_completed(struct xal_cl_cmd *c)
+{
+	struct cl_cmd *k = to_k(c);
+	uintptr_t old = atomic_exchange(&k->link, CLC_LAUNCHED);
+
+	if (old && old != CLC_LAUNCHED)
+		cl_proxy_bind((struct cl_proxy *)old, c->ev, CL_SUCCESS);
+}
+
 static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 {
 	struct cl_cmd *k = to_k(c);
@@ -285,7 +310,12 @@ static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 
 	if (k->op == OP_TASK && ev)
 		clc_learn_task_type(ev);
-
+	/* A guarded launch may go again: the proxy waits for the last one. */
+	if (k->c.g.on && rc == CL_SUCCESS && !k->reject) {
+		atomic_store(&k->link, old);
+		cl_kernel_snap_unbind(k->snap);
+		return;
+	}
 	if (old && old != CLC_LAUNCHED)
 		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc);
 	/* The driver holds what it needs now. */
@@ -342,7 +372,8 @@ static void clc_deferred(struct xal_cl_cmd *c)
 	case OP_TASK:
 		/* The arguments set so far: the application may set others
 		 * for its next enqueue at once. */
-		rc = cl_kernel_snapshot(k->kernel, &k->snap);
+		if (!k->snap)
+			rc = cl_kernel_snapshot(k->kernel, &k->snap);
 		if (rc == CL_SUCCESS)
 			atomic_fetch_add_explicit(&cl_stat_deferred, 1, memory_order_relaxed);
 		if (rc == CL_SUCCESS && k->op == OP_NDRANGE)
@@ -402,6 +433,7 @@ static const struct xal_cl_cmd_ops clc_ops = {
 	.fini = clc_fini,
 	.blocked_on = clc_blocked_on,
 	.deferred = clc_deferred,
+	.completed = clc_completed,
 };
 
 /* --- the common path ---------------------------------------------------------- */
@@ -417,6 +449,7 @@ struct cl_cmd *cl_cmd_new(struct cl_q *q, enum cl_op op, cl_command_type type, u
 	k->q = q;
 	k->op = op;
 	k->type = type;
+	k->c.hwq = q->hwq;
 	return k;
 }
 
@@ -464,7 +497,7 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 			*event = k->c.ev;
 		goto out;
 	}
-	if (xal_cl_cmd_launched(&k->c)) {
+	if (xal_cl_cmd_launched(&k->c) && !k->c.g.on) {
 		/* Launched before we returned: the driver's own answer. */
 		rc = k->c.rc;
 		if (rc == CL_SUCCESS && event && k->c.ev &&
@@ -484,6 +517,9 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 		/* Launched meanwhile: drop the proxy (both its references). */
 		cl_proxy_put(p);
 		cl_proxy_put(p);
+	} else if (k->c.g.on) {
+		/* No proxy to be had: the event of the last launch, once complete. */
+		xq_wait(q->xq, seq);
 	} else {
 		/* No proxy to be had: wait for the launch, answer with the real event. */
 		xq_flush(q->xq);

@@ -32,6 +32,7 @@ struct cl_cmd {
 	/* the call's arguments */
 	cl_kernel kernel;
 	struct clk_snap *snap;          /* its arguments, when deferred */
+	int32_t hidden;                 /* cl_kernel_hidden() of @kernel */
 	cl_uint dim;
 	bool has_offset, has_local;
 	size_t goff[3], gsize[3], lsize[3];

@@ -43,6 +43,43 @@ static void copy3(size_t *dst, const size_t *src)
 
 /* --- kernels -------------------------------------------------------------------- */
 
+/*
+ * A launch that goes straight to the driver (an unscheduled queue, a
+ * forked child) runs an instrumented kernel with its guardian off.
+ */
+static void clc_guard_off(cl_kernel kernel)
+{
+	if (cl_load() == 0)
+		cl_kernel_set_guard(kernel, cl_kernel_hidden(kernel, NULL), NULL);
+}
+
+/*
+ * Whether launch @k may be cut (Lv2): an instrumented kernel on a queue
+ * with the guardian, of a known NDRange (a launch without a local size
+ * lets the driver choose the groups, which a relaunch must find the same:
+ * it runs whole). A launch that may be cut keeps its arguments from the
+ * enqueue on (a relaunch replays them).
+ */
+static void clc_guard(struct cl_cmd *k)
+{
+	uint64_t groups = 1;
+
+	cl_q_note_kernel(k->q, k->kernel, k->hidden);
+	if (k->hidden < 0 || !(k->q->hwq->caps & XAL_CAP_LV2) ||
+	    (k->op == OP_NDRANGE && !k->has_local))
+		return;
+	for (cl_uint d = 0; k->op == OP_NDRANGE && d < k->dim; d++) {
+		if (!k->lsize[d] || groups > UINT32_MAX)
+			return;
+		groups *= (k->gsize[d] + k->lsize[d] - 1) / k->lsize[d];
+	}
+	if (!groups || groups > UINT32_MAX || cl_kernel_snapshot(k->kernel, &k->snap) != CL_SUCCESS)
+		return;
+	k->c.g.on = true;
+	k->c.g.groups = groups;
+	atomic_fetch_add_explicit(&cl_stat_guarded, 1, memory_order_relaxed);
+}
+
 XS_CL_HOOK cl_int clEnqueueNDRangeKernel(cl_command_queue cq, cl_kernel kernel, cl_uint dim,
 					 const size_t *goff, const size_t *gsize,
 					 const size_t *lsize, cl_uint nwait,
@@ -51,18 +88,22 @@ XS_CL_HOOK cl_int clEnqueueNDRangeKernel(cl_command_queue cq, cl_kernel kernel, 
 	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
 
-	if (!q || !kernel || dim < 1 || dim > 3 || !gsize)
+	if (!q || !kernel || dim < 1 || dim > 3 || !gsize) {
+		clc_guard_off(kernel);
 		return CLC_REAL(clEnqueueNDRangeKernel(cq, kernel, dim, goff, gsize, lsize,
 						       nwait, wait, event));
+	}
 	CLC_NEW_OR_FAIL(k, q, OP_NDRANGE, CL_COMMAND_NDRANGE_KERNEL, XAL_CMD_KERNEL,
 			(uint64_t)(uintptr_t)kernel);
 	k->kernel = kernel;
+	k->hidden = cl_kernel_hidden(kernel, NULL);
 	k->dim = dim;
 	memcpy(k->gsize, gsize, dim * sizeof(size_t));
 	if ((k->has_offset = goff != NULL))
 		memcpy(k->goff, goff, dim * sizeof(size_t));
 	if ((k->has_local = lsize != NULL))
 		memcpy(k->lsize, lsize, dim * sizeof(size_t));
+	clc_guard(k);
 	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 
@@ -72,11 +113,15 @@ XS_CL_HOOK cl_int clEnqueueTask(cl_command_queue cq, cl_kernel kernel, cl_uint n
 	struct cl_q *q = clc_queue(cq);
 	struct cl_cmd *k;
 
-	if (!q || !kernel)
+	if (!q || !kernel) {
+		clc_guard_off(kernel);
 		return CLC_REAL(clEnqueueTask(cq, kernel, nwait, wait, event));
+	}
 	CLC_NEW_OR_FAIL(k, q, OP_TASK, CL_COMMAND_TASK, XAL_CMD_KERNEL,
 			(uint64_t)(uintptr_t)kernel);
 	k->kernel = kernel;
+	k->hidden = cl_kernel_hidden(kernel, NULL);
+	clc_guard(k);
 	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
 

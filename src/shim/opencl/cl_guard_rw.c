@@ -9,8 +9,10 @@
  * group whose bit was already set (it started in an earlier launch of the
  * same record) returns, otherwise it counts itself claimed and runs the
  * body. The answer reaches the other work-items through a __local word
- * and a barrier, both inside `if (ctl)`, uniform for the group. A started
- * group always runs to its end, so no kernel has to be idempotent.
+ * and a barrier. The barrier is unconditional: PoCL 3.1 miscompiles an
+ * early `return` in a body that follows a barrier inside an `if`, even a
+ * uniform one (the work-items past the return run on). A started group
+ * always runs to its end, so no kernel has to be idempotent.
  */
 #include "shim/opencl/cl_guard_rw.h"
 
@@ -252,14 +254,14 @@ static bool clg_is_used(const char *s, size_t len)
 
 /* One line: inserted right after a kernel's opening brace. */
 static const char clg_prologue[] =
-	" __local unsigned int __xsched_go; if (" CLG_CTL ") { if (get_local_id(0) == 0 && "
+	" __local unsigned int __xsched_go; if (" CLG_CTL " && get_local_id(0) == 0 && "
 	"get_local_id(1) == 0 && get_local_id(2) == 0) { unsigned int __xsched_g = (unsigned "
 	"int)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * "
 	"get_group_id(2))); unsigned int __xsched_b = 1u << (__xsched_g & 31u); if (*" CLG_CTL
 	") { atomic_inc(&" CLG_REC "[1]); __xsched_go = 0u; } else if (atomic_or(&" CLG_REC
 	"[4u + (__xsched_g >> 5)], __xsched_b) & __xsched_b) { __xsched_go = 0u; } else { "
 	"atomic_inc(&" CLG_REC "[0]); __xsched_go = 1u; } } barrier(CLK_LOCAL_MEM_FENCE); if "
-	"(!__xsched_go) return; }";
+	"(" CLG_CTL " && !__xsched_go) return;";
 
 _Static_assert(CLG_REC_CLAIMED == 0 && CLG_REC_SKIPPED == 1 && CLG_REC_BITMAP == 4,
 	       "the prologue's record layout");

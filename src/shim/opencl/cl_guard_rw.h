@@ -12,7 +12,7 @@
  * lines where they go, so line numbers (__LINE__, build logs) do not move.
  * The body itself is never touched: `return` anywhere, barriers, `__local`
  * declarations at kernel scope keep their meaning, and a NULL control
- * argument turns the prologue into one branch not taken.
+ * argument leaves of the prologue two branches not taken and a barrier.
  *
  * Whatever it cannot rewrite with certainty it leaves as it is, with a
  * reason: a kernel whose name appears anywhere else in the program

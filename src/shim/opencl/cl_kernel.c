@@ -32,6 +32,7 @@
  * One mutex per hash bucket guards the chains and the records in it.
  */
 #include "shim/common/shim_kargs.h"
+#include "shim/opencl/cl_guard_rw.h"
 #include "shim/opencl/cl_shim.h"
 
 #include <errno.h>
@@ -60,6 +61,9 @@ struct clk_rec {
 	cl_kernel_exec_info exec_param[CLK_EXEC_MAX];
 	cl_kernel spare[CLK_SPARE];
 	uint32_t nspare;
+	int32_t hidden;                 /* index of the guardian's first argument, or -1 */
+	cl_program app_prog;            /* the application's program (a reference), when
+					 * the kernel comes from its instrumented twin */
 };
 
 struct clk_snap {
@@ -103,6 +107,8 @@ static void clk_unref(struct clk_rec *r)
 	if (atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
 	clk_drop_spares(r);
+	if (r->app_prog)
+		clReleaseProgram(r->app_prog);
 	shim_kargs_fini(&r->args);
 	shim_kargs_fini(&r->exec);
 	free(r->name);
@@ -132,6 +138,30 @@ static void clk_unlink(unsigned b, struct clk_rec *r)
 	clk_drop_spares(r);
 }
 
+/* Whether argument @idx of @k is named @name (argument info of the build). */
+static bool clk_arg_named(cl_kernel k, cl_uint idx, const char *name)
+{
+	char buf[32];
+	size_t len = 0;
+
+	if (!cl_real.clGetKernelArgInfo ||
+	    cl_real.clGetKernelArgInfo(k, idx, CL_KERNEL_ARG_NAME, sizeof(buf), buf, &len) !=
+		    CL_SUCCESS)
+		return false;
+	return len == strlen(name) + 1 && !memcmp(buf, name, len);
+}
+
+/*
+ * Whether @k (of @nargs arguments) carries the guardian: its last two
+ * arguments have the rewriter's reserved names, which only the rewriter
+ * gives (cl_guard_rw.h).
+ */
+static bool clk_guarded(cl_kernel k, cl_uint nargs)
+{
+	return nargs >= 2 && clk_arg_named(k, nargs - 2, CLG_CTL) &&
+	       clk_arg_named(k, nargs - 1, CLG_REC);
+}
+
 /* A new record of the application's kernel @k, or NULL (out of memory). */
 static struct clk_rec *clk_new(cl_kernel k)
 {
@@ -144,11 +174,15 @@ static struct clk_rec *clk_new(cl_kernel k)
 	r->kernel = k;
 	atomic_init(&r->refs, 1);
 	r->app_refs = 1;
+	r->hidden = -1;
 	if (cl_real.clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL) ==
-	    CL_SUCCESS)
+	    CL_SUCCESS) {
+		if (clk_guarded(k, nargs))
+			r->hidden = (int32_t)(nargs -= 2);
 		shim_kargs_init(&r->args, nargs, true);
-	else
+	} else {
 		shim_kargs_init(&r->args, 0, false);
+	}
 	shim_kargs_init(&r->exec, 0, false);
 	if (cl_real.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(r->program), &r->program,
 				    NULL) != CL_SUCCESS ||
@@ -161,6 +195,8 @@ static struct clk_rec *clk_new(cl_kernel k)
 		r->name = NULL;
 		r->args.lost = true;
 	}
+	if (r->program && (r->app_prog = cl_program_app_of(r->program)))
+		cl_real.clRetainProgram(r->app_prog);
 	return r;
 }
 
@@ -274,6 +310,91 @@ static void clk_set_exec(struct clk_rec *r, const void *arg)
 		r->args.lost = true;
 }
 
+int32_t cl_kernel_hidden(cl_kernel k, cl_program *app_prog)
+{
+	unsigned b;
+	struct clk_rec *r;
+	int32_t hidden = -1;
+
+	if (!k)
+		return -1;
+	b = clk_hash(k);
+	pthread_mutex_lock(&clk_table[b].lock);
+	r = clk_find(b, k);
+	if (r) {
+		hidden = r->hidden;
+		if (app_prog)
+			*app_prog = r->app_prog;
+	}
+	pthread_mutex_unlock(&clk_table[b].lock);
+	return hidden;
+}
+
+/* Whether @index is one of the guardian's arguments of @k (or past them). */
+static bool clk_hidden_arg(cl_kernel k, cl_uint index)
+{
+	int32_t hidden = cl_kernel_hidden(k, NULL);
+
+	return hidden >= 0 && index >= (cl_uint)hidden;
+}
+
+cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guard_args *g)
+{
+	cl_int rc;
+
+	if (hidden < 0)
+		return CL_SUCCESS;
+	if (!g || (!g->ctl && !g->ctl_svm)) {
+		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden, sizeof(cl_mem), NULL);
+		if (rc == CL_SUCCESS)
+			rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), NULL);
+		return rc;
+	}
+	if (g->ctl_svm)
+		rc = cl_real.clSetKernelArgSVMPointer(k, (cl_uint)hidden, g->ctl_svm);
+	else
+		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden, sizeof(cl_mem), &g->ctl);
+	if (rc == CL_SUCCESS)
+		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), &g->rec);
+	return rc;
+}
+
+XS_CL_HOOK cl_int clGetKernelInfo(cl_kernel k, cl_kernel_info param, size_t size, void *value,
+				  size_t *ret)
+{
+	cl_program app = NULL;
+	int32_t hidden;
+	cl_uint n;
+	cl_int rc;
+
+	if (cl_load() < 0)
+		return CL_INVALID_KERNEL;
+	if ((param != CL_KERNEL_NUM_ARGS && param != CL_KERNEL_PROGRAM) ||
+	    (hidden = cl_kernel_hidden(k, &app)) < 0)
+		return cl_real.clGetKernelInfo(k, param, size, value, ret);
+	/* The application's view: its arguments, its program. */
+	rc = cl_real.clGetKernelInfo(k, param, size, value, ret);
+	if (rc != CL_SUCCESS || !value)
+		return rc;
+	if (param == CL_KERNEL_NUM_ARGS) {
+		n = (cl_uint)hidden;
+		memcpy(value, &n, sizeof(n));
+	} else if (app) {
+		memcpy(value, &app, sizeof(app));
+	}
+	return rc;
+}
+
+XS_CL_HOOK cl_int clGetKernelArgInfo(cl_kernel k, cl_uint index, cl_kernel_arg_info param,
+				     size_t size, void *value, size_t *ret)
+{
+	if (cl_load() < 0 || !cl_real.clGetKernelArgInfo)
+		return CL_INVALID_KERNEL;
+	if (clk_hidden_arg(k, index))
+		return CL_INVALID_ARG_INDEX;
+	return cl_real.clGetKernelArgInfo(k, index, param, size, value, ret);
+}
+
 /* --- hooks ------------------------------------------------------------------ */
 
 XS_CL_HOOK cl_kernel clCreateKernel(cl_program program, const char *name, cl_int *err)
@@ -285,6 +406,8 @@ XS_CL_HOOK cl_kernel clCreateKernel(cl_program program, const char *name, cl_int
 			*err = CL_INVALID_PROGRAM;
 		return NULL;
 	}
+	if (!cl_passthrough())
+		program = cl_program_kernels_of(program);
 	k = cl_real.clCreateKernel(program, name, err);
 	if (k && !cl_passthrough())
 		clk_created(k, NULL);
@@ -299,6 +422,8 @@ XS_CL_HOOK cl_int clCreateKernelsInProgram(cl_program program, cl_uint n, cl_ker
 
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
+	if (!cl_passthrough())
+		program = cl_program_kernels_of(program);
 	rc = cl_real.clCreateKernelsInProgram(program, n, kernels, &made);
 	if (rc == CL_SUCCESS && n_ret)
 		*n_ret = made;
@@ -330,6 +455,8 @@ XS_CL_HOOK cl_int clSetKernelArg(cl_kernel k, cl_uint index, size_t size, const 
 
 	if (cl_load() < 0)
 		return CL_INVALID_KERNEL;
+	if (clk_hidden_arg(k, index))
+		return CL_INVALID_ARG_INDEX;
 	rc = cl_real.clSetKernelArg(k, index, size, value);
 	if (rc == CL_SUCCESS && !cl_passthrough())
 		clk_update(k, clk_set_arg, &s);
@@ -343,6 +470,8 @@ XS_CL_HOOK cl_int clSetKernelArgSVMPointer(cl_kernel k, cl_uint index, const voi
 
 	if (cl_load() < 0 || !cl_real.clSetKernelArgSVMPointer)
 		return CL_INVALID_KERNEL;
+	if (clk_hidden_arg(k, index))
+		return CL_INVALID_ARG_INDEX;
 	rc = cl_real.clSetKernelArgSVMPointer(k, index, value);
 	if (rc == CL_SUCCESS && !cl_passthrough())
 		clk_update(k, clk_set_arg, &s);
@@ -521,14 +650,14 @@ cl_kernel cl_kernel_bind(struct clk_snap *s, cl_int *err)
 	return rc == CL_SUCCESS ? p : NULL;
 }
 
-void cl_kernel_snap_free(struct clk_snap *s)
+void cl_kernel_snap_unbind(struct clk_snap *s)
 {
 	struct clk_rec *r;
 
-	if (!s)
+	if (!s || !s->priv)
 		return;
 	r = s->r;
-	if (s->priv) {
+	{
 		unsigned b = clk_hash(r->kernel);
 		bool keep;
 
@@ -541,10 +670,18 @@ void cl_kernel_snap_free(struct clk_snap *s)
 		if (!keep)
 			cl_real.clReleaseKernel(s->priv);
 	}
+	s->priv = NULL;
+}
+
+void cl_kernel_snap_free(struct clk_snap *s)
+{
+	if (!s)
+		return;
+	cl_kernel_snap_unbind(s);
 	if (s->app)
 		cl_real.clReleaseKernel(s->app);
-	if (r)
-		clk_unref(r);
+	if (s->r)
+		clk_unref(s->r);
 	free(s->args);
 	free(s->exec);
 	free(s);

@@ -9,7 +9,9 @@
  */
 #include "shim/opencl/cl_shim.h"
 #include "agent/agent.h"
+#include "base/xs_log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,11 +22,53 @@
 static struct shim_map clq_table = SHIM_MAP_INIT;
 static _Atomic int clq_count;           /* created, ever */
 static _Atomic int clq_live;
-_Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred;
+_Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred, cl_stat_guarded;
 
 int cl_q_count(void)
 {
 	return atomic_load(&clq_count);
+}
+
+/*
+ * Diagnostics for tests and benchmarks: suspend (@on) or resume the
+ * XQueue of @queue as a scheduler would (0, or a negative errno; -ENOENT
+ * for a queue the shim does not schedule); the queue's level; how many
+ * commands its device cut short and it launched again.
+ */
+XS_CL_HOOK int xs_opencl_preempt(cl_command_queue queue, int on);
+XS_CL_HOOK int xs_opencl_level(cl_command_queue queue);
+XS_CL_HOOK long xs_opencl_relaunches(cl_command_queue queue);
+
+int xs_opencl_preempt(cl_command_queue queue, int on)
+{
+	struct cl_q *q = cl_q_of(queue);
+
+	if (!q)
+		return -ENOENT;
+	return on ? xq_suspend(q->xq, 0) : xq_resume(q->xq);
+}
+
+int xs_opencl_level(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+	xs_queue_info info;
+
+	if (!q)
+		return -ENOENT;
+	xq_info(q->xq, &info);
+	return info.level;
+}
+
+long xs_opencl_relaunches(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+	xs_queue_stats st;
+
+	if (!q)
+		return -ENOENT;
+	memset(&st, 0, sizeof(st));
+	xq_stats(q->xq, &st);
+	return (long)st.relaunches;
 }
 
 struct cl_q *cl_q_of(cl_command_queue queue)
@@ -52,9 +96,18 @@ static void clq_write_stats(void)
 
 	if (!path || !*path || !(f = fopen(path, "a")))
 		return;
-	fprintf(f, "pid %d queues %d commands %lu proxies %lu deferred-kernels %lu\n",
+	fprintf(f, "pid %d queues %d commands %lu proxies %lu deferred-kernels %lu "
+		"guarded-kernels %lu\n",
 		(int)getpid(), atomic_load(&clq_count), atomic_load(&cl_stat_cmds),
-		atomic_load(&cl_stat_proxies), atomic_load(&cl_stat_deferred));
+		atomic_load(&cl_stat_proxies), atomic_load(&cl_stat_deferred),
+		atomic_load(&cl_stat_guarded));
+	pthread_rwlock_rdlock(&clq_lock);
+	for (int b = 0, i = 0; b < CLQ_BUCKETS; b++)
+		for (struct cl_q *q = clq_table[b]; q; q = q->next, i++)
+			fprintf(f, "pid %d queue %d level %d%s%s%s\n", (int)getpid(), i,
+				atomic_load(&q->lv) == 2 ? 2 : 1, q->why[0] ? " (" : "", q->why,
+				q->why[0] ? ")" : "");
+	pthread_rwlock_unlock(&clq_lock);
 	fclose(f);
 }
 
@@ -119,6 +172,31 @@ static void clq_device_limits(struct cl_q *q)
 	q->nonuniform = nonuniform;
 }
 
+void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden)
+{
+	char name[64] = "?";
+	cl_program prog = NULL;
+	int none = 0;
+
+	if (!(q->hwq->caps & XAL_CAP_LV2) || atomic_load_explicit(&q->lv, memory_order_relaxed) == 1)
+		return;
+	if (hidden >= 0) {
+		if (atomic_compare_exchange_strong(&q->lv, &none, 2))
+			xq_set_level(q->xq, 2);
+		return;
+	}
+	if (atomic_exchange(&q->lv, 1) == 1)
+		return;
+	if (cl_real.clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL) !=
+	    CL_SUCCESS)
+		snprintf(name, sizeof(name), "?");
+	cl_real.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(prog), &prog, NULL);
+	snprintf(q->why, sizeof(q->why), "kernel %s not instrumented: %s", name,
+		 cl_program_why(prog, name));
+	xq_set_level(q->xq, 1);
+	xs_log(XS_LOG_INFO, "OpenCL queue: level 1 (%s)", q->why);
+}
+
 /* Starts scheduling the application's new @queue. Failure: pass-through. */
 static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		      cl_command_queue_properties props)
@@ -141,6 +219,10 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		free(q);
 		return;
 	}
+	/* Lv2 once its kernels are instrumented (cl_q_note_kernel()). */
+	if (cl_guard_enabled() && xal_cl_hwq_enable_lv2(q->hwq) < 0)
+		snprintf(q->why, sizeof(q->why), "%s", q->ooo ? "an out-of-order queue" :
+			 "the device refused the guardian's control word");
 	q->hwq->id = id;
 	if (xq_create(q->hwq, &cfg, &q->xq) < 0) {
 		q->hwq->ops->hwq_destroy(q->hwq);

@@ -58,11 +58,21 @@ struct cl_q {
 	struct xq *xq;
 	struct xal_hwq *hwq;
 	_Atomic int app_refs;           /* the application's references */
+	_Atomic int lv;                 /* 0, or the level its kernels gave it */
+	char why[192];                  /* why level 1, once set (cl_q_note_kernel()) */
 };
 
 /* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made,
  * kernel launches buffered (issued with their recorded arguments). */
-extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred;
+extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred, cl_stat_guarded;
+
+/*
+ * A launch of @kernel (cl_kernel_hidden() @hidden) on @q: a queue with the
+ * guardian goes to level 2 with its first instrumented kernel and back to
+ * level 1, for good and with the reason, with its first kernel that is
+ * not. Enqueuing thread, no lock held.
+ */
+void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden);
 
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
@@ -136,5 +146,45 @@ cl_kernel cl_kernel_bind(struct clk_snap *s, cl_int *err);
 
 /* Frees @s (its private kernel goes back to a pool). NULL accepted. */
 void cl_kernel_snap_free(struct clk_snap *s);
+
+/*
+ * Gives @s's private kernel back to the pool once the driver has the
+ * launch, keeping the arguments: a later cl_kernel_bind() (a relaunch)
+ * replays them onto another. NULL accepted.
+ */
+void cl_kernel_snap_unbind(struct clk_snap *s);
+
+/*
+ * The index of the guardian's first hidden argument of @k, or -1 when @k
+ * carries no guardian (or the shim has no record of it); into *@app_prog
+ * (if not NULL, and only when instrumented) the application's program to
+ * report as the kernel's, or NULL. Any thread.
+ */
+int32_t cl_kernel_hidden(cl_kernel k, cl_program *app_prog);
+
+/*
+ * Sets the guardian's arguments of @k (@hidden: cl_kernel_hidden()) for
+ * a launch: @g's, or NULL pointers (guardian off) when @g or its control
+ * word is NULL. Nothing to do for @hidden < 0. Returns the driver's
+ * result. The caller owns @k's arguments for the launch (the enqueuing
+ * thread, or a private kernel).
+ */
+cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guard_args *g);
+
+/* --- programs (cl_program.c) -------------------------------------------------- */
+
+/* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2, default on). */
+bool cl_guard_enabled(void);
+
+/* The program kernels of the application's @p are made from (its
+ * instrumented twin once built), else @p. */
+cl_program cl_program_kernels_of(cl_program p);
+
+/* The application's program whose instrumented twin is @real, or NULL. */
+cl_program cl_program_app_of(cl_program real);
+
+/* Why kernel @kernel of the driver's program @real carries no guardian
+ * (static text). */
+const char *cl_program_why(cl_program real, const char *kernel);
 
 #endif

@@ -1,0 +1,527 @@
+/*
+ * Programs built with the guardian (see cl_shim.h, cl_guard_rw.h).
+ *
+ * The application's program stays the driver's program of its own source:
+ * its handle, source, context, devices and reference count are the
+ * driver's answers. Beside it the shim creates a second program from the
+ * rewritten source, the instrumented one, and builds (or compiles) that
+ * one with the application's options, plus -cl-kernel-arg-info so that
+ * every built kernel can be checked by the names of its last two
+ * arguments. Kernels the application creates from its program come from
+ * the instrumented one; everything that depends on the build (kernel
+ * names and count, build status and log) is answered from it. Binaries
+ * are the exception: they are the original source's, built on first
+ * request, so a binary an application caches never carries the guardian
+ * into a process that would not know of it.
+ *
+ * If the instrumented build fails, or the options define a name the
+ * prologue uses, the application's own program is built instead, exactly
+ * as asked: the guardian can cost a second build, never a result. A
+ * compile builds both programs (a link may still fail with the
+ * instrumented objects, and then links the original ones).
+ *
+ * Records are few (one per program from source) and looked up at kernel
+ * creation and program queries only: a list under one mutex.
+ */
+#include "shim/opencl/cl_guard_rw.h"
+#include "shim/opencl/cl_shim.h"
+#include "base/xs_log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLPG_ARG_INFO " -cl-kernel-arg-info"
+
+struct clpg {
+	struct clpg *next;
+	cl_program app;                 /* the application's (original source) */
+	cl_program inst;                /* the rewritten source's, or NULL */
+	struct clg_result rw;
+	const char *why;                /* why kernels come from @app (static) */
+	bool use_inst;                  /* kernels and build answers from @inst */
+	bool app_built;                 /* @app built or compiled too */
+	bool compiled;                  /* by clCompileProgram (not built) */
+	char *options;                  /* the application's last options */
+	cl_uint ndev;
+	cl_device_id *devs;
+};
+
+static pthread_mutex_t clpg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct clpg *clpg_head;
+
+static pthread_once_t clpg_env_once = PTHREAD_ONCE_INIT;
+static bool clpg_enabled = true;
+
+static void clpg_env_read(void)
+{
+	const char *v = getenv("XSCHED_OPENCL_LV2");
+
+	if (!v || !*v || !strcmp(v, "1"))
+		return;
+	if (!strcmp(v, "0"))
+		clpg_enabled = false;
+	else
+		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_OPENCL_LV2=%s is neither 0 nor 1: ignored", v);
+}
+
+bool cl_guard_enabled(void)
+{
+	pthread_once(&clpg_env_once, clpg_env_read);
+	return clpg_enabled;
+}
+
+/* The record of @p (the application's or the instrumented program), lock held. */
+static struct clpg *clpg_find(cl_program p)
+{
+	struct clpg *r;
+
+	for (r = clpg_head; r && r->app != p && r->inst != p; r = r->next)
+		;
+	return r;
+}
+
+static void clpg_free(struct clpg *r)
+{
+	if (r->inst)
+		cl_real.clReleaseProgram(r->inst);
+	clg_result_fini(&r->rw);
+	free(r->options);
+	free(r->devs);
+	free(r);
+}
+
+cl_program cl_program_app_of(cl_program real)
+{
+	struct clpg *r;
+	cl_program app = NULL;
+
+	pthread_mutex_lock(&clpg_lock);
+	r = clpg_find(real);
+	if (r && r->inst == real)
+		app = r->app;
+	pthread_mutex_unlock(&clpg_lock);
+	return app;
+}
+
+const char *cl_program_why(cl_program real, const char *kernel)
+{
+	const char *why = "its program was not built from source through the shim";
+	struct clpg *r;
+
+	pthread_mutex_lock(&clpg_lock);
+	r = clpg_find(real);
+	if (r && r->inst == real)
+		why = clg_reason(&r->rw, kernel);
+	else if (r)
+		why = r->why ? r->why : "its program was not instrumented";
+	pthread_mutex_unlock(&clpg_lock);
+	return why;
+}
+
+/* The program kernels of @p come from. */
+cl_program cl_program_kernels_of(cl_program p)
+{
+	struct clpg *r;
+	cl_program k = p;
+
+	pthread_mutex_lock(&clpg_lock);
+	r = clpg_find(p);
+	if (r && r->app == p && r->use_inst)
+		k = r->inst;
+	pthread_mutex_unlock(&clpg_lock);
+	return k;
+}
+
+/* The record of the application's @p, if it has an instrumented twin; lock held. */
+static struct clpg *clpg_twin(cl_program p)
+{
+	struct clpg *r = clpg_find(p);
+
+	return r && r->app == p && r->inst ? r : NULL;
+}
+
+XS_CL_HOOK cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count,
+						const char **strings, const size_t *lengths,
+						cl_int *err)
+{
+	struct clpg *r = NULL;
+	cl_program p;
+	size_t total = 0, at = 0;
+	char *src = NULL;
+
+	if (cl_load() < 0) {
+		if (err)
+			*err = CL_INVALID_CONTEXT;
+		return NULL;
+	}
+	p = cl_real.clCreateProgramWithSource(ctx, count, strings, lengths, err);
+	if (!p || cl_passthrough() || !cl_guard_enabled())
+		return p;
+	/* The driver accepted the strings: they are all there. */
+	for (cl_uint i = 0; i < count; i++)
+		total += lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+	if (!(src = malloc(total + 1)) || !(r = calloc(1, sizeof(*r))))
+		goto out;
+	for (cl_uint i = 0; i < count; i++) {
+		size_t n = lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+
+		memcpy(src + at, strings[i], n);
+		at += n;
+	}
+	src[at] = '\0';
+	r->app = p;
+	if (clg_rewrite(src, total, &r->rw) < 0) {
+		r->why = "the shim ran out of memory rewriting it";
+	} else if (!r->rw.src) {
+		r->why = r->rw.reason;
+	} else {
+		const char *s = r->rw.src;
+		cl_int e;
+
+		r->inst = cl_real.clCreateProgramWithSource(ctx, 1, &s, &r->rw.len, &e);
+		if (!r->inst)
+			r->why = "the driver refused the rewritten source";
+	}
+	pthread_mutex_lock(&clpg_lock);
+	r->next = clpg_head;
+	clpg_head = r;
+	pthread_mutex_unlock(&clpg_lock);
+	r = NULL;
+out:
+	free(src);
+	free(r);
+	return p;
+}
+
+/* Remembers the options and devices of a build of @r (lock held). */
+static void clpg_note(struct clpg *r, const char *opts, cl_uint ndev, const cl_device_id *devs)
+{
+	char *o = strdup(opts ? opts : "");
+	cl_device_id *d = ndev ? calloc(ndev, sizeof(*d)) : NULL;
+
+	free(r->options);
+	free(r->devs);
+	r->options = o;
+	r->devs = d;
+	r->ndev = d ? ndev : 0;
+	if (d)
+		memcpy(d, devs, ndev * sizeof(*d));
+}
+
+/* @opts with the argument-info option appended (malloc), or NULL. */
+static char *clpg_inst_options(const char *opts)
+{
+	size_t n = opts ? strlen(opts) : 0;
+	char *o = malloc(n + sizeof(CLPG_ARG_INFO));
+
+	if (!o)
+		return NULL;
+	memcpy(o, opts ? opts : "", n);
+	memcpy(o + n, CLPG_ARG_INFO, sizeof(CLPG_ARG_INFO));
+	return o;
+}
+
+/*
+ * Whether to try the instrumented program for a build with @opts; sets
+ * r->why when not. Lock held.
+ */
+static bool clpg_try_inst(struct clpg *r, const char *opts)
+{
+	const char *name = clg_options_conflict(opts);
+
+	if (name) {
+		r->why = "the build options define a name the guardian uses";
+		return false;
+	}
+	return true;
+}
+
+XS_CL_HOOK cl_int clBuildProgram(cl_program p, cl_uint ndev, const cl_device_id *devs,
+				 const char *opts,
+				 void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+{
+	struct clpg *r;
+	cl_program inst = NULL;
+	char *o = NULL;
+	cl_int rc;
+
+	if (cl_load() < 0)
+		return CL_INVALID_PROGRAM;
+	pthread_mutex_lock(&clpg_lock);
+	r = cl_passthrough() ? NULL : clpg_twin(p);
+	if (r) {
+		clpg_note(r, opts, ndev, devs);
+		if (clpg_try_inst(r, opts))
+			inst = r->inst;
+	}
+	pthread_mutex_unlock(&clpg_lock);
+	if (!inst || !(o = clpg_inst_options(opts)))
+		goto original;
+	/* Synchronous (no callback): then the application's, with its handle. */
+	rc = cl_real.clBuildProgram(inst, ndev, devs, o, NULL, NULL);
+	free(o);
+	if (rc == CL_SUCCESS) {
+		pthread_mutex_lock(&clpg_lock);
+		r->use_inst = true;
+		r->compiled = false;
+		r->app_built = false;
+		pthread_mutex_unlock(&clpg_lock);
+		if (notify)
+			notify(p, data);
+		return CL_SUCCESS;
+	}
+	pthread_mutex_lock(&clpg_lock);
+	r->why = "the rewritten source did not build";
+	pthread_mutex_unlock(&clpg_lock);
+original:
+	rc = cl_real.clBuildProgram(p, ndev, devs, opts, notify, data);
+	if (r) {
+		pthread_mutex_lock(&clpg_lock);
+		r->use_inst = false;
+		r->app_built = rc == CL_SUCCESS;
+		pthread_mutex_unlock(&clpg_lock);
+	}
+	return rc;
+}
+
+XS_CL_HOOK cl_int clCompileProgram(cl_program p, cl_uint ndev, const cl_device_id *devs,
+				   const char *opts, cl_uint nhdr, const cl_program *hdrs,
+				   const char **hdr_names,
+				   void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+{
+	struct clpg *r;
+	cl_program inst = NULL;
+	char *o = NULL;
+	cl_int rc, irc = CL_BUILD_PROGRAM_FAILURE;
+
+	if (cl_load() < 0)
+		return CL_INVALID_PROGRAM;
+	pthread_mutex_lock(&clpg_lock);
+	r = cl_passthrough() ? NULL : clpg_twin(p);
+	if (r) {
+		clpg_note(r, opts, ndev, devs);
+		if (clpg_try_inst(r, opts))
+			inst = r->inst;
+	}
+	pthread_mutex_unlock(&clpg_lock);
+	if (inst && (o = clpg_inst_options(opts)))
+		irc = cl_real.clCompileProgram(inst, ndev, devs, o, nhdr, hdrs, hdr_names, NULL,
+					       NULL);
+	free(o);
+	/* The original too: a link with the instrumented object may fail. */
+	rc = cl_real.clCompileProgram(p, ndev, devs, opts, nhdr, hdrs, hdr_names, notify, data);
+	if (r) {
+		pthread_mutex_lock(&clpg_lock);
+		r->use_inst = irc == CL_SUCCESS && rc == CL_SUCCESS;
+		r->compiled = true;
+		r->app_built = rc == CL_SUCCESS;
+		if (inst && irc != CL_SUCCESS)
+			r->why = "the rewritten source did not compile";
+		pthread_mutex_unlock(&clpg_lock);
+	}
+	return rc;
+}
+
+/*
+ * Whether every kernel of the linked @prog tells its argument names (so
+ * that the shim sees which carry the guardian); a link may drop what the
+ * compile kept.
+ */
+static bool clpg_names_known(cl_program prog)
+{
+	cl_kernel ks[64];
+	cl_uint n = 0;
+	bool known = true;
+
+	if (cl_real.clCreateKernelsInProgram(prog, 64, ks, &n) != CL_SUCCESS || n > 64)
+		return false;
+	for (cl_uint i = 0; i < n; i++) {
+		cl_uint nargs = 0;
+		char name[32];
+
+		if (cl_real.clGetKernelInfo(ks[i], CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL) !=
+			    CL_SUCCESS ||
+		    (nargs && cl_real.clGetKernelArgInfo(ks[i], nargs - 1, CL_KERNEL_ARG_NAME,
+							  sizeof(name), name, NULL) != CL_SUCCESS &&
+		     nargs >= 2))
+			known = false;
+		cl_real.clReleaseKernel(ks[i]);
+	}
+	return known;
+}
+
+XS_CL_HOOK cl_program clLinkProgram(cl_context ctx, cl_uint ndev, const cl_device_id *devs,
+				    const char *opts, cl_uint n, const cl_program *inputs,
+				    void(CL_CALLBACK *notify)(cl_program, void *), void *data,
+				    cl_int *err)
+{
+	cl_program *sub = NULL, out;
+	bool any = false;
+	cl_int e;
+
+	if (cl_load() < 0) {
+		if (err)
+			*err = CL_INVALID_CONTEXT;
+		return NULL;
+	}
+	if (!cl_passthrough() && n && inputs && (sub = calloc(n, sizeof(*sub)))) {
+		pthread_mutex_lock(&clpg_lock);
+		for (cl_uint i = 0; i < n; i++) {
+			struct clpg *r = clpg_twin(inputs[i]);
+
+			sub[i] = r && r->use_inst ? r->inst : inputs[i];
+			any |= sub[i] != inputs[i];
+		}
+		pthread_mutex_unlock(&clpg_lock);
+	}
+	if (any) {
+		/* Synchronous, as a build: then the callback with the result. */
+		out = cl_real.clLinkProgram(ctx, ndev, devs, opts, n, sub, NULL, NULL, &e);
+		if (out && e == CL_SUCCESS && !clpg_names_known(out)) {
+			/* Kernels whose guardian could not be recognised: the originals. */
+			cl_real.clReleaseProgram(out);
+			out = NULL;
+		}
+		if (out && e == CL_SUCCESS) {
+			free(sub);
+			if (err)
+				*err = CL_SUCCESS;
+			if (notify)
+				notify(out, data);
+			return out;
+		}
+		if (out)
+			cl_real.clReleaseProgram(out);
+	}
+	free(sub);
+	return cl_real.clLinkProgram(ctx, ndev, devs, opts, n, inputs, notify, data, err);
+}
+
+/*
+ * Builds (or compiles) the application's own program of @r as the last
+ * build was asked, for the answers only it can give (binaries). Returns
+ * the driver's result.
+ */
+static cl_int clpg_build_app(cl_program p)
+{
+	struct clpg *r;
+	cl_device_id *devs = NULL;
+	cl_uint ndev = 0;
+	char *opts = NULL;
+	bool compiled;
+	cl_int rc;
+
+	pthread_mutex_lock(&clpg_lock);
+	r = clpg_twin(p);
+	if (!r || !r->use_inst || r->app_built) {
+		pthread_mutex_unlock(&clpg_lock);
+		return CL_SUCCESS;
+	}
+	compiled = r->compiled;
+	opts = r->options ? strdup(r->options) : NULL;
+	if (r->ndev && (devs = calloc(r->ndev, sizeof(*devs)))) {
+		memcpy(devs, r->devs, r->ndev * sizeof(*devs));
+		ndev = r->ndev;
+	}
+	pthread_mutex_unlock(&clpg_lock);
+	rc = compiled ? CL_SUCCESS : cl_real.clBuildProgram(p, ndev, devs, opts, NULL, NULL);
+	pthread_mutex_lock(&clpg_lock);
+	if ((r = clpg_twin(p)) && rc == CL_SUCCESS)
+		r->app_built = true;
+	pthread_mutex_unlock(&clpg_lock);
+	free(opts);
+	free(devs);
+	return rc;
+}
+
+XS_CL_HOOK cl_int clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
+				   void *value, size_t *ret)
+{
+	cl_program from = p;
+
+	if (cl_load() < 0)
+		return CL_INVALID_PROGRAM;
+	if (cl_passthrough())
+		return cl_real.clGetProgramInfo(p, param, size, value, ret);
+	switch (param) {
+	case CL_PROGRAM_NUM_KERNELS:
+	case CL_PROGRAM_KERNEL_NAMES:
+	case CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT:
+	case CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT:
+		from = cl_program_kernels_of(p);
+		break;
+	case CL_PROGRAM_BINARY_SIZES:
+	case CL_PROGRAM_BINARIES: {
+		cl_int rc = clpg_build_app(p);
+
+		if (rc != CL_SUCCESS)
+			return rc == CL_OUT_OF_HOST_MEMORY ? rc : CL_INVALID_PROGRAM_EXECUTABLE;
+		break;
+	}
+	default:
+		break;
+	}
+	return cl_real.clGetProgramInfo(from, param, size, value, ret);
+}
+
+XS_CL_HOOK cl_int clGetProgramBuildInfo(cl_program p, cl_device_id dev,
+					cl_program_build_info param, size_t size, void *value,
+					size_t *ret)
+{
+	struct clpg *r;
+	cl_program from;
+	char *opts = NULL;
+	cl_int rc = CL_SUCCESS;
+
+	if (cl_load() < 0)
+		return CL_INVALID_PROGRAM;
+	if (cl_passthrough())
+		return cl_real.clGetProgramBuildInfo(p, dev, param, size, value, ret);
+	from = cl_program_kernels_of(p);
+	if (from == p || param != CL_PROGRAM_BUILD_OPTIONS)
+		return cl_real.clGetProgramBuildInfo(from, dev, param, size, value, ret);
+	/* The options as the application gave them, without the shim's. */
+	rc = cl_real.clGetProgramBuildInfo(from, dev, param, 0, NULL, NULL);
+	if (rc != CL_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&clpg_lock);
+	r = clpg_twin(p);
+	opts = strdup(r && r->options ? r->options : "");
+	pthread_mutex_unlock(&clpg_lock);
+	if (!opts)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (value && size < strlen(opts) + 1)
+		rc = CL_INVALID_VALUE;
+	else if (value)
+		memcpy(value, opts, strlen(opts) + 1);
+	if (rc == CL_SUCCESS && ret)
+		*ret = strlen(opts) + 1;
+	free(opts);
+	return rc;
+}
+
+XS_CL_HOOK cl_int clReleaseProgram(cl_program p)
+{
+	struct clpg *r = NULL, **pp;
+	cl_uint refs = 0;
+
+	if (cl_load() < 0)
+		return CL_INVALID_PROGRAM;
+	/* The last reference: the record goes before the handle can be reused. */
+	if (cl_real.clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL) ==
+		    CL_SUCCESS &&
+	    refs == 1) {
+		pthread_mutex_lock(&clpg_lock);
+		for (pp = &clpg_head; *pp && (*pp)->app != p; pp = &(*pp)->next)
+			;
+		r = *pp;
+		if (r)
+			*pp = r->next;
+		pthread_mutex_unlock(&clpg_lock);
+	}
+	if (r)
+		clpg_free(r);
+	return cl_real.clReleaseProgram(p);
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Lv2 on PoCL through the guardian (src/shim/opencl/cl_guard_rw.h): the
+# corpus of tests/opencl/cl_lv2_prog.c runs natively, under the shim with
+# the guardian, under the shim while a thread suspends and resumes its
+# queue every few hundred microseconds (hundreds of times), and with
+# XSCHED_OPENCL_LV2=0. Every run must check out against the host
+# references and print the same hashes as the native run (bit for bit);
+# the preempted run must be at level 2 and must have had launches cut and
+# launched again.
+#   tests/test_opencl_lv2.sh SHIM PROG
+# Exits 0, 1 (a failure) or 77 (no OpenCL platform runs natively).
+set -u
+shim=$1
+prog=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/xs-lv2.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+export POCL_CACHE_DIR="$dir/pocl" XSCHED_SCHEDULER=local
+fail=0
+
+if ! "$prog" >"$dir/native" 2>"$dir/native.err"; then
+	if grep -q "clGetPlatformIDs" "$dir/native.err"; then
+		echo "SKIP: no OpenCL platform"
+		exit 77
+	fi
+	echo "FAIL: native run"; cat "$dir/native.err"; exit 1
+fi
+run() { # name, env..., -- args
+	local name=$1
+	shift
+	if ! env "$@" >"$dir/$name" 2>"$dir/$name.err"; then
+		echo "FAIL: $name: exit status"; cat "$dir/$name.err"; fail=1; return
+	fi
+	if ! diff -u "$dir/native" "$dir/$name"; then
+		echo "FAIL: $name: results differ from native"; fail=1; return
+	fi
+	echo "PASS: $name ($(wc -l <"$dir/$name") outputs identical)"
+}
+run guarded LD_PRELOAD="$shim" "$prog"
+run preempted LD_PRELOAD="$shim" "$prog" preempt
+run off LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=0 "$prog"
+if [[ -f $dir/preempted.err ]]; then
+	read -r _ level _ toggles _ relaunches < <(grep '^level' "$dir/preempted.err")
+	echo "preempted: level ${level:-?} toggles ${toggles:-?} relaunches ${relaunches:-?}"
+	if [[ ${level:-0} != 2 ]]; then echo "FAIL: queue not at level 2"; fail=1; fi
+	if [[ ${toggles:-0} -lt 100 ]]; then echo "FAIL: fewer than 100 suspensions"; fail=1; fi
+	if [[ ${relaunches:-0} -lt 1 ]]; then echo "FAIL: no launch was cut"; fail=1; fi
+fi
+exit $fail
