@@ -6,7 +6,9 @@
  *   native      both, straight into the ICD loader;
  *   xsched      both under the OpenCL shim (LD_PRELOAD), scheduled by a
  *               private xschedd running the fixed-priority policy (hpf),
- *               the foreground with the higher XSCHED_PRIORITY.
+ *               the foreground with the higher XSCHED_PRIORITY; the
+ *               kernels carry the guardian, so the queues are at Lv2;
+ *   xsched-lv1  the same with the guardian off (XSCHED_OPENCL_LV2=0): Lv1.
  * The background's throughput alone is measured in each round too, as the
  * reference for its throughput next to the foreground.
  *
@@ -133,7 +135,8 @@ struct bg {
 
 /* How a child runs: natively, under the shim and the daemon, or under the
  * shim with no scheduler at all (its XQueues' own cost, no policy). */
-enum mode_env { ENV_NATIVE, ENV_XSCHED, ENV_SHIM_NONE };
+/* ENV_XSCHED_LV1: xsched with the OpenCL guardian off (XSCHED_OPENCL_LV2=0). */
+enum mode_env { ENV_NATIVE, ENV_XSCHED, ENV_XSCHED_LV1, ENV_SHIM_NONE };
 
 struct run {
 	struct opts o;
@@ -178,11 +181,14 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 		unsetenv("XSCHED_DEADLINE_US");
 		unsetenv("XSCHED_LAXITY_US");
 		unsetenv("XSCHED_PRIORITY");
+		unsetenv("XSCHED_OPENCL_LV2");
 		if (env != ENV_NATIVE) {
 			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
 			putenv(pre);
 		}
-		if (env == ENV_XSCHED) {
+		if (env == ENV_XSCHED_LV1)
+			putenv("XSCHED_OPENCL_LV2=0");
+		if (env == ENV_XSCHED || env == ENV_XSCHED_LV1) {
 			snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
 			snprintf(pr, sizeof(pr), "XSCHED_PRIORITY=%d", prio);
 			putenv(sock);
@@ -499,6 +505,7 @@ int main(int argc, char **argv)
 		{ .name = "standalone", .env = ENV_NATIVE },
 		{ .name = "native", .with_bg = true, .env = ENV_NATIVE },
 		{ .name = "xsched", .with_bg = true, .env = ENV_XSCHED },
+		{ .name = "xsched-lv1", .with_bg = true, .env = ENV_XSCHED_LV1 },
 		{ .name = "shim-none", .with_bg = true, .env = ENV_SHIM_NONE },
 	};
 	double alone_k = 0, alone_ns = 0, shim_k = 0, shim_ns = 0, bg_alone;
@@ -566,7 +573,7 @@ int main(int argc, char **argv)
 	xsched = r.o.shim[0] && access(r.o.shim, R_OK) == 0 && r.o.daemon[0] &&
 		 access(r.o.daemon, X_OK) == 0;
 	if (xsched)
-		nmodes = diag ? 4 : 3;
+		nmodes = diag ? 5 : 4;
 	for (int m = 0; m < nmodes; m++) {
 		modes[m].lat = calloc((size_t)(r.o.round_samples * r.o.rounds),
 				      sizeof(*modes[m].lat));

@@ -23,7 +23,8 @@ struct xal_cl_hwq {
 	cl_context ctx;
 	cl_mem ctl;                     /* the control word as a buffer, or NULL */
 	_Atomic uint32_t *ctl_svm;      /* as fine-grain SVM, or NULL */
-	cl_command_queue side;          /* writes @ctl when not SVM */
+	cl_command_queue side;          /* writes @ctl when not SVM (made on first use) */
+	cl_device_id dev;
 	pthread_mutex_t glock;          /* below */
 	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */
 	_Atomic uint32_t unresolved;
@@ -51,6 +52,13 @@ static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v, bool in_order)
 	if (h->ctl_svm) {
 		atomic_store(h->ctl_svm, *v);
 		return;
+	}
+	if (!in_order && !h->side) {
+		cl_int rc;
+
+		h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
+		/* None to be had: in order, the next kernel sees it. */
+		in_order = !h->side;
 	}
 	/* Static sources: the writes never block and never race a reuse. */
 	h->cl->clEnqueueWriteBuffer(in_order ? h->queue : h->side, h->ctl, CL_FALSE, 0,
@@ -99,14 +107,23 @@ static void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 }
 
 /*
- * Before a guarded first launch: the record, zeroed on the queue. Returns
- * the OpenCL result.
+ * Before a guarded first launch: the record, zeroed (SVM: by the host; a
+ * buffer: by a fill on the queue). Returns the OpenCL result.
  */
 static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	size_t size = clg_rec_size(c->g.groups);
 	cl_int rc;
 
+	if (h->ctl_svm) {
+		if (!c->g.rec_svm &&
+		    !(c->g.rec_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE |
+							       CL_MEM_SVM_FINE_GRAIN_BUFFER,
+						       size, 0)))
+			return CL_OUT_OF_RESOURCES;
+		memset(c->g.rec_svm, 0, size);
+		return CL_SUCCESS;
+	}
 	if (!c->g.rec && !(c->g.rec = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE, size,
 							      NULL, &rc)))
 		return rc;
@@ -114,16 +131,41 @@ static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 					  0, NULL, NULL);
 }
 
+/*
+ * Reads the counts of @c's launch, which completed. Returns 0, or -EIO.
+ * glock held (the second queue is the hwq's).
+ */
+static int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	cl_int rc;
+
+	if (c->g.counted)
+		return 0;
+	if (c->g.rec_svm) {
+		memcpy(c->g.host, c->g.rec_svm, sizeof(c->g.host));
+	} else {
+		if (!h->side)
+			h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
+		if (!h->side || h->cl->clEnqueueReadBuffer(h->side, c->g.rec, CL_TRUE, 0,
+							    sizeof(c->g.host), c->g.host, 0, NULL,
+							    NULL) != CL_SUCCESS)
+			return -EIO;
+	}
+	c->g.counted = true;
+	return 0;
+}
+
 void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 {
 	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
 
 	memset(out, 0, sizeof(*out));
-	if (!c->g.on || !h || !h->lv2 || !c->g.rec)
+	if (!c->g.on || !h || !h->lv2 || (!c->g.rec && !c->g.rec_svm))
 		return;
 	out->ctl = h->ctl;
 	out->ctl_svm = (void *)h->ctl_svm;
 	out->rec = c->g.rec;
+	out->rec_svm = c->g.rec_svm;
 }
 
 /* Tells the creator that guarded @c is complete for good, once. */
@@ -131,6 +173,24 @@ static void xg_completed(struct xal_cl_cmd *c)
 {
 	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
 		c->ops->completed(c);
+}
+
+/*
+ * Whether launch @c was cut: groups are missing and some skipped in this
+ * launch (the control word; missing groups without a skip would be a
+ * miscount, and launching again could never find them). A launch that
+ * failed is not cut: its error is its result.
+ */
+static bool xg_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	cl_int st = CL_COMPLETE;
+
+	if (c->ev && h->cl->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
+					   &st, NULL) == CL_SUCCESS && st < 0)
+		return false;
+	if (xg_count(h, c) < 0)
+		return false;
+	return c->g.host[0] < c->g.groups && c->g.host[1] > c->g.skipped_before;
 }
 
 /*
@@ -146,9 +206,12 @@ static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 	if (c->g.state != XG_LAUNCHED)
 		return c->g.state;
-	cut = c->g.host[0] < c->g.groups;
+	if (xg_count(h, c) < 0)
+		return -EIO;
+	/* Those before it completed too (in order). */
+	cut = xg_cut(h, c);
 	for (p = h->head; !cut && p && p != c; p = p->g.next)
-		cut = p->g.host[0] < p->g.groups;
+		cut = xg_cut(h, p);
 	if (cut) {
 		for (p = h->head; p; p = next) {
 			next = p->g.next;
@@ -206,15 +269,25 @@ static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
 	if (rc < 0 && rc != -EIO)
 		return rc;
 	if (rc == -EIO || c->rc != CL_SUCCESS) {
+		/* Failed: final as it is; its event says so. */
 		pthread_mutex_lock(&h->glock);
 		c->g.state = XG_FINAL;
 		xg_list_del(h, c);
 		pthread_mutex_unlock(&h->glock);
+		xg_completed(c);
 		return -EIO;
 	}
 	pthread_mutex_lock(&h->glock);
 	state = xg_resolve(h, c);
+	if (state < 0) {
+		c->g.state = XG_FINAL;
+		xg_list_del(h, c);
+	}
 	pthread_mutex_unlock(&h->glock);
+	if (state < 0) {
+		xg_completed(c);
+		return state;
+	}
 	if (state == XG_FINAL) {
 		xg_completed(c);
 		return 0;
@@ -251,7 +324,8 @@ static int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	if (guarded) {
 		c->g.launches++;
 		c->g.state = XG_LAUNCHED;
-		c->g.host[0] = c->g.host[1] = 0;
+		c->g.skipped_before = c->g.counted ? c->g.host[1] : 0;
+		c->g.counted = false;
 		if (c->g.launches == 1)
 			rc = xg_prepare(h, c);
 	}
@@ -261,11 +335,7 @@ static int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		c->rc = rc;
 	if (c->rc != CL_SUCCESS)
 		c->ev = NULL;
-	if (guarded && c->rc == CL_SUCCESS &&
-	    h->cl->clEnqueueReadBuffer(h->queue, c->g.rec, CL_FALSE, 0, sizeof(c->g.host),
-				       c->g.host, 0, NULL, &c->done) != CL_SUCCESS)
-		c->done = NULL;
-	if (!c->done && c->ev && h->cl->clRetainEvent(c->ev) == CL_SUCCESS)
+	if (c->ev && h->cl->clRetainEvent(c->ev) == CL_SUCCESS)
 		c->done = c->ev;
 	pthread_mutex_lock(&h->glock);
 	xg_set_last(h, c->done);
@@ -453,7 +523,7 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 	cl_device_svm_capabilities svm = 0;
 	cl_int rc;
 
-	if (h->cl->clSVMAlloc &&
+	if (h->cl->clSVMAlloc && h->cl->clSVMFree &&
 	    h->cl->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) ==
 		    CL_SUCCESS &&
 	    (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) &&
@@ -467,12 +537,7 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 				       sizeof(uint32_t), (void *)&xg_zero, &rc);
 	if (!h->ctl)
 		return -ENOTSUP;
-	h->side = h->cl->clCreateCommandQueue(h->ctx, dev, 0, &rc);
-	if (!h->side) {
-		h->cl->clReleaseMemObject(h->ctl);
-		h->ctl = NULL;
-		return -ENOTSUP;
-	}
+	h->dev = dev;
 	return 0;
 }
 
@@ -482,6 +547,13 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
 	cl_device_id dev;
 
 	if (h->ooo)
+		return -ENOTSUP;
+	/* What Lv2 calls; a driver without them stays at Lv1. */
+	if (!h->cl->clCreateBuffer || !h->cl->clReleaseMemObject || !h->cl->clEnqueueFillBuffer ||
+	    !h->cl->clEnqueueReadBuffer || !h->cl->clEnqueueWriteBuffer ||
+	    !h->cl->clCreateCommandQueue || !h->cl->clGetCommandQueueInfo ||
+	    !h->cl->clGetDeviceInfo || !h->cl->clRetainEvent || !h->cl->clReleaseEvent ||
+	    !h->cl->clGetEventInfo || !h->cl->clWaitForEvents)
 		return -ENOTSUP;
 	if (h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_CONTEXT, sizeof(h->ctx), &h->ctx,
 					 NULL) != CL_SUCCESS ||
@@ -537,6 +609,8 @@ static void xal_cl_cmd_release(struct xal_cl_cmd *c)
 	}
 	if (c->cl && c->g.rec)
 		c->cl->clReleaseMemObject(c->g.rec);
+	if (c->cl && c->g.rec_svm && c->hwq)
+		c->cl->clSVMFree(to_hwq(c->hwq)->ctx, c->g.rec_svm);
 	if (c->cl && c->ev)
 		c->cl->clReleaseEvent(c->ev);
 	if (c->cl && c->done)

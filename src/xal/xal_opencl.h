@@ -15,9 +15,12 @@
  *   small non-blocking write on a second queue, which lands when the
  *   device gets to it); work-groups that start after it see it and skip.
  *   Started groups finish: a kernel is cut between work-groups.
- * - A guarded launch (xal_cl_cmd.g) gets a progress record, zeroed by a
- *   fill before its first launch, and a read of the record's counts
- *   behind it, whose event is its sync point. A launch that completed
+ * - A guarded launch (xal_cl_cmd.g) gets a progress record: fine-grain
+ *   SVM zeroed and read by the host where the device has it, else a
+ *   buffer zeroed by a fill before its first launch and read on the
+ *   second queue once the launch completed (nothing is enqueued behind a
+ *   launch: a driver may never run what follows a failed command). A
+ *   launch that completed
  *   with fewer groups claimed than it has is cut: sync()/query() report
  *   -ECANCELED (XAL_CAP_FLUSH) once the driver queue drained, and the
  *   XQueue launches it again, with the same record and NDRange, before
@@ -55,6 +58,7 @@ struct xal_cl_guard_args {
 	cl_mem ctl;
 	void *ctl_svm;
 	cl_mem rec;
+	void *rec_svm;          /* the record as an SVM pointer instead */
 };
 
 struct xal_cl_cmd_ops {
@@ -90,8 +94,11 @@ struct xal_cl_guard {
 	/* --- backend --- */
 	uint32_t launches;      /* issued so far (1: the first) */
 	int state;              /* launched, final or cut */
-	cl_mem rec;             /* the progress record (owned) */
-	uint32_t host[2];       /* claimed and skipped, read back after each launch */
+	cl_mem rec;             /* the progress record (owned), or */
+	uint32_t *rec_svm;      /* the record in fine-grain SVM (owned) */
+	uint32_t host[2];       /* claimed and skipped, read once each launch completed */
+	bool counted;           /* @host read for this launch */
+	uint32_t skipped_before; /* host[1] before this launch */
 	struct xal_cl_cmd *next; /* the hwq's unresolved launches */
 	bool listed;
 	_Atomic bool launches_done; /* ops->completed called */

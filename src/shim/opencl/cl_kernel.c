@@ -354,7 +354,9 @@ cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guar
 		rc = cl_real.clSetKernelArgSVMPointer(k, (cl_uint)hidden, g->ctl_svm);
 	else
 		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden, sizeof(cl_mem), &g->ctl);
-	if (rc == CL_SUCCESS)
+	if (rc == CL_SUCCESS && g->rec_svm)
+		rc = cl_real.clSetKernelArgSVMPointer(k, (cl_uint)hidden + 1, g->rec_svm);
+	else if (rc == CL_SUCCESS)
 		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), &g->rec);
 	return rc;
 }
