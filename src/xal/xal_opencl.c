@@ -260,6 +260,7 @@ static int xg_drained(struct xal_cl_hwq *h, bool wait)
 
 static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait);
 static void xal_cl_cmd_release(struct xal_cl_cmd *c);
+static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg);
 
 /* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
 static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
@@ -342,11 +343,44 @@ static int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	if (guarded && c->rc == CL_SUCCESS)
 		xg_list_add(h, c);
 	pthread_mutex_unlock(&h->glock);
+	if (guarded && c->rc == CL_SUCCESS && c->ev && c->g.rec_svm && h->cl->clSetEventCallback) {
+		atomic_fetch_add(&c->refs, 1);
+		if (h->cl->clSetEventCallback(c->ev, CL_COMPLETE, xg_done_cb, c) != CL_SUCCESS)
+			xal_cl_cmd_release(c);
+	}
 	h->cl->clFlush(h->queue);
 	atomic_store(&c->launched, 1);
 	if (c->ops->issued)
 		c->ops->issued(c, c->rc, c->ev);
 	return c->rc == CL_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * Driver callback at the completion of a guarded launch with an SVM
+ * record: when it and every unresolved launch before it ran all their
+ * groups, nothing can cut it any more, so its submitter learns at once
+ * (its proxy event completes) instead of at the XQueue's next sync. The
+ * XQueue still resolves it as usual. Holds a command reference.
+ */
+static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
+{
+	struct xal_cl_cmd *c = arg;
+	struct xal_cl_hwq *h = to_hwq(c->hwq);
+	bool full = status == CL_COMPLETE;
+
+	(void)ev;
+	pthread_mutex_lock(&h->glock);
+	if (full && c->g.state == XG_LAUNCHED && c->g.listed) {
+		full = c->g.rec_svm[CLG_REC_CLAIMED] >= c->g.groups;
+		for (struct xal_cl_cmd *p = h->head; full && p && p != c; p = p->g.next)
+			full = p->g.rec_svm && p->g.rec_svm[CLG_REC_CLAIMED] >= p->g.groups;
+	} else {
+		full = false;
+	}
+	pthread_mutex_unlock(&h->glock);
+	if (full)
+		xg_completed(c);
+	xal_cl_cmd_release(c);
 }
 
 static int xal_cl_deactivate(struct xal_hwq *hwq)

@@ -55,25 +55,32 @@ static void clc_guard_off(cl_kernel kernel)
 
 /*
  * Whether launch @k may be cut (Lv2): an instrumented kernel on a queue
- * with the guardian, of a known NDRange (a launch without a local size
- * lets the driver choose the groups, which a relaunch must find the same:
- * it runs whole). A launch that may be cut keeps its arguments from the
- * enqueue on (a relaunch replays them).
+ * with the guardian, of a known NDRange. A launch without a local size
+ * lets the driver choose the groups, which a relaunch would have to find
+ * the same: it cannot be cut, and its queue goes to level 1 (as with an
+ * uninstrumented kernel). A launch that may be cut keeps its arguments
+ * from the enqueue on (a relaunch replays them).
  */
 static void clc_guard(struct cl_cmd *k)
 {
-	uint64_t groups = 1;
+	uint64_t groups = 1, items = 1;
 
-	cl_q_note_kernel(k->q, k->kernel, k->hidden);
-	if (k->hidden < 0 || !(k->q->hwq->caps & XAL_CAP_LV2) ||
-	    (k->op == OP_NDRANGE && !k->has_local))
-		return;
 	for (cl_uint d = 0; k->op == OP_NDRANGE && d < k->dim; d++) {
-		if (!k->lsize[d] || groups > UINT32_MAX)
-			return;
-		groups *= (k->gsize[d] + k->lsize[d] - 1) / k->lsize[d];
+		items *= k->gsize[d];
+		if (k->has_local && k->lsize[d])
+			groups *= (k->gsize[d] + k->lsize[d] - 1) / k->lsize[d];
+		if (groups > UINT32_MAX || items > UINT64_MAX / 4)
+			groups = 0;
 	}
-	if (!groups || groups > UINT32_MAX || cl_kernel_snapshot(k->kernel, &k->snap) != CL_SUCCESS)
+	/* One work-item is one group whatever the driver chooses. */
+	if (k->op == OP_NDRANGE && !k->has_local && items != 1) {
+		cl_q_note_kernel(k->q, k->kernel, k->hidden,
+				 "launched without a local size (it cannot be cut)");
+		return;
+	}
+	cl_q_note_kernel(k->q, k->kernel, k->hidden, NULL);
+	if (k->hidden < 0 || !(k->q->hwq->caps & XAL_CAP_LV2) || !groups || !items ||
+	    cl_kernel_snapshot(k->kernel, &k->snap) != CL_SUCCESS)
 		return;
 	k->c.g.on = true;
 	k->c.g.groups = groups;

@@ -172,7 +172,7 @@ static void clq_device_limits(struct cl_q *q)
 	q->nonuniform = nonuniform;
 }
 
-void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden)
+void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const char *uncut)
 {
 	char name[64] = "?";
 	cl_program prog = NULL;
@@ -180,7 +180,7 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden)
 
 	if (!(q->hwq->caps & XAL_CAP_LV2) || atomic_load_explicit(&q->lv, memory_order_relaxed) == 1)
 		return;
-	if (hidden >= 0) {
+	if (hidden >= 0 && !uncut) {
 		if (atomic_compare_exchange_strong(&q->lv, &none, 2))
 			xq_set_level(q->xq, 2);
 		return;
@@ -191,8 +191,11 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden)
 	    CL_SUCCESS)
 		snprintf(name, sizeof(name), "?");
 	cl_real.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(prog), &prog, NULL);
-	snprintf(q->why, sizeof(q->why), "kernel %s not instrumented: %s", name,
-		 cl_program_why(prog, name));
+	if (uncut)
+		snprintf(q->why, sizeof(q->why), "kernel %s %s", name, uncut);
+	else
+		snprintf(q->why, sizeof(q->why), "kernel %s not instrumented: %s", name,
+			 cl_program_why(prog, name));
 	xq_set_level(q->xq, 1);
 	xs_log(XS_LOG_INFO, "OpenCL queue: level 1 (%s)", q->why);
 }

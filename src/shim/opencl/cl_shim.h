@@ -70,9 +70,10 @@ extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred, cl
  * A launch of @kernel (cl_kernel_hidden() @hidden) on @q: a queue with the
  * guardian goes to level 2 with its first instrumented kernel and back to
  * level 1, for good and with the reason, with its first kernel that is
- * not. Enqueuing thread, no lock held.
+ * not, or whose launch cannot be cut (@uncut: why, static text; else
+ * NULL). Enqueuing thread, no lock held.
  */
-void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden);
+void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const char *uncut);
 
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
