@@ -11,7 +11,6 @@
 #include "agent/agent.h"
 #include "base/xs_log.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,48 +26,6 @@ _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred, cl_stat_g
 int cl_q_count(void)
 {
 	return atomic_load(&clq_count);
-}
-
-/*
- * Diagnostics for tests and benchmarks: suspend (@on) or resume the
- * XQueue of @queue as a scheduler would (0, or a negative errno; -ENOENT
- * for a queue the shim does not schedule); the queue's level; how many
- * commands its device cut short and it launched again.
- */
-XS_CL_HOOK int xs_opencl_preempt(cl_command_queue queue, int on);
-XS_CL_HOOK int xs_opencl_level(cl_command_queue queue);
-XS_CL_HOOK long xs_opencl_relaunches(cl_command_queue queue);
-
-int xs_opencl_preempt(cl_command_queue queue, int on)
-{
-	struct cl_q *q = cl_q_of(queue);
-
-	if (!q)
-		return -ENOENT;
-	return on ? xq_suspend(q->xq, 0) : xq_resume(q->xq);
-}
-
-int xs_opencl_level(cl_command_queue queue)
-{
-	struct cl_q *q = cl_q_of(queue);
-	xs_queue_info info;
-
-	if (!q)
-		return -ENOENT;
-	xq_info(q->xq, &info);
-	return info.level;
-}
-
-long xs_opencl_relaunches(cl_command_queue queue)
-{
-	struct cl_q *q = cl_q_of(queue);
-	xs_queue_stats st;
-
-	if (!q)
-		return -ENOENT;
-	memset(&st, 0, sizeof(st));
-	xq_stats(q->xq, &st);
-	return (long)st.relaunches;
 }
 
 struct cl_q *cl_q_of(cl_command_queue queue)
