@@ -45,6 +45,44 @@ void cl_q_kick_all(void)
 	shim_map_each(&clq_table, clq_kick, NULL);
 }
 
+/*
+ * The levels of queues already destroyed, for $XSCHED_OPENCL_STATS (the
+ * first CLQ_GONE_MAX; the count of the others).
+ */
+#define CLQ_GONE_MAX 64
+static pthread_mutex_t clq_gone_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int lv;
+	char why[sizeof(((struct cl_q *)0)->why)];
+} clq_gone[CLQ_GONE_MAX];
+static int clq_ngone;
+
+static void clq_note_gone(struct cl_q *q)
+{
+	pthread_mutex_lock(&clq_gone_lock);
+	if (clq_ngone < CLQ_GONE_MAX) {
+		clq_gone[clq_ngone].lv = atomic_load(&q->lv) == 2 ? 2 : 1;
+		memcpy(clq_gone[clq_ngone].why, q->why, sizeof(q->why));
+	}
+	clq_ngone++;
+	pthread_mutex_unlock(&clq_gone_lock);
+}
+
+static void clq_print_level(FILE *f, int lv, const char *why)
+{
+	fprintf(f, "pid %d queue level %d%s%s%s\n", (int)getpid(), lv, why[0] ? " (" : "", why,
+		why[0] ? ")" : "");
+}
+
+/* One queue's line of $XSCHED_OPENCL_STATS: its level, and why not 2. */
+static bool clq_print_live(struct shim_map_node *n, void *arg)
+{
+	struct cl_q *q = (struct cl_q *)n;
+
+	clq_print_level(arg, atomic_load(&q->lv) == 2 ? 2 : 1, q->why);
+	return true;
+}
+
 /* $XSCHED_OPENCL_STATS: what the shim scheduled, for tests and tools. */
 static void clq_write_stats(void)
 {
@@ -58,13 +96,11 @@ static void clq_write_stats(void)
 		(int)getpid(), atomic_load(&clq_count), atomic_load(&cl_stat_cmds),
 		atomic_load(&cl_stat_proxies), atomic_load(&cl_stat_deferred),
 		atomic_load(&cl_stat_guarded));
-	pthread_rwlock_rdlock(&clq_lock);
-	for (int b = 0, i = 0; b < CLQ_BUCKETS; b++)
-		for (struct cl_q *q = clq_table[b]; q; q = q->next, i++)
-			fprintf(f, "pid %d queue %d level %d%s%s%s\n", (int)getpid(), i,
-				atomic_load(&q->lv) == 2 ? 2 : 1, q->why[0] ? " (" : "", q->why,
-				q->why[0] ? ")" : "");
-	pthread_rwlock_unlock(&clq_lock);
+	pthread_mutex_lock(&clq_gone_lock);
+	for (int i = 0; i < clq_ngone && i < CLQ_GONE_MAX; i++)
+		clq_print_level(f, clq_gone[i].lv, clq_gone[i].why);
+	pthread_mutex_unlock(&clq_gone_lock);
+	shim_map_each(&clq_table, clq_print_live, f);
 	fclose(f);
 }
 
@@ -246,6 +282,7 @@ clCreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
 /* Forgets @q (removed from the table): its work is launched first. */
 static void clq_destroy(struct cl_q *q)
 {
+	clq_note_gone(q);
 	xs_agent_unregister(q->xq);
 	xq_destroy(q->xq, XS_DESTROY_DRAIN);
 	q->hwq->ops->hwq_destroy(q->hwq);
