@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -657,7 +658,28 @@ static void child_hold_engine(const char *name, int fd, bool running)
 		pause();
 }
 
-static void killed_process_case(const char *tag, bool running, bool reap)
+/*
+ * The holder runs as pid 1 of a PID namespace of its own (our child
+ * unshares and forks it): its peers cannot read its pid in /proc. While it
+ * lives it must keep the engine; once killed it must be reaped. Needs root.
+ */
+static void exec_holder_in_pidns(const char *fd_arg, bool running)
+{
+	pid_t g;
+
+	if (setpgid(0, 0) < 0 || unshare(CLONE_NEWPID) < 0)
+		_exit(4);
+	g = fork();
+	if (g == 0) {
+		execl("/proc/self/exe", "test_sim", "--hold-engine", test_dev_name, fd_arg,
+		      running ? "1" : "0", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(g, NULL, 0);
+	_exit(0);
+}
+
+static void killed_process_case_ns(const char *tag, bool running, bool reap, bool pidns)
 {
 	struct fixture f;
 	struct sim_hwq *a;
@@ -684,12 +706,23 @@ static void killed_process_case(const char *tag, bool running, bool reap)
 		 * lock some other thread held (an ASan build hung so, 1 run in
 		 * ~50, its executor stuck starting in the allocator). */
 		alarm(60);
+		if (pidns)
+			exec_holder_in_pidns(fd_arg, running);
 		execl("/proc/self/exe", "test_sim", "--hold-engine", test_dev_name, fd_arg,
 		      running ? "1" : "0", (char *)NULL);
 		_exit(127);
 	}
 	assert_int_equal(read(fds[0], &c, 1), 1);
-	kill(pid, SIGKILL);
+	if (pidns && running) {
+		struct sim_hwq_info ia;
+
+		/* Twenty watchdog periods (10 ms): the live holder keeps the engine. */
+		assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
+		xs_sleep_until(xs_now_ns() + 200 * MS);
+		sim_hwq_info_get(a, &ia);
+		assert_int_equal(ia.executed, 1);
+	}
+	kill(pidns ? -pid : pid, SIGKILL);
 	if (reap)
 		waitpid(pid, NULL, 0);
 	/* The device keeps serving us: the dead holder is reaped. */
@@ -703,6 +736,11 @@ static void killed_process_case(const char *tag, bool running, bool reap)
 	close(fds[1]);
 	sim_hwq_destroy(a);
 	sim_dev_close(f.dev);
+}
+
+static void killed_process_case(const char *tag, bool running, bool reap)
+{
+	killed_process_case_ns(tag, running, reap, false);
 }
 
 static void sim_killed_while_running(void **state)
@@ -721,6 +759,15 @@ static void sim_killed_while_queued(void **state)
 {
 	(void)state;
 	killed_process_case("killqueued", false, true);
+}
+
+/* A peer in another PID namespace: kept while it lives, reaped once dead. */
+static void sim_other_pidns_kept_then_reaped(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	killed_process_case_ns("killns", true, true, true);
 }
 
 static void sim_processes_share_one_engine(void **state)
@@ -894,6 +941,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sim_killed_while_running),
 	cmocka_unit_test(sim_killed_zombie_while_running),
 	cmocka_unit_test(sim_killed_while_queued),
+	cmocka_unit_test(sim_other_pidns_kept_then_reaped),
 	cmocka_unit_test(sim_processes_share_one_engine),
 	cmocka_unit_test(sim_fork_child_attaches_afresh),
 };

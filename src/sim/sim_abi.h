@@ -2,10 +2,12 @@
  * Shared-memory layout of the simulated XPU: an ABI between every process
  * that opens the device, possibly built from different versions.
  *
- * Design: no lock is shared between processes. Each field has exactly one
- * writer (noted per field), so a process killed at any instant leaves only
- * fields that its peers can recover: ownership of the engine ("turn") moves
- * by compare-and-swap and is taken back from dead owners by any waiter.
+ * Design: no lock is shared between processes (each holds a record lock on
+ * the file only as a token of its liveness, sim_device.c). Each field has
+ * exactly one writer (noted per field), so a process killed at any instant
+ * leaves only fields that its peers can recover: ownership of the engine
+ * ("turn") moves by compare-and-swap and is taken back from dead owners by
+ * any waiter.
  * Fixed-width types, explicit padding and static asserts keep the layout
  * stable; the version grows when it changes, and openers refuse others.
  */
@@ -17,7 +19,7 @@
 #include <stdint.h>
 
 #define SIM_ABI_MAGIC 0x3156454d49535358ull /* "XSSIMEV1" little-endian */
-#define SIM_ABI_VERSION 2u
+#define SIM_ABI_VERSION 3u
 
 #define SIM_MAX_CTX 512u   /* processes attached at once */
 #define SIM_MAX_HWQ 2048u  /* hardware queues at once */
@@ -45,7 +47,8 @@ struct sim_shm_ctx {
 	int32_t pid;                /* writer: claimer (before LIVE, release) */
 	_Atomic uint32_t sleeping;  /* 1 while its executor sleeps on doorbell; writer: executor */
 	uint64_t start_time;        /* /proc/<pid>/stat starttime, against pid reuse */
-	uint64_t pad1[5];
+	uint64_t pidns;             /* inode of its PID namespace; 0: unknown (writer: claimer) */
+	uint64_t pad1[4];
 };
 
 /* Hot state of one hardware queue, read by every arbiter. 128 bytes. */

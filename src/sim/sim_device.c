@@ -7,6 +7,14 @@
  * without a lock. A process that dies attached is found by its peers (pid
  * plus start time, so a reused pid is not mistaken for it) and its slots are
  * reclaimed by compare-and-swap.
+ *
+ * A pid means nothing in another PID namespace (a container, unshare), so
+ * each process also holds an open file description of the device file with
+ * the byte at its context's index locked (an OFD lock, which the kernel
+ * drops when the process dies, whatever its namespace): a peer in another
+ * namespace asks whether that byte is still locked instead of reading
+ * /proc. Peers in the same namespace keep to /proc, which also sees through
+ * fork (a forked child shares the description, and with it the lock).
  */
 #include "sim/sim_internal.h"
 #include "base/clock.h"
@@ -39,11 +47,18 @@ static void sim_atfork_parent(void)
 /*
  * The child has no executor threads and must not act as its parent's
  * context: forget the inherited handles (their memory is leaked on purpose;
- * the parent still owns the slots) so the next open attaches afresh.
+ * the parent still owns the slots) so the next open attaches afresh, and
+ * let go of the parent's liveness locks.
  */
 static void sim_atfork_child(void)
 {
+	struct sim_dev *dev;
+
 	pthread_mutex_init(&sim_lock, NULL);
+	/* The parent's liveness locks must die with the parent, not with us. */
+	for (dev = sim_devs; dev; dev = dev->next)
+		if (dev->lock_fd >= 0)
+			close(dev->lock_fd);
 	sim_devs = NULL;
 }
 
@@ -154,14 +169,51 @@ static int sim_proc_stat(pid_t pid, char *state, uint64_t *start)
 	return 0;
 }
 
-bool sim_ctx_alive(const struct sim_shm_ctx *ctx)
+/* The inode of this process's PID namespace; 0 if /proc does not say. */
+static uint64_t sim_pidns(void)
 {
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Whether byte @c of the device file is locked by another description. */
+static bool sim_ctx_locked(const struct sim_dev *dev, uint32_t c)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)c, .l_len = 1,
+	};
+
+	if (dev->lock_fd < 0 || fcntl(dev->lock_fd, F_OFD_GETLK, &fl) < 0)
+		return true;    /* cannot tell: never reap a peer that may live */
+	return fl.l_type != F_UNLCK;
+}
+
+bool sim_ctx_alive(const struct sim_dev *dev, uint32_t c)
+{
+	const struct sim_shm_ctx *ctx = &dev->shm->ctx[c];
 	char state;
 	uint64_t start;
 
+	if (ctx->pidns && dev->pidns && ctx->pidns != dev->pidns)
+		return sim_ctx_locked(dev, c);
 	if (sim_proc_stat(ctx->pid, &state, &start) < 0)
 		return false;
 	return state != 'Z' && state != 'X' && start == ctx->start_time;
+}
+
+/* Locks byte @c of the device file for this process (see file top). */
+static void sim_ctx_lock(struct sim_dev *dev, const char *path, uint32_t c)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)c, .l_len = 1,
+	};
+
+	dev->lock_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (dev->lock_fd >= 0 && fcntl(dev->lock_fd, F_OFD_SETLK, &fl) < 0) {
+		close(dev->lock_fd);
+		dev->lock_fd = -1;
+	}
 }
 
 void sim_ctx_reap(struct sim_dev *dev, uint32_t c)
@@ -197,7 +249,7 @@ void sim_dev_reap(struct sim_dev *dev)
 
 		if (c == dev->ctx || atomic_load(&ctx->state) != SIM_SLOT_LIVE)
 			continue;
-		if (!sim_ctx_alive(ctx))
+		if (!sim_ctx_alive(dev, c))
 			sim_ctx_reap(dev, c);
 	}
 }
@@ -276,7 +328,7 @@ out:
 	return rc;
 }
 
-static int sim_ctx_claim(struct sim_dev *dev)
+static int sim_ctx_claim(struct sim_dev *dev, const char *path)
 {
 	struct sim_shm_dev *shm = dev->shm;
 	char state;
@@ -296,6 +348,9 @@ static int sim_ctx_claim(struct sim_dev *dev)
 			continue;
 		ctx->pid = dev->pid;
 		ctx->start_time = start;
+		sim_ctx_lock(dev, path, c);
+		/* Without the lock, peers elsewhere could not see us live. */
+		ctx->pidns = dev->lock_fd >= 0 ? dev->pidns : 0;
 		atomic_store(&ctx->doorbell, 0);
 		atomic_store(&ctx->sleeping, 0);
 		atomic_store_explicit(&ctx->state, SIM_SLOT_LIVE, memory_order_release);
@@ -332,11 +387,13 @@ static int sim_dev_attach(const char *name, const struct sim_dev_opts *opts,
 	if (rc < 0)
 		goto fail;
 	dev->pid = getpid();
-	rc = sim_ctx_claim(dev);
+	dev->pidns = sim_pidns();
+	dev->lock_fd = -1;
+	rc = sim_ctx_claim(dev, path);
 	if (rc == -ENOSPC) {
 		dev->ctx = SIM_MAX_CTX;
 		sim_dev_reap(dev);
-		rc = sim_ctx_claim(dev);
+		rc = sim_ctx_claim(dev, path);
 	}
 	if (rc < 0)
 		goto fail_map;
@@ -413,6 +470,8 @@ void sim_dev_close(struct sim_dev *dev)
 	pthread_mutex_unlock(&sim_lock);
 	sim_engine_stop(dev);
 	atomic_store(&dev->shm->ctx[dev->ctx].state, SIM_SLOT_FREE);
+	if (dev->lock_fd >= 0)
+		close(dev->lock_fd);
 	munmap(dev->shm, dev->map_size);
 	pthread_mutex_destroy(&dev->exec_lock);
 	pthread_mutex_destroy(&dev->trace_lock);

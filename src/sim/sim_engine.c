@@ -402,7 +402,7 @@ static void sim_watchdog(struct sim_dev *dev)
 
 		if (c < SIM_MAX_CTX && c != dev->ctx &&
 		    atomic_load(&shm->ctx[c].state) == SIM_SLOT_LIVE &&
-		    !sim_ctx_alive(&shm->ctx[c]))
+		    !sim_ctx_alive(dev, c))
 			sim_ctx_reap(dev, c);
 		else if (atomic_load(&shm->hwq[turn - 1].state) != SIM_SLOT_LIVE) {
 			uint32_t expected = turn;

@@ -60,6 +60,8 @@ struct sim_dev {
 	size_t map_size;
 	uint32_t ctx;
 	pid_t pid;
+	uint64_t pidns;                /* inode of our PID namespace; 0: unknown */
+	int lock_fd;                   /* the device file, holding byte ctx locked; -1: none */
 	pthread_t executor;
 	bool executor_started;         /* sim_lock */
 	_Atomic bool stopping;
@@ -82,7 +84,7 @@ struct sim_dev {
 extern pthread_mutex_t sim_lock;
 
 /* sim_device.c */
-bool sim_ctx_alive(const struct sim_shm_ctx *ctx);
+bool sim_ctx_alive(const struct sim_dev *dev, uint32_t c);
 void sim_ctx_reap(struct sim_dev *dev, uint32_t ctx);
 
 /* sim_engine.c */
