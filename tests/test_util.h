@@ -20,19 +20,31 @@
 #include "sim/sim.h"
 
 static char test_dev_name[64];
+/* Every device name test_dev() gave out, for test_dev_cleanup(). */
+static char test_dev_names[64][64];
+static unsigned test_dev_count;
 
 /* A device name unique to this process and @tag; the file is removed at exit. */
 static inline const char *test_dev(const char *tag)
 {
+	unsigned i;
+
 	snprintf(test_dev_name, sizeof(test_dev_name), "xstest-%d-%s", (int)getpid(), tag);
 	sim_dev_unlink(test_dev_name);
+	for (i = 0; i < test_dev_count && strcmp(test_dev_names[i], test_dev_name); i++)
+		;
+	/* A test program uses a few tags; past 64 the rest would be left. */
+	if (i == test_dev_count && test_dev_count < 64)
+		memcpy(test_dev_names[test_dev_count++], test_dev_name, sizeof(test_dev_name));
 	return test_dev_name;
 }
 
 static inline void test_dev_cleanup(void)
 {
-	if (test_dev_name[0])
-		sim_dev_unlink(test_dev_name);
+	unsigned i;
+
+	for (i = 0; i < test_dev_count; i++)
+		sim_dev_unlink(test_dev_names[i]);
 }
 
 static inline void xs_test_no_mode(int argc, char **argv)
