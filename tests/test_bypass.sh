@@ -38,6 +38,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+# A private simulated device: the machine's default one may be another
+# build's, of another layout version, or busy with other work.
+export XSCHED_SIM_DIR=$tmp
 unset LD_PRELOAD XSCHED_PRIORITY XSCHED_SHARE XSCHED_DEADLINE_US XSCHED_LAXITY_US
 export XSCHED_SOCKET=$tmp/client.sock XSCHED_CONTROL_SOCKET=$tmp/ctl.sock
 max=16

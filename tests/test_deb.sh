@@ -35,6 +35,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+# A private simulated device: the machine's default one may be another
+# build's, of another layout version, or busy with other work.
+export XSCHED_SIM_DIR=$tmp
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)

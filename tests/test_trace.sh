@@ -29,6 +29,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+# A private simulated device: the machine's default one may be another
+# build's, of another layout version, or busy with other work.
+export XSCHED_SIM_DIR=$tmp
 # No daemon: the queue runs unscheduled, which is what is traced here.
 export XSCHED_SOCKET=$tmp/none.sock XSCHED_LOG=0
 "$XS_LOAD_BIN" --tasks 100000 --cmds 2 --cmd-us 50 --period-us 2000 >/dev/null 2>&1 &

@@ -19,6 +19,7 @@
 #include "sim/sim_internal.h"
 #include "base/clock.h"
 #include "base/compiler.h"
+#include "base/xs_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -307,6 +308,10 @@ static int sim_map(const char *path, struct sim_shm_dev **out, size_t *size_out)
 		goto out;
 	}
 	if ((size_t)st.st_size != sizeof(struct sim_shm_dev)) {
+		XS_LOG_ONCE(XS_LOG_ERROR, "simulated device %s: %lld bytes, not the %zu of this "
+			    "build's layout (made by another version of xsched?); remove it once "
+			    "no process uses it", path, (long long)st.st_size,
+			    sizeof(struct sim_shm_dev));
 		rc = -EPROTO;
 		goto out;
 	}
@@ -317,6 +322,9 @@ static int sim_map(const char *path, struct sim_shm_dev **out, size_t *size_out)
 	}
 	if (__atomic_load_n(&shm->magic, __ATOMIC_ACQUIRE) != SIM_ABI_MAGIC ||
 	    shm->version != SIM_ABI_VERSION || shm->size != sizeof(*shm)) {
+		XS_LOG_ONCE(XS_LOG_ERROR, "simulated device %s: layout version %u, this build "
+			    "uses %u (made by another version of xsched?); remove it once no "
+			    "process uses it", path, shm->version, SIM_ABI_VERSION);
 		munmap(shm, sizeof(*shm));
 		rc = -EPROTO;
 		goto out;
