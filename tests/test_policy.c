@@ -1,5 +1,5 @@
 /*
- * Scheduling policies (src/daemon/policy): every built-in policy as plain
+ * Scheduling policies (src/policy): every built-in policy as plain
  * functions over fake queues, the registry and the loader of policy
  * modules. No process, device or real clock is involved.
  *
@@ -13,7 +13,7 @@
 #include "test_util.h"
 
 #include "base/compiler.h"
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,7 +42,7 @@ static void sim_init(struct sim *s, const char *policy,
 		     const struct xs_policy_conf *conf)
 {
 	memset(s, 0, sizeof(*s));
-	s->ops = xsd_policy_find(policy);
+	s->ops = policy_find(policy);
 	assert_non_null(s->ops);
 	if (s->ops->init)
 		assert_int_equal(s->ops->init(&s->state, conf), 0);
@@ -217,13 +217,13 @@ static void assert_run(const struct sim *s, int i, bool run)
 
 static void registry_find_all(void **st)
 {
-	const char *const *names = xsd_policy_names();
+	const char *const *names = policy_names();
 	const char *want[] = { "hpf", "hhpf", "bandwidth", "edf", "laxity", "fair" };
 	size_t i;
 
 	(void)st;
 	for (i = 0; i < XS_ARRAY_SIZE(want); i++) {
-		const struct xs_policy_ops *ops = xsd_policy_find(want[i]);
+		const struct xs_policy_ops *ops = policy_find(want[i]);
 
 		assert_non_null(ops);
 		assert_string_equal(ops->name, want[i]);
@@ -236,45 +236,45 @@ static void registry_find_all(void **st)
 		assert_true(!ops->queue_add == !ops->queue_remove);
 	}
 	assert_null(names[i]);
-	assert_string_equal(names[0], XSD_POLICY_DEFAULT);
+	assert_string_equal(names[0], POLICY_DEFAULT);
 }
 
 static void registry_unknown(void **st)
 {
 	(void)st;
-	assert_null(xsd_policy_find("nope"));
-	assert_null(xsd_policy_find(""));
-	assert_null(xsd_policy_find("HPF"));
-	assert_null(xsd_policy_find(NULL));
+	assert_null(policy_find("nope"));
+	assert_null(policy_find(""));
+	assert_null(policy_find("HPF"));
+	assert_null(policy_find(NULL));
 }
 
 /* Zero and short confs mean defaults; values are clamped. */
 static void registry_conf_defaults(void **st)
 {
 	struct xs_policy_conf c = mkconf(3, 5 * MS, true);
-	struct xsd_pconf pc;
+	struct policy_conf pc;
 
 	(void)st;
-	xsd_pconf_resolve(&pc, NULL, 7);
+	policy_conf_resolve(&pc, NULL, 7);
 	assert_int_equal(pc.edf_k, 1);
 	assert_int_equal(pc.slice_ns, 7);
 	assert_int_equal(pc.default_share, 100);
 	assert_false(pc.per_process);
-	xsd_pconf_resolve(&pc, &c, 7);
+	policy_conf_resolve(&pc, &c, 7);
 	assert_int_equal(pc.edf_k, 3);
 	assert_int_equal(pc.slice_ns, 5 * MS);
 	assert_true(pc.per_process);
 	/* A conf from an older daemon that ends after edf_k. */
 	c.size = offsetof(struct xs_policy_conf, slice_ns);
-	xsd_pconf_resolve(&pc, &c, 7);
+	policy_conf_resolve(&pc, &c, 7);
 	assert_int_equal(pc.edf_k, 3);
 	assert_int_equal(pc.slice_ns, 7);
 	assert_false(pc.per_process);
 	c = mkconf(0, 1, false);
 	c.default_share = 1ll << 40;
-	xsd_pconf_resolve(&pc, &c, 7);
-	assert_int_equal(pc.slice_ns, XSD_SLICE_MIN_NS);
-	assert_int_equal(pc.default_share, XSD_SHARE_MAX);
+	policy_conf_resolve(&pc, &c, 7);
+	assert_int_equal(pc.slice_ns, POLICY_SLICE_MIN_NS);
+	assert_int_equal(pc.default_share, POLICY_SHARE_MAX);
 }
 
 /* ---- hpf / hhpf ---- */
@@ -411,7 +411,7 @@ static bool sim_quiet(struct sim *s, int i)
 {
 	bool quiet[SIM_MAX];
 
-	xsd_policy_quiet(s->ops, s->state, s->qp, s->n, quiet);
+	policy_quiet(s->ops, s->state, s->qp, s->n, quiet);
 	return quiet[i];
 }
 
@@ -574,9 +574,9 @@ static void sim_until_stopped(struct sim *s, int i, unsigned max_ms)
 }
 
 /*
- * Switch-over (xsd_drain_hold): the next holder waits while the previous
+ * Switch-over (policy_drain_hold): the next holder waits while the previous
  * one still has more than one command in flight, until it drains (its
- * doorbell) or XSD_DRAIN_MAX_NS from the new turn's start.
+ * doorbell) or POLICY_DRAIN_MAX_NS from the new turn's start.
  */
 static void drain_switch_over(const char *policy)
 {
@@ -594,7 +594,7 @@ static void drain_switch_over(const char *policy)
 	s.q[a].inflight = 3;
 	sim_until_stopped(&s, a, 100);
 	assert_run(&s, b, false);
-	assert_int_equal(s.wake, s.now + XSD_DRAIN_MAX_NS);
+	assert_int_equal(s.wake, s.now + POLICY_DRAIN_MAX_NS);
 	sim_step(&s, MS);
 	assert_run(&s, a, false);
 	assert_run(&s, b, false);
@@ -607,8 +607,8 @@ static void drain_switch_over(const char *policy)
 	s.q[b].inflight = 5;
 	sim_until_stopped(&s, b, 100);
 	assert_run(&s, a, false);
-	assert_int_equal(s.wake, s.now + XSD_DRAIN_MAX_NS);
-	sim_run(&s, XSD_DRAIN_MAX_NS - MS);
+	assert_int_equal(s.wake, s.now + POLICY_DRAIN_MAX_NS);
+	sim_run(&s, POLICY_DRAIN_MAX_NS - MS);
 	assert_run(&s, a, false);
 	sim_step(&s, MS);
 	assert_run(&s, a, true);
@@ -1203,7 +1203,7 @@ static void fair_vclock_after_solo(void **st)
 /* Every policy through a churn of events; pdata freed (ASan: no leaks). */
 static void lifecycle_all(void **st)
 {
-	const char *const *names = xsd_policy_names();
+	const char *const *names = policy_names();
 	struct xs_policy_conf c = mkconf(2, 5 * MS, false);
 	size_t p;
 
@@ -1296,7 +1296,7 @@ static void loader_plugin(void **st)
 	struct sim s;
 
 	(void)st;
-	assert_int_equal(xsd_policy_load(XS_PLUGIN_PATH, &ops, &handle, NULL), 0);
+	assert_int_equal(policy_load(XS_PLUGIN_PATH, &ops, &handle, NULL), 0);
 	assert_non_null(handle);
 	assert_string_equal(ops->name, "fifo");
 	/* Drive it like a built-in: first ready runs alone. */
@@ -1314,8 +1314,8 @@ static void loader_plugin(void **st)
 	assert_run(&s, 1, true);
 	assert_run(&s, 0, false);
 	sim_fini(&s);
-	xsd_policy_unload(handle);
-	xsd_policy_unload(NULL);
+	policy_unload(handle);
+	policy_unload(NULL);
 }
 
 /* The table version the bad module's entry returned last. */
@@ -1334,7 +1334,7 @@ static int load_bad(int mode)
 	modep = dlsym(own, "xs_policy_bad_mode");
 	assert_non_null(modep);
 	*modep = mode;
-	rc = xsd_policy_load(XS_PLUGIN_BAD_PATH, &ops, &handle, &bad_version);
+	rc = policy_load(XS_PLUGIN_BAD_PATH, &ops, &handle, &bad_version);
 	/* Outputs are written only on success. */
 	assert_ptr_equal(ops, (void *)1);
 	assert_ptr_equal(handle, (void *)1);
@@ -1366,12 +1366,12 @@ static void loader_errors(void **st)
 	void *handle = NULL;
 
 	(void)st;
-	assert_int_equal(xsd_policy_load("/nonexistent/xsched-policy.so",
+	assert_int_equal(policy_load("/nonexistent/xsched-policy.so",
 					 &ops, &handle, NULL), -ENOENT);
-	assert_int_equal(xsd_policy_load("policy.so", &ops, &handle, NULL), -EINVAL);
-	assert_int_equal(xsd_policy_load("./policy.so", &ops, &handle, NULL), -EINVAL);
-	assert_int_equal(xsd_policy_load(NULL, &ops, &handle, NULL), -EINVAL);
-	assert_int_equal(xsd_policy_load(XS_PLUGIN_NOENTRY_PATH, &ops, &handle, NULL),
+	assert_int_equal(policy_load("policy.so", &ops, &handle, NULL), -EINVAL);
+	assert_int_equal(policy_load("./policy.so", &ops, &handle, NULL), -EINVAL);
+	assert_int_equal(policy_load(NULL, &ops, &handle, NULL), -EINVAL);
+	assert_int_equal(policy_load(XS_PLUGIN_NOENTRY_PATH, &ops, &handle, NULL),
 			 -ENOEXEC);
 	assert_null(ops);
 	assert_null(handle);

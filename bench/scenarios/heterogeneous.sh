@@ -7,7 +7,7 @@
 # CPU) and PoCL (bench/cl_load, kernels on CPU threads): both live on this
 # machine's CPUs, as a GPU and an NPU share PCIe, memory bandwidth and the
 # CPU threads that feed them. A per-device policy cannot help: each device
-# has one queue. The cross-device policy can: hhpf (src/daemon/policy/hpf.c)
+# has one queue. The cross-device policy can: hhpf (src/policy/hpf.c)
 # takes the highest ready priority over every device, so a ready foreground
 # suspends the background wherever it runs.
 #

@@ -5,8 +5,9 @@
  *
  * In the spirit of Linux sched_ext: a policy only decides. The daemon owns
  * the queues and every state transition; it calls the policy on events and
- * timers with a view of every queue (struct xs_pqueue) and applies what the
- * policy wrote into each view's `run`. A policy is a small module of pure
+ * timers with a view of every queue (struct xs_pqueue), or of one device's
+ * queues for a policy that says it decides per device (XS_POLICY_PER_DEVICE),
+ * and applies what the policy wrote into each view's `run`. A policy is a small module of pure
  * functions over those views, so it can be unit-tested without processes.
  *
  * Threading: all callbacks run on the daemon's single event-loop thread,
@@ -138,7 +139,20 @@ struct xs_policy_ops {
 	 * only one and runs is quiet.
 	 */
 	void (*quiet)(void *state, struct xs_pqueue *const *qs, size_t n, bool *quiet);
+
+	/*
+	 * Optional (check `size`): XS_POLICY_* flags. XS_POLICY_PER_DEVICE:
+	 * schedule() and quiet() decide each device on its own (a queue's
+	 * decision depends only on the queues of its device), so the daemon
+	 * may call them with one device's queues at a time, as events on that
+	 * device come, and keeps the time schedule() returns per device. A
+	 * policy without it is always called with every queue.
+	 */
+	uint32_t flags;
 };
+
+/* struct xs_policy_ops, flags */
+#define XS_POLICY_PER_DEVICE (1u << 0)
 
 /* Visibility of the entry point of a policy shared object. */
 #define XS_POLICY_EXPORT __attribute__((visibility("default")))

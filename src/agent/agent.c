@@ -434,7 +434,7 @@ int xs_agent_register(struct xq *q)
 		return -ENOMEM;
 	aq->q = q;
 	aq->run = true;
-	aq->pq.id = 0;
+	aq->sq.pq.id = 0;
 	pthread_once(&ag.once, agent_once);
 	pthread_mutex_lock(&ag.lock);
 	if (!ag.started && (rc = agent_start()) < 0)
@@ -448,14 +448,13 @@ int xs_agent_register(struct xq *q)
 		goto fail;
 	}
 	aq->index = i;
-	aq->pq.id = ++ag.next_id;
-	aq->pq.client = (uint64_t)getpid();
-	aq->pq.device = agent_device_hash(xq_hwq(q));
+	aq->sq.pq.id = ++ag.next_id;
+	aq->sq.pq.client = (uint64_t)getpid();
+	aq->sq.pq.device = agent_device_hash(xq_hwq(q));
 	ag.tab[i] = aq;
 	ag.nqueues++;
 	/* A queue the local policy refuses runs unscheduled. */
-	aq->local = ag.mode == XS_AGENT_LOCAL &&
-		    (!ag.pops->queue_add || ag.pops->queue_add(ag.pstate, &aq->pq) == 0);
+	aq->local = ag.mode == XS_AGENT_LOCAL && agent_local_add(aq);
 	pthread_mutex_unlock(&ag.lock);
 	xq_set_observer(q, agent_observer, aq);
 	if (aq->local)
@@ -490,8 +489,8 @@ void xs_agent_unregister(struct xq *q)
 	if (aq) {
 		if (aq->reg_sent && ag.nunreg < AGENT_SLOTS)
 			ag.unreg[ag.nunreg++] = aq->index;
-		if (aq->local && ag.pops->queue_remove)
-			ag.pops->queue_remove(ag.pstate, &aq->pq);
+		if (aq->local)
+			agent_local_remove(aq);
 		if (!aq->run)
 			xq_resume(q);
 	}

@@ -11,6 +11,7 @@
 #include "agent/agent.h"
 #include "base/clock.h"
 #include "ipc/ipc_abi.h"
+#include "sched/sched_core.h"
 #include "xsched/policy.h"
 
 #include <pthread.h>
@@ -48,7 +49,7 @@ struct agent_queue {
 	int64_t own_budget_ns;
 	int64_t ctl_hint[IPC_HINT_KEYS];  /* xschedctl hints last taken over */
 	uint32_t ctl_taken;               /* bits of ctl_hint holding a value */
-	struct xs_pqueue pq;            /* local mode */
+	struct sched_q sq;              /* local mode: the scheduler core's */
 	bool local;                     /* the local policy accepted it */
 	bool reg_prio_set;              /* registered with a priority of its own: */
 	int64_t reg_prio;               /* that one (a clamp is said) */
@@ -83,9 +84,7 @@ struct agent {
 	bool hung;                      /* failed open on a silent daemon */
 	bool reapply;                   /* apply every slot's decision again */
 	/* local mode */
-	const struct xs_policy_ops *pops;
-	int32_t cwin;                   /* contention-aware cap (XSCHED_CONTENTION_WINDOW) */
-	void *pstate;
+	struct sched sched;             /* the scheduler core, under the lock */
 	uint64_t pwake_ns;
 	uint64_t next_id;
 };
@@ -137,10 +136,19 @@ void agent_watch_init(void);
 
 /* agent_local.c */
 
-/* Sets up the in-process policy (XSCHED_POLICY). 0 or -ENOMEM. */
+/* Sets up the in-process scheduler core: XSCHED_POLICY, and
+ * XSCHED_CONTENTION_WINDOW, XSCHED_STARVATION_GUARD_PCT,
+ * XSCHED_STARVATION_PERIOD_MS as xschedd.conf's [policy] keys. 0 or -ENOMEM. */
 int agent_local_init(void);
 
 /* One scheduling pass of the in-process policy. */
 void agent_local_schedule(void);
+
+/* Hands @aq (id, client, device set) to the core; false when it runs
+ * unscheduled (refused, or out of memory). Agent lock held. */
+bool agent_local_add(struct agent_queue *aq);
+
+/* Takes @aq out of the core. Agent lock held. */
+void agent_local_remove(struct agent_queue *aq);
 
 #endif

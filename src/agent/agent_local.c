@@ -1,144 +1,192 @@
 /*
- * Local mode (XSCHED_SCHEDULER=local): a built-in policy run by the agent
- * thread over this process's queues, with the daemon's priority
- * inheritance and contention-aware window, and no daemon at all.
+ * Local mode (XSCHED_SCHEDULER=local): the scheduler core (src/sched/) run
+ * by the agent thread over this process's queues, with no daemon at all.
+ * It is the daemon's core with the agent as its host: the same policies,
+ * priority inheritance, starvation guard, contention-aware window, quiet
+ * flags and drain re-decide; this file reads each queue's status and
+ * hints from the XQueue and its observer, and applies the decisions to
+ * the XQueue. Everything here runs with the agent lock held.
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
 #include "base/xs_log.h"
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * A ready queue whose next command waits for another queue of this process
- * (a CUDA event of another stream, say) lends it its priority, through
- * chains of waits: otherwise the waited-on queue could stay suspended for
- * the very queue that waits on it. ag.lock held; priorities are reloaded
- * from the hints at every scheduling pass.
- */
-static void agent_local_inherit(void)
+static struct agent_queue *local_queue(struct sched_q *sq)
 {
-	bool changed = true;
+	return xs_container_of(sq, struct agent_queue, sq);
+}
 
-	for (int pass = 0; changed && pass < AGENT_SLOTS; pass++) {
-		changed = false;
-		for (uint32_t i = 0; i < AGENT_SLOTS; i++) {
-			struct agent_queue *aq = ag.tab[i];
-			void *on;
+/* Reads @aq's hints, waits and status and tells the core what changed. */
+static void local_refresh(struct agent_queue *aq)
+{
+	struct sched_q *sq = &aq->sq;
+	int64_t hint[XQ_HINTS];
+	xs_queue_stats st;
 
-			if (!aq || !aq->local || !aq->pq.ready ||
-			    !(on = atomic_load(&aq->blocked_on)))
-				continue;
-			for (uint32_t j = 0; j < AGENT_SLOTS; j++) {
-				struct agent_queue *t = ag.tab[j];
+	xq_hints(aq->q, hint);
+	xq_stats(aq->q, &st);
+	if (sq->own_priority != (int32_t)hint[XS_HINT_PRIORITY] ||
+	    sq->pq.share != hint[XS_HINT_SHARE] ||
+	    sq->pq.deadline_us != hint[XS_HINT_DEADLINE_US] ||
+	    sq->pq.laxity_us != hint[XS_HINT_LAXITY_US]) {
+		sq->own_priority = (int32_t)hint[XS_HINT_PRIORITY];
+		sq->pq.share = hint[XS_HINT_SHARE];
+		sq->pq.deadline_us = hint[XS_HINT_DEADLINE_US];
+		sq->pq.laxity_us = hint[XS_HINT_LAXITY_US];
+		sched_hints(&ag.sched, sq);
+	}
+	sq->pq.service_ns = st.exec_ns;
+	sched_waits(&ag.sched, sq, atomic_load(&aq->blocked_on) != NULL);
+	if (atomic_load(&aq->status) == IPC_ST_READY) {
+		uint64_t r = atomic_load(&aq->ready_ns);
 
-				if (t && t->local && (void *)t->q == on &&
-				    t->pq.priority < aq->pq.priority) {
-					t->pq.priority = aq->pq.priority;
-					changed = true;
-				}
-			}
-		}
+		if (sq->pq.ready && r != sq->pq.ready_ns)
+			/* Idle and ready again between two looks: both happened. */
+			sched_idle(&ag.sched, sq, xs_now_ns());
+		if (!sq->pq.ready)
+			sched_ready(&ag.sched, sq, r);
+		sq->pq.inflight = (uint16_t)XS_MIN(atomic_load(&aq->inflight), UINT16_MAX);
+	} else if (sq->pq.ready) {
+		sched_idle(&ag.sched, sq, xs_now_ns());
 	}
 }
 
+static bool local_apply(void *ctx, struct sched_q *sq)
+{
+	struct agent_queue *aq = local_queue(sq);
+	bool changed = aq->run != sq->pq.run || aq->cap != (int32_t)sq->cap;
+
+	(void)ctx;
+	agent_apply_cap(aq, (int32_t)sq->cap, false);
+	agent_apply_run(aq, sq->pq.run);
+	return changed;
+}
+
+static void local_set_quiet(void *ctx, struct sched_q *sq, bool quiet)
+{
+	(void)ctx;
+	atomic_store(&local_queue(sq)->quiet, quiet);
+}
+
+static void local_host_refresh(void *ctx, struct sched_q *sq)
+{
+	(void)ctx;
+	local_refresh(local_queue(sq));
+}
+
+static uint32_t local_inflight(void *ctx, struct sched_q *sq)
+{
+	(void)ctx;
+	return atomic_load(&local_queue(sq)->inflight);
+}
+
+/*
+ * The queue of this process that @sq's next command waits for (a CUDA
+ * event of another stream, say): it inherits @sq's priority, or it could
+ * stay suspended for the very queue that waits on it.
+ */
+static struct sched_q *local_waits_on(void *ctx, struct sched_q *sq)
+{
+	void *on = atomic_load(&local_queue(sq)->blocked_on);
+
+	(void)ctx;
+	for (uint32_t j = 0; on && j < AGENT_SLOTS; j++) {
+		struct agent_queue *t = ag.tab[j];
+
+		if (t && t->local && (void *)t->q == on)
+			return &t->sq;
+	}
+	return NULL;
+}
+
+static const struct sched_host local_host = {
+	.apply = local_apply,
+	.set_quiet = local_set_quiet,
+	.refresh = local_host_refresh,
+	.inflight = local_inflight,
+	.waits_on = local_waits_on,
+};
+
 void agent_local_schedule(void)
 {
-	struct xs_pqueue *pv[AGENT_SLOTS];
-	bool quiet[AGENT_SLOTS];
-	size_t n = 0;
-	uint32_t i;
-
 	pthread_mutex_lock(&ag.lock);
-	/* Before reading any status: the Dekker pair of agent_publish(). */
-	for (i = 0; i < AGENT_SLOTS; i++)
-		if (ag.tab[i])
-			atomic_store(&ag.tab[i]->quiet, 0);
-	for (i = 0; i < AGENT_SLOTS; i++) {
-		struct agent_queue *aq = ag.tab[i];
-		int64_t hint[XQ_HINTS];
-		xs_queue_stats st;
-
-		if (!aq || !aq->local)
-			continue;
-		xq_hints(aq->q, hint);
-		xq_stats(aq->q, &st);
-		aq->pq.priority = (int32_t)hint[XS_HINT_PRIORITY];
-		aq->pq.share = hint[XS_HINT_SHARE];
-		aq->pq.deadline_us = hint[XS_HINT_DEADLINE_US];
-		aq->pq.laxity_us = hint[XS_HINT_LAXITY_US];
-		aq->pq.service_ns = st.exec_ns;
-		aq->pq.inflight = 0;
-		if (atomic_load(&aq->status) == IPC_ST_READY) {
-			uint64_t r = atomic_load(&aq->ready_ns);
-
-			if (!aq->pq.ready || r != aq->pq.ready_ns) {
-				aq->pq.ready = true;
-				aq->pq.ready_ns = r;
-				if (ag.pops->queue_ready)
-					ag.pops->queue_ready(ag.pstate, &aq->pq, r);
-			}
-			aq->pq.inflight = (uint16_t)XS_MIN(atomic_load(&aq->inflight), UINT16_MAX);
-		} else if (aq->pq.ready) {
-			aq->pq.ready = false;
-			if (ag.pops->queue_idle)
-				ag.pops->queue_idle(ag.pstate, &aq->pq, xs_now_ns());
-		}
-		aq->pq.run = aq->run;
-		pv[n++] = &aq->pq;
-	}
-	agent_local_inherit();
-	ag.pwake_ns = n ? ag.pops->schedule(ag.pstate, pv, n, xs_now_ns()) : 0;
-	for (i = 0; i < n; i++) {
-		struct agent_queue *aq = xs_container_of(pv[i], struct agent_queue, pq);
-		bool below = false;
-
-		for (size_t j = 0; j < n && ag.cwin; j++)
-			below |= pv[j]->device == pv[i]->device && pv[j]->priority > pv[i]->priority;
-		agent_apply_cap(aq, below ? ag.cwin : 0, false);
-		agent_apply_run(aq, pv[i]->run);
-		/* Drained before the suspension: no event came (ipc_abi.h,
-		 * "Drain"); decide again at once. */
-		if (!pv[i]->run && pv[i]->inflight > 1 && atomic_load(&aq->inflight) <= 1)
-			ag.pwake_ns = xsd_wake_min(ag.pwake_ns, xs_now_ns());
-	}
-	xsd_policy_quiet(ag.pops, ag.pstate, pv, n, quiet);
-	for (i = 0; i < n; i++)
-		if (quiet[i])
-			atomic_store(&xs_container_of(pv[i], struct agent_queue, pq)->quiet, 1);
+	/* Quiet queues are read again by the core once their flag is down
+	 * (the Dekker pair of agent_publish()). */
+	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i] && ag.tab[i]->local)
+			local_refresh(ag.tab[i]);
+	ag.pwake_ns = sched_run(&ag.sched, xs_now_ns(), true);
 	pthread_mutex_unlock(&ag.lock);
+}
+
+bool agent_local_add(struct agent_queue *aq)
+{
+	int64_t hint[XQ_HINTS];
+
+	xq_hints(aq->q, hint);
+	aq->sq.own_priority = (int32_t)hint[XS_HINT_PRIORITY];
+	aq->sq.pq.share = hint[XS_HINT_SHARE];
+	aq->sq.pq.deadline_us = hint[XS_HINT_DEADLINE_US];
+	aq->sq.pq.laxity_us = hint[XS_HINT_LAXITY_US];
+	return sched_add(&ag.sched, &aq->sq) == 0;
+}
+
+void agent_local_remove(struct agent_queue *aq)
+{
+	sched_remove(&ag.sched, &aq->sq);
+}
+
+/*
+ * The integer in environment variable @name, within @lo..@hi, or @dflt
+ * when unset; malformed values are ignored, like the hints', and said once.
+ */
+static long local_env(const char *name, long lo, long hi, long dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (!errno && !*end && x >= lo && x <= hi)
+		return x;
+	XS_LOG_ONCE(XS_LOG_WARN, "%s=%s is not an integer from %ld to %ld: using %ld",
+		    name, v, lo, hi, dflt);
+	return dflt;
 }
 
 int agent_local_init(void)
 {
 	const char *name = getenv("XSCHED_POLICY");
-	const char *cw = getenv("XSCHED_CONTENTION_WINDOW");
 	struct xs_policy_conf conf = { .size = sizeof(conf) };
-	char *end;
-	long v;
+	const struct xs_policy_ops *ops;
+	struct sched_conf sc = {
+		.contention_window = (uint32_t)local_env("XSCHED_CONTENTION_WINDOW", 0, 64,
+							  SCHED_CONTENTION_WINDOW),
+		.guard_pct = (uint32_t)local_env("XSCHED_STARVATION_GUARD_PCT", 0, 50,
+						 SCHED_GUARD_PCT_DEFAULT),
+		.guard_period_ns = (uint64_t)local_env("XSCHED_STARVATION_PERIOD_MS", 10, 3600000,
+						       SCHED_GUARD_PERIOD_MS_DEFAULT) *
+				   XS_NSEC_PER_MSEC,
+	};
+	void *state = NULL;
 
-	ag.cwin = XSD_CONTENTION_WINDOW;
-	if (cw && *cw) {
-		errno = 0;
-		v = strtol(cw, &end, 10);
-		/* Malformed values are ignored, like the hints'. */
-		if (!errno && !*end && v >= 0 && v <= 64)
-			ag.cwin = (int32_t)v;
-		else
-			XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_CONTENTION_WINDOW=%s is not an integer "
-				    "from 0 to 64: using %d", cw, XSD_CONTENTION_WINDOW);
+	ops = policy_find(name && *name ? name : POLICY_DEFAULT);
+	if (!ops) {
+		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_POLICY=%s is not a built-in policy: using %s",
+			    name, POLICY_DEFAULT);
+		ops = policy_find(POLICY_DEFAULT);
 	}
-
-	ag.pops = xsd_policy_find(name && *name ? name : "hpf");
-	if (!ag.pops) {
-		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_POLICY=%s is not a built-in policy: using hpf",
-			    name);
-		ag.pops = xsd_policy_find("hpf");
-	}
-	if (ag.pops->init && ag.pops->init(&ag.pstate, &conf) < 0)
+	if (ops->init && ops->init(&state, &conf) < 0)
 		return -ENOMEM;
-	return 0;
+	sched_init(&ag.sched, &local_host, NULL, &sc);
+	/* No queue yet: the switch-in cannot fail. */
+	return sched_set_policy(&ag.sched, ops, state);
 }

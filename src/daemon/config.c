@@ -11,7 +11,7 @@
  * first, and a key given twice names both lines.
  */
 #include "daemon/config.h"
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
 #include "xsched/xsched.h"
@@ -206,7 +206,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return rc;
 		}
 		if (!strcmp(name, "drain_ms")) {
-			rc = parse_i64(v, 0, (int64_t)(XSD_DRAIN_LIMIT_NS / 1000000), &x, why);
+			rc = parse_i64(v, 0, (int64_t)(POLICY_DRAIN_LIMIT_NS / 1000000), &x, why);
 			if (rc == 0)
 				c->pconf.drain_ns = x ? (uint64_t)x * 1000000 : XS_DRAIN_NONE;
 			return rc;
@@ -436,7 +436,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->pconf.size = sizeof(c->pconf);
 	c->starvation_guard_pct = XSD_GUARD_PCT_DEFAULT;
 	c->starvation_period_ns = XSD_GUARD_PERIOD_MS_DEFAULT * 1000000ull;
-	c->contention_window = XSD_CONTENTION_WINDOW;
+	c->contention_window = SCHED_CONTENTION_WINDOW;
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;

@@ -7,6 +7,7 @@
 #define XSD_CONFIG_H
 
 #include "daemon/classes.h"
+#include "sched/sched_core.h"
 #include "xsched/policy.h"
 
 #include <stdbool.h>
@@ -21,16 +22,16 @@
 #define XSD_MAX_QUEUES 4096             /* the most max_queues_per_client can be */
 
 /*
- * Starvation guard defaults (sched.c, sched_guard()): a queue starved a
- * whole second gets 5% of the next, as Linux's RT throttling leaves other
- * tasks 5% of each second. A flood of higher priority then delays lower
- * work by about a second at most instead of for ever, and costs the
- * flood at most a twentieth of its device time; higher-priority work that
- * goes idle at least once a second (a foreground below 100% load) never
- * triggers it.
+ * Starvation guard defaults (src/sched/sched_core.c, sched_guard()): a
+ * queue starved a whole second gets 5% of the next, as Linux's RT
+ * throttling leaves other tasks 5% of each second. A flood of higher
+ * priority then delays lower work by about a second at most instead of for
+ * ever, and costs the flood at most a twentieth of its device time;
+ * higher-priority work that goes idle at least once a second (a foreground
+ * below 100% load) never triggers it.
  */
-#define XSD_GUARD_PCT_DEFAULT 5
-#define XSD_GUARD_PERIOD_MS_DEFAULT 1000
+#define XSD_GUARD_PCT_DEFAULT SCHED_GUARD_PCT_DEFAULT
+#define XSD_GUARD_PERIOD_MS_DEFAULT SCHED_GUARD_PERIOD_MS_DEFAULT
 
 /* [metrics] interval_s: a scrape interval's worth (node_exporter reads the
  * file at each scrape; Prometheus scrapes every 15 s by default). */

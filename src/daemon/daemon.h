@@ -1,8 +1,8 @@
 /*
  * xschedd's shared state: the daemon object, clients and queues, and the
  * entry points between its modules (server.c: sockets and clients;
- * requests.c: what clients ask; sched.c: the scheduler core around the
- * policy; metrics.c: listings; sockfile.c: claiming the socket paths;
+ * requests.c: what clients ask; sched.c: the host of the scheduler core
+ * (src/sched/), over the clients' slots; metrics.c: listings; sockfile.c: claiming the socket paths;
  * devices.c: the devices, and their listing).
  * Everything runs on one epoll thread, so nothing here is locked.
  */
@@ -15,6 +15,7 @@
 #include "daemon/log.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
+#include "sched/sched_core.h"
 #include "xsched/policy.h"
 
 #include <stdbool.h>
@@ -32,7 +33,7 @@ struct xsd_watch {
 };
 
 struct xsd_queue {
-	struct xs_pqueue pq;               /* the policy's view; first */
+	struct sched_q sq;                 /* the scheduler core's; first */
 	struct xsd_client *client;
 	uint32_t slot;
 	int64_t hint[IPC_HINT_KEYS];       /* own hints in effect */
@@ -44,14 +45,8 @@ struct xsd_queue {
 	int64_t budget_ns;
 	char device[IPC_NAME_LEN];
 	char backend[16];
-	bool added;                        /* the policy accepted it */
 	uint32_t applied;                  /* slot `run` as last written */
-	uint32_t cap;                      /* contention-aware in-flight cap; 0: none */
-	bool quiet;                        /* as last written to the slot */
 	uint32_t status_seen;              /* slot status_seq last handled */
-	uint64_t starve_since;             /* ready and suspended since; 0: not */
-	uint64_t guard_until;              /* starvation guard grant end */
-	uint64_t guard_runs;               /* grants of the guard so far */
 	uint64_t wait_since;               /* ready and held suspended since; 0: not */
 	int32_t waits_on;                  /* slot it waits on, as last read; -1 */
 	struct xs_hist *task_lat;          /* Ready-to-Idle; apart, to keep this small */
@@ -92,26 +87,15 @@ struct xsd_client {
 };
 
 struct xsd_sched {
-	const struct xs_policy_ops *ops;
-	void *state;
+	struct sched core;                 /* the scheduler core (src/sched/) */
 	void *dl;                          /* dlopen handle of a policy .so */
 	char policy[IPC_POLICY_LEN];
 	struct xs_policy_conf pconf;
-	uint32_t guard_pct;                /* starvation guard; 0: off */
-	bool guard_exempt;                 /* the policy bounds waits itself */
-	uint32_t contention_window;        /* config; 0: off */
-	bool caps_dirty;                   /* priorities or queues changed */
-	uint64_t guard_period_ns;
-	struct xsd_queue **q;              /* queues the policy accepted */
-	struct xs_pqueue **pv;             /* their views, for schedule() */
-	bool *quiet;                       /* scratch for the policy's quiet() */
-	size_t n, cap;
 	struct xsd_devices devs;           /* the devices queues are on (pq.device) */
 	uint64_t next_id;
-	uint64_t wakeup_ns;                /* policy's or the guard's next time */
-	uint64_t decisions, events, runs;
-	uint32_t waiting;                  /* ready queues waiting on another */
-	bool inherited;                    /* some priority was raised last run */
+	uint64_t events;                   /* status changes read */
+	uint64_t now;                      /* of the decision being written */
+	uint32_t held;                     /* queues whose slot suspends or caps them */
 	struct xsd_client *dirty;          /* clients to ring */
 	struct xs_hist wake_lat;           /* client event to daemon receipt */
 	struct xs_hist decide_lat;         /* receipt to decision written */
@@ -161,10 +145,8 @@ int xsd_server_start(struct xsd *d);
 void xsd_server_stop(struct xsd *d);
 int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events);
 void xsd_watch_del(struct xsd *d, struct xsd_watch *w);
-/* Rings every client whose slots changed. */
+/* Rings every client whose slots changed (xsd_mark_dirty()). */
 void xsd_ring_dirty(struct xsd *d);
-/* Puts @c on the list of clients to ring. */
-void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c);
 /* Frees the clients dropped while handling the last epoll batch. */
 void xsd_reap_zombies(struct xsd *d);
 /* Resumes every queue of every client (fail-open on stop). */
@@ -211,21 +193,26 @@ void xsd_sched_fini(struct xsd_sched *s);
  * module's and the daemon's ops versions for a module of another one). */
 int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 			 const struct xs_policy_conf *pconf, char *err, size_t errlen);
+/* Takes @cfg's starvation guard and contention window (a reload). */
+void xsd_sched_reconfigure(struct xsd_sched *s, const struct xsd_config *cfg);
+/* Gives @q its id and hands it to the core. 0 (a queue the policy refuses
+ * runs unscheduled, logged) or -ENOMEM. */
 int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q);
 void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q);
+/* @q's hints changed: the core takes its priority, share, deadline, laxity. */
 void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q);
-/* Reads @q's status from its slot and tells the policy what changed.
+/* Reads @q's status from its slot and tells the core what changed.
  * @recv_ns: when the daemon learned of it, 0 when @q's client did not ring
  * (a change seen in passing is not timed). */
 void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns);
-/* Clears every queue's quiet flag (ipc_abi.h, "Lazy doorbells") and reads
- * the status of those that had it: the only ones that may have changed
- * without ringing. First thing of any decision. */
-void xsd_sched_unquiet(struct xsd_sched *s);
-/* Decides and writes every changed decision to its slot (clients marked
- * dirty), then raises the quiet flags the policy allows. @recv_ns: when the
+/* @q's client rang at @recv_ns: refreshes @q and has its device decided. */
+void xsd_sched_rang(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns);
+/* Decides what changed (the core's sched_run()) and writes every changed
+ * decision to its slot (clients marked dirty). @recv_ns: when the
  * triggering event arrived (0: timer, etc.). */
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns);
+/* Puts @c on the list of clients to ring (xsd_ring_dirty()). */
+void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c);
 
 /* devices.c: answers IPC_DEVICES (the domains @c may see). */
 int xsd_devices_list(struct xsd *d, struct xsd_client *c, uint32_t seq);

@@ -317,8 +317,8 @@ int xsd_devices_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	for (o = d->clients; o; o = o->next)
 		for (i = 0; o->queue && i < o->nslots; i++)
 			if (o->queue[i] && (c->privileged || o->uid == c->uid) &&
-			    o->queue[i]->pq.device < t->hwm)
-				seen[o->queue[i]->pq.device]++;
+			    o->queue[i]->sq.pq.device < t->hwm)
+				seen[o->queue[i]->sq.pq.device]++;
 	memset(&out, 0, sizeof(out));
 	for (i = 0; i < t->hwm; i++) {
 		const struct xsd_device *e = &t->dev[i];

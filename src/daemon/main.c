@@ -167,10 +167,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 			return;
 		}
 	}
-	d->sched.guard_pct = next.starvation_guard_pct;
-	d->sched.guard_period_ns = next.starvation_period_ns;
-	d->sched.contention_window = next.contention_window;
-	d->sched.caps_dirty = true;
+	xsd_sched_reconfigure(&d->sched, &next);
 	/* Sockets were bound at start: keep their paths. */
 	if (strcmp(next.socket, d->cfg.socket) || strcmp(next.control_socket, d->cfg.control_socket))
 		xsd_warn("reload: the socket paths change only at the next start");

@@ -38,10 +38,10 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 		      struct ipc_queue_rec *r)
 {
 	const struct ipc_slot *s = &q->client->shm->slot[q->slot];
-	const struct xsd_device *dev = xsd_devices_at(&sched->devs, q->pq.device);
+	const struct xsd_device *dev = xsd_devices_at(&sched->devs, q->sq.pq.device);
 
 	memset(r, 0, sizeof(*r));
-	r->queue_id = q->pq.id;
+	r->queue_id = q->sq.pq.id;
 	r->client_id = q->client->id;
 	r->pid = q->client->pid;
 	r->uid = q->client->uid;
@@ -53,7 +53,7 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 	/* The slot, not the policy's view: a queue alone does not ring. */
 	r->state = atomic_load(&s->status) == IPC_ST_READY ? IPC_QS_READY : IPC_QS_IDLE;
 	r->running = q->applied != 0;
-	r->eff_priority = q->pq.priority;
+	r->eff_priority = q->sq.pq.priority;
 	memcpy(r->hint, q->hint, sizeof(r->hint));
 	r->threshold = q->threshold;
 	r->batch = q->batch;
@@ -69,7 +69,7 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 		r->id_kind = dev->kind;
 	}
 	r->wait_ns = q->wait_since ? xs_now_ns() - q->wait_since : 0;
-	r->guard_runs = q->guard_runs;
+	r->guard_runs = q->sq.guard_runs;
 	r->level_max = q->level_max;
 	r->nspid = q->client->nspid;
 	memcpy(r->container, q->client->container, sizeof(r->container));
@@ -175,11 +175,11 @@ static void queue_metric(struct xsd_text *t, const char *name, const char *type,
 
 			if (!q)
 				continue;
-			dv = xsd_devices_at(&d->sched.devs, q->pq.device);
+			dv = xsd_devices_at(&d->sched.devs, q->sq.pq.device);
 			xsd_prom_label(comm, sizeof(comm), c->comm);
 			xsd_prom_label(dev, sizeof(dev), q->device);
 			put(t, "%s{queue=\"%llu\",pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\","
-			    "domain=\"%llu\"} %.9g\n", name, (unsigned long long)q->pq.id,
+			    "domain=\"%llu\"} %.9g\n", name, (unsigned long long)q->sq.pq.id,
 			    (int)c->pid, (unsigned)c->uid, comm, dev,
 			    (unsigned long long)(dv ? dv->id : 0), val(q));
 		}
@@ -198,7 +198,7 @@ static bool scope_sees_device(struct xsd *d, const struct scope *sc, uint32_t in
 		if (c->uid != sc->uid)
 			continue;
 		for (i = 0; c->queue && i < c->nslots; i++)
-			if (c->queue[i] && c->queue[i]->pq.device == index)
+			if (c->queue[i] && c->queue[i]->sq.pq.device == index)
 				return true;
 	}
 	return false;
@@ -227,9 +227,9 @@ static void device_info(struct xsd_text *t, struct xsd *d, const struct scope *s
 	}
 }
 
-static double v_ready(const struct xsd_queue *q) { return q->pq.ready; }
+static double v_ready(const struct xsd_queue *q) { return q->sq.pq.ready; }
 static double v_running(const struct xsd_queue *q) { return q->applied != 0; }
-static double v_prio(const struct xsd_queue *q) { return q->pq.priority; }
+static double v_prio(const struct xsd_queue *q) { return q->sq.pq.priority; }
 
 static double slot_u64(const struct xsd_queue *q, size_t off)
 {
@@ -273,7 +273,7 @@ static double v_wait(const struct xsd_queue *q)
 	return q->wait_since ? (double)(xs_now_ns() - q->wait_since) / 1e9 : 0;
 }
 
-static double v_grants(const struct xsd_queue *q) { return (double)q->guard_runs; }
+static double v_grants(const struct xsd_queue *q) { return (double)q->sq.guard_runs; }
 
 static void hist_metric(struct xsd_text *t, const char *name, const char *help,
 			const struct xs_hist *h)
@@ -311,7 +311,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 		"xsched_queues %u\n", queues);
 	put(&t, "# HELP xsched_decisions_total Run/suspend decisions written.\n"
 		"# TYPE xsched_decisions_total counter\nxsched_decisions_total %llu\n",
-	    (unsigned long long)d->sched.decisions);
+	    (unsigned long long)d->sched.core.decisions);
 	put(&t, "# HELP xsched_events_total Queue status changes handled.\n"
 		"# TYPE xsched_events_total counter\nxsched_events_total %llu\n",
 	    (unsigned long long)d->sched.events);

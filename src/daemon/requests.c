@@ -63,7 +63,7 @@ void xsd_log_queue(const struct xsd_queue *q, const char *what)
 		return;
 	xsd_info("queue %llu %s: pid %d%s%.12s uid %u comm %s device %s (%s, level %u of %u), "
 		 "priority %lld share %lld deadline_us %lld laxity_us %lld",
-		 (unsigned long long)q->pq.id, what, (int)q->client->pid,
+		 (unsigned long long)q->sq.pq.id, what, (int)q->client->pid,
 		 q->client->container[0] ? " container " : "", q->client->container,
 		 (unsigned)q->client->uid,
 		 xsd_printable(comm, sizeof(comm), q->client->comm, sizeof(q->client->comm)),
@@ -112,10 +112,10 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	q->budget_ns = r->budget_ns;
 	memcpy(q->device, r->device, sizeof(q->device));
 	memcpy(q->backend, r->backend, sizeof(q->backend));
-	q->pq.client = c->id;
-	q->pq.uid = c->uid;
-	q->pq.pid = c->pid;
-	rc = xsd_devices_get(&d->sched.devs, r, c->uid, !c->privileged, &q->pq.device);
+	q->sq.pq.client = c->id;
+	q->sq.pq.uid = c->uid;
+	q->sq.pq.pid = c->pid;
+	rc = xsd_devices_get(&d->sched.devs, r, c->uid, !c->privileged, &q->sq.pq.device);
 	if (rc < 0) {
 		free(q->task_lat);
 		free(q);
@@ -126,7 +126,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	xsd_sched_hints_changed(&d->sched, q);
 	rc = xsd_sched_add(&d->sched, q);
 	if (rc < 0) {
-		xsd_devices_put(&d->sched.devs, q->pq.device);
+		xsd_devices_put(&d->sched.devs, q->sq.pq.device);
 		free(q->task_lat);
 		free(q);
 		return xsd_reply(c, seq, rc);
@@ -136,7 +136,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	atomic_store(&slot->run, 1);
 	atomic_store(&slot->state, IPC_SLOT_USED);
 	xsd_sched_refresh(&d->sched, q, xs_now_ns());
-	out.queue_id = q->pq.id;
+	out.queue_id = q->sq.pq.id;
 	out.slot = r->slot;
 	memcpy(out.hint, q->hint, sizeof(out.hint));
 	xsd_log_queue(q, "registered");
@@ -247,7 +247,7 @@ static int xsd_for_targets(struct xsd *d, struct xsd_client *c, const struct ipc
 		for (i = 0; o->queue && i < o->nslots; i++) {
 			struct xsd_queue *q = o->queue[i];
 
-			if (!q || (s->target == IPC_TARGET_QUEUE && q->pq.id != s->id))
+			if (!q || (s->target == IPC_TARGET_QUEUE && q->sq.pq.id != s->id))
 				continue;
 			if (!fn && (rc = xsd_may_set(d, c, q, s->key, s->value, why)) < 0)
 				return rc;
@@ -424,14 +424,14 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		r.unscheduled += o->over_limit;
 	}
 	r.max_queues_per_client = d->cfg.max_queues_per_client;
-	/* Live statuses: a queue alone publishes without ringing. */
-	for (i = 0; i < d->sched.n; i++) {
-		const struct xsd_queue *q = d->sched.q[i];
-
-		r.ready += atomic_load(&q->client->shm->slot[q->slot].status) == IPC_ST_READY;
-	}
+	/* Live statuses of the scheduled queues: a queue alone publishes
+	 * without ringing. */
+	for (o = d->clients; o; o = o->next)
+		for (i = 0; o->queue && i < o->nslots; i++)
+			if (o->queue[i] && o->queue[i]->sq.added)
+				r.ready += atomic_load(&o->shm->slot[i].status) == IPC_ST_READY;
 	r.uptime_ns = xs_now_ns() - d->start_ns;
-	r.decisions = d->sched.decisions;
+	r.decisions = d->sched.core.decisions;
 	r.events = d->sched.events;
 	r.cpu_ns = xsd_cpu_ns();
 	snprintf(r.policy, sizeof(r.policy), "%s", d->sched.policy);
@@ -439,8 +439,8 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	r.reload_status = d->reload_rc;
 	r.reload_age_ns = d->reloads ? xs_now_ns() - d->reload_ns : 0;
 	snprintf(r.reload_error, sizeof(r.reload_error), "%s", d->reload_msg);
-	r.guard_pct = d->sched.guard_pct;
-	r.guard_period_ms = (uint32_t)(d->sched.guard_period_ns / 1000000);
+	r.guard_pct = d->sched.core.conf.guard_pct;
+	r.guard_period_ms = (uint32_t)(d->sched.core.conf.guard_period_ns / 1000000);
 	r.refused = d->refused_fds;
 	return xsd_send(c, IPC_STATUS_REPLY, seq, &r, sizeof(r), NULL, 0);
 }

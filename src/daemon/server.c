@@ -170,15 +170,6 @@ int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
 	return xsd_reply_why(c, seq, status, IPC_WHY_NONE, 0);
 }
 
-void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c)
-{
-	if (c->dirty)
-		return;
-	c->dirty = true;
-	c->dirty_next = s->dirty;
-	s->dirty = c;
-}
-
 void xsd_ring_dirty(struct xsd *d)
 {
 	uint64_t one = 1;
@@ -194,15 +185,6 @@ void xsd_ring_dirty(struct xsd *d)
 	}
 }
 
-/* Whether a queue is suspended or capped: only those agents watch the beat. */
-static bool xsd_holds(const struct xsd_sched *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->q[i]->applied != 1)
-			return true;
-	return false;
-}
-
 /*
  * The timer serves the policy's next time and, while a queue is held, the
  * liveness heartbeat (ipc_abi.h, "Liveness"), whichever comes first.
@@ -210,9 +192,10 @@ static bool xsd_holds(const struct xsd_sched *s)
 static void xsd_arm_timer(struct xsd *d)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-	uint64_t at = d->sched.wakeup_ns;
+	uint64_t at = d->sched.core.wakeup_ns;
 
-	if (!xsd_holds(&d->sched))
+	/* Only agents with a queue suspended or capped watch the beat. */
+	if (!d->sched.held)
 		d->beat_ns = 0;
 	else if (!d->beat_ns)
 		d->beat_ns = xs_now_ns() + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;
@@ -224,18 +207,18 @@ static void xsd_arm_timer(struct xsd *d)
 }
 
 /*
- * A quiet queue rings no doorbell (ipc_abi.h, "Lazy doorbells"), so every
- * decision also reads the status of the queues that were quiet, besides the
- * ringing client's (reading every slot would touch every client's memory).
+ * The ringing client's queues are read and their devices decided; a quiet
+ * queue rings no doorbell (ipc_abi.h, "Lazy doorbells"), so each device's
+ * decision also reads the status of its queues that were quiet (reading
+ * every slot would touch every client's memory).
  */
 void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns)
 {
 	uint32_t i;
 
-	xsd_sched_unquiet(&d->sched);
 	for (i = 0; rang && !rang->dead && rang->queue && i < rang->nslots; i++)
 		if (rang->queue[i])
-			xsd_sched_refresh(&d->sched, rang->queue[i], recv_ns);
+			xsd_sched_rang(&d->sched, rang->queue[i], recv_ns);
 	xsd_sched_run(&d->sched, recv_ns);
 	xsd_ring_dirty(d);
 	xsd_arm_timer(d);
@@ -248,7 +231,7 @@ void xsd_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
 	if (!q)
 		return;
 	xsd_sched_remove(&d->sched, q);
-	xsd_devices_put(&d->sched.devs, q->pq.device);
+	xsd_devices_put(&d->sched.devs, q->sq.pq.device);
 	c->queue[slot] = NULL;
 	c->nqueues--;
 	atomic_store(&c->shm->slot[slot].state, IPC_SLOT_FREE);
@@ -666,7 +649,7 @@ static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 				atomic_fetch_add_explicit(&c->shm->heartbeat, 1, memory_order_release);
 		d->beat_ns = now + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;
 	}
-	if (!beat || (d->sched.wakeup_ns && now >= d->sched.wakeup_ns))
+	if (!beat || (d->sched.core.wakeup_ns && now >= d->sched.core.wakeup_ns))
 		xsd_decide(d, NULL, 0);
 	else
 		xsd_arm_timer(d);

@@ -349,8 +349,10 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * matter (the policy's quiet(), include/xsched/policy.h; by default only a
  * single running queue), and their clients then publish status changes
  * without ringing: an application alone on its device pays no system call
- * per task. Every decision first clears the quiet flags, then reads the
- * status of each queue that had one (besides the ringing client's). A
+ * per task. Every decision of a device (of every device, for a policy
+ * that decides across devices) first clears the quiet flags of its queues,
+ * then reads the status of each queue that had one (besides the ringing
+ * client's); a quiet queue's change cannot matter to other devices. A
  * client's status store
  * then `quiet` load, against the daemon's `quiet` store then status load,
  * is a Dekker pair (all sequentially consistent): either the decision saw
@@ -369,8 +371,11 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * of a drop before the client saw the decision is closed by another
  * Dekker pair: the client's `inflight` store then `run` load, against the
  * daemon's `run` store then `inflight` load; a daemon that finds a queue
- * it just stopped already drained decides again at once. Clients that
- * leave the field zero (it was padding) never make anyone wait.
+ * it just stopped already drained decides again at once. By the same
+ * pair, a queue the daemon finds stopped with nothing in flight launches
+ * nothing until it runs again, so its counters are not read meanwhile.
+ * Clients that leave the field zero (it was padding) never make anyone
+ * wait.
  */
 
 /* One queue. 192 bytes; see the file comment for the writer rule. */

@@ -7,7 +7,7 @@
  * can call a loaded policy exactly like a built-in one. Being a library,
  * the loader reports only an errno; the daemon logs dlerror() itself.
  */
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,7 +31,7 @@ static int check_ops(const struct xs_policy_ops *ops)
 	return 0;
 }
 
-int xsd_policy_load(const char *path, const struct xs_policy_ops **ops,
+int policy_load(const char *path, const struct xs_policy_ops **ops,
 		    void **handle, uint32_t *version)
 {
 	const struct xs_policy_ops *table;
@@ -65,7 +65,7 @@ fail:
 	return rc;
 }
 
-void xsd_policy_unload(void *handle)
+void policy_unload(void *handle)
 {
 	if (handle)
 		dlclose(handle);

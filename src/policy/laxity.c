@@ -16,14 +16,14 @@
  * of a non-urgent ready queue, so a queue is promoted exactly when its
  * laxity runs out, or 0 when there is none.
  */
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 /* The latest start of ready @q, or 0 when it has no laxity hint. */
 static uint64_t latest_start(const struct xs_pqueue *q)
 {
 	if (!q->ready || q->laxity_us <= 0)
 		return 0;
-	return xsd_add_us(q->ready_ns, q->laxity_us);
+	return policy_add_us(q->ready_ns, q->laxity_us);
 }
 
 /* Decides the queues of @dev; returns its next promotion time or 0. */
@@ -43,7 +43,7 @@ static uint64_t laxity_device(struct xs_pqueue *const *qs, size_t n,
 		if (t <= now)
 			urgent = urgent && urgent < t ? urgent : t;
 		else
-			wake = xsd_wake_min(wake, t);
+			wake = policy_wake_min(wake, t);
 	}
 	if (urgent) {
 		for (i = 0; i < n; i++)
@@ -51,7 +51,7 @@ static uint64_t laxity_device(struct xs_pqueue *const *qs, size_t n,
 				qs[i]->run = latest_start(qs[i]) == urgent;
 		return wake;
 	}
-	p = xsd_max_ready_prio(qs, n, dev, false);
+	p = policy_max_ready_prio(qs, n, dev, false);
 	for (i = 0; i < n; i++)
 		if (qs[i]->device == dev)
 			qs[i]->run = qs[i]->priority >= p;
@@ -65,14 +65,15 @@ static uint64_t laxity_schedule(void *state, struct xs_pqueue *const *qs,
 	uint32_t dev = 0;
 
 	(void)state;
-	xsd_for_each_dev(dev, qs, n)
-		wake = xsd_wake_min(wake, laxity_device(qs, n, dev, now));
+	policy_for_each_dev(dev, qs, n)
+		wake = policy_wake_min(wake, laxity_device(qs, n, dev, now));
 	return wake;
 }
 
-const struct xs_policy_ops xsd_policy_laxity = {
+const struct xs_policy_ops policy_laxity = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "laxity",
+	.flags = XS_POLICY_PER_DEVICE,
 	.schedule = laxity_schedule,
 };

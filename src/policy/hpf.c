@@ -20,23 +20,31 @@
  * timer: schedule() returns 0. Queues with nothing of lower priority
  * beside them may skip their doorbells (quiet()).
  */
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 /* Decides every queue against P computed per device, or globally if @all. */
 static void hpf_decide(struct xs_pqueue *const *qs, size_t n, bool all)
 {
 	uint32_t dev = 0;
+	bool one = true;
 	int32_t p;
 	size_t i;
 
-	if (all) {
-		p = xsd_max_ready_prio(qs, n, 0, true);
+	/* One pass for P over everything, noting whether it is one device
+	 * (what the scheduler core passes a per-device policy). */
+	p = INT32_MIN;
+	for (i = 0; i < n; i++) {
+		one &= qs[i]->device == qs[0]->device;
+		if (qs[i]->ready && qs[i]->priority > p)
+			p = qs[i]->priority;
+	}
+	if (all || one) {
 		for (i = 0; i < n; i++)
 			qs[i]->run = qs[i]->priority >= p;
 		return;
 	}
-	xsd_for_each_dev(dev, qs, n) {
-		p = xsd_max_ready_prio(qs, n, dev, false);
+	policy_for_each_dev(dev, qs, n) {
+		p = policy_max_ready_prio(qs, n, dev, false);
 		for (i = 0; i < n; i++)
 			if (qs[i]->device == dev)
 				qs[i]->run = qs[i]->priority >= p;
@@ -74,7 +82,7 @@ static void hpf_quiet(void *state, struct xs_pqueue *const *qs, size_t n, bool *
 	uint32_t dev = 0;
 
 	(void)state;
-	xsd_for_each_dev(dev, qs, n)
+	policy_for_each_dev(dev, qs, n)
 		hpf_quiet_set(qs, n, quiet, dev, false);
 }
 
@@ -102,15 +110,16 @@ static uint64_t hhpf_schedule(void *state, struct xs_pqueue *const *qs,
 	return 0;
 }
 
-const struct xs_policy_ops xsd_policy_hpf = {
+const struct xs_policy_ops policy_hpf = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "hpf",
+	.flags = XS_POLICY_PER_DEVICE,
 	.schedule = hpf_schedule,
 	.quiet = hpf_quiet,
 };
 
-const struct xs_policy_ops xsd_policy_hhpf = {
+const struct xs_policy_ops policy_hhpf = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "hhpf",

@@ -25,7 +25,7 @@
  *
  * Switch-over: a new holder waits until the other queues of the device
  * have at most one command left in flight, or [policy] drain_ms (default
- * XSD_DRAIN_MAX_NS) from its turn's start (xsd_drain_hold).
+ * POLICY_DRAIN_MAX_NS) from its turn's start (policy_drain_hold).
  *
  * schedule() returns the end of the holder's minimum slice when other
  * queues are waiting on its device (now plus the slice time it has left),
@@ -33,7 +33,7 @@
  * that device instead of a per-device table, so nothing needs allocating
  * outside queue_add. Queues without pdata are left running and ignored.
  */
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -53,7 +53,7 @@ struct fair_q {
 };
 
 struct fair_state {
-	struct xsd_pconf conf;
+	struct policy_conf conf;
 };
 
 /* 1024 * 2^(i / 10), i = 0..9, rounded. */
@@ -84,7 +84,7 @@ static int fair_init(void **state, const struct xs_policy_conf *conf)
 
 	if (!st)
 		return -ENOMEM;
-	xsd_pconf_resolve(&st->conf, conf, XSD_FAIR_SLICE_NS);
+	policy_conf_resolve(&st->conf, conf, POLICY_FAIR_SLICE_NS);
 	*state = st;
 	return 0;
 }
@@ -254,7 +254,7 @@ static uint64_t fair_device(const struct fair_state *st,
 	}
 	if (m < 2)
 		return 0;
-	wait = xsd_drain_hold(qs, n, dev, ((struct fair_q *)best->pdata)->turn_ns,
+	wait = policy_drain_hold(qs, n, dev, ((struct fair_q *)best->pdata)->turn_ns,
 			      st->conf.drain_ns, now);
 	if (wait)
 		return wait;
@@ -269,15 +269,16 @@ static uint64_t fair_schedule(void *state, struct xs_pqueue *const *qs,
 	uint64_t wake = 0;
 	uint32_t dev = 0;
 
-	xsd_for_each_dev(dev, qs, n)
-		wake = xsd_wake_min(wake, fair_device(state, qs, n, dev, now));
+	policy_for_each_dev(dev, qs, n)
+		wake = policy_wake_min(wake, fair_device(state, qs, n, dev, now));
 	return wake;
 }
 
-const struct xs_policy_ops xsd_policy_fair = {
+const struct xs_policy_ops policy_fair = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "fair",
+	.flags = XS_POLICY_PER_DEVICE,
 	.init = fair_init,
 	.fini = fair_fini,
 	.queue_add = fair_queue_add,

@@ -6,7 +6,7 @@
  * per_process a process (client) on one device, whose weight is then the
  * largest share among its ready queues there and whose ready queues run
  * together. Shares are the queue's hint, or conf default_share (100), at
- * most XSD_SHARE_MAX. Per device, among the entities with a ready queue:
+ * most POLICY_SHARE_MAX. Per device, among the entities with a ready queue:
  *
  * - When an entity's turn starts it gets credit += slice * w / W (slice:
  *   conf slice_ns, default 20 ms; w its weight; W the sum over the ready
@@ -28,8 +28,8 @@
  *   on a device with nothing ready every queue runs.
  * - Switch-over: a new turn's queues wait until the suspended queues of
  *   the device have at most one command left in flight, or [policy]
- *   drain_ms (default XSD_DRAIN_MAX_NS) from the turn's start
- *   (xsd_drain_hold); the drain is charged to those who launched it, and
+ *   drain_ms (default POLICY_DRAIN_MAX_NS) from the turn's start
+ *   (policy_drain_hold); the drain is charged to those who launched it, and
  *   the waiting costs the new holder no credit.
  *
  * schedule() returns the expected end of the current turn, now plus the
@@ -44,7 +44,7 @@
  * entities themselves. Queues without pdata (queue_add failed) are left
  * running and ignored.
  */
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,7 +72,7 @@ struct bw_q {
 };
 
 struct bw_state {
-	struct xsd_pconf conf;
+	struct policy_conf conf;
 	struct bw_ent *ents;
 	uint64_t seq;
 };
@@ -83,7 +83,7 @@ static int bw_init(void **state, const struct xs_policy_conf *conf)
 
 	if (!st)
 		return -ENOMEM;
-	xsd_pconf_resolve(&st->conf, conf, XSD_BANDWIDTH_SLICE_NS);
+	policy_conf_resolve(&st->conf, conf, POLICY_BANDWIDTH_SLICE_NS);
 	*state = st;
 	return 0;
 }
@@ -211,7 +211,7 @@ static unsigned bw_account(struct bw_state *st, struct xs_pqueue *const *qs,
 				e->credit = INT64_MIN / 4;
 		}
 		if (q->ready) {
-			int64_t w = xsd_share(q, st->conf.default_share);
+			int64_t w = policy_share(q, st->conf.default_share);
 
 			e->ready = true;
 			if (w > e->weight)
@@ -333,7 +333,7 @@ static uint64_t bw_device(struct bw_state *st, struct xs_pqueue *const *qs,
 	}
 	if (m < 2)
 		return 0;
-	wait = xsd_drain_hold(qs, n, dev, hold->turn_ns, st->conf.drain_ns, now);
+	wait = policy_drain_hold(qs, n, dev, hold->turn_ns, st->conf.drain_ns, now);
 	if (wait)
 		return wait;
 	return (uint64_t)hold->credit > UINT64_MAX - now ?
@@ -346,15 +346,16 @@ static uint64_t bw_schedule(void *state, struct xs_pqueue *const *qs,
 	uint64_t wake = 0;
 	uint32_t dev = 0;
 
-	xsd_for_each_dev(dev, qs, n)
-		wake = xsd_wake_min(wake, bw_device(state, qs, n, dev, now));
+	policy_for_each_dev(dev, qs, n)
+		wake = policy_wake_min(wake, bw_device(state, qs, n, dev, now));
 	return wake;
 }
 
-const struct xs_policy_ops xsd_policy_bandwidth = {
+const struct xs_policy_ops policy_bandwidth = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "bandwidth",
+	.flags = XS_POLICY_PER_DEVICE,
 	.init = bw_init,
 	.fini = bw_fini,
 	.queue_add = bw_queue_add,

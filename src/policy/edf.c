@@ -16,7 +16,7 @@
  * passes, O(K x queues) per device with no allocation; K is tiny in
  * practice (the number of queues a device overlaps usefully).
  */
-#include "daemon/policy/policy_builtin.h"
+#include "policy/policy_builtin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -37,7 +37,7 @@ static struct edf_key edf_key_of(const struct xs_pqueue *q)
 	struct edf_key k = {
 		.none = q->deadline_us <= 0,
 		.at = q->deadline_us > 0 ?
-			xsd_add_us(q->ready_ns, q->deadline_us) : q->ready_ns,
+			policy_add_us(q->ready_ns, q->deadline_us) : q->ready_ns,
 		.id = q->id,
 	};
 
@@ -55,10 +55,10 @@ static bool edf_less(const struct edf_key *a, const struct edf_key *b)
 
 static int edf_init(void **state, const struct xs_policy_conf *conf)
 {
-	struct xsd_pconf pc;
+	struct policy_conf pc;
 	struct edf_state *st;
 
-	xsd_pconf_resolve(&pc, conf, 0);
+	policy_conf_resolve(&pc, conf, 0);
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -121,15 +121,16 @@ static uint64_t edf_schedule(void *state, struct xs_pqueue *const *qs,
 	uint32_t dev = 0;
 
 	(void)now;
-	xsd_for_each_dev(dev, qs, n)
+	policy_for_each_dev(dev, qs, n)
 		edf_device(qs, n, dev, st ? st->k : 1);
 	return 0;
 }
 
-const struct xs_policy_ops xsd_policy_edf = {
+const struct xs_policy_ops policy_edf = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "edf",
+	.flags = XS_POLICY_PER_DEVICE,
 	.init = edf_init,
 	.fini = edf_fini,
 	.schedule = edf_schedule,
