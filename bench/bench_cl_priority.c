@@ -186,8 +186,7 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
 			putenv(pre);
 		}
-		if (env == ENV_XSCHED_LV1)
-			putenv("XSCHED_OPENCL_LV2=0");
+		putenv(env == ENV_XSCHED_LV1 ? "XSCHED_OPENCL_LV2=0" : "XSCHED_OPENCL_LV2=1");
 		if (env == ENV_XSCHED || env == ENV_XSCHED_LV1) {
 			snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
 			snprintf(pr, sizeof(pr), "XSCHED_PRIORITY=%d", prio);

@@ -35,8 +35,8 @@ run() { # name, env..., -- args
 	fi
 	echo "PASS: $name ($(wc -l <"$dir/$name") outputs identical)"
 }
-run guarded LD_PRELOAD="$shim" "$prog"
-run preempted LD_PRELOAD="$shim" "$prog" preempt
+run guarded LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog"
+run preempted LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog" preempt
 run off LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=0 "$prog"
 if [[ -f $dir/preempted.err ]]; then
 	read -r _ level _ toggles _ relaunches < <(grep '^level' "$dir/preempted.err")

@@ -174,7 +174,7 @@ cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guar
 
 /* --- programs (cl_program.c) -------------------------------------------------- */
 
-/* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2, default on). */
+/* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2=1; default off). */
 bool cl_guard_enabled(void);
 
 /* The program kernels of the application's @p are made from (its
