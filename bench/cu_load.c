@@ -26,6 +26,12 @@
  *  - --graph (with either): a group (a task, or a flood's group) is one
  *    cuGraphLaunch of a CUDA graph of the --cmds kernels, captured once
  *    from the stream: the shape of CUDA-graph inference steps.
+ *  - --gap-us LO,HI (periodic): inside a task, after each kernel but the
+ *    last, the host waits for it (cuStreamSynchronize) and then works for
+ *    a time drawn uniformly from LO..HI us (a busy loop, from a stream of
+ *    --seed of its own) before launching the next: the device idles
+ *    between the kernels of a task, as under an inference framework that
+ *    prepares each kernel on the host. The gaps are part of the latency.
  *
  * Output (stdout, one line; all times from release to completion):
  *   tasks=N p50_us=X p90_us=X p99_us=X max_us=X commands=N device_ms=X
@@ -80,16 +86,34 @@ static void usage(FILE *out)
 		"usage: cu_load [--cmd-us T] [--cmds N] [--tasks N] [--warmup W]\n"
 		"               [--period-us P] [--jitter-pct J] [--seed S] [--deadline-us D]\n"
 		"               [--flood] [--duration-s S] [--start-at-ms T]\n"
-		"               [--lat-file F] [--trace-file F] [--graph]\n");
+		"               [--lat-file F] [--trace-file F] [--graph] [--gap-us LO,HI]\n");
 }
 
 static bool use_graph;
+static uint64_t gap_lo_ns, gap_hi_ns;   /* --gap-us; hi 0: no gaps */
+
+/* Parses LO,HI microseconds (LO <= HI, HI > 0). */
+static int parse_gap(const char *arg)
+{
+	char *end;
+	double lo = strtod(arg, &end), hi;
+
+	if (*end != ',')
+		return -1;
+	hi = strtod(end + 1, &end);
+	if (*end || lo < 0 || hi < lo || hi <= 0 || hi > 1e6)
+		return -1;
+	gap_lo_ns = (uint64_t)(lo * 1e3);
+	gap_hi_ns = (uint64_t)(hi * 1e3);
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct bench_load_opts *o)
 {
 	static const struct option lo[] = {
 		BENCH_LOAD_LONGOPTS,
 		{ "graph", no_argument, NULL, 'g' },
+		{ "gap-us", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -103,6 +127,8 @@ static int parse(int argc, char **argv, struct bench_load_opts *o)
 			use_graph = true;
 			continue;
 		}
+		if (c == 'G' && parse_gap(optarg) == 0)
+			continue;
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
@@ -110,7 +136,7 @@ static int parse(int argc, char **argv, struct bench_load_opts *o)
 		usage(stderr);
 		return -1;
 	}
-	if (optind < argc || !bench_load_valid(o)) {
+	if (optind < argc || !bench_load_valid(o) || (gap_hi_ns && (o->flood || use_graph))) {
 		usage(stderr);
 		return -1;
 	}
@@ -220,6 +246,26 @@ static uint64_t flood(struct dev *d, const struct bench_load_opts *o, uint64_t t
 	return done;
 }
 
+/* Busy until CLOCK_REALTIME @until (sleeping overshoots by tens of us). */
+static void host_work_until(uint64_t until)
+{
+	while (bench_wall_ns() < until)
+		;
+}
+
+/* One task of --gap-us: kernel, wait, host work, kernel, ... */
+static void launch_with_gaps(struct dev *d, int n, unsigned short *xsubi)
+{
+	for (int k = 0; k < n; k++) {
+		launch_kernels(d, 1);
+		if (k == n - 1)
+			break;
+		CK(cuStreamSynchronize(d->s));
+		host_work_until(bench_wall_ns() + gap_lo_ns +
+				(uint64_t)((double)(gap_hi_ns - gap_lo_ns) * erand48(xsubi)));
+	}
+}
+
 /*
  * The periodic tasks: fills lat[0..tasks) (ns); returns the tasks measured
  * and sets *t0/*t1 to the measured window (the first measured release, the
@@ -229,6 +275,8 @@ static int periodic(struct dev *d, const struct bench_load_opts *o, uint64_t *la
 		    uint64_t *t1)
 {
 	unsigned short xsubi[3] = { 0x330e, (unsigned short)o->seed,
+				    (unsigned short)(o->seed >> 16) };
+	unsigned short gsubi[3] = { 0x1234, (unsigned short)o->seed,
 				    (unsigned short)(o->seed >> 16) };
 	uint64_t release = bench_wall_ns();
 	int i, n = 0;
@@ -243,7 +291,10 @@ static int periodic(struct dev *d, const struct bench_load_opts *o, uint64_t *la
 			release = bench_wall_ns();
 		if (i == o->warmup)
 			*t0 = release;
-		launch(d, o->cmds);
+		if (gap_hi_ns)
+			launch_with_gaps(d, o->cmds, gsubi);
+		else
+			launch(d, o->cmds);
 		CK(cuStreamSynchronize(d->s));
 		now = bench_wall_ns();
 		if (i >= o->warmup) {

@@ -181,8 +181,8 @@ static void sched_per_device_domains(void **state)
 	assert_int_equal(seen_calls, 2);
 	assert_false(seen_mixed);
 	seen_clear();
-	sched_ready(&h.s, &a0->sq, 2);
-	sched_ready(&h.s, &a1->sq, 2);
+	sched_ready(&h.s, &a0->sq, 2, 2);
+	sched_ready(&h.s, &a1->sq, 2, 2);
 	sched_run(&h.s, 3, false);
 	assert_true(seen_calls == 1 && seen_n == 2 && seen_dev == 0);
 	assert_true(a0->sq.pq.run && !a1->sq.pq.run);
@@ -218,8 +218,8 @@ static void sched_cross_device_one_domain(void **state)
 	host_init(&h, "hhpf", 0, 0);
 	hi = host_add(&h, 0, 10);
 	lo = host_add(&h, 3, 0);
-	sched_ready(&h.s, &hi->sq, 1);
-	sched_ready(&h.s, &lo->sq, 1);
+	sched_ready(&h.s, &hi->sq, 1, 1);
+	sched_ready(&h.s, &lo->sq, 1, 1);
 	sched_run(&h.s, 2, false);
 	assert_true(hi->sq.pq.run && !lo->sq.pq.run);
 	/* Switching to hpf splits the domain: lo runs on its own device. */
@@ -241,8 +241,8 @@ static void sched_starvation_guard(void **state)
 	host_init(&h, "hpf", 10, 0);
 	hi = host_add(&h, 0, 10);
 	lo = host_add(&h, 0, 0);
-	sched_ready(&h.s, &hi->sq, t);
-	sched_ready(&h.s, &lo->sq, t);
+	sched_ready(&h.s, &hi->sq, t, t);
+	sched_ready(&h.s, &lo->sq, t, t);
 	next = sched_run(&h.s, t, false);
 	assert_false(lo->sq.pq.run);
 	assert_int_equal(next, t + 100 * MS);       /* the end of its period */
@@ -260,8 +260,8 @@ static void sched_starvation_guard(void **state)
 	host_init(&h, "hpf", 0, 0);
 	hi = host_add(&h, 0, 10);
 	lo = host_add(&h, 0, 0);
-	sched_ready(&h.s, &hi->sq, t);
-	sched_ready(&h.s, &lo->sq, t);
+	sched_ready(&h.s, &hi->sq, t, t);
+	sched_ready(&h.s, &lo->sq, t, t);
 	assert_int_equal(sched_run(&h.s, t, false), 0);
 	sched_run(&h.s, t + 1000 * MS, true);
 	assert_false(lo->sq.pq.run);
@@ -272,8 +272,8 @@ static void sched_starvation_guard(void **state)
 	host_init(&h, "bandwidth", 10, 0);
 	hi = host_add(&h, 0, 10);
 	lo = host_add(&h, 0, 0);
-	sched_ready(&h.s, &hi->sq, t);
-	sched_ready(&h.s, &lo->sq, t);
+	sched_ready(&h.s, &hi->sq, t, t);
+	sched_ready(&h.s, &lo->sq, t, t);
 	for (uint64_t at = t; at < t + 300 * MS; at += 5 * MS)
 		sched_run(&h.s, at, true);
 	assert_int_equal(lo->sq.guard_runs + hi->sq.guard_runs, 0);
@@ -293,13 +293,13 @@ static void sched_inheritance(void **state)
 	mid = host_add(&h, 1, 10);
 	lo = host_add(&h, 1, 0);
 	lo2 = host_add(&h, 1, -5);
-	sched_ready(&h.s, &mid->sq, 1);
-	sched_ready(&h.s, &lo->sq, 1);
-	sched_ready(&h.s, &lo2->sq, 1);
+	sched_ready(&h.s, &mid->sq, 1, 1);
+	sched_ready(&h.s, &lo->sq, 1, 1);
+	sched_ready(&h.s, &lo2->sq, 1, 1);
 	sched_run(&h.s, 2, false);
 	assert_true(mid->sq.pq.run && !lo->sq.pq.run && !lo2->sq.pq.run);
 	/* hi (device 0) waits on lo, which waits on lo2 (device 1). */
-	sched_ready(&h.s, &hi->sq, 3);
+	sched_ready(&h.s, &hi->sq, 3, 3);
 	hi->waits_on = 2;
 	sched_waits(&h.s, &hi->sq, true);
 	lo->waits_on = 3;
@@ -368,7 +368,7 @@ static void sched_quiet_flags(void **state)
 	/* A higher queue ready: the lower one is held, so neither is quiet. */
 	b->sq.own_priority = 9;
 	sched_hints(&h.s, &b->sq);
-	sched_ready(&h.s, &b->sq, 3);
+	sched_ready(&h.s, &b->sq, 3, 3);
 	sched_run(&h.s, 3, false);
 	assert_false(a->quiet);
 	assert_false(b->quiet);
@@ -396,11 +396,11 @@ static void sched_drain_and_frozen(void **state)
 	host_init(&h, "hpf", 0, 0);
 	hi = host_add(&h, 0, 10);
 	lo = host_add(&h, 0, 0);
-	sched_ready(&h.s, &lo->sq, 1);
+	sched_ready(&h.s, &lo->sq, 1, 1);
 	sched_run(&h.s, 1, false);
 	lo->sq.pq.inflight = 3;     /* as its last load said */
 	lo->left = 1;               /* and what is left once stopped */
-	sched_ready(&h.s, &hi->sq, 2);
+	sched_ready(&h.s, &hi->sq, 2, 2);
 	next = sched_run(&h.s, 2, false);
 	assert_false(lo->sq.pq.run);
 	assert_int_equal(next, 2);
@@ -441,11 +441,11 @@ static void sched_timer_per_domain(void **state)
 	q[2] = host_add(&h, 1, 0);
 	q[3] = host_add(&h, 1, 0);
 	for (int i = 0; i < 2; i++)
-		sched_ready(&h.s, &q[i]->sq, 1);
+		sched_ready(&h.s, &q[i]->sq, 1, 1);
 	next = sched_run(&h.s, 1, false);
 	assert_int_equal(next, 1 + 10 * MS);     /* half of the 20 ms slice */
 	for (int i = 2; i < 4; i++)
-		sched_ready(&h.s, &q[i]->sq, 5 * MS);
+		sched_ready(&h.s, &q[i]->sq, 5 * MS, 5 * MS);
 	next = sched_run(&h.s, 5 * MS, false);
 	assert_int_equal(next, 1 + 10 * MS);
 	host_clear(&h);
@@ -502,6 +502,99 @@ static void sched_refusals(void **state)
 	sched_remove(&h.s, &b->sq);
 	sched_remove(&h.s, &a->sq);
 	assert_int_equal(h.s.n, 0);
+	host_fini(&h);
+}
+
+#define US 1000ull
+
+/*
+ * The idle grace: once a foreground has shown its gaps (100 us), a gap
+ * shorter than the learned grace (150 us) never lets the held background
+ * run, nor tells the policy; an idle longer than it does, at the grace's
+ * end; gaps longer than the cap are not learned; 0 turns it off.
+ */
+static void sched_idle_grace(void **state)
+{
+	struct sched_conf c = { .guard_period_ns = 100 * MS, .grace_max_ns = 1000 * US };
+	uint64_t t = 10 * MS, next;
+	struct fq *fg, *bg;
+	struct host h;
+
+	(void)state;
+	host_init(&h, "hpf", 0, 0);
+	sched_set_conf(&h.s, &c);
+	fg = host_add(&h, 0, 10);
+	bg = host_add(&h, 0, 0);
+	sched_ready(&h.s, &bg->sq, t, t);
+	sched_ready(&h.s, &fg->sq, t, t);
+	sched_run(&h.s, t, false);
+	assert_false(bg->sq.pq.run);
+	/* Learning: the first SCHED_GAPS_MIN gaps get no grace. */
+	for (int k = 0; k < SCHED_GAPS_MIN; k++) {
+		t += MS;
+		sched_idle(&h.s, &fg->sq, t);
+		sched_run(&h.s, t, false);
+		assert_true(bg->sq.pq.run);
+		t += 100 * US;
+		sched_ready(&h.s, &fg->sq, t, t);
+		sched_run(&h.s, t, false);
+		assert_false(bg->sq.pq.run);
+	}
+	assert_int_equal(sched_grace_of(&fg->sq, c.grace_max_ns), 150000);
+	/* A gap shorter than the grace: the background stays held. */
+	t += MS;
+	sched_idle(&h.s, &fg->sq, t);
+	next = sched_run(&h.s, t, false);
+	assert_false(bg->sq.pq.run);
+	assert_true(fg->sq.pq.ready && !fg->sq.ready);
+	assert_int_equal(next, t + 150000);
+	sched_run(&h.s, t + 50 * US, true);
+	assert_false(bg->sq.pq.run);
+	sched_ready(&h.s, &fg->sq, t + 60 * US, t + 60 * US);
+	sched_run(&h.s, t + 60 * US, false);
+	assert_false(bg->sq.pq.run);
+	assert_int_equal(fg->sq.graces, 1);
+	assert_int_equal(fg->sq.grace_hits, 1);
+	/* Idle past the grace: the background runs once it ends. */
+	t += MS;
+	sched_idle(&h.s, &fg->sq, t);
+	next = sched_run(&h.s, t, false);
+	assert_false(bg->sq.pq.run);
+	sched_run(&h.s, next - 1, true);
+	assert_false(bg->sq.pq.run);
+	sched_run(&h.s, next, false);
+	assert_true(bg->sq.pq.run);
+	assert_false(fg->sq.pq.ready);
+	assert_int_equal(fg->sq.grace_hits, 1);
+	/* 0 turns it off: resumed at the Idle. */
+	c.grace_max_ns = 0;
+	sched_set_conf(&h.s, &c);
+	t += MS;
+	sched_ready(&h.s, &fg->sq, t, t);
+	sched_run(&h.s, t, false);
+	assert_false(bg->sq.pq.run);
+	sched_idle(&h.s, &fg->sq, t + 10 * US);
+	sched_run(&h.s, t + 10 * US, false);
+	assert_true(bg->sq.pq.run);
+	host_fini(&h);
+
+	/* Gaps over the cap (5 ms, between tasks) teach nothing. */
+	c.grace_max_ns = 1000 * US;
+	host_init(&h, "hpf", 0, 0);
+	sched_set_conf(&h.s, &c);
+	fg = host_add(&h, 0, 10);
+	bg = host_add(&h, 0, 0);
+	sched_ready(&h.s, &bg->sq, t, t);
+	for (int k = 0; k < 2 * SCHED_GAPS; k++) {
+		sched_ready(&h.s, &fg->sq, t, t);
+		sched_run(&h.s, t, false);
+		t += MS;
+		sched_idle(&h.s, &fg->sq, t);
+		sched_run(&h.s, t, false);
+		assert_true(bg->sq.pq.run);
+		t += 5 * MS;
+	}
+	assert_int_equal(fg->sq.graces, 0);
 	host_fini(&h);
 }
 
@@ -625,6 +718,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sched_drain_and_frozen),
 	cmocka_unit_test(sched_timer_per_domain),
 	cmocka_unit_test(sched_refusals),
+	cmocka_unit_test(sched_idle_grace),
 	cmocka_unit_test(local_starvation_guard),
 	cmocka_unit_test(local_starvation_guard_off),
 };

@@ -24,6 +24,9 @@
 #   graph_cdf.png               foreground latency CDF next to a background
 #                               flooding CUDA graphs (sliced and unsliced);
 #                               graph_fg_norm.png, graph_bg_norm.png
+#   hostgap_cdf.png             foreground latency CDF of a foreground with
+#                               host gaps inside its tasks (idle grace on
+#                               and off); hostgap_fg_norm.png, hostgap_bg_norm.png
 #   heterogeneous_cdf_<dir>.png (sim-fg, cl-fg), heterogeneous_fg_norm.png,
 #   heterogeneous_bg_norm.png
 #   deadline_cdf_frame.png, deadline_cdf_batch.png, deadline_missed.png
@@ -40,7 +43,7 @@
 #   preempt_overhead.png        Lv1 runtime overhead per command size
 #
 # Usage: plots.sh [--only NAME[,NAME...]] [--cdf-only] RESULTS_DIR OUT_DIR
-#   --only      the scenarios to draw (priority, priority_cl, graph,
+#   --only      the scenarios to draw (priority, priority_cl, graph, hostgap,
 #               heterogeneous, deadline, bandwidth, overhead, scale,
 #               preempt); RESULTS_DIR
 #               may then also be one scenario's directory itself (e.g.
@@ -56,7 +59,7 @@
 # shellcheck disable=SC2317,SC2013
 set -euo pipefail
 
-ALL=(priority priority_cl graph heterogeneous deadline bandwidth overhead scale preempt)
+ALL=(priority priority_cl graph hostgap heterogeneous deadline bandwidth overhead scale preempt)
 me=plots.sh
 
 die() {
@@ -157,6 +160,7 @@ label() {
 	native) echo "native (round-robin)" ;;
 	xsched-lv1) echo "xsched Lv1 (CUDA shim)" ;;
 	xsched-lv1-unsliced) echo "xsched Lv1, graphs not sliced" ;;
+	xsched-lv1-nograce) echo "xsched Lv1, no idle grace" ;;
 	api-lv[0-9]) echo "xsched Lv${1#api-lv} (API)" ;;
 	xsched) echo "xsched (shim)" ;;
 	*) echo "$1" ;;
@@ -171,7 +175,7 @@ color() {
 	xsched-lv1 | xsched | hhpf | edf) echo "#1f77b4" ;;
 	api-lv2 | hpf | hpf-frame) echo "#2ca02c" ;;
 	api-lv3 | laxity) echo "#9467bd" ;;
-	hpf-batch | xsched-lv1-unsliced) echo "#ff7f0e" ;;
+	hpf-batch | xsched-lv1-unsliced | xsched-lv1-nograce) echo "#ff7f0e" ;;
 	*) echo "#7f7f7f" ;;
 	esac
 }
@@ -360,6 +364,20 @@ plot_graph() {
 		"graph (hpf): foreground task latency, background flooding CUDA graphs of $shape kernels at lower priority" \
 		"$machine" "" "${specs[@]}"
 	((cdf_only)) || fgbg_bars "$d" graph bg_graph "$machine"
+}
+
+plot_hostgap() {
+	local d=$1 s=$1/summary.tsv machine cfg specs=() gaps
+	need_cols "$s" gaps config
+	machine=$(machine_of "$d")
+	gaps=$(awk -F'\t' -v k="$(col "$s" gaps)" 'NR == 2 { print $k }' "$s")
+	for cfg in $(awk -F'\t' -v c="$(col "$s" config)" 'NR > 1 { print $c }' "$s"); do
+		[[ -s $d/lat_$cfg.txt ]] && specs+=("$cfg|$d/lat_$cfg.txt")
+	done
+	cdf_plot "$out/hostgap_cdf.png" \
+		"hostgap (hpf): foreground with host gaps of $gaps between its kernels, background flooding at lower priority" \
+		"$machine" "" "${specs[@]}"
+	((cdf_only)) || fgbg_bars "$d" hostgap gaps "$machine"
 }
 
 plot_heterogeneous() {

@@ -11,8 +11,11 @@
 # Configurations, alternated in rounds:
 #   standalone  the foreground alone, natively
 #   native      both, straight into the ICD loader
-#   xsched      both under the OpenCL shim + a private xschedd (hpf;
-#               foreground XSCHED_PRIORITY=10, background 0)
+#   xsched-nograce  both under the OpenCL shim + a private xschedd (hpf;
+#               foreground XSCHED_PRIORITY=10, background 0), idle grace
+#               off (idle_grace_us = 0)
+#   xsched      the same with the idle grace (the default cap,
+#               src/sched/sched_grace.c)
 # Besides the per-inference latencies, the xsched rows count the
 # background queue's suspensions (xsched_queue_preemptions_total, read from
 # the daemon when the foreground starts measuring and when it ends) per
@@ -56,7 +59,7 @@ if ! "$py" -c 'import cv2, onnx' 2>/dev/null; then
 fi
 export OPENCV_OPENCL_DEVICE=:CPU: OPENCV_DNN_OPENCL_ALLOW_ALL_DEVICES=1
 per_round=$(((tasks + rounds - 1) / rounds))
-configs=(standalone native xsched)
+configs=(standalone native xsched-nograce xsched)
 
 # The background's suspensions so far (0 when the daemon does not list it).
 bg_suspensions() {
@@ -68,7 +71,10 @@ bg_suspensions() {
 # run_cfg CFG: one configuration run.
 run_cfg() {
 	local cfg=$1 bgpid='' fgpid s0=0 s1=0 i
-	if [[ $cfg == xsched ]]; then
+	if [[ $cfg == xsched-nograce ]]; then
+		xs_daemon_start hpf idle_grace_us=0
+		xs_env_cl_shim XSCHED_PRIORITY=0
+	elif [[ $cfg == xsched ]]; then
 		xs_daemon_start hpf
 		xs_env_cl_shim XSCHED_PRIORITY=0
 	else
@@ -80,7 +86,7 @@ run_cfg() {
 		bgpid=$XS_PID
 		sleep 1
 	fi
-	if [[ $cfg == xsched ]]; then xs_env_cl_shim XSCHED_PRIORITY=10; else xs_env_cl_native; fi
+	if [[ $cfg == xsched* ]]; then xs_env_cl_shim XSCHED_PRIORITY=10; else xs_env_cl_native; fi
 	xs_spawn "$XS_WORK/fg.out" "$XS_WORK/fg.err" env "${XS_ENV[@]}" "$py" "$dnn" \
 		--model "$XS_WORK/m.onnx" bench "$per_round" "$period" "$warmup"
 	fgpid=$XS_PID
@@ -89,17 +95,17 @@ run_cfg() {
 		kill -0 "$fgpid" 2>/dev/null || break
 		sleep 0.01
 	done
-	[[ $cfg == xsched ]] && s0=$(bg_suspensions)
+	[[ $cfg == xsched* ]] && s0=$(bg_suspensions)
 	# The run's end: its summary line.
 	while kill -0 "$fgpid" 2>/dev/null && ! grep -q '^p50_us' "$XS_WORK/fg.out"; do
 		sleep 0.01
 	done
-	[[ $cfg == xsched ]] && s1=$(bg_suspensions)
+	[[ $cfg == xsched* ]] && s1=$(bg_suspensions)
 	xs_finish "$fgpid" "$cfg: foreground" "$XS_WORK/fg.err"
 	awk '/^[0-9.]+$/' "$XS_WORK/fg.out" >>"$XS_WORK/$cfg.lat"
 	[[ -n $bgpid ]] && xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
-	if [[ $cfg == xsched ]]; then
-		echo "$((s1 - s0)) $per_round" >>"$XS_WORK/susp"
+	if [[ $cfg == xsched* ]]; then
+		echo "$((s1 - s0)) $per_round" >>"$XS_WORK/$cfg.susp"
 		xs_daemon_stop
 	fi
 	return 0
@@ -129,8 +135,8 @@ for cfg in "${configs[@]}"; do
 	cp "$f" "$XS_OUT/lat_$cfg.txt"
 	p50=$(xs_pct "$f" 50) p99=$(xs_pct "$f" 99)
 	susp=-
-	[[ $cfg == xsched ]] && susp=$(awk '{ s += $1; n += $2 } END { printf "%.2f", n ? s / n : 0 }' \
-		"$XS_WORK/susp")
+	[[ $cfg == xsched* ]] && susp=$(awk '{ s += $1; n += $2 } END { printf "%.2f", n ? s / n : 0 }' \
+		"$XS_WORK/$cfg.susp")
 	xs_tsv_row "$cfg" "$(wc -l <"$f")" "$p50" "$p99" "$(xs_div "$p50" "$std_p50")" \
 		"$(xs_div "$p99" "$std_p99")" "$susp"
 done

@@ -31,12 +31,12 @@
 # the figures of those steps.
 #
 # Usage: run_all.sh [--smoke] [--out DIR] [--only NAME[,NAME...]] [--no-plots]
-#   NAME: priority, graph, bandwidth, deadline, priority_cl, heterogeneous,
-#   overhead, scale, preempt (default: all, in this order)
+#   NAME: priority, graph, hostgap, bandwidth, deadline, priority_cl, dnn_cl,
+#   heterogeneous, overhead, scale, preempt (default: all, in this order)
 # Environment: BUILD_DIR (default build), XS_RESULTS (see above).
 set -euo pipefail
 
-ALL=(priority graph bandwidth deadline priority_cl heterogeneous overhead scale preempt)
+ALL=(priority graph hostgap bandwidth deadline priority_cl dnn_cl heterogeneous overhead scale preempt)
 me=run_all.sh
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)

@@ -138,7 +138,8 @@ void agent_watch_init(void);
 
 /* Sets up the in-process scheduler core: XSCHED_POLICY, and
  * XSCHED_CONTENTION_WINDOW, XSCHED_STARVATION_GUARD_PCT,
- * XSCHED_STARVATION_PERIOD_MS as xschedd.conf's [policy] keys. 0 or -ENOMEM. */
+ * XSCHED_STARVATION_PERIOD_MS, XSCHED_IDLE_GRACE_US as xschedd.conf's
+ * [policy] keys. 0 or -ENOMEM. */
 int agent_local_init(void);
 
 /* One scheduling pass of the in-process policy. */

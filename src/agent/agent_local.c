@@ -3,7 +3,7 @@
  * by the agent thread over this process's queues, with no daemon at all.
  * It is the daemon's core with the agent as its host: the same policies,
  * priority inheritance, starvation guard, contention-aware window, quiet
- * flags and drain re-decide; this file reads each queue's status and
+ * flags, drain re-decide and idle grace; this file reads each queue's status and
  * hints from the XQueue and its observer, and applies the decisions to
  * the XQueue. Everything here runs with the agent lock held.
  */
@@ -45,13 +45,15 @@ static void local_refresh(struct agent_queue *aq)
 	if (atomic_load(&aq->status) == IPC_ST_READY) {
 		uint64_t r = atomic_load(&aq->ready_ns);
 
-		if (sq->pq.ready && r != sq->pq.ready_ns)
+		/* Against the status as reported (sq->ready), not the policy's
+		 * view, which an idle grace holds up. */
+		if (sq->ready && r != sq->ready_ns)
 			/* Idle and ready again between two looks: both happened. */
 			sched_idle(&ag.sched, sq, xs_now_ns());
-		if (!sq->pq.ready)
-			sched_ready(&ag.sched, sq, r);
+		if (!sq->ready)
+			sched_ready(&ag.sched, sq, r, xs_now_ns());
 		sq->pq.inflight = (uint16_t)XS_MIN(atomic_load(&aq->inflight), UINT16_MAX);
-	} else if (sq->pq.ready) {
+	} else if (sq->ready) {
 		sched_idle(&ag.sched, sq, xs_now_ns());
 	}
 }
@@ -175,6 +177,8 @@ int agent_local_init(void)
 		.guard_period_ns = (uint64_t)local_env("XSCHED_STARVATION_PERIOD_MS", 10, 3600000,
 						       SCHED_GUARD_PERIOD_MS_DEFAULT) *
 				   XS_NSEC_PER_MSEC,
+		.grace_max_ns = (uint64_t)local_env("XSCHED_IDLE_GRACE_US", 0, SCHED_GRACE_US_MAX,
+						    SCHED_GRACE_US_DEFAULT) * 1000,
 	};
 	void *state = NULL;
 

@@ -211,6 +211,12 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 				c->pconf.drain_ns = x ? (uint64_t)x * 1000000 : XS_DRAIN_NONE;
 			return rc;
 		}
+		if (!strcmp(name, "idle_grace_us")) {
+			rc = parse_i64(v, 0, SCHED_GRACE_US_MAX, &x, why);
+			if (rc == 0)
+				c->idle_grace_ns = (uint64_t)x * 1000;
+			return rc;
+		}
 		if (!strcmp(name, "starvation_period_ms")) {
 			rc = parse_i64(v, 10, 3600000, &x, why);
 			if (rc == 0)
@@ -437,6 +443,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->starvation_guard_pct = XSD_GUARD_PCT_DEFAULT;
 	c->starvation_period_ns = XSD_GUARD_PERIOD_MS_DEFAULT * 1000000ull;
 	c->contention_window = SCHED_CONTENTION_WINDOW;
+	c->idle_grace_ns = SCHED_GRACE_US_DEFAULT * 1000ull;
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;

@@ -253,6 +253,7 @@ static struct sched_conf xsd_sched_conf(const struct xsd_config *cfg)
 		.guard_pct = cfg->starvation_guard_pct,
 		.guard_period_ns = cfg->starvation_period_ns,
 		.contention_window = cfg->contention_window,
+		.grace_max_ns = cfg->idle_grace_ns,
 	};
 
 	return c;
@@ -337,15 +338,15 @@ static void xsd_became_ready(struct xsd_sched *s, struct xsd_queue *q,
 	/* Ready and held: it waits (for listings) from now. */
 	if (!q->applied && !q->wait_since)
 		q->wait_since = now;
-	sched_ready(&s->core, &q->sq, ready_ns);
+	sched_ready(&s->core, &q->sq, ready_ns, now);
 }
 
 /* @fresh: the client rang for it, so @now is close to when it happened. */
 static void xsd_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t now,
 			    bool fresh)
 {
-	if (fresh && now > q->sq.pq.ready_ns)
-		xs_hist_record(q->task_lat, now - q->sq.pq.ready_ns);
+	if (fresh && now > q->sq.ready_ns)
+		xs_hist_record(q->task_lat, now - q->sq.ready_ns);
 	q->wait_since = 0;
 	sched_idle(&s->core, &q->sq, now);
 }
@@ -364,13 +365,15 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 	ready = atomic_load(&slot->status) == IPC_ST_READY;
 	ready_ns = atomic_load(&slot->ready_ns);
 	s->events++;
-	if (ready && q->sq.pq.ready && ready_ns != q->sq.pq.ready_ns) {
+	/* Against the status as reported (sq.ready), not the policy's view,
+	 * which an idle grace holds up. */
+	if (ready && q->sq.ready && ready_ns != q->sq.ready_ns) {
 		/* Idle and ready again between two looks: both happened. */
 		xsd_became_idle(s, q, now, false);
 		xsd_became_ready(s, q, ready_ns, now, recv_ns);
-	} else if (ready && !q->sq.pq.ready) {
+	} else if (ready && !q->sq.ready) {
 		xsd_became_ready(s, q, ready_ns, now, recv_ns);
-	} else if (!ready && q->sq.pq.ready) {
+	} else if (!ready && q->sq.ready) {
 		xsd_became_idle(s, q, now, recv_ns != 0);
 	}
 }

@@ -21,7 +21,12 @@
  *   before it saw the decision did not ring (ipc_abi.h, "Drain"), so its
  *   domain is decided again at once. A queue found held with nothing in
  *   flight is frozen: it cannot launch or complete anything until its
- *   decision or status changes, so its counters are not loaded again.
+ *   decision or status changes, so its counters are not loaded again;
+ * - the idle grace: a running queue that goes idle while it holds others
+ *   suspended stays ready to the policy for a grace learned from its own
+ *   gaps (sched_grace.c), so the background is not resumed into the
+ *   host-side gap between two kernels of a task; the policy hears of the
+ *   Idle only when the grace ends with the queue still idle.
  */
 #include "sched/sched_core.h"
 #include "policy/policy_builtin.h"
@@ -217,6 +222,28 @@ static void run_unscheduled(struct sched *s, struct sched_q *q)
 	apply(s, q);
 }
 
+/* @q's grace ended with it still idle: now the policy hears of the Idle. */
+static void grace_end(struct sched *s, struct sched_q *q)
+{
+	q->grace_until = 0;
+	s->graces--;
+	q->pq.ready = false;
+	q->pq.inflight = 0;
+	if (q->added && s->ops->queue_idle)
+		s->ops->queue_idle(s->state, &q->pq, q->idle_ns);
+}
+
+/* Ends @q's grace, if any, as if it had not been (a switch, a removal). */
+static void grace_drop(struct sched *s, struct sched_q *q)
+{
+	if (!q->grace_until)
+		return;
+	q->grace_until = 0;
+	s->graces--;
+	q->pq.ready = false;
+	q->pq.inflight = 0;
+}
+
 void sched_init(struct sched *s, const struct sched_host *host, void *ctx,
 		const struct sched_conf *conf)
 {
@@ -323,6 +350,8 @@ int sched_set_policy(struct sched *s, const struct xs_policy_ops *ops, void *sta
 		if (!all)
 			return -ENOMEM;
 		sched_unquiet(s);
+		for (j = 0; j < n; j++)
+			grace_drop(s, all[j]);
 		sched_detach(s, all, n);
 	}
 	s->ops = ops;
@@ -375,6 +404,9 @@ int sched_add(struct sched *s, struct sched_q *q)
 	q->shown = 1;               /* what a new queue's process starts with */
 	q->added = q->quiet = q->waits = q->frozen = false;
 	q->starve_since = q->guard_until = 0;
+	q->grace_until = q->idle_ns = 0;
+	q->ready = q->pq.ready;
+	q->ready_ns = q->pq.ready_ns;
 	if (dom_get(s, q->pq.device, &idx) < 0)
 		return -ENOMEM;
 	if (s->ops->queue_add && s->ops->queue_add(s->state, &q->pq) < 0) {
@@ -390,6 +422,7 @@ int sched_add(struct sched *s, struct sched_q *q)
 
 void sched_remove(struct sched *s, struct sched_q *q)
 {
+	grace_drop(s, q);
 	sched_waits(s, q, false);
 	set_quiet(s, q, false);
 	if (!q->added)
@@ -413,21 +446,60 @@ void sched_hints(struct sched *s, struct sched_q *q)
 	mark_due(s, q);
 }
 
-void sched_ready(struct sched *s, struct sched_q *q, uint64_t ready_ns)
+void sched_ready(struct sched *s, struct sched_q *q, uint64_t ready_ns, uint64_t now)
 {
+	q->ready = true;
+	q->ready_ns = ready_ns;
+	q->frozen = false;
+	if (q->idle_ns) {
+		sched_grace_learn(q, now > q->idle_ns ? now - q->idle_ns : 0,
+				  s->conf.grace_max_ns);
+		q->idle_ns = 0;
+	}
+	if (q->grace_until) {
+		/* Back within its grace: to the policy it never left. */
+		q->grace_until = 0;
+		s->graces--;
+		q->grace_hits++;
+		mark_due(s, q);
+		return;
+	}
 	q->pq.ready = true;
 	q->pq.ready_ns = ready_ns;
-	q->frozen = false;
 	if (q->added && s->ops->queue_ready)
 		s->ops->queue_ready(s->state, &q->pq, ready_ns);
 	mark_due(s, q);
 }
 
+/* Whether a ready queue of @q's domain other than @q is held suspended. */
+static bool holds_others(const struct sched *s, const struct sched_q *q)
+{
+	const struct sched_dom *d = dom_of(s, q);
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->q[i] != q && d->q[i]->pq.ready && !d->q[i]->pq.run)
+			return true;
+	return false;
+}
+
 void sched_idle(struct sched *s, struct sched_q *q, uint64_t now)
 {
+	uint64_t grace;
+
+	q->ready = false;
+	q->idle_ns = now ? now : 1;
+	q->frozen = false;
+	if (q->added && q->pq.ready && q->pq.run &&
+	    (grace = sched_grace_of(q, s->conf.grace_max_ns)) && holds_others(s, q)) {
+		/* The queues it holds stay held for its grace (sched_grace.c). */
+		q->grace_until = now + grace;
+		s->graces++;
+		q->graces++;
+		mark_due(s, q);
+		return;
+	}
 	q->pq.ready = false;
 	q->pq.inflight = 0;
-	q->frozen = false;
 	if (q->added && s->ops->queue_idle)
 		s->ops->queue_idle(s->state, &q->pq, now);
 	mark_due(s, q);
@@ -569,12 +641,14 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 	size_t i;
 
 	s->runs++;
-	/* Only ready queues consume device time or have work in flight
-	 * (sched_idle() zeroed the others' count). */
-	for (i = 0; s->host->load && i < d->n; i++) {
+	/* Graces that ran out; only ready queues consume device time or have
+	 * work in flight (sched_idle() zeroed the others' count). */
+	for (i = 0; (s->host->load || s->graces) && i < d->n; i++) {
 		struct sched_q *q = d->q[i];
 
-		if (q->pq.ready && !q->frozen)
+		if (q->grace_until && now >= q->grace_until)
+			grace_end(s, q);
+		if (q->pq.ready && !q->frozen && s->host->load)
 			s->host->load(s->ctx, q);
 	}
 	next = s->ops->schedule(s->state, d->pv, d->n, now);
@@ -588,6 +662,8 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 
 		if (guard)
 			next = min_time(next, sched_guard(s, q, now, grant));
+		if (q->grace_until)
+			next = min_time(next, q->grace_until);
 		apply(s, q);
 		if (q->pq.run || !q->pq.ready) {
 			q->frozen = false;

@@ -10,8 +10,10 @@
  * the drain re-decide. It knows nothing of sockets, shared memory or
  * threads: its host (the daemon, the agent) reports statuses and hints
  * through the functions below and makes the decisions visible through the
- * callbacks of struct sched_host. The core is a set of plain functions
- * over arrays of queues, unit-tested without processes (tests/test_sched.c).
+ * callbacks of struct sched_host. The idle grace (sched_grace.c) keeps
+ * the background out of a task's host-side gaps. The core is a set of
+ * plain functions over arrays of queues, unit-tested without processes
+ * (tests/test_sched.c).
  *
  * Decisions are per domain. For a policy that decides each device on its
  * own (XS_POLICY_PER_DEVICE, every built-in but hhpf) a domain is one
@@ -54,11 +56,25 @@
 #define SCHED_GUARD_PCT_DEFAULT 5
 #define SCHED_GUARD_PERIOD_MS_DEFAULT 1000
 
+/*
+ * Idle grace (sched_grace.c): after a queue goes idle, the queues it held
+ * suspended stay so for a grace learned from its own recent Idle-to-Ready
+ * gaps (the host-side gaps between the kernels of one task), at most
+ * grace_max_ns: by default 1 ms; what the configuration may set: 100 ms.
+ * SCHED_GAPS gaps are kept per queue, and a grace is given only once
+ * SCHED_GAPS_MIN of them were seen.
+ */
+#define SCHED_GRACE_US_DEFAULT 1000
+#define SCHED_GRACE_US_MAX 100000
+#define SCHED_GAPS 16
+#define SCHED_GAPS_MIN 4
+
 /* What the host configures; sched_set_conf() changes it at run time. */
 struct sched_conf {
 	uint32_t guard_pct;          /* starvation guard share; 0: off */
 	uint64_t guard_period_ns;    /* its period */
 	uint32_t contention_window;  /* in-flight cap below a higher queue; 0: off */
+	uint64_t grace_max_ns;       /* idle grace cap; 0: off */
 };
 
 /*
@@ -80,6 +96,16 @@ struct sched_q {
 	uint64_t starve_since;       /* ready and held since; 0: not */
 	uint64_t guard_until;        /* starvation guard grant end */
 	uint64_t guard_runs;         /* grants of the guard so far */
+	/* Its status as the host reported it: pq.ready stays up during an
+	 * idle grace, this does not (hosts compare against these). */
+	bool ready;
+	uint64_t ready_ns;
+	uint64_t idle_ns;            /* when it went idle; 0: ready */
+	uint64_t grace_until;        /* in a grace until then; 0: not */
+	uint64_t graces;             /* graces begun */
+	uint64_t grace_hits;         /* ... ended by its next Ready */
+	uint32_t gap[SCHED_GAPS];    /* recent Idle-to-Ready gaps, ns */
+	uint8_t ngap, gap_next;
 };
 
 /*
@@ -133,6 +159,7 @@ struct sched {
 	uint32_t ndom, domcap;
 	size_t n;                    /* queues in domains */
 	uint32_t waiting;            /* queues that wait on another */
+	uint32_t graces;             /* queues in an idle grace */
 	bool inherited;              /* some priority was raised last run */
 	bool all_due;                /* decide every domain at the next run */
 	uint64_t wakeup_ns;          /* earliest domain time; 0: none */
@@ -178,10 +205,12 @@ void sched_remove(struct sched *s, struct sched_q *q);
 void sched_hints(struct sched *s, struct sched_q *q);
 
 /*
- * @q became ready at @ready_ns (its process's clock stamp) / idle at @now.
- * The policy hears of it at once; the decision comes at the next run.
+ * @q became ready at @ready_ns (its process's clock stamp), seen at @now /
+ * idle, seen at @now. The policy hears of it at once, except of an Idle
+ * that starts an idle grace (it hears of that when the grace ends, and not
+ * at all when a Ready comes first); the decision comes at the next run.
  */
-void sched_ready(struct sched *s, struct sched_q *q, uint64_t ready_ns);
+void sched_ready(struct sched *s, struct sched_q *q, uint64_t ready_ns, uint64_t now);
 void sched_idle(struct sched *s, struct sched_q *q, uint64_t now);
 
 /* Whether @q now waits on another queue (host waits_on() says which). */
@@ -202,5 +231,12 @@ uint64_t sched_run(struct sched *s, uint64_t now, bool all);
 
 /* Clears every queue's quiet flag (shutdown, policy switch). */
 void sched_unquiet(struct sched *s);
+
+/* sched_grace.c: records an Idle-to-Ready gap of @q (those over @max_ns
+ * are not within a task and are not kept). */
+void sched_grace_learn(struct sched_q *q, uint64_t gap_ns, uint64_t max_ns);
+
+/* The grace @q's next Idle gets (0: none yet, or @max_ns 0: off). */
+uint64_t sched_grace_of(const struct sched_q *q, uint64_t max_ns);
 
 #endif
