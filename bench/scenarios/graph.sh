@@ -105,35 +105,14 @@ echo "graph (hpf): foreground $cmds x ${size} us kernels at ${load}% load +-50% 
 echo "build: $BUILD_DIR"
 
 # Standalone task time, back to back, to set the period.
-xs_device_new
-xs_env_native
-line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size" --tasks 30 \
-	--warmup 5 --period-us 0) || xs_die "calibration failed"
-task_us=$(xs_field "$line" p50_us)
-period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
-echo "standalone task ${task_us} us -> period ${period} us"
+xs_period "$load" --cmds "$cmds" --cmd-us "$size"
 
 configs=(bg-alone standalone native xsched-lv1-unsliced xsched-lv1)
-for ((r = 1; r <= rounds; r++)); do
-	for cfg in "${configs[@]}"; do run_cfg "$cfg"; done
-	echo "  round $r/$rounds done"
-done
+xs_rounds "$rounds" "${configs[@]}"
 
 xs_tsv_header bg_graph config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm bg_vs_unsliced lat_source
-read -r _ _ _ _ _ _ _ bg_unsliced _ < <(xs_fg_summary xsched-lv1-unsliced standalone bg-alone)
-for cfg in "${configs[@]}"; do
-	read -r n p50 p90 p99 n50 n90 n99 bg bgn < <(xs_fg_summary "$cfg" standalone bg-alone)
-	src=-
-	if [[ -s $XS_WORK/$cfg.lat ]]; then
-		cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"
-		src=exact
-	fi
-	[[ $cfg == standalone ]] && bg=- bgn=-
-	[[ $cfg == bg-alone ]] && bgn=1.000
-	xs_tsv_row "${bg_cmds}x${size}us" "$cfg" "$n" "$p50" "$p90" "$p99" "$n50" "$n90" "$n99" \
-		"$bg" "$bgn" "$(xs_div "$bg" "$bg_unsliced")" "$src"
-done
+xs_fgbg_rows "${bg_cmds}x${size}us" xsched-lv1-unsliced "${configs[@]}"
 echo
 xs_table
 echo

@@ -108,35 +108,14 @@ echo "hostgap (hpf): foreground $cmds x ${size} us kernels with host gaps of ${g
 echo "build: $BUILD_DIR"
 
 # Standalone task time (gaps included), back to back, to set the period.
-xs_device_new
-xs_env_native
-line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${fg_args[@]}" --tasks 30 --warmup 5 \
-	--period-us 0) || xs_die "calibration failed"
-task_us=$(xs_field "$line" p50_us)
-period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
-echo "standalone task ${task_us} us -> period ${period} us"
+xs_period "$load" "${fg_args[@]}"
 
 configs=(bg-alone standalone native xsched-lv1-nograce xsched-lv1)
-for ((r = 1; r <= rounds; r++)); do
-	for cfg in "${configs[@]}"; do run_cfg "$cfg"; done
-	echo "  round $r/$rounds done"
-done
+xs_rounds "$rounds" "${configs[@]}"
 
 xs_tsv_header gaps config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm bg_vs_nograce lat_source
-read -r _ _ _ _ _ _ _ bg_nograce _ < <(xs_fg_summary xsched-lv1-nograce standalone bg-alone)
-for cfg in "${configs[@]}"; do
-	read -r n p50 p90 p99 n50 n90 n99 bg bgn < <(xs_fg_summary "$cfg" standalone bg-alone)
-	src=-
-	if [[ -s $XS_WORK/$cfg.lat ]]; then
-		cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"
-		src=exact
-	fi
-	[[ $cfg == standalone ]] && bg=- bgn=-
-	[[ $cfg == bg-alone ]] && bgn=1.000
-	xs_tsv_row "${gaps}us" "$cfg" "$n" "$p50" "$p90" "$p99" "$n50" "$n90" "$n99" \
-		"$bg" "$bgn" "$(xs_div "$bg" "$bg_nograce")" "$src"
-done
+xs_fgbg_rows "${gaps}us" xsched-lv1-nograce "${configs[@]}"
 echo
 xs_table
 echo

@@ -121,6 +121,55 @@ xs_fg_summary() {
 		"$(xs_div "$p99" "$s99") $b $(xs_div "$b" "$a")"
 }
 
+# xs_period LOAD CU_LOAD_ARGS...: the standalone task time of cu_load with
+# these arguments (back to back, natively, on a new device) into task_us,
+# and the period that makes it LOAD percent of the time into period.
+# shellcheck disable=SC2034
+xs_period() {
+	local load=$1 line
+	shift
+	xs_device_new
+	xs_env_native
+	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" "$@" --tasks 30 --warmup 5 --period-us 0) ||
+		xs_die "calibration failed"
+	task_us=$(xs_field "$line" p50_us)
+	period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
+	echo "standalone task ${task_us} us -> period ${period} us"
+}
+
+# xs_rounds ROUNDS CONFIG...: the caller's run_cfg for each configuration,
+# ROUNDS times over.
+xs_rounds() {
+	local rounds=$1 r cfg
+	shift
+	for ((r = 1; r <= rounds; r++)); do
+		for cfg in "$@"; do run_cfg "$cfg"; done
+		echo "  round $r/$rounds done"
+	done
+}
+
+# xs_fgbg_rows LABEL BASE CONFIG...: a table row per configuration of a
+# foreground/background scenario (xs_fg_summary against standalone and
+# bg-alone), its exact latencies copied to the results, and the background
+# throughput over that of configuration BASE as the last but one column.
+xs_fgbg_rows() {
+	local label=$1 base=$2 cfg n p50 p90 p99 n50 n90 n99 bg bgn src bg_base _
+	shift 2
+	read -r _ _ _ _ _ _ _ bg_base _ < <(xs_fg_summary "$base" standalone bg-alone)
+	for cfg in "$@"; do
+		read -r n p50 p90 p99 n50 n90 n99 bg bgn < <(xs_fg_summary "$cfg" standalone bg-alone)
+		src=-
+		if [[ -s $XS_WORK/$cfg.lat ]]; then
+			cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"
+			src=exact
+		fi
+		[[ $cfg == standalone ]] && bg=- bgn=-
+		[[ $cfg == bg-alone ]] && bgn=1.000
+		xs_tsv_row "$label" "$cfg" "$n" "$p50" "$p90" "$p99" "$n50" "$n90" "$n99" \
+			"$bg" "$bgn" "$(xs_div "$bg" "$bg_base")" "$src"
+	done
+}
+
 # xs_fgbg_option OPT [VAL]: one of the options every foreground/background
 # scenario takes, into the caller's variables: --tasks N (tasks), --warmup N
 # (warmup), --rounds N (rounds), --cmds N (cmds), --cmd-us US (size),
