@@ -25,43 +25,15 @@ XS_POCL_CACHE=${XS_POCL_CACHE:-}
 
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (eBPF)"; exit 77; }
 
-tmp=$(mktemp -d)
-daemon=
-kids=()
-cleanup() {
-	local p
-	for p in "${kids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	if [[ -n $daemon ]]; then
-		kill "$daemon" 2>/dev/null
-		wait "$daemon" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-# A private simulated device: the machine's default one may be another
-# build's, of another layout version, or busy with other work.
-export XSCHED_SIM_DIR=$tmp
-unset LD_PRELOAD XSCHED_PRIORITY XSCHED_SHARE XSCHED_DEADLINE_US XSCHED_LAXITY_US
-export XSCHED_SOCKET=$tmp/client.sock XSCHED_CONTROL_SOCKET=$tmp/ctl.sock
+# shellcheck source=sh_util.sh
+. "$(dirname "$0")/sh_util.sh"
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 max=16
-cat >"$tmp/xschedd.conf" <<EOF
-[observe]
+private_daemon "[observe]
 bypass = yes
 bypass_grace_ms = 1000
 bypass_max = $max
-libraries = $XS_SIM_CUDA_DIR/libcuda.so.1
-EOF
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-"$XSD_BIN" -v -c "$tmp/xschedd.conf" -s "$XSCHED_SOCKET" -C "$XSCHED_CONTROL_SOCKET" \
-	>"$tmp/log" 2>&1 &
-daemon=$!
-for _ in $(seq 200); do
-	"$XSCTL_BIN" status >/dev/null 2>&1 && break
-	sleep 0.05
-done
+libraries = $XS_SIM_CUDA_DIR/libcuda.so.1" -v
 "$XSCTL_BIN" bypass >"$tmp/out" 2>&1
 rc=$?
 if [[ $rc != 0 ]]; then

@@ -17,32 +17,9 @@ set -u
 : "${XSD_BIN:?}" "${XSCTL_BIN:?}" "${XS_LOAD_BIN:?}"
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (eBPF)"; exit 77; }
 
-tmp=$(mktemp -d)
-daemon=
-kids=()
-cleanup() {
-	local p
-	for p in "${kids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	if [[ -n $daemon ]]; then
-		kill "$daemon" 2>/dev/null
-		wait "$daemon" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-# A private simulated device: the machine's default one may be another
-# build's, of another layout version, or busy with other work.
-export XSCHED_SIM_DIR=$tmp
-unset LD_PRELOAD XSCHED_PRIORITY XSCHED_SHARE XSCHED_DEADLINE_US XSCHED_LAXITY_US
-export XSCHED_SOCKET=$tmp/client.sock XSCHED_CONTROL_SOCKET=$tmp/ctl.sock
-printf '[observe]\nrunqueue_latency = yes\n' >"$tmp/xschedd.conf"
-"$XSD_BIN" -c "$tmp/xschedd.conf" -s "$XSCHED_SOCKET" -C "$XSCHED_CONTROL_SOCKET" \
-	>"$tmp/log" 2>&1 &
-daemon=$!
-for _ in $(seq 200); do
-	"$XSCTL_BIN" status >/dev/null 2>&1 && break
-	sleep 0.05
-done
+# shellcheck source=sh_util.sh
+. "$(dirname "$0")/sh_util.sh"
+private_daemon $'[observe]\nrunqueue_latency = yes'
 if grep -q 'run-queue latency unavailable' "$tmp/log"; then
 	echo "SKIP: $(grep 'run-queue latency unavailable' "$tmp/log")"
 	exit 77
