@@ -10,7 +10,8 @@
 #   tests/test_opencl_lv2.sh SHIM PROG
 # Exits 0, 1 (a failure) or 77 (no OpenCL platform runs natively).
 set -u
-shim=$1
+# In a sanitized build the sanitizer's runtime must be preloaded first.
+shim="${XS_SAN_RT:+$XS_SAN_RT }$1"
 prog=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/xs-lv2.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
