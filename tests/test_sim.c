@@ -132,12 +132,13 @@ static void sim_open_is_shared_per_process(void **state)
 
 static void sim_stale_layout_refused(void **state)
 {
+	const char *dir = getenv("XSCHED_SIM_DIR");
 	struct sim_dev *dev;
 	char path[256];
 	FILE *fp;
 
 	(void)state;
-	snprintf(path, sizeof(path), "/dev/shm/%s", test_dev("stale"));
+	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "/dev/shm", test_dev("stale"));
 	fp = fopen(path, "w");
 	assert_non_null(fp);
 	fputs("not a device", fp);
