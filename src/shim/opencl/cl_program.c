@@ -244,6 +244,28 @@ static bool clpg_try_inst(struct clpg *r, const char *opts)
 	return true;
 }
 
+/*
+ * A build or compile of @p begins: its record (NULL when passed through or
+ * not from source), with the options and devices noted, and in *@inst the
+ * instrumented twin to build first (NULL: build the original only).
+ */
+static struct clpg *clpg_build_start(cl_program p, const char *opts, cl_uint ndev,
+				     const cl_device_id *devs, cl_program *inst)
+{
+	struct clpg *r;
+
+	*inst = NULL;
+	pthread_mutex_lock(&clpg_lock);
+	r = cl_passthrough() ? NULL : clpg_twin(p);
+	if (r) {
+		clpg_note(r, opts, ndev, devs);
+		if (clpg_try_inst(r, opts))
+			*inst = r->inst;
+	}
+	pthread_mutex_unlock(&clpg_lock);
+	return r;
+}
+
 XS_CL_HOOK cl_int clBuildProgram(cl_program p, cl_uint ndev, const cl_device_id *devs,
 				 const char *opts,
 				 void(CL_CALLBACK *notify)(cl_program, void *), void *data)
@@ -255,14 +277,7 @@ XS_CL_HOOK cl_int clBuildProgram(cl_program p, cl_uint ndev, const cl_device_id 
 
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
-	pthread_mutex_lock(&clpg_lock);
-	r = cl_passthrough() ? NULL : clpg_twin(p);
-	if (r) {
-		clpg_note(r, opts, ndev, devs);
-		if (clpg_try_inst(r, opts))
-			inst = r->inst;
-	}
-	pthread_mutex_unlock(&clpg_lock);
+	r = clpg_build_start(p, opts, ndev, devs, &inst);
 	if (!inst || !(o = clpg_inst_options(opts)))
 		goto original;
 	/* Synchronous (no callback): then the application's, with its handle. */
@@ -304,14 +319,7 @@ XS_CL_HOOK cl_int clCompileProgram(cl_program p, cl_uint ndev, const cl_device_i
 
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
-	pthread_mutex_lock(&clpg_lock);
-	r = cl_passthrough() ? NULL : clpg_twin(p);
-	if (r) {
-		clpg_note(r, opts, ndev, devs);
-		if (clpg_try_inst(r, opts))
-			inst = r->inst;
-	}
-	pthread_mutex_unlock(&clpg_lock);
+	r = clpg_build_start(p, opts, ndev, devs, &inst);
 	if (inst && (o = clpg_inst_options(opts)))
 		irc = cl_real.clCompileProgram(inst, ndev, devs, o, nhdr, hdrs, hdr_names, NULL,
 					       NULL);
