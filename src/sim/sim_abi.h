@@ -45,7 +45,8 @@ struct sim_shm_ctx {
 	_Atomic uint32_t state;     /* writer: claimer, then reaper */
 	_Atomic uint32_t doorbell;  /* futex word; any process bumps it to hand over the engine */
 	int32_t pid;                /* writer: claimer (before LIVE, release) */
-	_Atomic uint32_t sleeping;  /* 1 while its executor sleeps on doorbell; writer: executor */
+	_Atomic uint32_t sleeping;  /* non-zero while its executor sleeps on doorbell
+				     * (SIM_SLEEP_*, sim_internal.h); writer: executor */
 	uint64_t start_time;        /* /proc/<pid>/stat starttime, against pid reuse */
 	uint64_t pidns;             /* inode of its PID namespace; 0: unknown (writer: claimer) */
 	uint64_t pad1[4];

@@ -12,19 +12,26 @@
  * an executor going idle publishes turn = 0 then rescans `submitted`. Both
  * are sequentially consistent, so at least one of them sees the other.
  *
- * Dead owners: executors that wait with work pending wake every
- * SIM_WATCHDOG_NS; if the turn belongs to a dead process they reap it, and
- * an idle engine with eligible work is claimed. So a process killed at any
- * instant delays the others by at most about one watchdog period.
+ * Dead owners: executors that wait with commands of theirs pending wake
+ * every watchdog period (the others sleep until rung: a launch wakes its
+ * own executor if it sleeps so); if the turn stayed with one process over
+ * a whole period and that process is dead they reap it, and an idle engine
+ * with eligible work is claimed. The period is SIM_WATCHDOG_NS, doubling up
+ * to SIM_WATCHDOG_MAX_NS while the engine is seen moving, so that hundreds
+ * of processes waiting on a busy device do not each wake a hundred times a
+ * second. So a process killed at any instant delays the others by at most
+ * about SIM_WATCHDOG_MAX_NS + SIM_WATCHDOG_NS (90 ms).
  */
 #include "sim/sim_internal.h"
 #include "base/clock.h"
+#include "base/compiler.h"
 #include "base/futex.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define SIM_WATCHDOG_NS (10 * XS_NSEC_PER_MSEC)
+#define SIM_WATCHDOG_MAX_NS (80 * XS_NSEC_PER_MSEC)
 #define SIM_IDLE_POLL_NS (100 * XS_NSEC_PER_USEC)
 
 static _Thread_local struct sim_dev *sim_executor_of;
@@ -130,6 +137,16 @@ static void sim_ring(struct sim_dev *dev, uint32_t idx)
 	atomic_fetch_add(&shm->ctx[c].doorbell, 1);
 	if (atomic_load(&shm->ctx[c].sleeping))
 		xs_futex_wake(&shm->ctx[c].doorbell, 1, true);
+}
+
+void sim_engine_wake_own(struct sim_dev *dev)
+{
+	struct sim_shm_ctx *ctx = &dev->shm->ctx[dev->ctx];
+
+	if (atomic_load(&ctx->sleeping) == SIM_SLEEP_DEEP) {
+		atomic_fetch_add(&ctx->doorbell, 1);
+		xs_futex_wake(&ctx->doorbell, 1, true);
+	}
 }
 
 void sim_engine_kick(struct sim_dev *dev, uint32_t after)
@@ -372,6 +389,20 @@ static bool sim_turn_is_ours(struct sim_dev *dev, uint32_t turn)
 	       atomic_load(&dev->local[turn - 1]) != NULL;
 }
 
+/* Whether a queue of ours holds commands not done, eligible or not. */
+static bool sim_have_pending(struct sim_dev *dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < SIM_MAX_HWQ; i++) {
+		struct sim_hwq *hq = atomic_load(&dev->local[i]);
+
+		if (hq && atomic_load(&hq->shm->done) < atomic_load(&hq->shm->submitted))
+			return true;
+	}
+	return false;
+}
+
 static bool sim_have_work(struct sim_dev *dev)
 {
 	uint32_t i;
@@ -385,12 +416,27 @@ static bool sim_have_work(struct sim_dev *dev)
 	return false;
 }
 
-/* Recovers the engine from a dead owner or a lost claim (see file top). */
+/*
+ * Recovers the engine from a dead owner or a lost claim (see file top).
+ * An engine that moved since this executor's last timeout (another
+ * turn, or more commands done) has a live owner: the owner's liveness is
+ * read from /proc only when it held the turn through a whole period, so
+ * that hundreds of processes waiting on a busy device do not each read
+ * /proc a hundred times a second.
+ */
 static void sim_watchdog(struct sim_dev *dev)
 {
 	struct sim_shm_dev *shm = dev->shm;
 	uint32_t turn = atomic_load(&shm->turn);
+	uint64_t done = atomic_load(&shm->commands);
 
+	if (turn != 0 && (turn != dev->wd_turn || done != dev->wd_commands)) {
+		dev->wd_turn = turn;
+		dev->wd_commands = done;
+		dev->wd_period = XS_MIN(2 * dev->wd_period, SIM_WATCHDOG_MAX_NS);
+		return;
+	}
+	dev->wd_period = SIM_WATCHDOG_NS;
 	if (!sim_have_work(dev))
 		return;
 	if (turn == 0) {
@@ -417,45 +463,52 @@ static void *sim_executor_main(void *arg)
 {
 	struct sim_dev *dev = arg;
 	struct sim_shm_ctx *ctx = &dev->shm->ctx[dev->ctx];
-	uint64_t idle_since = 0;
+	uint64_t ran_at = 0;
 
 	pthread_setname_np(pthread_self(), "xsim-executor");
 	sim_executor_of = dev;
+	dev->wd_period = SIM_WATCHDOG_NS;
 	for (;;) {
 		uint32_t turn = atomic_load(&dev->shm->turn), seen;
+		bool deep;
 		int rc;
 
 		if (sim_turn_is_ours(dev, turn)) {
 			sim_execute_turn(dev, turn - 1);
-			idle_since = 0;
+			ran_at = xs_now_ns();
 			continue;
 		}
 		sim_flush_notify(dev);
 		if (atomic_load(&dev->stopping))
 			break;
-		/* An idle device is ready at once, as hardware is: poll a
-		 * little before sleeping, so a launch into an idle engine
-		 * costs no thread wakeup. */
-		if (turn == 0) {
-			uint64_t now = xs_now_ns();
-
-			if (!idle_since)
-				idle_since = now;
-			if (now - idle_since < SIM_IDLE_POLL_NS) {
+		/* An idle device is ready at once, as hardware is: right after
+		 * running a turn, poll a little before sleeping, so that the
+		 * next launch into an idle engine costs no thread wakeup. Only
+		 * then: an executor that polled after every watchdog timeout
+		 * would burn a tenth of a CPU per hundred idle processes. */
+		if (turn == 0 && ran_at) {
+			if (xs_now_ns() - ran_at < SIM_IDLE_POLL_NS) {
 				xs_cpu_relax();
 				continue;
 			}
+			ran_at = 0;
 		}
 		seen = atomic_load(&ctx->doorbell);
-		atomic_store(&ctx->sleeping, 1);
+		atomic_store(&ctx->sleeping, SIM_SLEEP_DEEP);
 		turn = atomic_load(&dev->shm->turn);
 		if (sim_turn_is_ours(dev, turn) || atomic_load(&dev->stopping)) {
 			atomic_store(&ctx->sleeping, 0);
 			continue;
 		}
-		rc = xs_futex_wait(&ctx->doorbell, seen, SIM_WATCHDOG_NS, true);
+		/* With nothing of ours pending there is nothing to watch for:
+		 * sleep until rung. The sleeping store, then the submitted
+		 * loads: pairs with sim_hwq_submit()'s submitted store, then
+		 * sleeping load (sim_engine_wake_own()). */
+		deep = !sim_have_pending(dev);
+		if (!deep)
+			atomic_store(&ctx->sleeping, SIM_SLEEP_WATCH);
+		rc = xs_futex_wait(&ctx->doorbell, seen, deep ? UINT64_MAX : dev->wd_period, true);
 		atomic_store(&ctx->sleeping, 0);
-		idle_since = 0;
 		if (rc == -ETIMEDOUT)
 			sim_watchdog(dev);
 	}

@@ -226,11 +226,13 @@ int sim_hwq_launch(struct sim_hwq *hq, const struct sim_cmd *cmd, uint64_t *seq)
 	atomic_store(&e->state, SIM_E_PENDING);
 	atomic_store(&hq->tickets[(s - 1) & SIM_RING_MASK],
 		     atomic_fetch_add(&hq->dev->shm->tickets, 1));
-	/* Publish, then look at the engine: pairs with sim_engine_advance(). */
+	/* Publish, then look at the engine: pairs with sim_engine_advance();
+	 * and at our executor: pairs with its deep sleep (sim_engine.c). */
 	atomic_store(&hq->shm->submitted, s);
 	pthread_mutex_unlock(&hq->launch_lock);
 	if (atomic_load(&hq->dev->shm->turn) == 0)
 		sim_engine_kick(hq->dev, hq->index == 0 ? SIM_MAX_HWQ - 1 : hq->index - 1);
+	sim_engine_wake_own(hq->dev);
 	if (seq)
 		*seq = s;
 	return 0;

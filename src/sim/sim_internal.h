@@ -70,6 +70,9 @@ struct sim_dev {
 	struct sim_hwq *notify_hq;     /* executor only: deferred completion wakeup */
 	uint32_t notify_idx;
 	uint64_t notify_done;
+	uint64_t wd_commands;          /* executor only: the engine's progress at */
+	uint32_t wd_turn;              /* the last watchdog timeout, */
+	uint64_t wd_period;            /* and the watchdog's period (sim_engine.c) */
 	_Atomic uint32_t quiet_word;   /* private futex: some queue stopped running */
 	_Atomic uint32_t quiet_waiters;
 	unsigned nhwq;                 /* sim_lock */
@@ -90,6 +93,13 @@ void sim_ctx_reap(struct sim_dev *dev, uint32_t ctx);
 /* sim_engine.c */
 int sim_engine_start(struct sim_dev *dev);
 void sim_engine_stop(struct sim_dev *dev);
+/* Values of sim_shm_ctx.sleeping: watching (wakes every watchdog period)
+ * or deep (nothing of its own pending: sleeps until rung). */
+#define SIM_SLEEP_WATCH 1u
+#define SIM_SLEEP_DEEP 2u
+/* After a launch published its command: rings our executor out of a deep
+ * sleep, so that it watches the engine for the new command. */
+void sim_engine_wake_own(struct sim_dev *dev);
 /* Gives the idle engine to the first eligible queue after @after. */
 void sim_engine_kick(struct sim_dev *dev, uint32_t after);
 /* Moves the turn away from @cur (which must own it) to the next queue. */
