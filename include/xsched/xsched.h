@@ -107,7 +107,10 @@ typedef struct xs_queue_stats {
 	uint64_t preempt_p50_ns;  /* suspend to device quiet */
 	uint64_t preempt_p99_ns;
 	uint64_t preempt_max_ns;
-	uint64_t suspended;       /* 1 while suspended */
+	uint64_t suspended;       /* 1 while suspended: launches stopped by
+				   * xs_queue_suspend() or by the scheduler,
+				   * whose decision an idle queue may not have
+				   * applied yet */
 	uint64_t exec_ns;         /* device time of completed commands (measured or learned) */
 } xs_queue_stats;
 

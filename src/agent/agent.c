@@ -123,6 +123,12 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 			/* After the status store: the Dekker pair of ipc_abi.h. */
 			if (force || !atomic_load(&slot->quiet))
 				agent_bell(bell);
+			/* Ready behind a gate the daemon closed without telling
+			 * us (ipc_abi.h, "Lazy suspensions"): the agent watches
+			 * the daemon's liveness from now ("Liveness"). */
+			if (atomic_load(&aq->status) == IPC_ST_READY &&
+			    atomic_load(&slot->run) == 0 && !atomic_load(&ag.watching))
+				agent_wake();
 		}
 	}
 	atomic_fetch_sub(&ag.users, 1);

@@ -166,7 +166,8 @@ void agent_disconnect(void)
 	uint32_t i;
 
 	atomic_store(&ag.connected, false);
-	ag.hung = ag.watching = ag.reapply = false;
+	ag.hung = ag.reapply = false;
+	atomic_store(&ag.watching, false);
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i])

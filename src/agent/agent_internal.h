@@ -80,7 +80,8 @@ struct agent {
 	uint64_t live_timeout_ns;       /* XSCHED_DAEMON_TIMEOUT_MS; 0: never */
 	uint64_t beat_seen;             /* heartbeat as last read */
 	uint64_t beat_moved_ns;         /* when it was seen to move, or holding began */
-	bool watching;                  /* a queue is held: the heartbeat is watched */
+	_Atomic bool watching;          /* a queue is held: the heartbeat is watched
+					 * (agent thread; others read it) */
 	bool hung;                      /* failed open on a silent daemon */
 	bool reapply;                   /* apply every slot's decision again */
 	/* local mode */

@@ -129,12 +129,12 @@ uint64_t agent_watch(void)
 	held = ag.hung || agent_held(shm);
 	pthread_mutex_unlock(&ag.lock);
 	if (!held) {
-		ag.watching = false;
+		atomic_store(&ag.watching, false);
 		return 0;
 	}
 	/* The timeout runs from when holding began, if the word moved before. */
-	if (!ag.watching) {
-		ag.watching = true;
+	if (!atomic_load(&ag.watching)) {
+		atomic_store(&ag.watching, true);
 		ag.beat_moved_ns = now;
 	}
 	if (!ag.hung && now - ag.beat_moved_ns >= timeout)

@@ -46,6 +46,8 @@ struct xsd_queue {
 	char device[IPC_NAME_LEN];
 	char backend[16];
 	uint32_t applied;                  /* slot `run` as last written */
+	uint32_t told;                     /* `run` as of the client's last ring */
+	bool untold;                       /* suspended without a ring (sched.c) */
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t wait_since;               /* ready and held suspended since; 0: not */
 	int32_t waits_on;                  /* slot it waits on, as last read; -1 */

@@ -129,8 +129,34 @@ static struct ipc_slot *host_slot(const struct xsd_queue *q)
 	return &q->client->shm->slot[q->slot];
 }
 
-/* Writes @q's decision (and window cap) to its slot if it changed; marks
- * the client. */
+/*
+ * Whether @q's client must be rung for the decision just written to its
+ * slot (ipc_abi.h, "Lazy suspensions"). A suspension of a queue with
+ * nothing submitted needs no ring: its gate is the slot's `run`, read
+ * before every launch, so it launches nothing until it runs again; its
+ * client hears of it when the queue next becomes ready (it rings then: no
+ * queue of a device being decided is quiet, see host_set_quiet()), or not
+ * at all if it runs again first. So one queue's task on a device of many
+ * idle queues costs two decisions, not a wakeup of every process there.
+ */
+static bool host_must_tell(struct xsd_queue *q)
+{
+	q->untold = false;
+	if (q->applied == q->told)
+		return false;
+	if (q->applied == 0 && !q->sq.ready) {
+		q->untold = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Writes @q's decision (and window cap) to its slot if it changed; marks
+ * the client to ring unless it needs not hear of it yet. Release stores:
+ * the daemon is the slot's only writer of these, and host_commit() puts
+ * the barrier of their Dekker pairs after all of a device's stores.
+ */
 static bool host_apply(void *ctx, struct sched_q *sq)
 {
 	struct xsd_sched *s = host_sched(ctx);
@@ -140,13 +166,15 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 
 	if (changed) {
 		struct ipc_slot *slot = host_slot(q);
+		uint32_t seq = atomic_load_explicit(&slot->decision_seq, memory_order_relaxed);
 
-		atomic_store(&slot->run, run);
+		atomic_store_explicit(&slot->run, run, memory_order_release);
 		/* The agent reads run after seeing decision_seq change. */
-		atomic_fetch_add(&slot->decision_seq, 1);
+		atomic_store_explicit(&slot->decision_seq, seq + 1, memory_order_release);
 		s->held += (run != 1) - (q->applied != 1);
 		q->applied = run;
-		xsd_mark_dirty(s, q->client);
+		if (host_must_tell(q))
+			xsd_mark_dirty(s, q->client);
 	}
 	/* How long it waits, for listings: ready and held suspended (see also
 	 * xsd_became_ready(), xsd_became_idle()). */
@@ -157,10 +185,23 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 	return changed;
 }
 
-static void host_set_quiet(void *ctx, struct sched_q *sq, bool quiet)
+/* The decisions' run stores, then the core's in-flight loads that pair
+ * with them (ipc_abi.h, "Drain"): one barrier for a device's decision. */
+static void host_commit(void *ctx)
 {
 	(void)ctx;
-	atomic_store(&host_slot(host_queue(sq))->quiet, quiet);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void host_set_quiet(void *ctx, struct sched_q *sq, bool quiet)
+{
+	struct xsd_queue *q = host_queue(sq);
+
+	(void)ctx;
+	/* An untold queue must ring when it becomes ready (host_must_tell());
+	 * while a device is decided none is quiet: the core clears the flags
+	 * (and reads those queues' status) first. */
+	atomic_store(&host_slot(q)->quiet, quiet && !q->untold);
 }
 
 static void host_refresh(void *ctx, struct sched_q *sq)
@@ -204,6 +245,7 @@ static void host_refused(void *ctx, struct sched_q *sq)
 
 static const struct sched_host xsd_host = {
 	.apply = host_apply,
+	.commit = host_commit,
 	.set_quiet = host_set_quiet,
 	.refresh = host_refresh,
 	.load = host_load,
@@ -291,7 +333,8 @@ int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
 	int rc;
 
 	q->sq.pq.id = s->next_id++;
-	q->applied = 1;
+	q->applied = q->told = 1;
+	q->untold = false;
 	rc = sched_add(&s->core, &q->sq);
 	if (rc == 1)
 		xsd_warn("policy %s refused queue %llu: it runs unscheduled", s->policy,
@@ -365,6 +408,11 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 	ready = atomic_load(&slot->status) == IPC_ST_READY;
 	ready_ns = atomic_load(&slot->ready_ns);
 	s->events++;
+	/* Held without a ring and now ready: its client applies the decision. */
+	if (ready && q->untold) {
+		q->untold = false;
+		xsd_mark_dirty(s, q->client);
+	}
 	/* Against the status as reported (sq.ready), not the policy's view,
 	 * which an idle grace holds up. */
 	if (ready && q->sq.ready && ready_ns != q->sq.ready_ns) {

@@ -173,12 +173,22 @@ int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
 void xsd_ring_dirty(struct xsd *d)
 {
 	uint64_t one = 1;
+	uint32_t i;
 
 	while (d->sched.dirty) {
 		struct xsd_client *c = d->sched.dirty;
 
 		d->sched.dirty = c->dirty_next;
 		c->dirty = false;
+		/* The agent applies every slot's decision when rung. */
+		for (i = 0; i < c->nslots; i++) {
+			struct xsd_queue *q = c->queue[i];
+
+			if (q) {
+				q->told = q->applied;
+				q->untold = false;
+			}
+		}
 		if (write(c->bell_out, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			xsd_debug("client %llu: doorbell: %s", (unsigned long long)c->id,
 				  strerror(errno));

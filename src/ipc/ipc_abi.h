@@ -360,6 +360,19 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * starts with `quiet` clear. Daemons that leave this field zero (it was
  * padding) simply get every doorbell.
  *
+ * Lazy suspensions. A decision that suspends a queue the daemon last saw
+ * idle (status not READY) rings no doorbell: the queue's gate is `run`,
+ * read before every launch, so it launches nothing once it sees the store.
+ * If it became ready meanwhile, it rings for that (no queue of a device is
+ * quiet while the device is decided: the daemon clears the flags and reads
+ * those queues' status first), and the daemon, seeing a queue ready that
+ * was not told of its suspension, rings its client, which applies the
+ * decision (xq_suspend(): the level's mechanism for what it may have
+ * launched just before, statistics), as for any queue that becomes ready
+ * just before a decision. A queue run again before it was told is never
+ * rung for either decision. Clients need nothing for this: they apply
+ * every slot whose decision_seq moved whenever they are rung.
+ *
  * Drain. A queue suspended at Lv1 keeps running the commands already on
  * the device. A policy that hands the device over (bandwidth, fair) lets
  * the next queue run only once those are down to one (struct xs_pqueue
@@ -419,7 +432,9 @@ struct ipc_slot {
  * slot's `run`, read by the XQueue before each launch) closed. While it
  * holds any queue (suspended or capped), the daemon bumps every client's
  * `heartbeat` every `heartbeat_ms` from its timer. An agent with a queue
- * held (suspended, capped or gated) that sees the word still for its
+ * held (suspended, capped or gated; a queue that becomes ready behind a
+ * closed gate it was not told of wakes its agent to watch) that sees the
+ * word still for its
  * timeout (XSCHED_DAEMON_TIMEOUT_MS, default 1 s, at least twice the
  * period) runs its queues as if disconnected, gates open, and applies the
  * slots' decisions again once the word moves. No system call on either

@@ -211,6 +211,13 @@ static void apply(struct sched *s, struct sched_q *q)
 	s->decisions += s->host->apply(s->ctx, q);
 }
 
+/* The applies so far visible before what is loaded next (sched_host). */
+static void commit(struct sched *s)
+{
+	if (s->host->commit)
+		s->host->commit(s->ctx);
+}
+
 /* @q runs unscheduled from now on. */
 static void run_unscheduled(struct sched *s, struct sched_q *q)
 {
@@ -220,6 +227,7 @@ static void run_unscheduled(struct sched *s, struct sched_q *q)
 	q->cap = 0;
 	q->frozen = false;
 	apply(s, q);
+	commit(s);
 }
 
 /* @q's grace ended with it still idle: now the policy hears of the Idle. */
@@ -658,13 +666,20 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 	}
 	for (i = 0; i < d->n; i++) {
 		struct sched_q *q = d->q[i];
-		uint32_t left;
 
 		if (guard)
 			next = min_time(next, sched_guard(s, q, now, grant));
 		if (q->grace_until)
 			next = min_time(next, q->grace_until);
 		apply(s, q);
+	}
+	/* Every store of a decision, then the loads of in-flight counts: one
+	 * barrier for the device, not one a queue. */
+	commit(s);
+	for (i = 0; i < d->n; i++) {
+		struct sched_q *q = d->q[i];
+		uint32_t left;
+
 		if (q->pq.run || !q->pq.ready) {
 			q->frozen = false;
 			continue;

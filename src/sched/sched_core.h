@@ -117,9 +117,17 @@ struct sched_host {
 	/*
 	 * Mandatory. Makes @q's decision (q->pq.run and q->cap) visible to
 	 * its process; called only when it differs from the last one applied.
-	 * Returns true when that changed what the process sees.
+	 * Returns true when that changed what the process sees. The store
+	 * may be a release store: commit() orders it before later loads.
 	 */
 	bool (*apply)(void *ctx, struct sched_q *q);
+	/*
+	 * Optional. After a round of apply() calls and before any load that
+	 * pairs with their stores (inflight(); the host's own): a full
+	 * barrier, and whatever the host deferred until the stores were
+	 * visible. NULL: apply() stores are sequentially consistent.
+	 */
+	void (*commit)(void *ctx);
 	/* Mandatory. Sets @q's quiet flag (ipc_abi.h, "Lazy doorbells"). */
 	void (*set_quiet)(void *ctx, struct sched_q *q, bool quiet);
 	/*

@@ -136,7 +136,7 @@ void xq_stats(struct xq *q, xs_queue_stats *out)
 	*out = q->st;
 	out->in_flight = q->inflight.n;
 	out->pending = q->pending.n;
-	out->suspended = atomic_load(&q->suspended);
+	out->suspended = xq_stopped(q);
 	out->preempt_samples = q->preempt_hist.count;
 	out->preempt_p50_ns = xs_hist_quantile(&q->preempt_hist, 0.50);
 	out->preempt_p99_ns = xs_hist_quantile(&q->preempt_hist, 0.99);

@@ -133,6 +133,9 @@ void xq_window_reset(struct xq *q);
 /* Unlocks @q, then destroys retired commands if no sync can still use them. */
 void xq_unlock(struct xq *q);
 void xq_notify(struct xq *q, enum xq_event ev);
+/* Whether launches are stopped: suspended, or the gate (xq_set_gate())
+ * closed, applied by the owner or not yet. */
+bool xq_stopped(struct xq *q);
 /* Publishes the runnable in-flight count (xq_set_gate()); may raise DRAINED. */
 void xq_pub_inflight(struct xq *q);
 /* Whether a launch may happen now (not stopped, no relaunch barrier). */

@@ -107,7 +107,7 @@ static int xq_take_error(struct xq *q)
  * the decision (ipc_abi.h), and is the second half of xq_pub_inflight()'s
  * Dekker pair ("Drain"). On x86 that costs what an acquire load does.
  */
-static bool xq_stopped(struct xq *q)
+bool xq_stopped(struct xq *q)
 {
 	const _Atomic uint32_t *gate = atomic_load_explicit(&q->gate, memory_order_relaxed);
 
