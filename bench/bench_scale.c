@@ -1,7 +1,8 @@
 /*
  * Scale of one xschedd: many client processes, each with a few XQueues on
- * one simulated device, under a steady, unsaturated event load; reports
- * what the daemon itself measured.
+ * one simulated device (or spread over several, as on a node of several
+ * GPUs: --devices), under a steady event load; reports what the daemon
+ * itself measured.
  *
  * The benchmark starts a private daemon (its own temporary directory,
  * sockets and configuration, readiness by the systemd notify protocol),
@@ -27,7 +28,13 @@
  * busy time, the client processes' CPU time and the task latency they saw
  * (on two CPUs, 256 processes can load the CPUs long before the device).
  *
- * Usage: bench_scale [--daemon PATH] [--procs N] [--queues N]
+ * The load is meant to leave the CPUs unsaturated: on two CPUs the default
+ * (1,024 queues, a task each every 200 ms: 5,120 tasks/s) is more than the
+ * clients and the simulated devices can serve, and the report then says
+ * so (tasks done against offered), its latencies being those of an
+ * overloaded machine; --period-ms sets a load the machine can serve.
+ *
+ * Usage: bench_scale [--daemon PATH] [--procs N] [--queues N] [--devices N]
  *                    [--duration-s S] [--period-ms P] [--policy NAME] [--quick]
  */
 #include "xsched/sim.h"
@@ -61,6 +68,7 @@
  * once on two CPUs would only measure the stampede. */
 #define START_BATCH 8
 #define START_TIMEOUT_MS 20000
+#define MAX_DEVICES 16
 #define STOP_TIMEOUT_MS 10000
 
 static const int32_t prio_mix[] = { -10, 0, 10, 20 };
@@ -68,6 +76,7 @@ static const int32_t prio_mix[] = { -10, 0, 10, 20 };
 struct opts {
 	const char *daemon, *policy;
 	int procs, queues;
+	int devices;            /* simulated devices; process i uses i % devices */
 	int daemon_nice;        /* nice value of the daemon (needs root below 0) */
 	double duration_s;
 	uint64_t period_ns;     /* mean; each gap is uniform in [0.5, 1.5] x */
@@ -92,8 +101,8 @@ struct bench {
 	struct opts o;
 	/* Socket paths must fit sockaddr_un (108 bytes): a short directory. */
 	char dir[88], sock[128], ctl[128], notify[128], conf[128], log[128];
-	char dev_name[64];
-	struct sim_dev *dev;
+	char dev_name[MAX_DEVICES][64];
+	struct sim_dev *dev[MAX_DEVICES];
 	pid_t daemon;
 	pid_t *kids;
 	int nkids, alive;
@@ -371,7 +380,8 @@ static int start_clients(struct bench *b, int go[2])
 				close(b->sigfd);
 				sigemptyset(&none);
 				sigprocmask(SIG_SETMASK, &none, NULL);
-				child_main(&b->o, b->dev_name, i, b->sh, ready[1], go[0]);
+				child_main(&b->o, b->dev_name[i % b->o.devices], i, b->sh,
+					   ready[1], go[0]);
 			}
 			if (pid < 0) {
 				perror("bench_scale: fork");
@@ -507,8 +517,9 @@ static void show_log(const char *path)
 
 static void cleanup(struct bench *b)
 {
-	if (b->dev)
-		bench_close_device(b->dev_name, b->dev);
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (b->dev[i])
+			bench_close_device(b->dev_name[i], b->dev[i]);
 	unlink(b->sock);
 	unlink(b->ctl);
 	unlink(b->notify);
@@ -531,12 +542,11 @@ static const char *us(double seconds, char *buf, size_t len)
 
 static void report(struct bench *b, const struct ipc_status_reply *s0,
 		   const struct ipc_status_reply *s1, const char *text,
-		   const struct sim_dev_info *d0, const struct sim_dev_info *d1, uint64_t wall,
-		   uint64_t late)
+		   uint64_t busy_ns, uint64_t wall, uint64_t late)
 {
 	struct xs_hist *lat = calloc(1, sizeof(*lat));
 	uint64_t tasks = 0, cmds = 0, ev = s1->events - s0->events;
-	double secs = (double)wall / 1e9, p99;
+	double secs = (double)wall / 1e9, p99, offered;
 	struct rusage ru;
 	char a[32], c[32], e[32], f[32];
 	int i;
@@ -546,8 +556,9 @@ static void report(struct bench *b, const struct ipc_status_reply *s0,
 		tasks += b->sh->res[i].tasks;
 		cmds += b->sh->res[i].cmds;
 	}
-	printf("bench_scale: %d processes x %d queues on one simulated device, policy %s, "
-	       "%.1f s\n", b->o.procs, b->o.queues, b->o.policy, secs);
+	printf("bench_scale: %d processes x %d queues on %d simulated device%s, policy %s, "
+	       "%.1f s\n", b->o.procs, b->o.queues, b->o.devices, b->o.devices > 1 ? "s" : "",
+	       b->o.policy, secs);
 	bench_print_machine(stdout);
 	printf("load: every queue, every %.0f ms on average (uniform 0.5-1.5x), a task of "
 	       "%d-%d commands of %llu-%llu us; priorities %d/%d/%d/%d by queue\n",
@@ -578,18 +589,23 @@ static void report(struct bench *b, const struct ipc_status_reply *s0,
 	/* Called once every client has been reaped and before the daemon is:
 	 * the children's CPU time is the clients' (setup and exit included). */
 	getrusage(RUSAGE_CHILDREN, &ru);
-	printf("tasks %llu (%.0f/s of %.0f/s offered), commands %llu, device busy %.1f%%, "
+	offered = (double)b->o.procs * b->o.queues * 1e9 / (double)b->o.period_ns;
+	printf("tasks %llu (%.0f/s of %.0f/s offered), commands %llu, device busy %.1f%%%s, "
 	       "client processes' CPU %.0f%% of one core;\n",
-	       (unsigned long long)tasks, (double)tasks / secs,
-	       (double)b->o.procs * b->o.queues * 1e9 / (double)b->o.period_ns,
+	       (unsigned long long)tasks, (double)tasks / secs, offered,
 	       (unsigned long long)cmds,
-	       100.0 * (double)(d1->busy_ns - d0->busy_ns) / (double)wall,
+	       100.0 * (double)busy_ns / (double)wall / b->o.devices,
+	       b->o.devices > 1 ? " (mean of the devices)" : "",
 	       100.0 * ((double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6) / secs);
 	printf("task latency at the clients (release to completion): P50 %.1f us, "
 	       "P99 %.1f us\n",
 	       lat ? (double)xs_hist_quantile(lat, 0.5) / 1e3 : 0.0,
 	       lat ? (double)xs_hist_quantile(lat, 0.99) / 1e3 : 0.0);
+	if ((double)tasks / secs < 0.9 * offered)
+		printf("SATURATED: the clients completed under 90%% of the tasks offered; the "
+		       "latencies above are those of an overloaded machine (--period-ms sets a "
+		       "lighter load)\n");
 	p99 = metric(text, "xsched_event_decision_seconds{quantile=\"0.99\"}");
 	printf("goal (DESIGN.md section 4): decision P99 <= 100 us, wakeup excluded: %s\n",
 	       p99 < 0 ? "no samples" : p99 <= 100e-6 ? "met" : "not met");
@@ -631,7 +647,8 @@ static int read_metrics(struct bench *b, struct ipc_client *cl,
 static int measure(struct bench *b, int go_w)
 {
 	struct ipc_status_reply s0, s1;
-	struct sim_dev_info d0, d1;
+	struct sim_dev_info d0[MAX_DEVICES], d1[MAX_DEVICES];
+	uint64_t busy_ns = 0;
 	struct ipc_client cl;
 	uint64_t t0, t1 = 0, end, late = UINT64_MAX;
 	char *text = NULL;
@@ -648,7 +665,8 @@ static int measure(struct bench *b, int go_w)
 		ipc_client_close(&cl);
 		return -1;
 	}
-	sim_dev_info_get(b->dev, &d0);
+	for (int i = 0; i < b->o.devices; i++)
+		sim_dev_info_get(b->dev[i], &d0[i]);
 	/* Queues start at a random phase within their first period. */
 	t0 = b->sh->start_ns = xs_now_ns() + 20 * MS;
 	close(go_w);
@@ -658,7 +676,10 @@ static int measure(struct bench *b, int go_w)
 	rc = -1;
 	if (!b->interrupted && ipc_client_status(&cl, &s1) == 0) {
 		t1 = xs_now_ns();
-		sim_dev_info_get(b->dev, &d1);
+		for (int i = 0; i < b->o.devices; i++) {
+			sim_dev_info_get(b->dev[i], &d1[i]);
+			busy_ns += d1[i].busy_ns - d0[i].busy_ns;
+		}
 		rc = read_metrics(b, &cl, &s1, &text, &late);
 	} else {
 		ipc_client_close(&cl);
@@ -666,7 +687,7 @@ static int measure(struct bench *b, int go_w)
 	if (stop_clients(b) && !b->interrupted)
 		fprintf(stderr, "bench_scale: some clients failed or had to be killed\n");
 	if (rc == 0)
-		report(b, &s0, &s1, text, &d0, &d1, t1 - t0, late);
+		report(b, &s0, &s1, text, busy_ns, t1 - t0, late);
 	free(text);
 	return rc;
 }
@@ -674,11 +695,13 @@ static int measure(struct bench *b, int go_w)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_scale [--daemon PATH] [--procs N] [--queues N] [--duration-s S]\n"
-		"                   [--period-ms P] [--policy NAME] [--quick]\n"
+		"usage: bench_scale [--daemon PATH] [--procs N] [--queues N] [--devices N]\n"
+		"                   [--duration-s S] [--period-ms P] [--policy NAME] [--quick]\n"
 		"  --daemon PATH   xschedd to run (default: next to this build)\n"
 		"  --procs N       client processes (default 256)\n"
 		"  --queues N      XQueues per process (default 4)\n"
+		"  --devices N     simulated devices, process i on device i %% N (default 1, "
+		"at most 16)\n"
 		"  --duration-s S  measured run (default 10)\n"
 		"  --period-ms P   mean time between a queue's tasks (default 200)\n"
 		"  --policy NAME   daemon policy (default hpf)\n"
@@ -692,6 +715,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "daemon", required_argument, NULL, 'd' },
 		{ "procs", required_argument, NULL, 'p' },
 		{ "queues", required_argument, NULL, 'q' },
+		{ "devices", required_argument, NULL, 'D' },
 		{ "duration-s", required_argument, NULL, 's' },
 		{ "period-ms", required_argument, NULL, 'P' },
 		{ "policy", required_argument, NULL, 'y' },
@@ -703,7 +727,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	static char self[PATH_MAX];
 	int c;
 
-	*o = (struct opts){ .policy = "hpf", .procs = 256, .queues = 4, .duration_s = 10,
+	*o = (struct opts){ .policy = "hpf", .procs = 256, .queues = 4, .devices = 1,
+			    .duration_s = 10,
 			    .period_ns = 200 * MS, .cmds_min = 2, .cmds_max = 4,
 			    .cmd_min_ns = 20 * US, .cmd_max_ns = 50 * US };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -711,6 +736,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'd': o->daemon = optarg; break;
 		case 'p': o->procs = atoi(optarg); break;
 		case 'q': o->queues = atoi(optarg); break;
+		case 'D': o->devices = atoi(optarg); break;
 		case 's': o->duration_s = atof(optarg); break;
 		case 'P': o->period_ns = (uint64_t)(atof(optarg) * 1e6); break;
 		case 'y': o->policy = optarg; break;
@@ -721,7 +747,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind < argc || o->procs < 1 || o->procs > 500 || o->queues < 1 ||
-	    o->queues > 64 || o->duration_s <= 0 || o->period_ns < MS) {
+	    o->queues > 64 || o->devices < 1 || o->devices > MAX_DEVICES ||
+	    o->duration_s <= 0 || o->period_ns < MS) {
 		usage(stderr);
 		return -1;
 	}
@@ -795,7 +822,15 @@ static int setup(struct bench *b)
 	unsetenv("XSCHED_SHARE");
 	unsetenv("XSCHED_DEADLINE_US");
 	unsetenv("XSCHED_LAXITY_US");
-	return bench_private_device("xs-scale", b->dev_name, sizeof(b->dev_name), &b->dev);
+	for (int i = 0; i < b->o.devices; i++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "xs-scale%d", i);
+		if (bench_private_device(prefix, b->dev_name[i], sizeof(b->dev_name[i]),
+					 &b->dev[i]) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
