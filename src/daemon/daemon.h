@@ -36,6 +36,8 @@ struct xsd_queue {
 	struct sched_q sq;                 /* the scheduler core's; first */
 	struct xsd_client *client;
 	uint32_t slot;
+	struct ipc_slot *sp;               /* &client->shm->slot[slot] */
+	uint32_t decision_seq;             /* the slot's, of which we are the writer */
 	int64_t hint[IPC_HINT_KEYS];       /* own hints in effect */
 	uint32_t hint_set;                 /* bits of hints given explicitly */
 	int64_t asked_priority;            /* as given, before the ceiling's clamp */
@@ -213,6 +215,8 @@ void xsd_sched_rang(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns);
  * decision to its slot (clients marked dirty). @recv_ns: when the
  * triggering event arrived (0: timer, etc.). */
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns);
+/* Bumps @q's slot decision_seq (release: after what it announces). */
+void xsd_slot_decided(struct xsd_queue *q);
 /* Puts @c on the list of clients to ring (xsd_ring_dirty()). */
 void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c);
 

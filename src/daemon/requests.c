@@ -121,7 +121,8 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 		free(q);
 		return xsd_reply(c, seq, rc);
 	}
-	slot = &c->shm->slot[r->slot];
+	slot = q->sp = &c->shm->slot[r->slot];
+	q->decision_seq = atomic_load(&slot->decision_seq);
 	q->status_seen = atomic_load(&slot->status_seq) - 1;
 	xsd_sched_hints_changed(&d->sched, q);
 	rc = xsd_sched_add(&d->sched, q);
@@ -225,7 +226,7 @@ static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 		atomic_store(&slot->level, (int32_t)value);
 		break;
 	}
-	atomic_fetch_add(&slot->decision_seq, 1);
+	xsd_slot_decided(q);
 }
 
 typedef void (*xsd_queue_fn)(struct xsd_queue *q, void *arg);
@@ -283,7 +284,7 @@ static void xsd_set_one(struct xsd_queue *q, void *arg)
 		/* The client keeps it, so a daemon restart does not lose it. */
 		atomic_store(&slot->hint[a->s->key], a->s->value);
 		atomic_fetch_or(&slot->hint_set, 1u << a->s->key);
-		atomic_fetch_add(&slot->decision_seq, 1);
+		xsd_slot_decided(q);
 	} else {
 		xsd_apply_knob(q, a->s->key, a->s->value);
 	}

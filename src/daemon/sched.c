@@ -126,7 +126,12 @@ static struct xsd_queue *host_queue(struct sched_q *sq)
 
 static struct ipc_slot *host_slot(const struct xsd_queue *q)
 {
-	return &q->client->shm->slot[q->slot];
+	return q->sp;
+}
+
+void xsd_slot_decided(struct xsd_queue *q)
+{
+	atomic_store_explicit(&q->sp->decision_seq, ++q->decision_seq, memory_order_release);
 }
 
 /*
@@ -165,12 +170,11 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 	bool changed = run != q->applied;
 
 	if (changed) {
-		struct ipc_slot *slot = host_slot(q);
-		uint32_t seq = atomic_load_explicit(&slot->decision_seq, memory_order_relaxed);
-
-		atomic_store_explicit(&slot->run, run, memory_order_release);
+		/* Stores only: a load from each client's slot would wait for
+		 * its cache line (and page walk) one queue after another. */
+		atomic_store_explicit(&host_slot(q)->run, run, memory_order_release);
 		/* The agent reads run after seeing decision_seq change. */
-		atomic_store_explicit(&slot->decision_seq, seq + 1, memory_order_release);
+		xsd_slot_decided(q);
 		s->held += (run != 1) - (q->applied != 1);
 		q->applied = run;
 		if (host_must_tell(q))

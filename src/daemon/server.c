@@ -675,7 +675,7 @@ void xsd_resume_all(struct xsd *d)
 			if (!c->queue[i])
 				continue;
 			atomic_store(&c->shm->slot[i].run, 1);
-			atomic_fetch_add(&c->shm->slot[i].decision_seq, 1);
+			xsd_slot_decided(c->queue[i]);
 			xsd_mark_dirty(&d->sched, c);
 		}
 	}
