@@ -3,7 +3,9 @@
 # corpus of tests/opencl/cl_lv2_prog.c runs natively, under the shim with
 # the guardian, under the shim while a thread suspends and resumes its
 # queue every few hundred microseconds (hundreds of times), and with
-# XSCHED_OPENCL_LV2=0. Every run must check out against the host
+# XSCHED_OPENCL_LV2=0. The preempted run also maps a buffer without
+# blocking while its queue is suspended under a cut kernel (the map must
+# see the whole kernel). Every run must check out against the host
 # references and print the same hashes as the native run (bit for bit);
 # the preempted run must be at level 2 and must have had launches cut and
 # launched again.
@@ -40,8 +42,9 @@ run guarded LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog"
 run preempted LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog" preempt
 run off LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=0 "$prog"
 if [[ -f $dir/preempted.err ]]; then
-	read -r _ level _ toggles _ relaunches < <(grep '^level' "$dir/preempted.err")
-	echo "preempted: level ${level:-?} toggles ${toggles:-?} relaunches ${relaunches:-?}"
+	read -r _ level _ toggles _ relaunches _ waited < <(grep '^level' "$dir/preempted.err")
+	echo "preempted: level ${level:-?} toggles ${toggles:-?} relaunches ${relaunches:-?}" \
+		"maps that waited for a resume ${waited:-?}"
 	if [[ ${level:-0} != 2 ]]; then echo "FAIL: queue not at level 2"; fail=1; fi
 	if [[ ${toggles:-0} -lt 100 ]]; then echo "FAIL: fewer than 100 suspensions"; fail=1; fi
 	if [[ ${relaunches:-0} -lt 1 ]]; then echo "FAIL: no launch was cut"; fail=1; fi

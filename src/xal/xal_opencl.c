@@ -30,6 +30,12 @@ struct xal_cl_hwq {
 	_Atomic uint32_t unresolved;
 	bool clear_pending;             /* reactivated: clear once all resolved */
 	cl_event last;                  /* the last command launched (a reference) */
+	uint32_t cut_waiting;           /* resolved cut, not launched again yet */
+	/* --- forced passes (xal_cl_hwq_settle()) --- */
+	pthread_mutex_t settle_lock;    /* held while forced passes are issued */
+	cl_mem ctl_zero;                /* a control word never set, as @ctl */
+	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
+	cl_event forced_last;           /* the newest forced pass (a reference); glock */
 };
 
 static const uint32_t xg_one = 1, xg_zero;
@@ -77,6 +83,8 @@ static void xg_set_last(struct xal_cl_hwq *h, cl_event ev)
 	h->last = ev;
 }
 
+static void xg_list_unlink(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
+
 static void xg_list_add(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	c->g.next = NULL;
@@ -91,6 +99,16 @@ static void xg_list_add(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 /* Takes @c out of the unresolved list. glock held. */
 static void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	xg_list_unlink(h, c);
+	/* Nothing left to force or to read again after a forced pass. */
+	if (!h->head && h->forced_last) {
+		h->cl->clReleaseEvent(h->forced_last);
+		h->forced_last = NULL;
+	}
+}
+
+static void xg_list_unlink(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	struct xal_cl_cmd **pp, *prev = NULL;
 
@@ -162,8 +180,13 @@ void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 	memset(out, 0, sizeof(*out));
 	if (!c->g.on || !h || !h->lv2 || (!c->g.rec && !c->g.rec_svm))
 		return;
-	out->ctl = h->ctl;
-	out->ctl_svm = (void *)h->ctl_svm;
+	if (c->g.forcing) {
+		out->ctl = h->ctl_zero;
+		out->ctl_svm = h->ctl_zero_svm;
+	} else {
+		out->ctl = h->ctl;
+		out->ctl_svm = (void *)h->ctl_svm;
+	}
 	out->rec = c->g.rec;
 	out->rec_svm = c->g.rec_svm;
 }
@@ -206,6 +229,13 @@ static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 	if (c->g.state != XG_LAUNCHED)
 		return c->g.state;
+	/* A forced pass on its way or not read yet: not now (xg_after_forced()). */
+	for (p = h->head; p; p = p->g.next) {
+		if (p->g.forcing || (p->g.forced && !p->g.recounted))
+			return -EBUSY;
+		if (p == c)
+			break;
+	}
 	if (xg_count(h, c) < 0)
 		return -EIO;
 	/* Those before it completed too (in order). */
@@ -218,6 +248,7 @@ static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 			after |= p == c;
 			if (after) {
 				p->g.state = XG_CUT;
+				h->cut_waiting++;
 				xg_list_del(h, p);
 			}
 		}
@@ -262,11 +293,50 @@ static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait);
 static void xal_cl_cmd_release(struct xal_cl_cmd *c);
 static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg);
 
+/*
+ * Forced passes (xal_cl_hwq_settle()) ran the groups their launches did
+ * not: once the newest is done, their records are read again, so that no
+ * launch is taken for cut while its forced pass runs or after it did.
+ * Waits for a settle in progress (@wait), or answers -EBUSY. Returns 0,
+ * -EBUSY, or -EIO when a forced pass failed.
+ */
+static int xg_after_forced(struct xal_cl_hwq *h, bool wait)
+{
+	cl_event fl = NULL;
+	int rc;
+
+	if (wait)
+		pthread_mutex_lock(&h->settle_lock);
+	else if (pthread_mutex_trylock(&h->settle_lock))
+		return -EBUSY;
+	pthread_mutex_unlock(&h->settle_lock);
+	pthread_mutex_lock(&h->glock);
+	if (h->forced_last && h->cl->clRetainEvent(h->forced_last) == CL_SUCCESS)
+		fl = h->forced_last;
+	pthread_mutex_unlock(&h->glock);
+	if (!fl)
+		return 0;
+	rc = xal_cl_event_state(h->cl, fl, wait);
+	h->cl->clReleaseEvent(fl);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&h->glock);
+	for (struct xal_cl_cmd *p = h->head; p; p = p->g.next)
+		if (p->g.forced && !p->g.recounted) {
+			p->g.counted = false;
+			p->g.recounted = true;
+		}
+	pthread_mutex_unlock(&h->glock);
+	return 0;
+}
+
 /* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
 static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
 {
 	int rc = xal_cl_event_state(h->cl, c->done, wait), state;
 
+	if (rc == 0)
+		rc = xg_after_forced(h, wait);
 	if (rc < 0 && rc != -EIO)
 		return rc;
 	if (rc == -EIO || c->rc != CL_SUCCESS) {
@@ -278,8 +348,17 @@ static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
 		xg_completed(c);
 		return -EIO;
 	}
+again:
 	pthread_mutex_lock(&h->glock);
 	state = xg_resolve(h, c);
+	if (state == -EBUSY) {
+		pthread_mutex_unlock(&h->glock);
+		if (!wait)
+			return -EBUSY;
+		if ((rc = xg_after_forced(h, true)) < 0)
+			return rc;
+		goto again;
+	}
 	if (state < 0) {
 		c->g.state = XG_FINAL;
 		xg_list_del(h, c);
@@ -323,6 +402,11 @@ static int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		h->cl->clReleaseEvent(c->done);
 	c->ev = c->done = NULL;
 	if (guarded) {
+		if (c->g.state == XG_CUT) {
+			pthread_mutex_lock(&h->glock);
+			h->cut_waiting--;
+			pthread_mutex_unlock(&h->glock);
+		}
 		c->g.launches++;
 		c->g.state = XG_LAUNCHED;
 		c->g.skipped_before = c->g.counted ? c->g.host[1] : 0;
@@ -381,6 +465,63 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
 	if (full)
 		xg_completed(c);
 	xal_cl_cmd_release(c);
+}
+
+int xal_cl_hwq_settle(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+	struct xal_cl_cmd **todo = NULL, *p;
+	uint32_t n = 0, i;
+	int rc = 0;
+
+	if (!h->lv2 || (!atomic_load(&h->unresolved) && !h->cut_waiting))
+		return 0;
+	pthread_mutex_lock(&h->settle_lock);
+	pthread_mutex_lock(&h->glock);
+	if (h->cut_waiting) {
+		rc = -EAGAIN;
+	} else if (h->unresolved) {
+		todo = malloc(atomic_load(&h->unresolved) * sizeof(*todo));
+		for (p = h->head; todo && p; p = p->g.next) {
+			/* Forced already, or nothing of it reached the driver. */
+			if (p->g.forced || !p->ev)
+				continue;
+			atomic_fetch_add(&p->refs, 1);
+			p->g.forcing = true;
+			todo[n++] = p;
+		}
+		if (!todo)
+			rc = -EIO;
+	}
+	pthread_mutex_unlock(&h->glock);
+	/* In launch order, on the queue: each runs behind its own launch and
+	 * behind every earlier forced pass. */
+	for (i = 0; i < n; i++) {
+		cl_event ev = NULL;
+		cl_int r = rc ? CL_OUT_OF_RESOURCES : todo[i]->ops->issue(todo[i], h->queue, &ev);
+
+		pthread_mutex_lock(&h->glock);
+		todo[i]->g.forcing = false;
+		if (r == CL_SUCCESS && !ev) {
+			/* Refused before the driver (the command's own error). */
+		} else if (r == CL_SUCCESS) {
+			todo[i]->g.forced = true;
+			todo[i]->g.recounted = false;
+			if (h->forced_last)
+				h->cl->clReleaseEvent(h->forced_last);
+			h->forced_last = ev;
+			xg_set_last(h, ev);
+		} else {
+			rc = -EIO;
+		}
+		pthread_mutex_unlock(&h->glock);
+		xal_cl_cmd_release(todo[i]);
+	}
+	if (n)
+		h->cl->clFlush(h->queue);
+	pthread_mutex_unlock(&h->settle_lock);
+	free(todo);
+	return rc;
 }
 
 static int xal_cl_deactivate(struct xal_hwq *hwq)
@@ -519,6 +660,13 @@ static void xal_cl_hwq_destroy(struct xal_hwq *hwq)
 			h->cl->clReleaseMemObject(h->ctl);
 		if (h->ctl_svm)
 			h->cl->clSVMFree(h->ctx, (void *)h->ctl_svm);
+		if (h->ctl_zero)
+			h->cl->clReleaseMemObject(h->ctl_zero);
+		if (h->ctl_zero_svm)
+			h->cl->clSVMFree(h->ctx, h->ctl_zero_svm);
+		if (h->forced_last)
+			h->cl->clReleaseEvent(h->forced_last);
+		pthread_mutex_destroy(&h->settle_lock);
 		pthread_mutex_destroy(&h->glock);
 	}
 	free(h);
@@ -551,7 +699,10 @@ static const struct xal_ops xal_cl_ops_lv2 = {
 	.hwq_destroy = xal_cl_hwq_destroy,
 };
 
-/* The control word: fine-grain SVM where the device has it, else a buffer. */
+/*
+ * The control word, and a second one never set for forced passes:
+ * fine-grain SVM where the device has it, else buffers.
+ */
 static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 {
 	cl_device_svm_capabilities svm = 0;
@@ -563,7 +714,16 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 	    (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) &&
 	    (h->ctl_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
 					    sizeof(uint32_t), 0))) {
+		h->ctl_zero_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE |
+						    CL_MEM_SVM_FINE_GRAIN_BUFFER,
+						    sizeof(uint32_t), 0);
+		if (!h->ctl_zero_svm) {
+			h->cl->clSVMFree(h->ctx, (void *)h->ctl_svm);
+			h->ctl_svm = NULL;
+			return -ENOTSUP;
+		}
 		atomic_init(h->ctl_svm, 0);
+		*h->ctl_zero_svm = 0;
 		return 0;
 	}
 	h->ctl_svm = NULL;
@@ -571,6 +731,13 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 				       sizeof(uint32_t), (void *)&xg_zero, &rc);
 	if (!h->ctl)
 		return -ENOTSUP;
+	h->ctl_zero = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+					    sizeof(uint32_t), (void *)&xg_zero, &rc);
+	if (!h->ctl_zero) {
+		h->cl->clReleaseMemObject(h->ctl);
+		h->ctl = NULL;
+		return -ENOTSUP;
+	}
 	h->dev = dev;
 	return 0;
 }
@@ -597,6 +764,7 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
 	if (xg_make_ctl(h, dev) < 0)
 		return -ENOTSUP;
 	pthread_mutex_init(&h->glock, NULL);
+	pthread_mutex_init(&h->settle_lock, NULL);
 	h->lv2 = true;
 	h->base.ops = &xal_cl_ops_lv2;
 	h->base.caps |= XAL_CAP_LV2 | XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY;
@@ -639,6 +807,13 @@ static void xal_cl_cmd_release(struct xal_cl_cmd *c)
 
 		pthread_mutex_lock(&h->glock);
 		xg_list_del(h, c);
+		pthread_mutex_unlock(&h->glock);
+	}
+	if (c->g.state == XG_CUT && c->hwq) {
+		struct xal_cl_hwq *h = to_hwq(c->hwq);
+
+		pthread_mutex_lock(&h->glock);
+		h->cut_waiting--;
 		pthread_mutex_unlock(&h->glock);
 	}
 	if (c->cl && c->g.rec)

@@ -32,6 +32,14 @@
  *   uninstrumented kernel cannot be cut or run twice.
  * - The command's final event (its last launch's) is reported to the
  *   submitter through ops->completed once it is known complete for good.
+ * - A call the shim hands to the driver at once (a map, say) must land
+ *   behind the final run of every earlier command, not between a cut
+ *   launch and its relaunch: xal_cl_hwq_settle() completes each
+ *   unresolved guarded launch on the spot with a forced pass (same
+ *   NDRange and record, a control word that is never set: the groups that
+ *   have not run run now), so that such a call never waits for the queue
+ *   to be resumed. Those launches are then final; preemption gives way
+ *   to the application's call.
  *
  * Command errors are OpenCL's: a failed enqueue is the command's result
  * (xal_cl_cmd.rc), a failed execution its event's negative status; the
@@ -64,8 +72,11 @@ struct xal_cl_guard_args {
 struct xal_cl_cmd_ops {
 	/*
 	 * Enqueues the command on @queue, its event into *@ev when @ev is not
-	 * NULL. Called once, by the XQueue's launch (any thread, XQueue lock
-	 * held). Returns the OpenCL result.
+	 * NULL. Called by the XQueue's launch (any thread, XQueue lock held),
+	 * for a guarded launch once more per relaunch (g.launches > 1) and
+	 * per forced pass (g.forcing: from xal_cl_hwq_settle(), application
+	 * thread, no XQueue lock; no issued() follows). Returns the OpenCL
+	 * result.
 	 */
 	cl_int (*issue)(struct xal_cl_cmd *c, cl_command_queue queue, cl_event *ev);
 	/*
@@ -102,6 +113,9 @@ struct xal_cl_guard {
 	struct xal_cl_cmd *next; /* the hwq's unresolved launches */
 	bool listed;
 	_Atomic bool launches_done; /* ops->completed called */
+	bool forcing;           /* its forced pass is being issued (settle) */
+	bool forced;            /* ... was issued: the record is read again */
+	bool recounted;
 };
 
 struct xal_cl_cmd {
@@ -133,6 +147,18 @@ int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_
  * refused the control word), -ENOMEM.
  */
 int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq);
+
+/*
+ * Before a call that goes to the driver at once on @hwq's queue, after
+ * every command of the XQueue was launched (xq_flush()): issues a forced
+ * pass of each unresolved guarded launch (see the file comment), so that
+ * the call sees their results whatever the queue's state. Application
+ * thread, no lock held. Returns 0; -EAGAIN when a launch was found cut
+ * and waits in the XQueue for its relaunch (flush again, then settle
+ * again); -EIO when a forced pass could not be issued (the call must
+ * fail rather than see a kernel half done).
+ */
+int xal_cl_hwq_settle(struct xal_hwq *hwq);
 
 /* How the control word of @hwq reaches the device ("svm", "write"), or NULL. */
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);

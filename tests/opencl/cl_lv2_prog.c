@@ -13,7 +13,12 @@
  * Under the shim, with "preempt", a second thread suspends and resumes
  * the queue (xs_opencl_preempt(), as a scheduler would) every ~PERIOD µs
  * while the kernels run; at the end the program prints the queue's level
- * and how many launches were cut and launched again.
+ * and how many launches were cut and launched again. The map phase then
+ * suspends the queue itself under a running kernel and maps the buffer
+ * without blocking: the map, a call the shim hands to the driver at once,
+ * must see the whole kernel, and should not wait for the queue to resume
+ * (it may, when the kernel was found cut before the map: the preempter
+ * then resumes the queue after 200 ms, and the count is printed).
  *
  * Usage: cl_lv2_prog [preempt]. Exit 0, or 1 on an error or a wrong result.
  */
@@ -37,6 +42,7 @@
 #define TN 256                  /* transpose matrix side */
 #define ROUNDS 40
 #define PERIOD_US 300
+#define MAPS 6
 
 static const char *src =
 	"/* A corpus: comments, macros, both spellings, attributes. */\n"
@@ -121,6 +127,17 @@ static uint64_t fnv(const void *p, size_t n)
 static cl_command_queue queue;
 static _Atomic bool done;
 static _Atomic long toggles;
+static _Atomic bool paused;     /* the preempter leaves the queue running */
+static _Atomic uint64_t held_since; /* ns: the map phase suspended the queue */
+static _Atomic long rescued;    /* ... and the preempter had to resume it */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 static int (*preempt)(cl_command_queue, int);
 
 static void *preempter(void *arg)
@@ -129,6 +146,19 @@ static void *preempter(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&done)) {
+		if (atomic_load(&paused)) {
+			uint64_t since = atomic_load(&held_since);
+
+			/* A map that waited for the resume would wait for good:
+			 * resume after 200 ms, and say so. */
+			if (since && now_ns() - since > 200000000ull &&
+			    atomic_compare_exchange_strong(&held_since, &since, 0)) {
+				preempt(queue, 0);
+				atomic_fetch_add(&rescued, 1);
+			}
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		preempt(queue, 1);
 		nanosleep(&ts, NULL);
 		preempt(queue, 0);
@@ -244,6 +274,43 @@ int main(int argc, char **argv)
 	CK(clEnqueueReadBuffer(queue, ma, CL_TRUE, 0, sizeof(out), out, 0, NULL, NULL));
 	check("compute", out, ref, N);
 
+	/*
+	 * map: a long kernel, the queue suspended under it (preempt), then a
+	 * non-blocking map of its output with an event, waited for while the
+	 * queue stays suspended: the mapped data must be the whole kernel's.
+	 */
+	atomic_store(&paused, true);
+	for (int r = 0; r < MAPS; r++) {
+		cl_uint salt = lcg(0x1000u + (uint32_t)r);
+		struct timespec under = { 0, (300 + 400 * r) * 1000L };
+		cl_event mev;
+		uint32_t *p;
+
+		for (uint32_t i = 0; i < N; i++)
+			if (i % 7u != 3u)
+				ref[i] = mix(ref[i] ^ salt);
+		CK(clSetKernelArg(kcomp, 0, sizeof(ma), &ma));
+		CK(clSetKernelArg(kcomp, 1, sizeof(salt), &salt));
+		CK(clEnqueueNDRangeKernel(queue, kcomp, 1, NULL, &g, &l, 0, NULL, NULL));
+		if (with_preempt) {
+			nanosleep(&under, NULL);
+			preempt(queue, 1);
+			atomic_store(&held_since, now_ns());
+		}
+		p = clEnqueueMapBuffer(queue, ma, CL_FALSE, CL_MAP_READ, 0, sizeof(out), 0, NULL,
+				       &mev, &err);
+		CK(err);
+		CK(clWaitForEvents(1, &mev));
+		CK(clReleaseEvent(mev));
+		memcpy(out, p, sizeof(out));
+		if (with_preempt && atomic_exchange(&held_since, 0))
+			preempt(queue, 0);
+		CK(clEnqueueUnmapMemObject(queue, ma, p, 0, NULL, NULL));
+		check("map", out, ref, N);
+	}
+	CK(clFinish(queue));
+	atomic_store(&paused, false);
+
 	/* reduce: one sum per group. */
 	{
 		static uint32_t sums[N / LOCAL], rs[N / LOCAL];
@@ -328,8 +395,9 @@ int main(int argc, char **argv)
 
 		atomic_store(&done, true);
 		pthread_join(th, NULL);
-		fprintf(stderr, "level %d toggles %ld relaunches %ld\n", level ? level(queue) : -1,
-			atomic_load(&toggles), relaunches ? relaunches(queue) : -1);
+		fprintf(stderr, "level %d toggles %ld relaunches %ld maps-waited-for-resume %ld\n",
+			level ? level(queue) : -1, atomic_load(&toggles),
+			relaunches ? relaunches(queue) : -1, atomic_load(&rescued));
 	}
 	clReleaseMemObject(ma);
 	clReleaseMemObject(mb);

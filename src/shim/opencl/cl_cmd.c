@@ -154,7 +154,7 @@ static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
 	 * the enqueue. A launch at once uses the application's kernel as it is
 	 * (a guarded one keeps a snapshot for a relaunch).
 	 */
-	if (k->snap && (k->deferred || k->c.g.launches > 1) &&
+	if (k->snap && (k->deferred || k->c.g.launches > 1 || k->c.g.forcing) &&
 	    !(kernel = cl_kernel_bind(k->snap, &rc)))
 		return rc;
 	if (k->op == OP_NDRANGE || k->op == OP_TASK) {
@@ -243,6 +243,13 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 	/* A relaunch follows its first launch on the queue: waited already. */
 	if (k->c.g.launches > 1)
 		return clc_issue_op(k, cq, 0, NULL, ev);
+	/* A forced pass (xal_cl_hwq_settle()) likewise; no ops->issued
+	 * follows it, so the private kernel goes back here. */
+	if (k->c.g.forcing) {
+		rc = clc_issue_op(k, cq, 0, NULL, ev);
+		cl_kernel_snap_unbind(k->snap);
+		return rc;
+	}
 	if (k->nwait > 8 && !(w = malloc(k->nwait * sizeof(*w))))
 		return CL_OUT_OF_HOST_MEMORY;
 	for (cl_uint i = 0; i < k->nwait; i++) {

@@ -523,20 +523,27 @@ XS_CL_HOOK cl_int clEnqueueSVMUnmap(cl_command_queue cq, void *ptr, cl_uint nwai
 
 /* --- drained first --------------------------------------------------------------------- */
 
-/* Launches what @cq has buffered, so the call that follows is ordered. */
-static void clc_drain(cl_command_queue cq)
+/* cl_q_settle() for a queue the shim may not schedule. */
+static cl_int clc_drain(cl_command_queue cq)
 {
 	struct cl_q *q = clc_queue(cq);
 
-	if (q)
-		xq_flush(q->xq);
+	return q ? cl_q_settle(q) : CL_SUCCESS;
 }
+
+/* A call that goes to the driver at once on @cq, once drained. */
+#define CLC_DRAINED(cq, call)                                   \
+	({                                                      \
+		cl_int drained_ = clc_drain(cq);                \
+		drained_ != CL_SUCCESS ? drained_ : CLC_REAL(call); \
+	})
 
 XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blocking,
 				    cl_map_flags flags, size_t off, size_t size, cl_uint nwait,
 				    const cl_event *wait, cl_event *event, cl_int *err)
 {
 	struct cl_q *q;
+	cl_int rc;
 	void *p;
 
 	if (cl_load() < 0) {
@@ -545,8 +552,11 @@ XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blo
 		return NULL;
 	}
 	q = clc_queue(cq);
-	if (q)
-		xq_flush(q->xq);
+	if (q && (rc = cl_q_settle(q)) != CL_SUCCESS) {
+		if (err)
+			*err = rc;
+		return NULL;
+	}
 	p = cl_real.clEnqueueMapBuffer(cq, buf, blocking, flags, off, size, nwait, wait, event,
 				       err);
 	if (p && q)
@@ -561,6 +571,7 @@ XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool bl
 				   cl_int *err)
 {
 	struct cl_q *q;
+	cl_int rc;
 	void *p;
 
 	if (cl_load() < 0) {
@@ -569,8 +580,11 @@ XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool bl
 		return NULL;
 	}
 	q = clc_queue(cq);
-	if (q)
-		xq_flush(q->xq);
+	if (q && (rc = cl_q_settle(q)) != CL_SUCCESS) {
+		if (err)
+			*err = rc;
+		return NULL;
+	}
 	p = cl_real.clEnqueueMapImage(cq, image, blocking, flags, origin, region, row, slice,
 				      nwait, wait, event, err);
 	if (p && q)
@@ -582,8 +596,7 @@ XS_CL_HOOK cl_int clEnqueueSVMMap(cl_command_queue cq, cl_bool blocking, cl_map_
 				  void *ptr, size_t size, cl_uint nwait, const cl_event *wait,
 				  cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueSVMMap(cq, blocking, flags, ptr, size, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueSVMMap(cq, blocking, flags, ptr, size, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueNativeKernel(cl_command_queue cq, void(CL_CALLBACK *fn)(void *),
@@ -591,8 +604,7 @@ XS_CL_HOOK cl_int clEnqueueNativeKernel(cl_command_queue cq, void(CL_CALLBACK *f
 					const cl_mem *mem_list, const void **args_mem_loc,
 					cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueNativeKernel(cq, fn, args, cb_args, nmem, mem_list,
+	return CLC_DRAINED(cq, clEnqueueNativeKernel(cq, fn, args, cb_args, nmem, mem_list,
 					      args_mem_loc, nwait, wait, event));
 }
 
@@ -600,8 +612,7 @@ XS_CL_HOOK cl_int clEnqueueMigrateMemObjects(cl_command_queue cq, cl_uint n, con
 					     cl_mem_migration_flags flags, cl_uint nwait,
 					     const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueMigrateMemObjects(cq, n, mems, flags, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueMigrateMemObjects(cq, n, mems, flags, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueSVMFree(cl_command_queue cq, cl_uint n, void *ptrs[],
@@ -610,45 +621,39 @@ XS_CL_HOOK cl_int clEnqueueSVMFree(cl_command_queue cq, cl_uint n, void *ptrs[],
 				   void *data, cl_uint nwait, const cl_event *wait,
 				   cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueSVMFree(cq, n, ptrs, fn, data, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueSVMFree(cq, n, ptrs, fn, data, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueSVMMigrateMem(cl_command_queue cq, cl_uint n, const void **ptrs,
 					 const size_t *sizes, cl_mem_migration_flags flags,
 					 cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueSVMMigrateMem(cq, n, ptrs, sizes, flags, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueSVMMigrateMem(cq, n, ptrs, sizes, flags, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueAcquireGLObjects(cl_command_queue cq, cl_uint n, const cl_mem *mems,
 					    cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueAcquireGLObjects(cq, n, mems, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueAcquireGLObjects(cq, n, mems, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueReleaseGLObjects(cl_command_queue cq, cl_uint n, const cl_mem *mems,
 					    cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueReleaseGLObjects(cq, n, mems, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueReleaseGLObjects(cq, n, mems, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueAcquireEGLObjectsKHR(cl_command_queue cq, cl_uint n,
 						const cl_mem *mems, cl_uint nwait,
 						const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueAcquireEGLObjectsKHR(cq, n, mems, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueAcquireEGLObjectsKHR(cq, n, mems, nwait, wait, event));
 }
 
 XS_CL_HOOK cl_int clEnqueueReleaseEGLObjectsKHR(cl_command_queue cq, cl_uint n,
 						const cl_mem *mems, cl_uint nwait,
 						const cl_event *wait, cl_event *event)
 {
-	clc_drain(cq);
-	return CLC_REAL(clEnqueueReleaseEGLObjectsKHR(cq, n, mems, nwait, wait, event));
+	return CLC_DRAINED(cq, clEnqueueReleaseEGLObjectsKHR(cq, n, mems, nwait, wait, event));
 }
 

@@ -54,22 +54,19 @@ static struct clpg *clpg_head;
 static pthread_once_t clpg_env_once = PTHREAD_ONCE_INIT;
 static bool clpg_enabled;
 
-/*
- * Off unless XSCHED_OPENCL_LV2=1: a preempted program can still see a
- * non-blocking map complete before a cut launch's relaunch has run (1 run
- * in 8-10 of test_opencl_shim.opencl_preempted_matches_native on a loaded
- * machine), so the guardian is opt-in until that is fixed.
- */
+/* On unless XSCHED_OPENCL_LV2=0. */
 static void clpg_env_read(void)
 {
 	const char *v = getenv("XSCHED_OPENCL_LV2");
 
-	if (!v || !*v || !strcmp(v, "0"))
+	clpg_enabled = true;
+	if (!v || !*v || !strcmp(v, "1"))
 		return;
-	if (!strcmp(v, "1"))
-		clpg_enabled = true;
+	if (!strcmp(v, "0"))
+		clpg_enabled = false;
 	else
-		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_OPENCL_LV2=%s is neither 0 nor 1: ignored", v);
+		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_OPENCL_LV2=%s is neither 0 nor 1: ignored "
+			    "(the guardian is on)", v);
 }
 
 bool cl_guard_enabled(void)

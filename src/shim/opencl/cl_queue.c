@@ -11,7 +11,9 @@
 #include "agent/agent.h"
 #include "base/xs_log.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,8 +415,10 @@ XS_CL_HOOK cl_int clFlush(cl_command_queue queue)
 /*
  * A memory object or sampler may be a kernel argument of a buffered
  * command (the shim cannot see kernel arguments): before the application's
- * release, everything buffered is launched, so the driver holds its own
- * references. Only queues with buffered work wait, and only for launches.
+ * release, everything buffered is launched, and every guarded launch that
+ * could still be cut completed (cl_q_settle()), so the driver holds its
+ * own references for all of it. Only queues with buffered work wait, and
+ * only for launches.
  */
 static void clq_drain_all(void)
 {
@@ -428,8 +432,32 @@ static void clq_drain_all(void)
 	 * still launching their work are waited for. */
 	n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
 	for (size_t i = 0; i < n; i++)
-		xq_flush(list[i]->xq);
+		cl_q_settle(list[i]);
 	clq_wait_retired();
+}
+
+/*
+ * Orders a call that goes to the driver at once on @q behind the queue's
+ * earlier work: everything buffered launched (xq_flush(): while the queue
+ * is suspended, that waits), and every guarded launch that could still be
+ * cut completed by its forced pass (xal_cl_hwq_settle(): never waits), so
+ * that the call cannot land between a cut launch and its relaunch. A
+ * launch found cut waits in the XQueue: flush again, which launches it
+ * once the queue runs. Returns CL_SUCCESS, or CL_OUT_OF_RESOURCES when a
+ * forced pass could not be issued.
+ */
+cl_int cl_q_settle(struct cl_q *q)
+{
+	int rc;
+
+	for (;;) {
+		xq_flush(q->xq);
+		rc = xal_cl_hwq_settle(q->hwq);
+		if (rc != -EAGAIN)
+			break;
+		sched_yield();
+	}
+	return rc < 0 ? CL_OUT_OF_RESOURCES : CL_SUCCESS;
 }
 
 XS_CL_HOOK cl_int clReleaseMemObject(cl_mem mem)

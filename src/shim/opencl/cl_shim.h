@@ -62,6 +62,13 @@ struct cl_q {
 	char why[192];                  /* why level 1, once set (cl_q_note_kernel()) */
 };
 
+/*
+ * Orders a call that goes to the driver at once on @q behind the queue's
+ * earlier work (cl_queue.c). Returns CL_SUCCESS or CL_OUT_OF_RESOURCES.
+ * Application thread, no lock held.
+ */
+cl_int cl_q_settle(struct cl_q *q);
+
 /* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made,
  * kernel launches buffered (issued with their recorded arguments). */
 extern _Atomic unsigned long cl_stat_cmds, cl_stat_proxies, cl_stat_deferred, cl_stat_guarded;
@@ -174,7 +181,7 @@ cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guar
 
 /* --- programs (cl_program.c) -------------------------------------------------- */
 
-/* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2=1; default off). */
+/* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2=0: no; default on). */
 bool cl_guard_enabled(void);
 
 /* The program kernels of the application's @p are made from (its
