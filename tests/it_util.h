@@ -585,6 +585,34 @@ static inline size_t it_queues(struct it_env *e, pid_t pid, struct ipc_queue_rec
 	return k;
 }
 
+/*
+ * Runs the xschedctl at @bin with @args (at most 6) against the case's
+ * daemon, which must exit 0; returns its stdout, malloc()ed.
+ */
+static inline char *it_ctl_output(struct it_env *e, const char *bin, const char *const *args)
+{
+	const char *argv[8] = { bin };
+	pid_t pid;
+	int i, fd, st = 0;
+	size_t len = 0, cap = 16384;
+	char *out = calloc(1, cap);
+	ssize_t n;
+
+	assert_non_null(out);
+	for (i = 0; args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	pid = it_spawn(e, argv, NULL, true, -1);
+	i = it_kid_index(e, pid);
+	fd = e->kid_out[i];
+	while (len + 1 < cap && (n = read(fd, out + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	assert_int_equal(it_reap(e, pid, 10000, &st), 0);
+	close(fd);
+	e->kid_out[i] = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return out;
+}
+
 /* The record of queue @id; false if it is not listed. */
 static inline bool it_queue_rec(struct it_env *e, uint64_t id, struct ipc_queue_rec *out)
 {

@@ -111,26 +111,7 @@ static size_t device_count(struct it_env *e)
 /* Runs xschedctl with @args against the case's daemon; its stdout, malloc()ed. */
 static char *ctl_output(struct it_env *e, const char *const *args)
 {
-	const char *argv[8] = { XS_CTL_BIN };
-	pid_t pid;
-	int i, fd, st = 0;
-	size_t len = 0, cap = 16384;
-	char *out = calloc(1, cap);
-	ssize_t n;
-
-	assert_non_null(out);
-	for (i = 0; args[i] && i < 6; i++)
-		argv[i + 1] = args[i];
-	pid = it_spawn(e, argv, NULL, true, -1);
-	i = it_kid_index(e, pid);
-	fd = e->kid_out[i];
-	while (len + 1 < cap && (n = read(fd, out + len, cap - 1 - len)) > 0)
-		len += (size_t)n;
-	assert_int_equal(it_reap(e, pid, ID_WAIT_MS, &st), 0);
-	close(fd);
-	e->kid_out[i] = -1;
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	return out;
+	return it_ctl_output(e, XS_CTL_BIN, args);
 }
 
 /* The extra simulated devices a case names, removed however it ends. */

@@ -381,6 +381,59 @@ static void opencl_sched_enqueue_never_blocks(void **state)
 	e->ok = true;
 }
 
+/* Whether @pid has a queue at @level whose reason contains @why ("": none). */
+static bool has_level(struct it_env *e, pid_t pid, uint32_t level, const char *why)
+{
+	struct ipc_queue_rec *r = NULL;
+	size_t n = 0, i;
+	bool found = false;
+
+	assert_int_equal(ipc_client_list(&e->c, &r, &n), 0);
+	for (i = 0; i < n; i++)
+		if (r[i].pid == pid && r[i].level == level &&
+		    (why[0] ? strstr(r[i].level_why, why) != NULL : !r[i].level_why[0]))
+			found = true;
+	free(r);
+	return found;
+}
+
+/*
+ * The scheduler is told each queue's level and why it is not higher: a
+ * queue whose kernel carries the guardian is at level 2, one whose kernel
+ * the guardian left alone at level 1, and `xschedctl list` says why.
+ */
+static void opencl_sched_levels_listed(void **state)
+{
+	struct it_env *e = *state;
+	const char *vars[8];
+	struct run_job j;
+	char line[256], *out;
+
+	it_guard(110);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	proc_vars(vars, true, "XSCHED_PRIORITY=0");
+	j = sched_start(e, IT_ARGS("levels"), vars);
+	expect_shim_line(e, j, true);
+	expect_line(e, j, "ready", line, sizeof(line));
+	if (!IT_WAIT_UNTIL(has_level(e, j.pid, 2, "") &&
+			   has_level(e, j.pid, 1, "kernel leaf not instrumented"), 20000))
+		fail_msg("xschedd does not list one queue at level 2 and one at level 1 with "
+			 "the reason");
+	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "list"));
+	if (!strstr(out, ": level 1 of 2: kernel leaf not instrumented"))
+		fail_msg("xschedctl list gives no reason:\n%s", out);
+	free(out);
+	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "list", "-o", "json"));
+	if (!strstr(out, "\"level_why\":\"kernel leaf not instrumented"))
+		fail_msg("xschedctl list -o json gives no reason:\n%s", out);
+	free(out);
+	assert_int_equal(kill(j.pid, SIG), 0);
+	sched_finish(e, j);
+	it_daemon_check(e);
+	e->ok = true;
+}
+
 static int sched_teardown(void **state)
 {
 	buf_free_all();
@@ -391,6 +444,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(opencl_sched_priority, it_setup, sched_teardown),
 	cmocka_unit_test_setup_teardown(opencl_sched_enqueue_never_blocks, it_setup,
 					sched_teardown),
+	cmocka_unit_test_setup_teardown(opencl_sched_levels_listed, it_setup, sched_teardown),
 };
 
 XS_TEST_MAIN(tests)

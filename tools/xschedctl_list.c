@@ -226,6 +226,10 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 	else
 		ctl_json_null(j, "cpu_wait_p99_ns");
 	ctl_json_uint(j, "level_max", r->level_max);
+	if (r->level_why[0])
+		ctl_json_str(j, "level_why", r->level_why, sizeof(r->level_why));
+	else
+		ctl_json_null(j, "level_why");
 	ctl_json_uint(j, "wait_ns", r->wait_ns);
 	ctl_json_uint(j, "guard_runs", r->guard_runs);
 	if (r->nspid > 0)
@@ -313,7 +317,9 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		ctl_table_cell(&t, 3, "%s",
 			       ctl_fmt_name(buf, sizeof(buf), r->comm, sizeof(r->comm)));
 		ctl_device_cell(&t, 4, r);
-		ctl_table_cell(&t, 5, "%u", r->level);
+		/* A level below the device's with a reason: the reason follows. */
+		ctl_table_cell(&t, 5, "%u%s", r->level,
+			       r->level < r->level_max && r->level_why[0] ? "*" : "");
 		ctl_table_cell(&t, 6, "%s", ctl_qstate(r));
 		ctl_wait_cells(&t, 7, r);
 		ctl_prio_cell(&t, 9, r);
@@ -338,6 +344,11 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);
+	for (i = 0; i < n; i++)
+		if (recs[i].level < recs[i].level_max && recs[i].level_why[0])
+			printf("* queue %llu: level %u of %u: %s\n",
+			       (unsigned long long)recs[i].queue_id, recs[i].level,
+			       recs[i].level_max, recs[i].level_why);
 	return 0;
 }
 

@@ -179,6 +179,11 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 		atomic_store(&aq->hints_dirty, true);
 		agent_wake();
 		break;
+	case XQ_EVENT_LEVEL:
+		/* The agent thread tells the daemon (IPC_QUEUE_LEVEL). */
+		atomic_store(&aq->level_dirty, true);
+		agent_wake();
+		break;
 	case XQ_EVENT_BLOCKED:
 	case XQ_EVENT_UNBLOCKED:
 		/* The agent thread tells the daemon which queue we wait on. */

@@ -59,6 +59,7 @@ struct agent_out {
 		struct ipc_register reg;
 		struct ipc_unregister unreg;
 		struct ipc_set_hint hint;
+		struct ipc_queue_level level;
 	} body;
 };
 
@@ -128,6 +129,21 @@ static void agent_device_identity(struct ipc_register *r, const struct xal_hwq *
 	}
 }
 
+/* The queue's level and why it is not higher, as the XQueue has them. */
+static void agent_build_level(struct agent_outq *out, struct agent_queue *aq)
+{
+	struct agent_out *o = agent_out_add(out, IPC_QUEUE_LEVEL, sizeof(struct ipc_queue_level));
+	xs_queue_info info;
+
+	if (!o)
+		return;
+	xq_info(aq->q, &info);
+	memset(&o->body.level, 0, sizeof(o->body.level));
+	o->body.level.slot = aq->index;
+	o->body.level.level = (uint32_t)info.level;
+	xq_level_why(aq->q, o->body.level.why, sizeof(o->body.level.why));
+}
+
 static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 {
 	struct agent_out *o = agent_out_add(out, IPC_REGISTER, sizeof(struct ipc_register));
@@ -142,6 +158,13 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 	/* Cleared first: a hint set while we read them is sent again. */
 	atomic_store(&aq->hints_dirty, false);
 	xq_info(aq->q, &info);
+	{
+		char why[XQ_WHY_LEN];
+
+		/* A reason follows the registration, once registered. */
+		xq_level_why(aq->q, why, sizeof(why));
+		atomic_store(&aq->level_dirty, why[0] != '\0');
+	}
 	r->slot = aq->index;
 	r->hint_set = xq_hints(aq->q, hint) & 0x1eu;
 	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++)
@@ -391,8 +414,11 @@ void agent_sync_daemon(void)
 				XS_LOG_ONCE(XS_LOG_WARN, "xschedd takes %u queues per process "
 					    "(max_queues_per_client): the others run unscheduled",
 					    shm->nslots);
-		} else if (aq->registered && atomic_exchange(&aq->hints_dirty, false)) {
-			agent_build_hints(&out, aq);
+		} else if (aq->registered) {
+			if (atomic_exchange(&aq->hints_dirty, false))
+				agent_build_hints(&out, aq);
+			if (atomic_exchange(&aq->level_dirty, false))
+				agent_build_level(&out, aq);
 		}
 	}
 	agent_publish_waits(shm);

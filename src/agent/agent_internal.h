@@ -34,6 +34,7 @@ struct agent_queue {
 	_Atomic uint64_t ready_ns;
 	_Atomic uint32_t status_seq;
 	_Atomic bool hints_dirty;
+	_Atomic bool level_dirty;       /* level or its reason to send (IPC_QUEUE_LEVEL) */
 	_Atomic(void *) blocked_on;     /* XQueue our next command waits on */
 	_Atomic uint32_t quiet;         /* local mode: may skip waking the agent */
 	_Atomic uint32_t inflight;      /* local mode: what the XQueue may still run */

@@ -43,6 +43,7 @@ struct xsd_queue {
 	int64_t asked_priority;            /* as given, before the ceiling's clamp */
 	bool prio_privileged;              /* given by root or the control group */
 	uint32_t level, level_max;
+	char level_why[IPC_WHY_LEN];       /* why not higher, as the client says; "" */
 	int32_t threshold, batch;
 	int64_t budget_ns;
 	char device[IPC_NAME_LEN];

@@ -73,6 +73,7 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 	r->level_max = q->level_max;
 	r->nspid = q->client->nspid;
 	memcpy(r->container, q->client->container, sizeof(r->container));
+	memcpy(r->level_why, q->level_why, sizeof(r->level_why));
 }
 
 struct xsd_text {

@@ -168,6 +168,24 @@ static int xsd_set_hint(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	return xsd_reply(c, seq, 0);
 }
 
+/* IPC_QUEUE_LEVEL: the level the queue runs at now, and why not higher. */
+static int xsd_queue_level(struct xsd_client *c, uint32_t seq, const struct ipc_queue_level *l)
+{
+	struct xsd_queue *q = l->slot < c->nslots ? c->queue[l->slot] : NULL;
+	bool said;
+
+	if (!q)
+		return xsd_reply(c, seq, -EINVAL);
+	said = strcmp(q->level_why, l->why) != 0 && l->why[0];
+	q->level = XS_MIN(l->level, q->level_max);
+	memcpy(q->level_why, l->why, sizeof(q->level_why));
+	q->level_why[sizeof(q->level_why) - 1] = '\0';
+	if (said)
+		xsd_info("queue %llu: level %u (%s)", (unsigned long long)q->sq.pq.id, q->level,
+			 q->level_why);
+	return xsd_reply(c, seq, 0);
+}
+
 /* Why a request was refused, for the reply. */
 struct xsd_refusal {
 	uint32_t why;                      /* enum ipc_why */
@@ -514,6 +532,8 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 	}
 	case IPC_SET_HINT:
 		return agent ? xsd_set_hint(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_QUEUE_LEVEL:
+		return agent ? xsd_queue_level(c, seq, m->body) : xsd_reply(c, seq, -EPERM);
 	case IPC_LIST:
 		return xsd_list(d, c, seq);
 	case IPC_CTL_SET:

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 8u
+#define IPC_VERSION 9u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -61,6 +61,7 @@ enum ipc_type {
 	IPC_BYPASS_REPLY,       /* D: chunk of process records; last has IPC_F_LAST;
 				 * or an IPC_REPLY: -ENODEV off, -EOPNOTSUPP not
 				 * built, -ECANCELED it could not load */
+	IPC_QUEUE_LEVEL,        /* C: a queue's level changed, or why it is not higher */
 	IPC_TYPE_MAX,
 };
 
@@ -155,6 +156,15 @@ struct ipc_set_hint {
 	int64_t value;
 };
 
+#define IPC_WHY_LEN 128
+
+struct ipc_queue_level {
+	uint32_t slot;
+	uint32_t level;         /* level in effect (1..3) */
+	char why[IPC_WHY_LEN];  /* why not higher on its device, e.g. "kernel k not
+				 * instrumented: ..."; "" none said */
+};
+
 /*
  * Why a request was refused, where the errno alone would point the wrong
  * way (struct ipc_reply): the limit that refused it comes with it.
@@ -219,6 +229,7 @@ struct ipc_queue_rec {
 	int32_t nspid;          /* its pid in its own pid namespace; 0: the daemon's */
 	uint32_t pad;
 	char container[IPC_CONTAINER_LEN]; /* id from its cgroup path; "": none */
+	char level_why[IPC_WHY_LEN]; /* why @level is below @level_max; "" none said */
 };
 
 struct ipc_list_reply {
@@ -467,7 +478,8 @@ _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 328, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 456, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_level) == 136, "ipc ABI");
 _Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");
@@ -479,7 +491,7 @@ _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
-_Static_assert(IPC_LIST_PER_MSG >= 12, "list chunks too small");
+_Static_assert(IPC_LIST_PER_MSG >= 8, "list chunks too small");
 _Static_assert(IPC_DEVICES_PER_MSG >= 16, "device chunks too small");
 _Static_assert(IPC_BYPASS_PER_MSG >= 16, "bypass chunks too small");
 _Static_assert(IPC_IDENT_LEN == 40 && IPC_PCI_LEN == 24, "base/devid.h text sizes");

@@ -37,6 +37,7 @@ static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
 	[IPC_DEVICES_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_devices_reply) },
 	[IPC_BYPASS] = { IPC_FROM_CLIENT, 0, 0 },
 	[IPC_BYPASS_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_bypass_reply) },
+	[IPC_QUEUE_LEVEL] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_queue_level) },
 };
 
 bool ipc_str_valid(const char *s, size_t len)
@@ -140,6 +141,11 @@ static bool ipc_client_body_valid(uint16_t type, const void *b)
 
 		return ipc_hint_valid(h->key, h->value);
 	}
+	case IPC_QUEUE_LEVEL: {
+		const struct ipc_queue_level *l = b;
+
+		return l->level >= 1 && l->level <= 3 && ipc_str_or_empty(l->why, sizeof(l->why));
+	}
 	case IPC_LIST: {
 		const struct ipc_list *l = b;
 
@@ -178,6 +184,7 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 			    !ipc_str_or_empty(r[i].device, sizeof(r[i].device)) ||
 			    !ipc_str_or_empty(r[i].backend, sizeof(r[i].backend)) ||
 			    !ipc_str_or_empty(r[i].container, sizeof(r[i].container)) ||
+			    !ipc_str_or_empty(r[i].level_why, sizeof(r[i].level_why)) ||
 			    r[i].nspid < 0 || r[i].id_kind > IPC_ID_UUID)
 				return false;
 		return true;

@@ -64,6 +64,7 @@ struct xq {
 	pthread_mutex_t ctl_lock;     /* serialises suspend/resume with backend ops */
 
 	int32_t level, level_req, level_max;
+	char level_why[XQ_WHY_LEN];   /* xq_set_level_why(); "" */
 	int32_t threshold, batch;
 	int64_t budget_ns;            /* < 0: no budget; 0: the level's (xq_budget()) */
 

@@ -13,6 +13,8 @@
 #include "base/futex.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 void xq_record_preemption(struct xq *q)
 {
@@ -122,9 +124,11 @@ int xq_resume(struct xq *q)
 	return rc;
 }
 
-int xq_set_level(struct xq *q, int level)
+/* xq_set_level(), and with @set_why the reason @why too. */
+static int xq_apply_level(struct xq *q, int level, bool set_why, const char *why)
 {
 	int granted, rc = 0;
+	bool changed;
 
 	if (!q)
 		return -EINVAL;
@@ -136,8 +140,15 @@ int xq_set_level(struct xq *q, int level)
 	if (atomic_load(&q->suspended) && granted != q->level)
 		rc = xq_backend_preempt(q, false);
 	pthread_mutex_lock(&q->lock);
+	changed = q->level != granted;
+	if (set_why && strncmp(q->level_why, why ? why : "", sizeof(q->level_why) - 1)) {
+		snprintf(q->level_why, sizeof(q->level_why), "%s", why ? why : "");
+		changed = true;
+	}
 	q->level = granted;
 	q->level_req = level;
+	if (changed)
+		xq_notify(q, XQ_EVENT_LEVEL);
 	xq_pub_inflight(q);
 	if (atomic_load(&q->suspended) && q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
 		q->relaunch_barrier = true;
@@ -148,6 +159,23 @@ int xq_set_level(struct xq *q, int level)
 		rc = xq_backend_preempt(q, true);
 	pthread_mutex_unlock(&q->ctl_lock);
 	return rc;
+}
+
+int xq_set_level(struct xq *q, int level)
+{
+	return xq_apply_level(q, level, false, NULL);
+}
+
+int xq_set_level_why(struct xq *q, int level, const char *why)
+{
+	return xq_apply_level(q, level, true, why);
+}
+
+void xq_level_why(struct xq *q, char *buf, size_t len)
+{
+	pthread_mutex_lock(&q->lock);
+	snprintf(buf, len, "%s", q->level_why);
+	pthread_mutex_unlock(&q->lock);
 }
 
 void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, _Atomic uint32_t *inflight,

@@ -49,6 +49,7 @@ enum xq_event {
 	XQ_EVENT_UNBLOCKED = 6,
 	XQ_EVENT_RESYNC = 7,   /* on request (xq_resync): publish your state again */
 	XQ_EVENT_DRAINED = 8,  /* launches stopped: at most one command left to run */
+	XQ_EVENT_LEVEL = 9,    /* the level in effect or its reason changed */
 };
 
 /* Counters an observer may read with xq_counters_locked(). */
@@ -135,8 +136,23 @@ bool xq_suspended(struct xq *q);
 /*
  * Changes the preemption level (clamped as at creation); a suspended queue
  * is re-preempted at the new level. Errors: -EINVAL (unknown level).
+ * Raises XQ_EVENT_LEVEL when the level in effect changed.
  */
 int xq_set_level(struct xq *q, int level);
+
+/* Longest reason xq_set_level_why() keeps (with its NUL). */
+#define XQ_WHY_LEN 128
+
+/*
+ * xq_set_level() for an owner that knows why the queue cannot go higher
+ * than @level on its device (e.g. "kernel k not instrumented: ..."),
+ * @why (copied, cut to XQ_WHY_LEN; NULL or "": no reason). Raises
+ * XQ_EVENT_LEVEL when the level in effect or the reason changed.
+ */
+int xq_set_level_why(struct xq *q, int level, const char *why);
+
+/* Copies into @buf (@len > 0) the reason last given, or "". */
+void xq_level_why(struct xq *q, char *buf, size_t len);
 
 /* Reads the counters; only from an observer callback (lock held). */
 void xq_counters_locked(struct xq *q, struct xq_counters *out);

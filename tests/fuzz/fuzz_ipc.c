@@ -67,6 +67,7 @@ static bool fz_type(uint16_t type, struct fz_type *t)
 	T(IPC_DEVICES_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_devices_reply))
 	T(IPC_BYPASS, IPC_FROM_CLIENT, false, 0)
 	T(IPC_BYPASS_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_bypass_reply))
+	T(IPC_QUEUE_LEVEL, IPC_FROM_CLIENT, false, sizeof(struct ipc_queue_level))
 #undef T
 	default:
 		return false;
@@ -138,6 +139,7 @@ static void fz_check_records(const struct ipc_list_reply *l, size_t body_len)
 		CHECK(fz_terminated(rec[i].device, sizeof(rec[i].device)));
 		CHECK(fz_terminated(rec[i].backend, sizeof(rec[i].backend)));
 		CHECK(fz_terminated(rec[i].container, sizeof(rec[i].container)));
+		CHECK(fz_terminated(rec[i].level_why, sizeof(rec[i].level_why)));
 		CHECK(rec[i].nspid >= 0);
 	}
 }
@@ -198,6 +200,12 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 		const struct ipc_set_hint *h = b;
 
 		CHECK(fz_hint_ok(h->key, h->value));
+		break;
+	}
+	case IPC_QUEUE_LEVEL: {
+		const struct ipc_queue_level *l = b;
+
+		CHECK(l->level >= 1 && l->level <= 3 && fz_terminated(l->why, sizeof(l->why)));
 		break;
 	}
 	case IPC_LIST: {

@@ -72,6 +72,9 @@ static void rec_fill(struct ipc_queue_rec *r, uint32_t i)
 	r->budget_ns = XS_DEFAULT_BUDGET_NS;
 	r->submitted = 10 * i;
 	r->completed = 10 * i;
+	r->level_max = 3;
+	if (r->level < 3)
+		snprintf(r->level_why, sizeof(r->level_why), "kernel k%u not instrumented", i);
 	if (i & 2) {
 		r->nspid = 1 + (int32_t)i;
 		memset(r->container, 'a' + (int)(i % 6), 64);
@@ -256,6 +259,8 @@ int main(int argc, char **argv)
 					     .hint = { [IPC_KEY_PRIORITY] = 10 } };
 	struct ipc_unregister unreg = { .slot = 3 };
 	struct ipc_set_hint hint = { .slot = 3, .key = IPC_KEY_SHARE, .value = 300 };
+	struct ipc_queue_level level = { .slot = 3, .level = 1,
+					 .why = "kernel k not instrumented: called by another" };
 	struct ipc_reply ok = { 0 }, err = { .status = -EPERM };
 	struct ipc_list list = { 0 };
 	struct ipc_ctl_set ctl_pid = { .target = IPC_TARGET_PID, .key = IPC_KEY_PRIORITY,
@@ -287,6 +292,7 @@ int main(int argc, char **argv)
 	seed("registered", IPC_REGISTERED, IPC_FROM_DAEMON, &registered, sizeof(registered));
 	seed("unregister", IPC_UNREGISTER, IPC_FROM_CLIENT, &unreg, sizeof(unreg));
 	seed("set_hint", IPC_SET_HINT, IPC_FROM_CLIENT, &hint, sizeof(hint));
+	seed("queue_level", IPC_QUEUE_LEVEL, IPC_FROM_CLIENT, &level, sizeof(level));
 	seed("reply_ok", IPC_REPLY, IPC_FROM_DAEMON, &ok, sizeof(ok));
 	seed("reply_err", IPC_REPLY, IPC_FROM_DAEMON, &err, sizeof(err));
 	seed("list", IPC_LIST, IPC_FROM_CLIENT, &list, sizeof(list));

@@ -26,6 +26,10 @@
  *                           took and the events' statuses right after it
  *                           and LATER_MS later, and, after clFinish, the
  *                           result's checksum
+ *   cl_sched_prog levels    two queues: one runs an instrumentable kernel,
+ *                           the other one the guardian leaves alone (it is
+ *                           called by another kernel); prints "ready" once
+ *                           both ran, then waits for SIG and exits
  * SIG is SIGRTMIN+3: the test's "go" and "stop" (a real-time signal, which
  * neither the sanitizers nor the LLVM inside PoCL take over, unlike
  * SIGUSR1/2). Every mode first prints "shim active" or "shim absent".
@@ -406,6 +410,49 @@ static int mode_burst(int n)
 	return ok ? 0 : 1;
 }
 
+/* Two queues at the levels their kernels give them; see the file comment. */
+static int mode_levels(void)
+{
+	static const char leaf_src[] =
+		"__kernel void leaf(__global uint *a) { a[get_global_id(0)] += 1u; }\n"
+		"__kernel void trunk(__global uint *a) { leaf(a); }\n";
+	const char *s = leaf_src;
+	cl_command_queue q2;
+	cl_program p2;
+	cl_kernel k, leaf;
+	cl_mem junk, m;
+	cl_int err;
+	size_t one = 1;
+	int sig;
+
+	setup();
+	k = spin_kernel(1000, &junk);
+	one_item(k, NULL);
+	q2 = clCreateCommandQueueWithProperties(g.ctx, g.dev, NULL, &err);
+	CK(err);
+	p2 = clCreateProgramWithSource(g.ctx, 1, &s, NULL, &err);
+	CK(err);
+	CK(clBuildProgram(p2, 1, &g.dev, "", NULL, NULL));
+	leaf = clCreateKernel(p2, "leaf", &err);
+	CK(err);
+	m = buffer(CL_MEM_READ_WRITE, sizeof(cl_uint), NULL);
+	CK(clSetKernelArg(leaf, 0, sizeof(m), &m));
+	CK(clEnqueueNDRangeKernel(q2, leaf, 1, NULL, &one, &one, 0, NULL, NULL));
+	CK(clFinish(g.q));
+	CK(clFinish(q2));
+	printf("ready\n");
+	while (sigwait(&sig_set, &sig) != 0 || sig != SIG)
+		;
+	CK(clReleaseKernel(leaf));
+	CK(clReleaseKernel(k));
+	CK(clReleaseMemObject(m));
+	CK(clReleaseMemObject(junk));
+	CK(clReleaseProgram(p2));
+	CK(clReleaseCommandQueue(q2));
+	teardown();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -419,6 +466,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "burst") && atoi(argv[2]) > 0 &&
 	    atoi(argv[2]) <= BURST_MAX)
 		return mode_burst(atoi(argv[2]));
-	fprintf(stderr, "usage: %s high MS | flood | burst N\n", argv[0]);
+	if (argc == 2 && !strcmp(argv[1], "levels"))
+		return mode_levels();
+	fprintf(stderr, "usage: %s high MS | flood | burst N | levels\n", argv[0]);
 	return 2;
 }

@@ -177,7 +177,7 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const ch
 		return;
 	if (hidden >= 0 && !uncut) {
 		if (atomic_compare_exchange_strong(&q->lv, &none, 2))
-			xq_set_level(q->xq, 2);
+			xq_set_level_why(q->xq, 2, NULL);
 		return;
 	}
 	if (atomic_exchange(&q->lv, 1) == 1)
@@ -191,7 +191,7 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const ch
 	else
 		snprintf(q->why, sizeof(q->why), "kernel %s not instrumented: %s", name,
 			 cl_program_why(prog, name));
-	xq_set_level(q->xq, 1);
+	xq_set_level_why(q->xq, 1, q->why);
 	xs_log(XS_LOG_INFO, "OpenCL queue: level 1 (%s)", q->why);
 }
 
@@ -218,7 +218,9 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		return;
 	}
 	/* Lv2 once its kernels are instrumented (cl_q_note_kernel()). */
-	if (cl_guard_enabled() && xal_cl_hwq_enable_lv2(q->hwq) < 0)
+	if (!cl_guard_enabled())
+		snprintf(q->why, sizeof(q->why), "the guardian is off (XSCHED_OPENCL_LV2=0)");
+	else if (xal_cl_hwq_enable_lv2(q->hwq) < 0)
 		snprintf(q->why, sizeof(q->why), "%s", q->ooo ? "an out-of-order queue" :
 			 "the device refused the guardian's control word");
 	q->hwq->id = id;
@@ -227,6 +229,9 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 		free(q);
 		return;
 	}
+	/* Said to the scheduler with the registration (xschedctl list). */
+	xq_set_level_why(q->xq, 1, q->why[0] ? q->why :
+			 "no instrumented kernel launched yet");
 	/* Held until the XQueue is gone: buffered commands outlive the
 	 * application's last release. */
 	cl_real.clRetainCommandQueue(queue);
