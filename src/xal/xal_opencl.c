@@ -1,558 +1,15 @@
 /*
- * The `opencl` XAL backend (see xal_opencl.h).
+ * The `opencl` XAL backend (see xal_opencl.h): hardware queues over
+ * OpenCL command queues, launches, syncs and the command objects. A queue
+ * with the guardian takes its Lv2 path from xal_opencl_lv2.c.
  */
-#include "xal/xal_opencl.h"
-#include "shim/opencl/cl_guard_rw.h"
+#include "xal/xal_opencl_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* States of a guarded launch (xal_cl_guard.state). */
-enum { XG_LAUNCHED, XG_FINAL, XG_CUT };
-
-struct xal_cl_hwq {
-	struct xal_hwq base;
-	const struct cl_fns *cl;
-	cl_command_queue queue;
-	bool ooo;
-	/* --- Lv2 (xal_cl_hwq_enable_lv2()) --- */
-	bool lv2;
-	cl_context ctx;
-	cl_mem ctl;                     /* the control word as a buffer, or NULL */
-	_Atomic uint32_t *ctl_svm;      /* as fine-grain SVM, or NULL */
-	cl_command_queue side;          /* writes @ctl when not SVM (made on first use) */
-	cl_device_id dev;
-	pthread_mutex_t glock;          /* below */
-	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */
-	_Atomic uint32_t unresolved;
-	bool clear_pending;             /* reactivated: clear once all resolved */
-	cl_event last;                  /* the last command launched (a reference) */
-	uint32_t cut_waiting;           /* resolved cut, not launched again yet */
-	/* --- forced passes (xal_cl_hwq_settle()) --- */
-	pthread_mutex_t settle_lock;    /* held while forced passes are issued */
-	cl_mem ctl_zero;                /* a control word never set, as @ctl */
-	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
-	cl_event forced_last;           /* the newest forced pass (a reference); glock */
-};
-
-static const uint32_t xg_one = 1, xg_zero;
-
-static struct xal_cl_hwq *to_hwq(struct xal_hwq *h)
-{
-	return (struct xal_cl_hwq *)h;
-}
-
-static struct xal_cl_cmd *to_cmd(struct xal_cmd *c)
-{
-	return (struct xal_cl_cmd *)c;
-}
-
-/* --- Lv2: the control word and guarded launches ----------------------------- */
-
-/* Sets the control word to @v; @in_order: on the hwq's own queue. glock held. */
-static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v, bool in_order)
-{
-	if (h->ctl_svm) {
-		atomic_store(h->ctl_svm, *v);
-		return;
-	}
-	if (!in_order && !h->side) {
-		cl_int rc;
-
-		h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
-		/* None to be had: in order, the next kernel sees it. */
-		in_order = !h->side;
-	}
-	/* Static sources: the writes never block and never race a reuse. */
-	h->cl->clEnqueueWriteBuffer(in_order ? h->queue : h->side, h->ctl, CL_FALSE, 0,
-				    sizeof(*v), v, 0, NULL, NULL);
-	if (!in_order)
-		h->cl->clFlush(h->side);
-}
-
-/* Replaces the hwq's last event with @ev (a reference taken). glock held. */
-static void xg_set_last(struct xal_cl_hwq *h, cl_event ev)
-{
-	if (!ev || h->cl->clRetainEvent(ev) != CL_SUCCESS)
-		return;
-	if (h->last)
-		h->cl->clReleaseEvent(h->last);
-	h->last = ev;
-}
-
-static void xg_list_unlink(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
-
-static void xg_list_add(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	c->g.next = NULL;
-	c->g.listed = true;
-	if (h->tail)
-		h->tail->g.next = c;
-	else
-		h->head = c;
-	h->tail = c;
-	atomic_fetch_add(&h->unresolved, 1);
-}
-
-/* Takes @c out of the unresolved list. glock held. */
-static void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	xg_list_unlink(h, c);
-	/* Nothing left to force or to read again after a forced pass. */
-	if (!h->head && h->forced_last) {
-		h->cl->clReleaseEvent(h->forced_last);
-		h->forced_last = NULL;
-	}
-}
-
-static void xg_list_unlink(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	struct xal_cl_cmd **pp, *prev = NULL;
-
-	if (!c->g.listed)
-		return;
-	for (pp = &h->head; *pp && *pp != c; pp = &(*pp)->g.next)
-		prev = *pp;
-	if (*pp)
-		*pp = c->g.next;
-	if (h->tail == c)
-		h->tail = prev;
-	c->g.listed = false;
-	atomic_fetch_sub(&h->unresolved, 1);
-}
-
-/*
- * Before a guarded first launch: the record, zeroed (SVM: by the host; a
- * buffer: by a fill on the queue). Returns the OpenCL result.
- */
-static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	size_t size = clg_rec_size(c->g.groups);
-	cl_int rc;
-
-	if (h->ctl_svm) {
-		if (!c->g.rec_svm &&
-		    !(c->g.rec_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE |
-							       CL_MEM_SVM_FINE_GRAIN_BUFFER,
-						       size, 0)))
-			return CL_OUT_OF_RESOURCES;
-		memset(c->g.rec_svm, 0, size);
-		return CL_SUCCESS;
-	}
-	if (!c->g.rec && !(c->g.rec = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE, size,
-							      NULL, &rc)))
-		return rc;
-	return h->cl->clEnqueueFillBuffer(h->queue, c->g.rec, &xg_zero, sizeof(xg_zero), 0, size,
-					  0, NULL, NULL);
-}
-
-/*
- * Reads the counts of @c's launch, which completed. Returns 0, or -EIO.
- * glock held (the second queue is the hwq's).
- */
-static int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	cl_int rc;
-
-	if (c->g.counted)
-		return 0;
-	if (c->g.rec_svm) {
-		memcpy(c->g.host, c->g.rec_svm, sizeof(c->g.host));
-	} else {
-		if (!h->side)
-			h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
-		if (!h->side || h->cl->clEnqueueReadBuffer(h->side, c->g.rec, CL_TRUE, 0,
-							    sizeof(c->g.host), c->g.host, 0, NULL,
-							    NULL) != CL_SUCCESS)
-			return -EIO;
-	}
-	c->g.counted = true;
-	return 0;
-}
-
-void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
-{
-	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
-
-	memset(out, 0, sizeof(*out));
-	if (!c->g.on || !h || !h->lv2 || (!c->g.rec && !c->g.rec_svm))
-		return;
-	if (c->g.forcing) {
-		out->ctl = h->ctl_zero;
-		out->ctl_svm = h->ctl_zero_svm;
-	} else {
-		out->ctl = h->ctl;
-		out->ctl_svm = (void *)h->ctl_svm;
-	}
-	out->rec = c->g.rec;
-	out->rec_svm = c->g.rec_svm;
-}
-
-/* Tells the creator that guarded @c is complete for good, once. */
-static void xg_completed(struct xal_cl_cmd *c)
-{
-	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
-		c->ops->completed(c);
-}
-
-/*
- * Whether launch @c was cut: groups are missing and some skipped in this
- * launch (the control word; missing groups without a skip would be a
- * miscount, and launching again could never find them). A launch that
- * failed is not cut: its error is its result.
- */
-static bool xg_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	cl_int st = CL_COMPLETE;
-
-	if (c->ev && h->cl->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
-					   &st, NULL) == CL_SUCCESS && st < 0)
-		return false;
-	if (xg_count(h, c) < 0)
-		return false;
-	return c->g.host[0] < c->g.groups && c->g.host[1] > c->g.skipped_before;
-}
-
-/*
- * The state of guarded @c, whose sync point completed: final, or cut.
- * Final, so is every unresolved launch before it (the sticky control
- * word would have cut them all from the first cut one on); cut, it and
- * every launch after it go again. glock held.
- */
-static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	struct xal_cl_cmd *p, *next;
-	bool cut, after = false;
-
-	if (c->g.state != XG_LAUNCHED)
-		return c->g.state;
-	/* A forced pass on its way or not read yet: not now (xg_after_forced()). */
-	for (p = h->head; p; p = p->g.next) {
-		if (p->g.forcing || (p->g.forced && !p->g.recounted))
-			return -EBUSY;
-		if (p == c)
-			break;
-	}
-	if (xg_count(h, c) < 0)
-		return -EIO;
-	/* Those before it completed too (in order). */
-	cut = xg_cut(h, c);
-	for (p = h->head; !cut && p && p != c; p = p->g.next)
-		cut = xg_cut(h, p);
-	if (cut) {
-		for (p = h->head; p; p = next) {
-			next = p->g.next;
-			after |= p == c;
-			if (after) {
-				p->g.state = XG_CUT;
-				h->cut_waiting++;
-				xg_list_del(h, p);
-			}
-		}
-		c->g.state = XG_CUT;
-		return XG_CUT;
-	}
-	while (h->head && h->head != c) {
-		p = h->head;
-		p->g.state = XG_FINAL;
-		xg_list_del(h, p);
-		xg_completed(p);
-	}
-	c->g.state = XG_FINAL;
-	xg_list_del(h, c);
-	return XG_FINAL;
-}
-
-/* Whether every command launched on @h completed (-EBUSY before). */
-static int xg_drained(struct xal_cl_hwq *h, bool wait)
-{
-	cl_event last = NULL;
-	cl_int st = CL_COMPLETE;
-	int rc = 0;
-
-	pthread_mutex_lock(&h->glock);
-	if (h->last && h->cl->clRetainEvent(h->last) == CL_SUCCESS)
-		last = h->last;
-	pthread_mutex_unlock(&h->glock);
-	if (!last)
-		return 0;
-	if (wait)
-		h->cl->clWaitForEvents(1, &last);
-	if (h->cl->clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
-				  NULL) == CL_SUCCESS &&
-	    st > CL_COMPLETE)
-		rc = -EBUSY;
-	h->cl->clReleaseEvent(last);
-	return rc;
-}
-
-static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait);
-static void xal_cl_cmd_release(struct xal_cl_cmd *c);
-static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg);
-
-/*
- * Forced passes (xal_cl_hwq_settle()) ran the groups their launches did
- * not: once the newest is done, their records are read again, so that no
- * launch is taken for cut while its forced pass runs or after it did.
- * Waits for a settle in progress (@wait), or answers -EBUSY. Returns 0,
- * -EBUSY, or -EIO when a forced pass failed.
- */
-static int xg_after_forced(struct xal_cl_hwq *h, bool wait)
-{
-	cl_event fl = NULL;
-	int rc;
-
-	if (wait)
-		pthread_mutex_lock(&h->settle_lock);
-	else if (pthread_mutex_trylock(&h->settle_lock))
-		return -EBUSY;
-	pthread_mutex_unlock(&h->settle_lock);
-	pthread_mutex_lock(&h->glock);
-	if (h->forced_last && h->cl->clRetainEvent(h->forced_last) == CL_SUCCESS)
-		fl = h->forced_last;
-	pthread_mutex_unlock(&h->glock);
-	if (!fl)
-		return 0;
-	rc = xal_cl_event_state(h->cl, fl, wait);
-	h->cl->clReleaseEvent(fl);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&h->glock);
-	for (struct xal_cl_cmd *p = h->head; p; p = p->g.next)
-		if (p->g.forced && !p->g.recounted) {
-			p->g.counted = false;
-			p->g.recounted = true;
-		}
-	pthread_mutex_unlock(&h->glock);
-	return 0;
-}
-
-/* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
-static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
-{
-	int rc = xal_cl_event_state(h->cl, c->done, wait), state;
-
-	if (rc == 0)
-		rc = xg_after_forced(h, wait);
-	if (rc < 0 && rc != -EIO)
-		return rc;
-	if (rc == -EIO || c->rc != CL_SUCCESS) {
-		/* Failed: final as it is; its event says so. */
-		pthread_mutex_lock(&h->glock);
-		c->g.state = XG_FINAL;
-		xg_list_del(h, c);
-		pthread_mutex_unlock(&h->glock);
-		xg_completed(c);
-		return -EIO;
-	}
-again:
-	pthread_mutex_lock(&h->glock);
-	state = xg_resolve(h, c);
-	if (state == -EBUSY) {
-		pthread_mutex_unlock(&h->glock);
-		if (!wait)
-			return -EBUSY;
-		if ((rc = xg_after_forced(h, true)) < 0)
-			return rc;
-		goto again;
-	}
-	if (state < 0) {
-		c->g.state = XG_FINAL;
-		xg_list_del(h, c);
-	}
-	pthread_mutex_unlock(&h->glock);
-	if (state < 0) {
-		xg_completed(c);
-		return state;
-	}
-	if (state == XG_FINAL) {
-		xg_completed(c);
-		return 0;
-	}
-	/* Cut: once nothing of the queue runs any more, it launches again. */
-	if (xg_drained(h, wait) == -EBUSY)
-		return -EBUSY;
-	return -ECANCELED;
-}
-
-/*
- * launch() at Lv2: every command gets its event (XAL_CAP_SYNC_ANY); a
- * guarded one its record (first launch), and the read of its counts,
- * whose event is its sync point.
- */
-static int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	bool guarded = c->g.on;
-	cl_int rc = CL_SUCCESS;
-
-	c->cl = h->cl;
-	pthread_mutex_lock(&h->glock);
-	if (h->clear_pending && !atomic_load(&h->unresolved)) {
-		h->clear_pending = false;
-		xg_ctl_set(h, &xg_zero, true);
-	}
-	pthread_mutex_unlock(&h->glock);
-	/* A relaunch replaces the events of the launch before. */
-	if (c->ev)
-		h->cl->clReleaseEvent(c->ev);
-	if (c->done)
-		h->cl->clReleaseEvent(c->done);
-	c->ev = c->done = NULL;
-	if (guarded) {
-		if (c->g.state == XG_CUT) {
-			pthread_mutex_lock(&h->glock);
-			h->cut_waiting--;
-			pthread_mutex_unlock(&h->glock);
-		}
-		c->g.launches++;
-		c->g.state = XG_LAUNCHED;
-		c->g.skipped_before = c->g.counted ? c->g.host[1] : 0;
-		c->g.counted = false;
-		if (c->g.launches == 1)
-			rc = xg_prepare(h, c);
-	}
-	if (rc == CL_SUCCESS)
-		c->rc = c->ops->issue(c, h->queue, &c->ev);
-	else
-		c->rc = rc;
-	if (c->rc != CL_SUCCESS)
-		c->ev = NULL;
-	if (c->ev && h->cl->clRetainEvent(c->ev) == CL_SUCCESS)
-		c->done = c->ev;
-	pthread_mutex_lock(&h->glock);
-	xg_set_last(h, c->done);
-	if (guarded && c->rc == CL_SUCCESS)
-		xg_list_add(h, c);
-	pthread_mutex_unlock(&h->glock);
-	if (guarded && c->rc == CL_SUCCESS && c->ev && c->g.rec_svm && h->cl->clSetEventCallback) {
-		atomic_fetch_add(&c->refs, 1);
-		if (h->cl->clSetEventCallback(c->ev, CL_COMPLETE, xg_done_cb, c) != CL_SUCCESS)
-			xal_cl_cmd_release(c);
-	}
-	h->cl->clFlush(h->queue);
-	atomic_store(&c->launched, 1);
-	if (c->ops->issued)
-		c->ops->issued(c, c->rc, c->ev);
-	return c->rc == CL_SUCCESS ? 0 : -EIO;
-}
-
-/*
- * Driver callback at the completion of a guarded launch with an SVM
- * record: when it and every unresolved launch before it ran all their
- * groups, nothing can cut it any more, so its submitter learns at once
- * (its proxy event completes) instead of at the XQueue's next sync. The
- * XQueue still resolves it as usual. Holds a command reference.
- */
-static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
-{
-	struct xal_cl_cmd *c = arg;
-	struct xal_cl_hwq *h = to_hwq(c->hwq);
-	bool full = status == CL_COMPLETE;
-
-	(void)ev;
-	pthread_mutex_lock(&h->glock);
-	if (full && c->g.state == XG_LAUNCHED && c->g.listed) {
-		full = c->g.rec_svm[CLG_REC_CLAIMED] >= c->g.groups;
-		for (struct xal_cl_cmd *p = h->head; full && p && p != c; p = p->g.next)
-			full = p->g.rec_svm && p->g.rec_svm[CLG_REC_CLAIMED] >= p->g.groups;
-	} else {
-		full = false;
-	}
-	pthread_mutex_unlock(&h->glock);
-	if (full)
-		xg_completed(c);
-	xal_cl_cmd_release(c);
-}
-
-int xal_cl_hwq_settle(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-	struct xal_cl_cmd **todo = NULL, *p;
-	uint32_t n = 0, i;
-	int rc = 0;
-
-	if (!h->lv2 || (!atomic_load(&h->unresolved) && !h->cut_waiting))
-		return 0;
-	pthread_mutex_lock(&h->settle_lock);
-	pthread_mutex_lock(&h->glock);
-	if (h->cut_waiting) {
-		rc = -EAGAIN;
-	} else if (h->unresolved) {
-		todo = malloc(atomic_load(&h->unresolved) * sizeof(*todo));
-		for (p = h->head; todo && p; p = p->g.next) {
-			/* Forced already, or nothing of it reached the driver. */
-			if (p->g.forced || !p->ev)
-				continue;
-			atomic_fetch_add(&p->refs, 1);
-			p->g.forcing = true;
-			todo[n++] = p;
-		}
-		if (!todo)
-			rc = -EIO;
-	}
-	pthread_mutex_unlock(&h->glock);
-	/* In launch order, on the queue: each runs behind its own launch and
-	 * behind every earlier forced pass. */
-	for (i = 0; i < n; i++) {
-		cl_event ev = NULL;
-		cl_int r = rc ? CL_OUT_OF_RESOURCES : todo[i]->ops->issue(todo[i], h->queue, &ev);
-
-		pthread_mutex_lock(&h->glock);
-		todo[i]->g.forcing = false;
-		if (r == CL_SUCCESS && !ev) {
-			/* Refused before the driver (the command's own error). */
-		} else if (r == CL_SUCCESS) {
-			todo[i]->g.forced = true;
-			todo[i]->g.recounted = false;
-			if (h->forced_last)
-				h->cl->clReleaseEvent(h->forced_last);
-			h->forced_last = ev;
-			xg_set_last(h, ev);
-		} else {
-			rc = -EIO;
-		}
-		pthread_mutex_unlock(&h->glock);
-		xal_cl_cmd_release(todo[i]);
-	}
-	if (n)
-		h->cl->clFlush(h->queue);
-	pthread_mutex_unlock(&h->settle_lock);
-	free(todo);
-	return rc;
-}
-
-static int xal_cl_deactivate(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-
-	pthread_mutex_lock(&h->glock);
-	h->clear_pending = false;
-	xg_ctl_set(h, &xg_one, false);
-	pthread_mutex_unlock(&h->glock);
-	return 0;
-}
-
-static int xal_cl_reactivate(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-
-	pthread_mutex_lock(&h->glock);
-	/* While a launch may be cut, kernels behind it must keep skipping. */
-	if (atomic_load(&h->unresolved))
-		h->clear_pending = true;
-	else
-		xg_ctl_set(h, &xg_zero, true);
-	pthread_mutex_unlock(&h->glock);
-	return 0;
-}
-
-static void xal_cl_wait_quiet(struct xal_hwq *hwq)
-{
-	xg_drained(to_hwq(hwq), true);
-}
 
 static int xal_cl_launch(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
 {
@@ -584,8 +41,7 @@ static int xal_cl_launch(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flag
 	return c->rc == CL_SUCCESS ? 0 : -EIO;
 }
 
-/* 0 once @ev completed, -EIO if it failed, -EBUSY before (@wait: block). */
-static int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait)
+int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait)
 {
 	cl_int st = CL_COMPLETE;
 
@@ -610,32 +66,15 @@ static int xal_cl_sync(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
 	return xal_cl_event_state(to_hwq(hwq)->cl, c->done, true);
 }
 
-static int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
-
 static int xal_cl_sync_all(struct xal_hwq *hwq, unsigned flags)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
-	struct xal_cl_cmd *tail = NULL;
 
 	(void)flags;
 	if (h->cl->clFinish(h->queue) != CL_SUCCESS)
 		return -EIO;
-	if (!h->lv2)
-		return 0;
 	/* The newest unresolved guarded launch answers for all. */
-	pthread_mutex_lock(&h->glock);
-	tail = h->tail;
-	if (tail)
-		atomic_fetch_add(&tail->refs, 1);
-	pthread_mutex_unlock(&h->glock);
-	if (!tail)
-		return 0;
-	{
-		int rc = xg_state(h, tail, true);
-
-		xal_cl_cmd_release(tail);
-		return rc;
-	}
+	return h->lv2 ? xg_sync_all(h) : 0;
 }
 
 static int xal_cl_query(struct xal_hwq *hwq, struct xal_cmd *cmd)
@@ -651,28 +90,10 @@ static void xal_cl_hwq_destroy(struct xal_hwq *hwq)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
 
-	if (h->lv2) {
-		if (h->last)
-			h->cl->clReleaseEvent(h->last);
-		if (h->side)
-			h->cl->clReleaseCommandQueue(h->side);
-		if (h->ctl)
-			h->cl->clReleaseMemObject(h->ctl);
-		if (h->ctl_svm)
-			h->cl->clSVMFree(h->ctx, (void *)h->ctl_svm);
-		if (h->ctl_zero)
-			h->cl->clReleaseMemObject(h->ctl_zero);
-		if (h->ctl_zero_svm)
-			h->cl->clSVMFree(h->ctx, h->ctl_zero_svm);
-		if (h->forced_last)
-			h->cl->clReleaseEvent(h->forced_last);
-		pthread_mutex_destroy(&h->settle_lock);
-		pthread_mutex_destroy(&h->glock);
-	}
+	if (h->lv2)
+		xg_hwq_fini(h);
 	free(h);
 }
-
-static const struct xal_ops xal_cl_ops_lv2;
 
 static const struct xal_ops xal_cl_ops = {
 	.version = XAL_OPS_VERSION,
@@ -685,7 +106,7 @@ static const struct xal_ops xal_cl_ops = {
 	.hwq_destroy = xal_cl_hwq_destroy,
 };
 
-static const struct xal_ops xal_cl_ops_lv2 = {
+const struct xal_ops xal_cl_ops_lv2 = {
 	.version = XAL_OPS_VERSION,
 	.size = sizeof(struct xal_ops),
 	.name = "opencl",
@@ -693,92 +114,11 @@ static const struct xal_ops xal_cl_ops_lv2 = {
 	.sync = xal_cl_sync,
 	.sync_all = xal_cl_sync_all,
 	.query = xal_cl_query,
-	.deactivate = xal_cl_deactivate,
-	.reactivate = xal_cl_reactivate,
-	.wait_quiet = xal_cl_wait_quiet,
+	.deactivate = xg_deactivate,
+	.reactivate = xg_reactivate,
+	.wait_quiet = xg_wait_quiet,
 	.hwq_destroy = xal_cl_hwq_destroy,
 };
-
-/*
- * The control word, and a second one never set for forced passes:
- * fine-grain SVM where the device has it, else buffers.
- */
-static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
-{
-	cl_device_svm_capabilities svm = 0;
-	cl_int rc;
-
-	if (h->cl->clSVMAlloc && h->cl->clSVMFree &&
-	    h->cl->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) ==
-		    CL_SUCCESS &&
-	    (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) &&
-	    (h->ctl_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
-					    sizeof(uint32_t), 0))) {
-		h->ctl_zero_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE |
-						    CL_MEM_SVM_FINE_GRAIN_BUFFER,
-						    sizeof(uint32_t), 0);
-		if (!h->ctl_zero_svm) {
-			h->cl->clSVMFree(h->ctx, (void *)h->ctl_svm);
-			h->ctl_svm = NULL;
-			return -ENOTSUP;
-		}
-		atomic_init(h->ctl_svm, 0);
-		*h->ctl_zero_svm = 0;
-		return 0;
-	}
-	h->ctl_svm = NULL;
-	h->ctl = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-				       sizeof(uint32_t), (void *)&xg_zero, &rc);
-	if (!h->ctl)
-		return -ENOTSUP;
-	h->ctl_zero = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-					    sizeof(uint32_t), (void *)&xg_zero, &rc);
-	if (!h->ctl_zero) {
-		h->cl->clReleaseMemObject(h->ctl);
-		h->ctl = NULL;
-		return -ENOTSUP;
-	}
-	h->dev = dev;
-	return 0;
-}
-
-int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-	cl_device_id dev;
-
-	if (h->ooo)
-		return -ENOTSUP;
-	/* What Lv2 calls; a driver without them stays at Lv1. */
-	if (!h->cl->clCreateBuffer || !h->cl->clReleaseMemObject || !h->cl->clEnqueueFillBuffer ||
-	    !h->cl->clEnqueueReadBuffer || !h->cl->clEnqueueWriteBuffer ||
-	    !h->cl->clCreateCommandQueue || !h->cl->clGetCommandQueueInfo ||
-	    !h->cl->clGetDeviceInfo || !h->cl->clRetainEvent || !h->cl->clReleaseEvent ||
-	    !h->cl->clGetEventInfo || !h->cl->clWaitForEvents)
-		return -ENOTSUP;
-	if (h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_CONTEXT, sizeof(h->ctx), &h->ctx,
-					 NULL) != CL_SUCCESS ||
-	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) !=
-		    CL_SUCCESS)
-		return -ENOTSUP;
-	if (xg_make_ctl(h, dev) < 0)
-		return -ENOTSUP;
-	pthread_mutex_init(&h->glock, NULL);
-	pthread_mutex_init(&h->settle_lock, NULL);
-	h->lv2 = true;
-	h->base.ops = &xal_cl_ops_lv2;
-	h->base.caps |= XAL_CAP_LV2 | XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY;
-	return 0;
-}
-
-const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-
-	if (!h->lv2)
-		return NULL;
-	return h->ctl_svm ? "svm" : "write";
-}
 
 int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_of_order,
 		      const char *device, struct xal_hwq **out)
@@ -798,24 +138,11 @@ int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_
 
 /* --- commands --------------------------------------------------------------- */
 
-static void xal_cl_cmd_release(struct xal_cl_cmd *c)
+void xal_cl_cmd_release(struct xal_cl_cmd *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
-	if (c->g.listed && c->hwq) {
-		struct xal_cl_hwq *h = to_hwq(c->hwq);
-
-		pthread_mutex_lock(&h->glock);
-		xg_list_del(h, c);
-		pthread_mutex_unlock(&h->glock);
-	}
-	if (c->g.state == XG_CUT && c->hwq) {
-		struct xal_cl_hwq *h = to_hwq(c->hwq);
-
-		pthread_mutex_lock(&h->glock);
-		h->cut_waiting--;
-		pthread_mutex_unlock(&h->glock);
-	}
+	xg_cmd_fini(c);
 	if (c->cl && c->g.rec)
 		c->cl->clReleaseMemObject(c->g.rec);
 	if (c->cl && c->g.rec_svm && c->hwq)

@@ -1,0 +1,76 @@
+/*
+ * The `opencl` XAL backend's inside, shared by its two files: the
+ * hardware queue (xal_opencl.c: queues, launches, syncs, commands) and
+ * Lv2 through the guardian (xal_opencl_lv2.c: the control word, guarded
+ * launches, their resolution and forced passes). See xal_opencl.h.
+ */
+#ifndef XS_XAL_OPENCL_INTERNAL_H
+#define XS_XAL_OPENCL_INTERNAL_H
+
+#include "xal/xal_opencl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* States of a guarded launch (xal_cl_guard.state). */
+enum { XG_LAUNCHED, XG_FINAL, XG_CUT };
+
+struct xal_cl_hwq {
+	struct xal_hwq base;
+	const struct cl_fns *cl;
+	cl_command_queue queue;
+	bool ooo;
+	/* --- Lv2 (xal_cl_hwq_enable_lv2()) --- */
+	bool lv2;
+	cl_context ctx;
+	cl_mem ctl;                     /* the control word as a buffer, or NULL */
+	_Atomic uint32_t *ctl_svm;      /* as fine-grain SVM, or NULL */
+	cl_command_queue side;          /* writes @ctl when not SVM (made on first use) */
+	cl_device_id dev;
+	pthread_mutex_t glock;          /* below */
+	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */
+	_Atomic uint32_t unresolved;
+	bool clear_pending;             /* reactivated: clear once all resolved */
+	cl_event last;                  /* the last command launched (a reference) */
+	uint32_t cut_waiting;           /* resolved cut, not launched again yet */
+	/* --- forced passes (xal_cl_hwq_settle()) --- */
+	pthread_mutex_t settle_lock;    /* held while forced passes are issued */
+	cl_mem ctl_zero;                /* a control word never set, as @ctl */
+	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
+	cl_event forced_last;           /* the newest forced pass (a reference); glock */
+};
+
+static inline struct xal_cl_hwq *to_hwq(struct xal_hwq *h)
+{
+	return (struct xal_cl_hwq *)h;
+}
+
+static inline struct xal_cl_cmd *to_cmd(struct xal_cmd *c)
+{
+	return (struct xal_cl_cmd *)c;
+}
+
+/* xal_opencl.c */
+extern const struct xal_ops xal_cl_ops_lv2;
+/* 0 once @ev completed, -EIO if it failed, -EBUSY before (@wait: block). */
+int xal_cl_event_state(const struct cl_fns *cl, cl_event ev, bool wait);
+/* Drops a reference to @c; the last frees it. */
+void xal_cl_cmd_release(struct xal_cl_cmd *c);
+
+/* xal_opencl_lv2.c */
+/* launch() of an Lv2 queue (every command gets its event). */
+int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
+/* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
+int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
+/* sync_all()'s part after clFinish: the newest unresolved launch answers. */
+int xg_sync_all(struct xal_cl_hwq *h);
+/* Lv2 ops of the table: see xal.h. */
+int xg_deactivate(struct xal_hwq *hwq);
+int xg_reactivate(struct xal_hwq *hwq);
+void xg_wait_quiet(struct xal_hwq *hwq);
+/* What an Lv2 queue holds, freed with it. */
+void xg_hwq_fini(struct xal_cl_hwq *h);
+/* What a guarded command leaves in its queue's lists, at its last release. */
+void xg_cmd_fini(struct xal_cl_cmd *c);
+
+#endif
