@@ -183,6 +183,20 @@ static void check(const char *what, const uint32_t *got, const uint32_t *want, s
 	printf("%s %016llx\n", what, (unsigned long long)fnv(got, n * sizeof(*got)));
 }
 
+/* Enqueues the compute kernel over the whole buffer @m with @salt, and
+ * applies it to the host reference @ref. */
+static void compute(cl_kernel k, cl_mem m, cl_uint salt, uint32_t *ref)
+{
+	size_t g = N, l = LOCAL;
+
+	for (uint32_t i = 0; i < N; i++)
+		if (i % 7u != 3u)
+			ref[i] = mix(ref[i] ^ salt);
+	CK(clSetKernelArg(k, 0, sizeof(m), &m));
+	CK(clSetKernelArg(k, 1, sizeof(salt), &salt));
+	CK(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL));
+}
+
 int main(int argc, char **argv)
 {
 	static uint32_t a[N], b[N], ref[N], out[N], bins[BINS], rbins[BINS];
@@ -261,16 +275,8 @@ int main(int argc, char **argv)
 	check("update", out, ref, N);
 
 	/* compute: long, cut often; salts differ per round. */
-	for (int r = 0; r < ROUNDS / 4; r++) {
-		cl_uint salt = lcg((uint32_t)r);
-
-		for (uint32_t i = 0; i < N; i++)
-			if (i % 7u != 3u)
-				ref[i] = mix(ref[i] ^ salt);
-		CK(clSetKernelArg(kcomp, 0, sizeof(ma), &ma));
-		CK(clSetKernelArg(kcomp, 1, sizeof(salt), &salt));
-		CK(clEnqueueNDRangeKernel(queue, kcomp, 1, NULL, &g, &l, 0, NULL, NULL));
-	}
+	for (int r = 0; r < ROUNDS / 4; r++)
+		compute(kcomp, ma, lcg((uint32_t)r), ref);
 	CK(clEnqueueReadBuffer(queue, ma, CL_TRUE, 0, sizeof(out), out, 0, NULL, NULL));
 	check("compute", out, ref, N);
 
@@ -281,17 +287,11 @@ int main(int argc, char **argv)
 	 */
 	atomic_store(&paused, true);
 	for (int r = 0; r < MAPS; r++) {
-		cl_uint salt = lcg(0x1000u + (uint32_t)r);
 		struct timespec under = { 0, (300 + 400 * r) * 1000L };
 		cl_event mev;
 		uint32_t *p;
 
-		for (uint32_t i = 0; i < N; i++)
-			if (i % 7u != 3u)
-				ref[i] = mix(ref[i] ^ salt);
-		CK(clSetKernelArg(kcomp, 0, sizeof(ma), &ma));
-		CK(clSetKernelArg(kcomp, 1, sizeof(salt), &salt));
-		CK(clEnqueueNDRangeKernel(queue, kcomp, 1, NULL, &g, &l, 0, NULL, NULL));
+		compute(kcomp, ma, lcg(0x1000u + (uint32_t)r), ref);
 		if (with_preempt) {
 			nanosleep(&under, NULL);
 			preempt(queue, 1);
