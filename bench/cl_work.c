@@ -37,6 +37,7 @@ void clw_open(struct clw *w, unsigned iters, size_t width)
 
 	w->dev = NULL;
 	w->width = width;
+	w->local = 1;
 	CK(clGetPlatformIDs(8, ps, &np));
 	for (cl_uint i = 0; i < np && i < 8 && !w->dev; i++)
 		if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &w->dev, NULL) != CL_SUCCESS)
@@ -78,11 +79,27 @@ void clw_set_iters(struct clw *w, unsigned iters)
 	CK(clSetKernelArg(w->k, 1, sizeof(v), &v));
 }
 
+void clw_set_local(struct clw *w, size_t local)
+{
+	if (!local || w->width % local) {
+		fprintf(stderr, "%s: a local size of %zu does not divide %zu work-items\n",
+			program_invocation_short_name, local, w->width);
+		exit(1);
+	}
+	w->local = local;
+}
+
+unsigned clw_compute_units(const struct clw *w)
+{
+	cl_uint cu = 1;
+
+	CK(clGetDeviceInfo(w->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu, NULL));
+	return cu ? cu : 1;
+}
+
 void clw_enqueue(struct clw *w, cl_event *ev)
 {
-	size_t one = 1;
-
-	CK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &w->width, &one, 0, NULL, ev));
+	CK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &w->width, &w->local, 0, NULL, ev));
 }
 
 /* Median of 7 enqueue+finish round trips at the current iteration count. */

@@ -21,7 +21,8 @@
 #include <stdint.h>
 
 /* One program's OpenCL state: the first device found, an in-order queue,
- * the loop kernel set to @iters steps on @width work-items. */
+ * the loop kernel set to @iters steps on @width work-items in work-groups
+ * of @local (1 unless clw_set_local() says otherwise). */
 struct clw {
 	cl_device_id dev;
 	cl_context ctx;
@@ -29,7 +30,7 @@ struct clw {
 	cl_program prog;
 	cl_kernel k;
 	cl_mem junk;
-	size_t width;
+	size_t width, local;
 	unsigned iters;
 };
 
@@ -38,8 +39,20 @@ void clw_open(struct clw *w, unsigned iters, size_t width);
 void clw_close(struct clw *w);
 void clw_set_iters(struct clw *w, unsigned iters);
 
-/* Enqueues one kernel (one work-item per work-group, so that PoCL spreads
- * the work-items over its threads); @ev may be NULL. */
+/*
+ * Work-items per work-group of the next enqueues (exits unless it divides
+ * the width). The local size is always given explicitly: PoCL then keeps
+ * it, and at Lv2 the shim's guardian can cut the kernel between groups
+ * (a launch without one runs whole).
+ */
+void clw_set_local(struct clw *w, size_t local);
+
+/* The device's compute units: PoCL's threads, the work-groups that run at
+ * once. */
+unsigned clw_compute_units(const struct clw *w);
+
+/* Enqueues one kernel (by default one work-item per work-group, so that
+ * PoCL spreads the work-items over its threads); @ev may be NULL. */
 void clw_enqueue(struct clw *w, cl_event *ev);
 
 /*

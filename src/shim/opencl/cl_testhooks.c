@@ -19,10 +19,15 @@ int xs_opencl_queues(void)
 }
 
 /*
- * Suspend (@on) or resume the XQueue of @queue as a scheduler would (0,
- * or a negative errno; -ENOENT for a queue the shim does not schedule);
- * the queue's level; how many commands its device cut short and it
- * launched again (tests/test_opencl_lv2.sh).
+ * Suspend or resume the XQueue of @queue as a scheduler would: @on 0
+ * resumes, 1 suspends (xq_suspend(), returns at once), 2 suspends
+ * synchronously (XS_SUSPEND_SYNC: returns once the device is quiet; at
+ * Lv2 once the launch in flight ran or skipped all its work-groups, at
+ * Lv1 once the commands in flight completed; bench/bench_cl_preempt.c
+ * times this call). Returns 0, or a negative errno (-ENOENT for a queue
+ * the shim does not schedule). Also the queue's level, and how many
+ * commands its device cut short and it launched again
+ * (tests/test_opencl_lv2.sh).
  */
 XS_CL_HOOK int xs_opencl_preempt(cl_command_queue queue, int on);
 XS_CL_HOOK int xs_opencl_level(cl_command_queue queue);
@@ -34,7 +39,9 @@ int xs_opencl_preempt(cl_command_queue queue, int on)
 
 	if (!q)
 		return -ENOENT;
-	return on ? xq_suspend(q->xq, 0) : xq_resume(q->xq);
+	if (!on)
+		return xq_resume(q->xq);
+	return xq_suspend(q->xq, on == 2 ? XS_SUSPEND_SYNC : 0);
 }
 
 int xs_opencl_level(cl_command_queue queue)

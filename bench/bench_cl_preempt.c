@@ -1,0 +1,556 @@
+/*
+ * Preemption latency of the OpenCL shim on a real device (PoCL), at Lv1
+ * and at Lv2 (the guardian), measured in one run.
+ *
+ * A background kernel of about 5 ms and one of about 50 ms (--kernels-ms),
+ * each split into --groups work-groups of --local work-items (default 512
+ * groups of one item, so that PoCL's threads take the groups one by one
+ * and the guardian has many points at which to cut), is launched again
+ * and again; after a random delay, uniform over the kernel's duration (its
+ * median in that configuration, measured just before), the program
+ * suspends the queue synchronously through the test build of the shim
+ * (xs_opencl_preempt(queue, 2): XS_SUSPEND_SYNC, which returns once the
+ * device is quiet) and times that call. At Lv2 the queue's running launch
+ * stops between work-groups (the groups not started skip); at Lv1 the call
+ * waits for the kernel to end. The queue is then resumed and the kernel
+ * finished (clFinish: at Lv2 its skipped groups run in the relaunch)
+ * before the next sample.
+ *
+ * Each configuration is a child process of this program (so that the shim
+ * reads its XSCHED_OPENCL_LV2): Lv1 (XSCHED_OPENCL_LV2=0) and Lv2 (the
+ * default), both under the test shim with the in-process scheduler, which
+ * leaves a lone queue alone. They alternate in --rounds rounds and draw
+ * the same random fractions of the duration in a round, so that a noisy
+ * machine's drift hits both and the percentiles are pooled over the
+ * rounds. The kernels' iteration counts are calibrated once, natively, by
+ * this process (run it on an idle machine).
+ *
+ * Reported per level and kernel: the samples, suspensions that found the
+ * kernel still running (a delay near the kernel's end can find it done:
+ * those are counted apart and drawn again, up to three tries a sample),
+ * the launches cut (Lv2), the kernel's own duration in that configuration
+ * (median of uninterrupted runs), the time of one work-group (duration /
+ * groups x the groups that run at once, PoCL's threads = the device's
+ * compute units) and P50/P99/max of the preemption latency. The goals
+ * checked (issue 17): Lv2 P99 <= two work-groups' time, and <= 1 ms for a
+ * 50 ms kernel.
+ *
+ * --out DIR writes summary.tsv (the table) and lat_lv<L>-<K>ms.txt (the
+ * latencies in us, one per line, for CDFs: tools/plots.sh). Without the
+ * test shim or an OpenCL device it prints "bench_cl_preempt: skipped: why"
+ * and exits 0.
+ *
+ * Usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]
+ *          [--rounds N] [--groups N] [--local N] [--seed S] [--quick]
+ *          [--shim PATH] [--out DIR]
+ */
+#include "cl_work.h"
+#include "bench_util.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#ifndef XS_TEST_SHIM_PATH
+#define XS_TEST_SHIM_PATH ""
+#endif
+
+#define US 1000ull
+#define MS (1000 * US)
+#define MAX_KERNELS 4
+
+struct opts {
+	int nk, rounds, groups, local;
+	unsigned kernel_ms[MAX_KERNELS];
+	int samples[MAX_KERNELS];       /* over all rounds */
+	unsigned seed;
+	const char *shim, *out;
+};
+
+/* What the parent hands a child for one kernel. */
+struct kspec {
+	unsigned iters;
+	uint64_t nominal_ns;            /* calibrated natively */
+	int n;                          /* samples in this round */
+	unsigned seed;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_mono(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Median of @n uninterrupted enqueue+finish round trips of @w. */
+static uint64_t kernel_median_ns(struct clw *w, int n)
+{
+	uint64_t t[9];
+
+	if (n > 9)
+		n = 9;
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = mono_ns();
+
+		clw_enqueue(w, NULL);
+		clFinish(w->q);
+		t[i] = mono_ns() - t0;
+	}
+	qsort(t, (size_t)n, sizeof(*t), bench_cmp_u64);
+	return t[n / 2];
+}
+
+/* --- the child: one configuration under the test shim --------------------- */
+
+typedef int (*preempt_fn)(cl_command_queue, int);
+typedef int (*level_fn)(cl_command_queue);
+typedef long (*relaunch_fn)(cl_command_queue);
+
+/*
+ * Prints, per kernel k: "K k duration_ns level", one "S k latency_ns
+ * in_flight" per sample, then "R k relaunches".
+ */
+static int child(int groups, int local, int nk, const struct kspec *ks)
+{
+	preempt_fn preempt = (preempt_fn)dlsym(RTLD_DEFAULT, "xs_opencl_preempt");
+	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "xs_opencl_level");
+	relaunch_fn relaunches = (relaunch_fn)dlsym(RTLD_DEFAULT, "xs_opencl_relaunches");
+	struct clw w;
+
+	if (!preempt || !level || !relaunches) {
+		fprintf(stderr, "bench_cl_preempt: not under the test build of the OpenCL shim "
+			"(no xs_opencl_preempt)\n");
+		return 1;
+	}
+	prctl(PR_SET_TIMERSLACK, 1);
+	clw_open(&w, ks[0].iters, (size_t)groups * (size_t)local);
+	clw_set_local(&w, (size_t)local);
+	for (int k = 0; k < nk; k++) {
+		unsigned short xs[3] = { 0x330e, (unsigned short)ks[k].seed,
+					 (unsigned short)(ks[k].seed >> 16) };
+		long r0;
+		uint64_t dur;
+
+		clw_set_iters(&w, ks[k].iters);
+		kernel_median_ns(&w, 2); /* warm-up */
+		dur = kernel_median_ns(&w, ks[k].nominal_ns > 20 * MS ? 5 : 9);
+		printf("K %d %llu %d\n", k, (unsigned long long)dur, level(w.q));
+		r0 = relaunches(w.q);
+		/* Until @n suspensions found the kernel running (at most 3n tries). */
+		for (int i = 0, got = 0; got < ks[k].n && i < 3 * ks[k].n; i++) {
+			uint64_t delay = (uint64_t)(erand48(xs) * (double)dur);
+			cl_int st = CL_COMPLETE;
+			uint64_t t0, t1;
+			cl_event ev;
+			int rc;
+
+			t0 = mono_ns();
+			clw_enqueue(&w, &ev);
+			clFlush(w.q);
+			sleep_until_mono(t0 + delay);
+			clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+				       NULL);
+			t0 = mono_ns();
+			rc = preempt(w.q, 2);
+			t1 = mono_ns();
+			if (rc) {
+				fprintf(stderr, "bench_cl_preempt: xs_opencl_preempt: %s\n",
+					strerror(-rc));
+				return 1;
+			}
+			preempt(w.q, 0);
+			if (clFinish(w.q) != CL_SUCCESS) {
+				fprintf(stderr, "bench_cl_preempt: clFinish failed\n");
+				return 1;
+			}
+			clReleaseEvent(ev);
+			got += st != CL_COMPLETE;
+			printf("S %d %llu %d\n", k, (unsigned long long)(t1 - t0),
+			       st != CL_COMPLETE);
+		}
+		printf("R %d %ld\n", k, relaunches(w.q) - r0);
+	}
+	clw_close(&w);
+	return 0;
+}
+
+/* --- the parent ----------------------------------------------------------- */
+
+/* One level's results for one kernel, pooled over rounds. */
+struct cell {
+	uint64_t *lat;                  /* samples whose kernel was in flight */
+	int n, cap, done_before, level_seen;
+	long cut;
+	double dur_sum;
+	int dur_n;
+};
+
+/* Runs one child (@lv2: the guardian on) and adds its output to @cells. */
+static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
+		     struct cell *cells)
+{
+	char args[MAX_KERNELS * 4 + 8][24], pre[4200];
+	char *argv[MAX_KERNELS * 4 + 10];
+	int fds[2], na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0;
+	unsigned long long v;
+	long r;
+	FILE *in;
+	pid_t pid;
+	char tag;
+
+	argv[na++] = "bench_cl_preempt";
+	argv[na++] = "--child";
+	snprintf(args[0], 24, "%d", o->groups);
+	snprintf(args[1], 24, "%d", o->local);
+	snprintf(args[2], 24, "%d", o->nk);
+	for (int i = 0; i < 3; i++)
+		argv[na++] = args[i];
+	for (k = 0; k < o->nk; k++) {
+		snprintf(args[3 + 4 * k], 24, "%u", ks[k].iters);
+		snprintf(args[4 + 4 * k], 24, "%llu", (unsigned long long)ks[k].nominal_ns);
+		snprintf(args[5 + 4 * k], 24, "%d", ks[k].n);
+		snprintf(args[6 + 4 * k], 24, "%u", ks[k].seed);
+		for (int i = 3 + 4 * k; i < 7 + 4 * k; i++)
+			argv[na++] = args[i];
+		want += ks[k].n;
+	}
+	argv[na] = NULL;
+	if (pipe(fds) < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
+		putenv(pre);
+		putenv("XSCHED_SCHEDULER=local");
+		putenv(lv2 ? "XSCHED_OPENCL_LV2=1" : "XSCHED_OPENCL_LV2=0");
+		unsetenv("XSCHED_DISABLE");
+		unsetenv("XSCHED_PRIORITY");
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	if (!in) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	while (fscanf(in, " %c %d", &tag, &k) == 2 && k >= 0 && k < o->nk) {
+		struct cell *c = &cells[k];
+
+		if (tag == 'K' && fscanf(in, "%llu %d", &v, &lvl) == 2) {
+			c->dur_sum += (double)v;
+			c->dur_n++;
+			c->level_seen = lvl;
+		} else if (tag == 'S' && fscanf(in, "%llu %d", &v, &in_flight) == 2) {
+			if (in_flight && got < want && c->n < c->cap) {
+				c->lat[c->n++] = v;
+				got++;
+			} else if (!in_flight) {
+				c->done_before++;
+			}
+		} else if (tag == 'R' && fscanf(in, "%ld", &r) == 1) {
+			c->cut += r;
+		} else {
+			break;
+		}
+	}
+	fclose(in);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) || got != want) {
+		fprintf(stderr, "bench_cl_preempt: the Lv%d child failed (status 0x%x, %d of %d "
+			"samples with the kernel running)\n", lv2 ? 2 : 1, st, got, want);
+		return -1;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]\n"
+		"         [--rounds N] [--groups N] [--local N] [--seed S] [--quick]\n"
+		"         [--shim PATH] [--out DIR]\n");
+	exit(2);
+}
+
+/* "a,b,c" into up to MAX_KERNELS unsigned values; their count, or -1. */
+static int parse_list(const char *s, unsigned *v)
+{
+	int n = 0;
+	char *end;
+
+	while (*s && n < MAX_KERNELS) {
+		unsigned long x = strtoul(s, &end, 10);
+
+		if (end == s || x == 0 || x > 100000)
+			return -1;
+		v[n++] = (unsigned)x;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return *s ? -1 : n;
+}
+
+static int parse_child(int argc, char **argv, int *groups, int *local, int *nk,
+		       struct kspec *ks)
+{
+	if (argc < 5)
+		return -1;
+	*groups = atoi(argv[2]);
+	*local = atoi(argv[3]);
+	*nk = atoi(argv[4]);
+	if (*groups < 1 || *local < 1 || *nk < 1 || *nk > MAX_KERNELS || argc != 5 + 4 * *nk)
+		return -1;
+	for (int k = 0; k < *nk; k++) {
+		ks[k].iters = (unsigned)strtoul(argv[5 + 4 * k], NULL, 10);
+		ks[k].nominal_ns = strtoull(argv[6 + 4 * k], NULL, 10);
+		ks[k].n = atoi(argv[7 + 4 * k]);
+		ks[k].seed = (unsigned)strtoul(argv[8 + 4 * k], NULL, 10);
+	}
+	return 0;
+}
+
+/* Why this machine cannot run the benchmark ("" if it can). */
+static const char *why_skip(const struct opts *o)
+{
+	cl_platform_id p;
+	cl_device_id d;
+	cl_uint n = 0;
+
+	if (!o->shim[0] || access(o->shim, R_OK))
+		return "the test build of the OpenCL shim is missing (BUILD_TESTING; or --shim)";
+	if (clGetPlatformIDs(1, &p, &n) != CL_SUCCESS || !n ||
+	    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL) != CL_SUCCESS)
+		return "no OpenCL device (install pocl-opencl-icd)";
+	return "";
+}
+
+static FILE *out_file(const struct opts *o, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", o->out, name);
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "bench_cl_preempt: %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+/*
+ * The table row of level @lv for kernel @k (and its summary.tsv row, and
+ * its latencies' file with --out). Sorts @c's samples. 0, or -1 when a
+ * file cannot be written.
+ */
+static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned cu, FILE *tsv)
+{
+	double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o->groups * cu;
+	double p50 = (double)bench_pct(c->lat, (size_t)c->n, 50);
+	double p99 = (double)bench_pct(c->lat, (size_t)c->n, 99);
+	double mx = (double)bench_pct(c->lat, (size_t)c->n, 100);
+	double in_groups = group > 0 ? p99 / group : 0;
+	char goal[128] = "-", name[64];
+	FILE *f;
+
+	if (lv == 2) {
+		snprintf(goal, sizeof(goal), "<= 2 groups: %s",
+			 p99 <= 2 * group ? "met" : "**missed**");
+		if (o->kernel_ms[k] >= 50)
+			snprintf(goal + strlen(goal), sizeof(goal) - strlen(goal), "; <= 1 ms: %s",
+				 p99 <= 1e6 ? "met" : "**missed**");
+	}
+	printf("| Lv%d%s | %u ms | %d (%d) | %ld | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | "
+	       "%s |\n", lv, lv == 2 && c->level_seen != 2 ? " (queue NOT at level 2)" : "",
+	       o->kernel_ms[k], c->n, c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3,
+	       p99 / 1e3, mx / 1e3, in_groups, goal);
+	if (tsv)
+		fprintf(tsv, "Lv%d\t%u\t%d\t%d\t%d\t%d\t%ld\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\n",
+			lv, o->kernel_ms[k], o->groups, o->local, c->n, c->done_before, c->cut,
+			dur / 1e6, group / 1e3, p50 / 1e3, p99 / 1e3, mx / 1e3, in_groups);
+	if (!o->out)
+		return 0;
+	snprintf(name, sizeof(name), "lat_lv%d-%ums.txt", lv, o->kernel_ms[k]);
+	if (!(f = out_file(o, name)))
+		return -1;
+	for (int i = 0; i < c->n; i++)
+		fprintf(f, "%.1f\n", (double)c->lat[i] / 1e3);
+	if (fclose(f)) {
+		fprintf(stderr, "bench_cl_preempt: %s: write error\n", name);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .nk = 2, .rounds = 3, .groups = 512, .local = 1, .kernel_ms = { 5, 50 },
+			  .samples = { 300, 90 }, .seed = 1, .shim = XS_TEST_SHIM_PATH };
+	struct cell cells[2][MAX_KERNELS];
+	struct kspec ks[MAX_KERNELS];
+	uint64_t nominal[MAX_KERNELS];
+	unsigned iters[MAX_KERNELS], cu, v[MAX_KERNELS];
+	bool samples_set = false;
+	FILE *tsv = NULL;
+	const char *why;
+	struct clw w;
+	int rc = 1, n;
+
+	if (argc > 1 && !strcmp(argv[1], "--child")) {
+		int groups, local, nk;
+
+		if (parse_child(argc, argv, &groups, &local, &nk, ks) < 0)
+			usage();
+		return child(groups, local, nk, ks);
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--quick")) {
+			o.rounds = 1;
+			if (!samples_set) {
+				o.samples[0] = 20;
+				o.samples[1] = 6;
+			}
+		} else if (!strcmp(a, "--kernels-ms") && val) {
+			if ((n = parse_list(val, o.kernel_ms)) < 1)
+				usage();
+			o.nk = n, i++;
+		} else if (!strcmp(a, "--samples") && val) {
+			if ((n = parse_list(val, v)) < 1)
+				usage();
+			for (int k = 0; k < MAX_KERNELS; k++)
+				o.samples[k] = (int)v[k < n ? k : n - 1];
+			samples_set = true, i++;
+		} else if (!strcmp(a, "--rounds") && val) {
+			o.rounds = atoi(val), i++;
+		} else if (!strcmp(a, "--groups") && val) {
+			o.groups = atoi(val), i++;
+		} else if (!strcmp(a, "--local") && val) {
+			o.local = atoi(val), i++;
+		} else if (!strcmp(a, "--seed") && val) {
+			o.seed = (unsigned)strtoul(val, NULL, 10), i++;
+		} else if (!strcmp(a, "--shim") && val) {
+			o.shim = val, i++;
+		} else if (!strcmp(a, "--out") && val) {
+			o.out = val, i++;
+		} else {
+			usage();
+		}
+	}
+	if (o.rounds < 1 || o.groups < 1 || o.local < 1)
+		usage();
+	why = why_skip(&o);
+	if (why[0]) {
+		printf("bench_cl_preempt: skipped: %s\n", why);
+		return 0;
+	}
+	if (o.out && mkdir(o.out, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "bench_cl_preempt: %s: %s\n", o.out, strerror(errno));
+		return 1;
+	}
+	memset(cells, 0, sizeof(cells));
+	for (int l = 0; l < 2; l++)
+		for (int k = 0; k < o.nk; k++)
+			if (!(cells[l][k].lat = calloc((size_t)o.samples[k], sizeof(uint64_t)))) {
+				perror("bench_cl_preempt");
+				goto out;
+			} else {
+				cells[l][k].cap = o.samples[k];
+			}
+
+	bench_print_machine(stdout);
+	/* Calibrated natively, by this process, on the machine as it is. */
+	clw_open(&w, 1, (size_t)o.groups * (size_t)o.local);
+	clw_set_local(&w, (size_t)o.local);
+	cu = clw_compute_units(&w);
+	for (int k = 0; k < o.nk; k++) {
+		iters[k] = clw_calibrate(&w, (uint64_t)o.kernel_ms[k] * MS);
+		nominal[k] = kernel_median_ns(&w, 5);
+	}
+	clw_close(&w);
+	printf("kernels: %d work-groups of %d work-item(s) (local size %d), %u compute units "
+	       "(PoCL threads); calibrated natively:", o.groups, o.local, o.local, cu);
+	for (int k = 0; k < o.nk; k++)
+		printf(" %u ms = %u iterations (%.2f ms)", o.kernel_ms[k], iters[k],
+		       (double)nominal[k] / 1e6);
+	printf("\nshim: %s (XSCHED_SCHEDULER=local); Lv1 = XSCHED_OPENCL_LV2=0, Lv2 = the "
+	       "guardian; %d round(s), the same delays for both levels in a round\n",
+	       o.shim, o.rounds);
+	fflush(stdout);
+
+	for (int r = 0; r < o.rounds; r++) {
+		for (int k = 0; k < o.nk; k++) {
+			unsigned seed = o.seed * 7919u + (unsigned)(r * MAX_KERNELS + k);
+
+			ks[k] = (struct kspec){ .iters = iters[k], .nominal_ns = nominal[k],
+						.n = (o.samples[k] + o.rounds - 1) / o.rounds,
+						.seed = seed };
+			/* The last round takes what is left. */
+			if (r == o.rounds - 1)
+				ks[k].n = o.samples[k] - ks[k].n * (o.rounds - 1);
+		}
+		/* Levels in alternating order, so neither always runs first. */
+		for (int j = 0; j < 2; j++) {
+			int l = (r + j) % 2;
+
+			if (run_child(&o, l == 1, ks, cells[l]) < 0)
+				goto out;
+		}
+		printf("  round %d/%d done\n", r + 1, o.rounds);
+		fflush(stdout);
+	}
+
+	if (o.out && !(tsv = out_file(&o, "summary.tsv")))
+		goto out;
+	if (tsv)
+		fprintf(tsv, "level\tkernel_ms\tgroups\tlocal\tsamples\tdone_before\tcut\t"
+			"duration_ms\tgroup_us\tp50_us\tp99_us\tmax_us\tp99_groups\n");
+	bench_print_machine(stdout);
+	printf("\n| level | kernel | samples (done before) | cut | duration ms | group us | "
+	       "P50 us | P99 us | max us | P99 / group | goal (Lv2) |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int k = 0; k < o.nk; k++)
+		for (int l = 0; l < 2; l++)
+			if (report(&o, k, l + 1, &cells[l][k], cu, tsv) < 0)
+				goto out;
+	printf("(samples: suspensions that found the kernel running; done before: the delay "
+	       "reached past its end; cut: launches the guardian stopped and the shim "
+	       "launched again; group: duration / %d groups x %u threads)\n", o.groups, cu);
+	rc = 0;
+out:
+	if (tsv && fclose(tsv)) {
+		fprintf(stderr, "bench_cl_preempt: summary.tsv: write error\n");
+		rc = 1;
+	}
+	for (int l = 0; l < 2; l++)
+		for (int k = 0; k < MAX_KERNELS; k++)
+			free(cells[l][k].lat);
+	return rc;
+}
