@@ -17,10 +17,18 @@
  * seed), finishing each with clFinish; its latency is measured from the
  * task's first enqueue to the return of clFinish (so that timer overshoot
  * is not counted). The background keeps --bg-depth loop kernels of about
- * 5 ms in flight on --bg-width work-items (default: every CPU), waiting on
- * each kernel's event, until it is killed; it reports every completion
- * with its time, from which the parent takes its throughput over the
- * foreground's measurement window.
+ * 5 ms in flight on --bg-width work-items (default: every CPU) in
+ * work-groups of --bg-local items (default 1: as many groups as items),
+ * waiting on each kernel's event, until it is killed; it reports every
+ * completion with its time, from which the parent takes its throughput
+ * over the foreground's measurement window. --fg-us and --bg-us calibrate
+ * the kernels' iteration counts instead (natively, by the parent, at the
+ * start: run it on an idle machine).
+ *
+ * Lv2 needs many work-groups in the background: the guardian cuts a
+ * kernel only between groups, so with one group per CPU (the default
+ * shape) a started kernel runs whole, as at Lv1; e.g. --bg-width 512
+ * --bg-us 5000 gives 5 ms kernels of 512 groups (~20 us each on 2 CPUs).
  *
  * PoCL runs kernels on OS threads that the kernel time-slices, so native
  * sharing shows as a longer tail rather than as a GPU's hard blocking, and
@@ -36,9 +44,9 @@
  * built, or not found) the xsched configuration is left out.
  *
  * Usage: bench_cl_priority [--samples N] [--rounds N] [--period-us P]
- *          [--fg-iters N] [--bg-iters N] [--fg-cmds N] [--bg-width N]
- *          [--bg-depth N] [--alone-ms MS] [--quick] [--diag] [--shim PATH]
- *          [--daemon PATH] [--policy NAME]
+ *          [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]
+ *          [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]
+ *          [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]
  */
 #include "cl_work.h"
 #include "bench_util.h"
@@ -66,8 +74,8 @@
 #define MS (1000 * US)
 
 struct opts {
-	int samples, rounds, round_samples, fg_cmds, bg_width, bg_depth;
-	unsigned period_us, fg_iters, bg_iters, alone_ms;
+	int samples, rounds, round_samples, fg_cmds, bg_width, bg_local, bg_depth;
+	unsigned period_us, fg_iters, bg_iters, alone_ms, fg_us, bg_us;
 	const char *shim, *daemon, *policy;
 };
 
@@ -117,6 +125,7 @@ static int child_bg(const struct opts *o)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clw_open(&e, o->bg_iters, (size_t)o->bg_width);
+	clw_set_local(&e, (size_t)o->bg_local);
 	clw_flood(&e, 1, o->bg_depth, NULL, bg_report, NULL);
 	return 0;
 }
@@ -148,7 +157,7 @@ struct run {
 static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int prio,
 		   FILE **out)
 {
-	char a[7][32], pre[4200], sock[400], pr[32];
+	char a[8][32], pre[4200], sock[400], pr[32];
 	int fds[2];
 	pid_t pid;
 
@@ -161,6 +170,7 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 	snprintf(a[4], 32, "%d", r->o.fg_cmds);
 	snprintf(a[5], 32, "%d", r->o.bg_width);
 	snprintf(a[6], 32, "%d", r->o.bg_depth);
+	snprintf(a[7], 32, "%d", r->o.bg_local);
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -169,7 +179,7 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 	}
 	if (pid == 0) {
 		char *argv[] = { "bench_cl_priority", "--child", (char *)role, a[0], a[1], a[2],
-				 a[3], a[4], a[5], a[6], NULL };
+				 a[3], a[4], a[5], a[6], a[7], NULL };
 
 		dup2(fds[1], 1);
 		close(fds[0]);
@@ -446,19 +456,44 @@ static int measure_bg_alone(struct run *r, enum mode_env env, unsigned ms, doubl
 	return 0;
 }
 
+/*
+ * --fg-us, --bg-us: the iteration counts for kernels of that length on
+ * this device, natively, each in its shape; prints what it found.
+ */
+static void calibrate(struct opts *o)
+{
+	struct clw w;
+
+	if (o->fg_us) {
+		clw_open(&w, 1, 1);
+		o->fg_iters = clw_calibrate(&w, (uint64_t)o->fg_us * US);
+		clw_close(&w);
+		printf("calibrated: a %u us foreground kernel = %u iterations\n", o->fg_us,
+		       o->fg_iters);
+	}
+	if (o->bg_us) {
+		clw_open(&w, 1, (size_t)o->bg_width);
+		clw_set_local(&w, (size_t)o->bg_local);
+		o->bg_iters = clw_calibrate(&w, (uint64_t)o->bg_us * US);
+		clw_close(&w);
+		printf("calibrated: a %u us background kernel = %u iterations\n", o->bg_us,
+		       o->bg_iters);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: bench_cl_priority [--samples N] [--rounds N] [--period-us P]\n"
-		"         [--fg-iters N] [--bg-iters N] [--fg-cmds N] [--bg-width N]\n"
-		"         [--bg-depth N] [--alone-ms MS] [--quick] [--diag] [--shim PATH]\n"
-		"         [--daemon PATH] [--policy NAME]\n");
+		"         [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]\n"
+		"         [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]\n"
+		"         [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]\n");
 	exit(2);
 }
 
 static int parse_child(int argc, char **argv, struct opts *o)
 {
-	if (argc != 10)
+	if (argc != 11)
 		return -1;
 	o->round_samples = atoi(argv[3]);
 	o->period_us = (unsigned)strtoul(argv[4], NULL, 10);
@@ -467,6 +502,7 @@ static int parse_child(int argc, char **argv, struct opts *o)
 	o->fg_cmds = atoi(argv[7]);
 	o->bg_width = atoi(argv[8]);
 	o->bg_depth = atoi(argv[9]);
+	o->bg_local = atoi(argv[10]);
 	return 0;
 }
 
@@ -498,8 +534,8 @@ int main(int argc, char **argv)
 {
 	struct run r = { .o = { .samples = 1000, .rounds = 2, .period_us = 2500,
 				.fg_iters = 500000, .bg_iters = 5000000, .fg_cmds = 1,
-				.bg_depth = 8, .alone_ms = 2000, .shim = XS_SHIM_PATH,
-				.daemon = XSD_BIN, .policy = "hpf" } };
+				.bg_depth = 8, .bg_local = 1, .alone_ms = 2000,
+				.shim = XS_SHIM_PATH, .daemon = XSD_BIN, .policy = "hpf" } };
 	struct mode modes[] = {
 		{ .name = "standalone", .env = ENV_NATIVE },
 		{ .name = "native", .with_bg = true, .env = ENV_NATIVE },
@@ -538,6 +574,12 @@ int main(int argc, char **argv)
 			r.o.bg_iters = (unsigned)strtoul(v, NULL, 10), i++;
 		} else if (!strcmp(a, "--fg-cmds") && v) {
 			r.o.fg_cmds = atoi(v), i++;
+		} else if (!strcmp(a, "--fg-us") && v) {
+			r.o.fg_us = (unsigned)strtoul(v, NULL, 10), i++;
+		} else if (!strcmp(a, "--bg-us") && v) {
+			r.o.bg_us = (unsigned)strtoul(v, NULL, 10), i++;
+		} else if (!strcmp(a, "--bg-local") && v) {
+			r.o.bg_local = atoi(v), i++;
 		} else if (!strcmp(a, "--bg-width") && v) {
 			r.o.bg_width = atoi(v), i++;
 		} else if (!strcmp(a, "--bg-depth") && v) {
@@ -555,7 +597,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (r.o.samples < 1 || r.o.rounds < 1 || r.o.period_us < 2 || r.o.fg_cmds < 1 ||
-	    r.o.bg_width < 1 || r.o.bg_depth < 1)
+	    r.o.bg_width < 1 || r.o.bg_depth < 1 || r.o.bg_local < 1 ||
+	    r.o.bg_width % r.o.bg_local)
 		usage();
 	r.o.round_samples = (r.o.samples + r.o.rounds - 1) / r.o.rounds;
 	snprintf(r.dir, sizeof(r.dir), "%s/bench_cl_priority.XXXXXX",
@@ -583,11 +626,13 @@ int main(int argc, char **argv)
 	}
 
 	bench_print_machine(stdout);
+	calibrate(&r.o);
 	printf("foreground: %d tasks of %d kernel(s) of %u iterations (1 work-item), period "
 	       "%u us +-50%%, in %d rounds\nbackground: kernels of %u iterations on %d "
-	       "work-items, %d in flight\n", r.o.round_samples * r.o.rounds, r.o.fg_cmds,
-	       r.o.fg_iters, r.o.period_us, r.o.rounds, r.o.bg_iters, r.o.bg_width,
-	       r.o.bg_depth);
+	       "work-items in %d work-groups (local size %d), %d in flight\n",
+	       r.o.round_samples * r.o.rounds, r.o.fg_cmds, r.o.fg_iters, r.o.period_us,
+	       r.o.rounds, r.o.bg_iters, r.o.bg_width, r.o.bg_width / r.o.bg_local,
+	       r.o.bg_local, r.o.bg_depth);
 	if (!xsched)
 		printf("xsched: left out (shim '%s', daemon '%s' not both available)\n",
 		       r.o.shim, r.o.daemon);

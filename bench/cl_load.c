@@ -9,8 +9,10 @@
  * (loop kernel, periodic loop, flood) is cl_work.c, shared with
  * bench_cl_priority.
  *
- * Every command is a loop kernel on --width work-items (one per
- * work-group) whose iteration count makes one enqueue+clFinish round trip
+ * Every command is a loop kernel on --width work-items in work-groups of
+ * --local items (default 1: one group per item; many groups let the
+ * OpenCL shim's guardian cut a kernel at Lv2) whose iteration count makes
+ * one enqueue+clFinish round trip
  * last about --cmd-us on this device, calibrated at start-up on the machine
  * as it is (so calibrate once on an idle machine with --calibrate and pass
  * the result with --iters to every process of a scenario).
@@ -52,7 +54,7 @@ static void on_term(int sig)
 
 struct opts {
 	struct bench_load_opts l;       /* first: shared with cu_load */
-	int width, depth;
+	int width, local, depth;
 	unsigned iters;
 	bool calibrate;
 };
@@ -60,10 +62,11 @@ struct opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: cl_load [--cmd-us T] [--iters N] [--width N] [--cmds N] [--tasks N]\n"
-		"               [--warmup W] [--period-us P] [--jitter-pct J] [--seed S]\n"
-		"               [--deadline-us D] [--flood] [--depth N] [--duration-s S]\n"
-		"               [--start-at-ms T] [--lat-file F] [--trace-file F] [--calibrate]\n");
+		"usage: cl_load [--cmd-us T] [--iters N] [--width N] [--local N] [--cmds N]\n"
+		"               [--tasks N] [--warmup W] [--period-us P] [--jitter-pct J]\n"
+		"               [--seed S] [--deadline-us D] [--flood] [--depth N]\n"
+		"               [--duration-s S] [--start-at-ms T] [--lat-file F]\n"
+		"               [--trace-file F] [--calibrate]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -72,6 +75,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		BENCH_LOAD_LONGOPTS,
 		{ "iters", required_argument, NULL, 'i' },
 		{ "width", required_argument, NULL, 'W' },
+		{ "local", required_argument, NULL, 'l' },
 		{ "depth", required_argument, NULL, 'q' },
 		{ "calibrate", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -79,7 +83,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	};
 	int c;
 
-	*o = (struct opts){ .width = 1, .depth = 2 };
+	*o = (struct opts){ .width = 1, .local = 1, .depth = 2 };
 	bench_load_defaults(&o->l);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (bench_load_option(&o->l, c, optarg))
@@ -87,13 +91,15 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'i': o->iters = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'W': o->width = atoi(optarg); break;
+		case 'l': o->local = atoi(optarg); break;
 		case 'q': o->depth = atoi(optarg); break;
 		case 'c': o->calibrate = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
-	if (optind < argc || !bench_load_valid(&o->l) || o->width < 1 || o->depth < 1) {
+	if (optind < argc || !bench_load_valid(&o->l) || o->width < 1 || o->local < 1 ||
+	    o->width % o->local || o->depth < 1) {
 		usage(stderr);
 		return -1;
 	}
@@ -137,6 +143,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_term);
 	prctl(PR_SET_TIMERSLACK, 1);
 	clw_open(&w, o.iters ? o.iters : 1, (size_t)o.width);
+	clw_set_local(&w, (size_t)o.local);
 	if (!o.iters || o.calibrate)
 		clw_calibrate(&w, o.l.cmd_ns);
 	if (o.calibrate) {
