@@ -4,7 +4,7 @@
 # scenario scripts (bench/scenarios/*.sh) leave in a results directory:
 # each scenario's summary.tsv and raw latency files lat_*.txt, plus
 # preempt/summary.tsv (bench_preempt's table as TSV, made by
-# bench/scenarios/run_all.sh). The scripts are the only source of numbers:
+# bench/scenarios/run_all.sh) and preempt_cl/ (bench_cl_preempt --out). The scripts are the only source of numbers:
 # this file reads their columns and draws, it recomputes nothing but the
 # empirical CDFs of the raw latencies. A scenario whose results are missing
 # is skipped with a message; gnuplot missing is an error.
@@ -21,6 +21,12 @@
 #   priority_fg_norm.png        foreground P50/P90/P99 / standalone
 #   priority_bg_norm.png        background throughput / bg-alone
 #   priority_cl_cdf.png, priority_cl_fg_norm.png, priority_cl_bg_norm.png
+#   preempt_cl_cdf_<K>ms.png    OpenCL preemption latency CDF at Lv1 and
+#                               Lv2 for a K ms kernel (bench_cl_preempt
+#                               --out; log x, the Lv2 goal of two
+#                               work-groups dashed)
+#   guardian_cost.png           throughput with the guardian vs without
+#                               (%), per test (guardian_cost.sh; goal -2%)
 #   graph_cdf.png               foreground latency CDF next to a background
 #                               flooding CUDA graphs (sliced and unsliced);
 #                               graph_fg_norm.png, graph_bg_norm.png
@@ -45,7 +51,7 @@
 # Usage: plots.sh [--only NAME[,NAME...]] [--cdf-only] RESULTS_DIR OUT_DIR
 #   --only      the scenarios to draw (priority, priority_cl, graph, hostgap,
 #               heterogeneous, deadline, bandwidth, overhead, scale,
-#               preempt); RESULTS_DIR
+#               preempt, preempt_cl, guardian_cost); RESULTS_DIR
 #               may then also be one scenario's directory itself (e.g.
 #               build/results/priority)
 #   --cdf-only  only the latency CDFs
@@ -59,7 +65,8 @@
 # shellcheck disable=SC2317,SC2013
 set -euo pipefail
 
-ALL=(priority priority_cl graph hostgap heterogeneous deadline bandwidth overhead scale preempt)
+ALL=(priority priority_cl graph hostgap heterogeneous deadline bandwidth overhead scale preempt
+	preempt_cl guardian_cost)
 me=plots.sh
 
 die() {
@@ -153,9 +160,16 @@ gq() {
 	printf '"%s"' "$s"
 }
 
-# label CFG: the legend of a configuration.
+# label CFG: the legend of a configuration (in scenario $sc, the main
+# loop's).
 label() {
+	case ${sc:-}:$1 in
+	priority_cl:xsched) echo "xsched Lv2 (OpenCL shim, guardian)"; return ;;
+	priority_cl:xsched-lv1) echo "xsched Lv1 (OpenCL shim, guardian off)"; return ;;
+	esac
 	case $1 in
+	lv1) echo "Lv1 (guardian off)" ;;
+	lv2) echo "Lv2 (guardian)" ;;
 	standalone) echo "standalone" ;;
 	native) echo "native (round-robin)" ;;
 	xsched-lv1) echo "xsched Lv1 (CUDA shim)" ;;
@@ -167,9 +181,15 @@ label() {
 	esac
 }
 
-# color CFG: a fixed color per configuration, the same in every figure.
+# color CFG: a fixed color per configuration, the same in every figure
+# (OpenCL: Lv1 blue, Lv2 green, as the API levels of the CUDA figures).
 color() {
+	case ${sc:-}:$1 in
+	priority_cl:xsched) echo "#2ca02c"; return ;;
+	esac
 	case $1 in
+	lv1) echo "#1f77b4" ;;
+	lv2) echo "#2ca02c" ;;
 	standalone) echo "#000000" ;;
 	native) echo "#d62728" ;;
 	xsched-lv1 | xsched | hhpf | edf) echo "#1f77b4" ;;
@@ -210,7 +230,8 @@ cdf() {
 
 # cdf_plot PNG TITLE MACHINE VLINE_MS SPEC...: a CDF figure, one line per
 # SPEC "cfg|latfile" (or "cfg|@p50,p90,p99" for percentiles only, drawn as
-# points); VLINE_MS, if not empty, a dashed vertical line ("deadline").
+# points); VLINE_MS, if not empty, a dashed vertical line labelled
+# $cdf_vlabel (default "deadline"); $cdf_logx=1: a logarithmic x axis.
 cdf_plot() {
 	local png=$1 title=$2 machine=$3 vline=$4 spec cfg src n=0 plots=() d
 	shift 4
@@ -238,9 +259,10 @@ cdf_plot() {
 		# The legend under the plot, where it hides no curve.
 		echo "set bmargin 10"
 		echo "set key at screen 0.5, screen 0.09 center center horizontal maxcols 2 width 1"
+		[[ ${cdf_logx:-0} == 1 ]] && echo "set logscale x"
 		if [[ -n $vline ]]; then
 			echo "set arrow from $vline, graph 0 to $vline, graph 1 nohead dt 2 lw 2 lc rgb \"#555555\""
-			echo "set label \"deadline\" at $vline, graph 0.97 left offset 0.5, 0"
+			echo "set label $(gq "${cdf_vlabel:-deadline}") at $vline, graph 0.97 left offset 0.5, 0"
 		fi
 		local IFS=,
 		echo "plot ${plots[*]}"
@@ -257,7 +279,7 @@ bars() {
 	((nrow > 0)) || { note "$(basename "$png"): no rows, skipped"; return 0; }
 	# The y range: 0, every bar and reference line (which autoscale
 	# ignores), and some room.
-	yr=$(awk -F'\t' -v h="$*" 'BEGIN { n = split(h, a, " "); for (i = 1; i <= n; i++) if (a[i] > hi) hi = a[i] }
+	yr=$(awk -F'\t' -v h="$*" 'BEGIN { n = split(h, a, " "); for (i = 1; i <= n; i++) { if (a[i] > hi) hi = a[i]; if (a[i] < lo) lo = a[i] } }
 		NR > 1 { for (i = 2; i <= NF; i++) if ($i != "-" && $i != "") { v = $i + 0; if (v > hi) hi = v; if (v < lo) lo = v } }
 		END { if (hi <= 0 && lo >= 0) hi = 1; printf "%g:%g\n", lo * 1.1, hi * 1.1 }' "$data")
 	{
@@ -522,6 +544,39 @@ plot_preempt() {
 		bars "$out/preempt_overhead.png" "Lv1 runtime overhead of the XQueue (default settings) vs launching natively" \
 			"time overhead (%)" "$machine" "$tmp/povh.tsv"
 	fi
+}
+
+# preempt_cl/summary.tsv (bench_cl_preempt --out): level kernel_ms groups
+# local samples done_before cut duration_ms group_us p50_us p99_us max_us
+# p99_groups; lat_lv<L>-<K>ms.txt.
+plot_preempt_cl() {
+	local d=$1 s=$1/summary.tsv machine k g specs lv
+	need_cols "$s" level kernel_ms groups local group_us
+	machine=$(machine_of "$d")
+	while IFS=$'\t' read -r k g; do
+		specs=()
+		for lv in lv1 lv2; do
+			[[ -s $d/lat_$lv-${k}ms.txt ]] && specs+=("$lv|$d/lat_$lv-${k}ms.txt")
+		done
+		cdf_logx=1 cdf_vlabel="2 work-groups (Lv2 goal)" cdf_plot "$out/preempt_cl_cdf_${k}ms.png" \
+			"OpenCL shim on PoCL: preemption latency (suspend to device quiet), ${k} ms kernel of $(awk -F'\t' -v c="$(col "$s" kernel_ms)" -v z="$k" -v gc="$(col "$s" groups)" -v lc="$(col "$s" local)" 'NR > 1 && $c == z { print $gc " groups x " $lc; exit }' "$s")" \
+			"$machine" "$g" "${specs[@]}"
+	done < <(awk -F'\t' -v c="$(col "$s" kernel_ms)" -v l="$(col "$s" level)" -v gu="$(col "$s" group_us)" \
+		'NR > 1 && $l == "Lv2" { printf "%s\t%g\n", $c, 2 * $gu / 1000 }' "$s")
+}
+
+# guardian_cost/summary.tsv: bench test unit pairs off on ratio diff_pct
+# min_ratio max_ratio.
+plot_guardian_cost() {
+	local d=$1 s=$1/summary.tsv machine
+	((cdf_only)) && { note "guardian_cost: no latencies, nothing to draw with --cdf-only"; return 0; }
+	need_cols "$s" bench test diff_pct
+	machine=$(machine_of "$d")
+	awk -F'\t' -v b="$(col "$s" bench)" -v t="$(col "$s" test)" -v r="$(col "$s" diff_pct)" '
+		NR == 1 { print "test\tguardian on vs off (%)"; next }
+		{ print $b " " $t "\t" $r + 0 }' "$s" >"$tmp/gcost.tsv"
+	bars "$out/guardian_cost.png" "OpenCL guardian (Lv2) on PoCL: throughput with it vs without, % (goal >= -2, dashed)" \
+		"difference (%; latency: of 1/latency)" "$machine" "$tmp/gcost.tsv" -2
 }
 
 drawn=0

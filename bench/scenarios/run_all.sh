@@ -4,8 +4,9 @@
 # bench/scenarios in turn (their default configuration, or --smoke, the
 # CI one: seconds each), collecting their results in one directory, then
 # bench_preempt (preemption latency per level and command size), whose
-# Markdown tables it converts to TSV, and finally draws the figures with
-# tools/plots.sh. Scenarios run one after another, never together: each
+# Markdown tables it converts to TSV, bench_cl_preempt (the OpenCL shim's
+# preemption latency at Lv1 and Lv2 on PoCL, which writes its own TSV),
+# and finally draws the figures with tools/plots.sh. Scenarios run one after another, never together: each
 # measures timing on a machine the others would load.
 #
 # Results go to ${XS_RESULTS:-$BUILD_DIR/results} (--smoke:
@@ -18,6 +19,9 @@
 #   summary.tsv            level window size_us p50_us p99_us max_us
 #                          xq_p99_us max_inflight (the latency table)
 #   overhead.tsv           size_us native_ms xsched_ms overhead_pct
+# and for bench_cl_preempt, in preempt_cl/: output.txt, summary.tsv and
+# lat_lv<L>-<K>ms.txt (bench_cl_preempt --out; it says "skipped" without
+# PoCL or the test build of the OpenCL shim, as the OpenCL scenarios do).
 # Before a scenario runs, its previous summary.tsv, lat_*.txt and
 # output.txt are removed, so a scenario that skips leaves no stale figure.
 #
@@ -32,11 +36,13 @@
 #
 # Usage: run_all.sh [--smoke] [--out DIR] [--only NAME[,NAME...]] [--no-plots]
 #   NAME: priority, graph, hostgap, bandwidth, deadline, priority_cl, dnn_cl,
-#   heterogeneous, overhead, scale, preempt (default: all, in this order)
+#   heterogeneous, overhead, scale, preempt, preempt_cl, guardian_cost
+#   (default: all, in this order)
 # Environment: BUILD_DIR (default build), XS_RESULTS (see above).
 set -euo pipefail
 
-ALL=(priority graph hostgap bandwidth deadline priority_cl dnn_cl heterogeneous overhead scale preempt)
+ALL=(priority graph hostgap bandwidth deadline priority_cl dnn_cl heterogeneous overhead scale preempt
+	preempt_cl guardian_cost)
 me=run_all.sh
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -160,6 +166,29 @@ run_preempt() {
 	ran+=(preempt)
 }
 
+# bench_cl_preempt: OpenCL preemption latency; --quick for --smoke.
+run_preempt_cl() {
+	local bin=$BUILD_DIR/bench/bench_cl_preempt dir=$res/preempt_cl args=() rc=0
+	mkdir -p "$dir"
+	rm -f "$dir/summary.tsv" "$dir/output.txt" "$dir"/lat_*.txt
+	if [[ ! -x $bin ]]; then
+		echo "preempt_cl: skipped: bench/bench_cl_preempt not built (OpenCL headers and loader missing at build time)" |
+			tee "$dir/output.txt"
+		skipped+=(preempt_cl)
+		return 0
+	fi
+	((smoke)) && args=(--quick)
+	echo "== preempt_cl: $bin ${args[*]} --out $dir"
+	"$bin" "${args[@]}" --out "$dir" 2>&1 | tee "$dir/output.txt" || rc=$?
+	((rc == 0)) || fail preempt_cl "bench_cl_preempt failed (exit $rc), see $dir/output.txt"
+	if grep -q "^bench_cl_preempt: skipped: " "$dir/output.txt"; then
+		skipped+=(preempt_cl)
+	else
+		[[ -s $dir/summary.tsv ]] || fail preempt_cl "bench_cl_preempt wrote no $dir/summary.tsv"
+		ran+=(preempt_cl)
+	fi
+}
+
 run_scenario() {
 	local sc=$1 dir=$res/$1 args=() rc=0 t0
 	[[ -x $here/$sc.sh ]] || fail "$sc" "$here/$sc.sh is missing or not executable"
@@ -181,7 +210,11 @@ run_scenario() {
 
 echo "run_all: $( ((smoke)) && echo smoke || echo full) run, build $BUILD_DIR, results $res"
 for s in "${steps[@]}"; do
-	if [[ $s == preempt ]]; then run_preempt; else run_scenario "$s"; fi
+	case $s in
+	preempt) run_preempt ;;
+	preempt_cl) run_preempt_cl ;;
+	*) run_scenario "$s" ;;
+	esac
 done
 
 if ((plots)) && [[ -n $out ]] && ((have_gnuplot)); then
