@@ -389,17 +389,20 @@ static bool sim_turn_is_ours(struct sim_dev *dev, uint32_t turn)
 	       atomic_load(&dev->local[turn - 1]) != NULL;
 }
 
-/* Whether a queue of ours holds commands not done, eligible or not. */
+/*
+ * Whether a queue of ours holds commands not done, eligible or not. Reads
+ * the shared slots only: a local queue may be freed meanwhile (its slot
+ * stays mapped, done = submitted once destroyed).
+ */
 static bool sim_have_pending(struct sim_dev *dev)
 {
+	const struct sim_shm_dev *shm = dev->shm;
 	uint32_t i;
 
-	for (i = 0; i < SIM_MAX_HWQ; i++) {
-		struct sim_hwq *hq = atomic_load(&dev->local[i]);
-
-		if (hq && atomic_load(&hq->shm->done) < atomic_load(&hq->shm->submitted))
+	for (i = 0; i < SIM_MAX_HWQ; i++)
+		if (atomic_load(&dev->local[i]) &&
+		    atomic_load(&shm->hwq[i].done) < atomic_load(&shm->hwq[i].submitted))
 			return true;
-	}
 	return false;
 }
 

@@ -313,16 +313,21 @@ static void clc_completed(struct xal_cl_cmd *c)
 static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 {
 	struct cl_cmd *k = to_k(c);
-	uintptr_t old = atomic_exchange(&k->link, CLC_LAUNCHED);
+	uintptr_t old;
 
 	if (k->op == OP_TASK && ev)
 		clc_learn_task_type(ev);
-	/* A guarded launch may go again: the proxy waits for the last one. */
+	/*
+	 * A guarded launch may go again: the proxy waits for the last one,
+	 * and only clc_completed() takes the link. Not even for a moment
+	 * here: the launch may be final already (its driver callback), and a
+	 * proxy taken and put back around that would never complete.
+	 */
 	if (k->c.g.on && rc == CL_SUCCESS && !k->reject) {
-		atomic_store(&k->link, old);
 		cl_kernel_snap_unbind(k->snap);
 		return;
 	}
+	old = atomic_exchange(&k->link, CLC_LAUNCHED);
 	if (old && old != CLC_LAUNCHED)
 		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc);
 	/* The driver holds what it needs now. */
