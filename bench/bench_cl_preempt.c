@@ -35,14 +35,19 @@
  * checked (issue 17): Lv2 P99 <= two work-groups' time, and <= 1 ms for a
  * 50 ms kernel.
  *
+ * --depth N enqueues N kernels back to back per sample (the delay still
+ * within the first): the device is quiet only once all of them ran or,
+ * at Lv2, skipped every group, as with a background that keeps several
+ * kernels in flight.
+ *
  * --out DIR writes summary.tsv (the table) and lat_lv<L>-<K>ms.txt (the
  * latencies in us, one per line, for CDFs: tools/plots.sh). Without the
  * test shim or an OpenCL device it prints "bench_cl_preempt: skipped: why"
  * and exits 0.
  *
  * Usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]
- *          [--rounds N] [--groups N] [--local N] [--seed S] [--quick]
- *          [--shim PATH] [--out DIR]
+ *          [--rounds N] [--groups N] [--local N] [--depth N] [--seed S]
+ *          [--quick] [--shim PATH] [--out DIR]
  */
 #include "cl_work.h"
 #include "bench_util.h"
@@ -62,7 +67,7 @@
 #define MAX_KERNELS 4
 
 struct opts {
-	int nk, rounds, groups, local;
+	int nk, rounds, groups, local, depth;
 	unsigned kernel_ms[MAX_KERNELS];
 	int samples[MAX_KERNELS];       /* over all rounds */
 	unsigned seed;
@@ -122,7 +127,7 @@ typedef long (*relaunch_fn)(cl_command_queue);
  * Prints, per kernel k: "K k duration_ns level", one "S k latency_ns
  * in_flight" per sample, then "R k relaunches".
  */
-static int child(int groups, int local, int nk, const struct kspec *ks)
+static int child(int groups, int local, int depth, int nk, const struct kspec *ks)
 {
 	preempt_fn preempt = (preempt_fn)dlsym(RTLD_DEFAULT, "xs_opencl_preempt");
 	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "xs_opencl_level");
@@ -158,6 +163,8 @@ static int child(int groups, int local, int nk, const struct kspec *ks)
 
 			t0 = mono_ns();
 			clw_enqueue(&w, &ev);
+			for (int d = 1; d < depth; d++)
+				clw_enqueue(&w, NULL);
 			clFlush(w.q);
 			sleep_until_mono(t0 + delay);
 			clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
@@ -214,15 +221,16 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 	argv[na++] = "--child";
 	snprintf(args[0], 24, "%d", o->groups);
 	snprintf(args[1], 24, "%d", o->local);
-	snprintf(args[2], 24, "%d", o->nk);
-	for (int i = 0; i < 3; i++)
+	snprintf(args[2], 24, "%d", o->depth);
+	snprintf(args[3], 24, "%d", o->nk);
+	for (int i = 0; i < 4; i++)
 		argv[na++] = args[i];
 	for (k = 0; k < o->nk; k++) {
-		snprintf(args[3 + 4 * k], 24, "%u", ks[k].iters);
-		snprintf(args[4 + 4 * k], 24, "%llu", (unsigned long long)ks[k].nominal_ns);
-		snprintf(args[5 + 4 * k], 24, "%d", ks[k].n);
-		snprintf(args[6 + 4 * k], 24, "%u", ks[k].seed);
-		for (int i = 3 + 4 * k; i < 7 + 4 * k; i++)
+		snprintf(args[4 + 4 * k], 24, "%u", ks[k].iters);
+		snprintf(args[5 + 4 * k], 24, "%llu", (unsigned long long)ks[k].nominal_ns);
+		snprintf(args[6 + 4 * k], 24, "%d", ks[k].n);
+		snprintf(args[7 + 4 * k], 24, "%u", ks[k].seed);
+		for (int i = 4 + 4 * k; i < 8 + 4 * k; i++)
 			argv[na++] = args[i];
 		want += ks[k].n;
 	}
@@ -292,8 +300,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]\n"
-		"         [--rounds N] [--groups N] [--local N] [--seed S] [--quick]\n"
-		"         [--shim PATH] [--out DIR]\n");
+		"         [--rounds N] [--groups N] [--local N] [--depth N] [--seed S]\n"
+		"         [--quick] [--shim PATH] [--out DIR]\n");
 	exit(2);
 }
 
@@ -318,21 +326,23 @@ static int parse_list(const char *s, unsigned *v)
 	return *s ? -1 : n;
 }
 
-static int parse_child(int argc, char **argv, int *groups, int *local, int *nk,
+static int parse_child(int argc, char **argv, int *groups, int *local, int *depth, int *nk,
 		       struct kspec *ks)
 {
-	if (argc < 5)
+	if (argc < 6)
 		return -1;
 	*groups = atoi(argv[2]);
 	*local = atoi(argv[3]);
-	*nk = atoi(argv[4]);
-	if (*groups < 1 || *local < 1 || *nk < 1 || *nk > MAX_KERNELS || argc != 5 + 4 * *nk)
+	*depth = atoi(argv[4]);
+	*nk = atoi(argv[5]);
+	if (*groups < 1 || *local < 1 || *depth < 1 || *nk < 1 || *nk > MAX_KERNELS ||
+	    argc != 6 + 4 * *nk)
 		return -1;
 	for (int k = 0; k < *nk; k++) {
-		ks[k].iters = (unsigned)strtoul(argv[5 + 4 * k], NULL, 10);
-		ks[k].nominal_ns = strtoull(argv[6 + 4 * k], NULL, 10);
-		ks[k].n = atoi(argv[7 + 4 * k]);
-		ks[k].seed = (unsigned)strtoul(argv[8 + 4 * k], NULL, 10);
+		ks[k].iters = (unsigned)strtoul(argv[6 + 4 * k], NULL, 10);
+		ks[k].nominal_ns = strtoull(argv[7 + 4 * k], NULL, 10);
+		ks[k].n = atoi(argv[8 + 4 * k]);
+		ks[k].seed = (unsigned)strtoul(argv[9 + 4 * k], NULL, 10);
 	}
 	return 0;
 }
@@ -391,8 +401,9 @@ static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned 
 	       o->kernel_ms[k], c->n, c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3,
 	       p99 / 1e3, mx / 1e3, in_groups, goal);
 	if (tsv)
-		fprintf(tsv, "Lv%d\t%u\t%d\t%d\t%d\t%d\t%ld\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\n",
-			lv, o->kernel_ms[k], o->groups, o->local, c->n, c->done_before, c->cut,
+		fprintf(tsv, "Lv%d\t%u\t%d\t%d\t%d\t%d\t%d\t%ld\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t"
+			"%.2f\n", lv, o->kernel_ms[k], o->groups, o->local, o->depth, c->n,
+			c->done_before, c->cut,
 			dur / 1e6, group / 1e3, p50 / 1e3, p99 / 1e3, mx / 1e3, in_groups);
 	if (!o->out)
 		return 0;
@@ -410,7 +421,8 @@ static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned 
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .nk = 2, .rounds = 3, .groups = 512, .local = 1, .kernel_ms = { 5, 50 },
+	struct opts o = { .nk = 2, .rounds = 3, .groups = 512, .local = 1, .depth = 1,
+			  .kernel_ms = { 5, 50 },
 			  .samples = { 300, 90 }, .seed = 1, .shim = XS_TEST_SHIM_PATH };
 	struct cell cells[2][MAX_KERNELS];
 	struct kspec ks[MAX_KERNELS];
@@ -423,11 +435,11 @@ int main(int argc, char **argv)
 	int rc = 1, n;
 
 	if (argc > 1 && !strcmp(argv[1], "--child")) {
-		int groups, local, nk;
+		int groups, local, depth, nk;
 
-		if (parse_child(argc, argv, &groups, &local, &nk, ks) < 0)
+		if (parse_child(argc, argv, &groups, &local, &depth, &nk, ks) < 0)
 			usage();
-		return child(groups, local, nk, ks);
+		return child(groups, local, depth, nk, ks);
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -454,6 +466,8 @@ int main(int argc, char **argv)
 			o.groups = atoi(val), i++;
 		} else if (!strcmp(a, "--local") && val) {
 			o.local = atoi(val), i++;
+		} else if (!strcmp(a, "--depth") && val) {
+			o.depth = atoi(val), i++;
 		} else if (!strcmp(a, "--seed") && val) {
 			o.seed = (unsigned)strtoul(val, NULL, 10), i++;
 		} else if (!strcmp(a, "--shim") && val) {
@@ -464,7 +478,7 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (o.rounds < 1 || o.groups < 1 || o.local < 1)
+	if (o.rounds < 1 || o.groups < 1 || o.local < 1 || o.depth < 1)
 		usage();
 	why = why_skip(&o);
 	if (why[0]) {
@@ -501,8 +515,8 @@ int main(int argc, char **argv)
 		printf(" %u ms = %u iterations (%.2f ms)", o.kernel_ms[k], iters[k],
 		       (double)nominal[k] / 1e6);
 	printf("\nshim: %s (XSCHED_SCHEDULER=local); Lv1 = XSCHED_OPENCL_LV2=0, Lv2 = the "
-	       "guardian; %d round(s), the same delays for both levels in a round\n",
-	       o.shim, o.rounds);
+	       "guardian; %d kernel(s) enqueued per sample; %d round(s), the same delays for "
+	       "both levels in a round\n", o.shim, o.depth, o.rounds);
 	fflush(stdout);
 
 	for (int r = 0; r < o.rounds; r++) {
@@ -530,7 +544,7 @@ int main(int argc, char **argv)
 	if (o.out && !(tsv = out_file(&o, "summary.tsv")))
 		goto out;
 	if (tsv)
-		fprintf(tsv, "level\tkernel_ms\tgroups\tlocal\tsamples\tdone_before\tcut\t"
+		fprintf(tsv, "level\tkernel_ms\tgroups\tlocal\tdepth\tsamples\tdone_before\tcut\t"
 			"duration_ms\tgroup_us\tp50_us\tp99_us\tmax_us\tp99_groups\n");
 	bench_print_machine(stdout);
 	printf("\n| level | kernel | samples (done before) | cut | duration ms | group us | "

@@ -547,8 +547,8 @@ plot_preempt() {
 }
 
 # preempt_cl/summary.tsv (bench_cl_preempt --out): level kernel_ms groups
-# local samples done_before cut duration_ms group_us p50_us p99_us max_us
-# p99_groups; lat_lv<L>-<K>ms.txt.
+# local depth samples done_before cut duration_ms group_us p50_us p99_us
+# max_us p99_groups; lat_lv<L>-<K>ms.txt.
 plot_preempt_cl() {
 	local d=$1 s=$1/summary.tsv machine k g specs lv
 	need_cols "$s" level kernel_ms groups local group_us
