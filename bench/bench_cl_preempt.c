@@ -40,8 +40,10 @@
  * at Lv2, skipped every group, as with a background that keeps several
  * kernels in flight.
  *
- * --out DIR writes summary.tsv (the table) and lat_lv<L>-<K>ms.txt (the
- * latencies in us, one per line, for CDFs: tools/plots.sh). Without the
+ * --out DIR writes summary.tsv (the table), lat_lv<L>-<K>ms.txt (the
+ * latencies in us, one per line, for CDFs: tools/plots.sh) and
+ * samples_lv<L>-<K>ms.tsv (each latency with its delay as a fraction of
+ * the duration: at Lv2 an early suspension leaves more groups to skip). Without the
  * test shim or an OpenCL device it prints "bench_cl_preempt: skipped: why"
  * and exits 0.
  *
@@ -125,7 +127,8 @@ typedef long (*relaunch_fn)(cl_command_queue);
 
 /*
  * Prints, per kernel k: "K k duration_ns level", one "S k latency_ns
- * in_flight" per sample, then "R k relaunches".
+ * in_flight delay_permille" per sample (the delay in thousandths of the
+ * duration), then "R k relaunches".
  */
 static int child(int groups, int local, int depth, int nk, const struct kspec *ks)
 {
@@ -184,8 +187,8 @@ static int child(int groups, int local, int depth, int nk, const struct kspec *k
 			}
 			clReleaseEvent(ev);
 			got += st != CL_COMPLETE;
-			printf("S %d %llu %d\n", k, (unsigned long long)(t1 - t0),
-			       st != CL_COMPLETE);
+			printf("S %d %llu %d %u\n", k, (unsigned long long)(t1 - t0),
+			       st != CL_COMPLETE, (unsigned)(delay * 1000 / (dur ? dur : 1)));
 		}
 		printf("R %d %ld\n", k, relaunches(w.q) - r0);
 	}
@@ -198,6 +201,7 @@ static int child(int groups, int local, int depth, int nk, const struct kspec *k
 /* One level's results for one kernel, pooled over rounds. */
 struct cell {
 	uint64_t *lat;                  /* samples whose kernel was in flight */
+	unsigned *at;                   /* their delays, thousandths of the duration */
 	int n, cap, done_before, level_seen;
 	long cut;
 	double dur_sum;
@@ -211,6 +215,7 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 	char args[MAX_KERNELS * 4 + 8][24], pre[4200];
 	char *argv[MAX_KERNELS * 4 + 10];
 	int fds[2], na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0;
+	unsigned at;
 	unsigned long long v;
 	long r;
 	FILE *in;
@@ -273,8 +278,9 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 			c->dur_sum += (double)v;
 			c->dur_n++;
 			c->level_seen = lvl;
-		} else if (tag == 'S' && fscanf(in, "%llu %d", &v, &in_flight) == 2) {
+		} else if (tag == 'S' && fscanf(in, "%llu %d %u", &v, &in_flight, &at) == 3) {
 			if (in_flight && got < want && c->n < c->cap) {
+				c->at[c->n] = at;
 				c->lat[c->n++] = v;
 				got++;
 			} else if (!in_flight) {
@@ -375,20 +381,55 @@ static FILE *out_file(const struct opts *o, const char *name)
 }
 
 /*
+ * --out: @c's latencies (us, one per line) and, in samples_lv<L>-<K>ms.tsv,
+ * each with its delay (the fraction of the duration at which the
+ * suspension came: how many work-groups were left to skip). 0 or -1.
+ */
+static int write_samples(const struct opts *o, int k, int lv, const struct cell *c)
+{
+	char name[2][64];
+	FILE *f[2];
+	int rc = 0;
+
+	snprintf(name[0], sizeof(name[0]), "lat_lv%d-%ums.txt", lv, o->kernel_ms[k]);
+	snprintf(name[1], sizeof(name[1]), "samples_lv%d-%ums.tsv", lv, o->kernel_ms[k]);
+	if (!(f[0] = out_file(o, name[0])))
+		return -1;
+	if (!(f[1] = out_file(o, name[1]))) {
+		fclose(f[0]);
+		return -1;
+	}
+	fprintf(f[1], "delay_fraction\tlatency_us\n");
+	for (int i = 0; i < c->n; i++) {
+		fprintf(f[0], "%.1f\n", (double)c->lat[i] / 1e3);
+		fprintf(f[1], "%.3f\t%.1f\n", c->at[i] / 1e3, (double)c->lat[i] / 1e3);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (fclose(f[i])) {
+			fprintf(stderr, "bench_cl_preempt: %s: write error\n", name[i]);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/*
  * The table row of level @lv for kernel @k (and its summary.tsv row, and
- * its latencies' file with --out). Sorts @c's samples. 0, or -1 when a
+ * its samples' files with --out). Sorts @c's latencies. 0, or -1 when a
  * file cannot be written.
  */
 static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned cu, FILE *tsv)
 {
 	double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o->groups * cu;
-	double p50 = (double)bench_pct(c->lat, (size_t)c->n, 50);
-	double p99 = (double)bench_pct(c->lat, (size_t)c->n, 99);
-	double mx = (double)bench_pct(c->lat, (size_t)c->n, 100);
-	double in_groups = group > 0 ? p99 / group : 0;
-	char goal[128] = "-", name[64];
-	FILE *f;
+	double p50, p99, mx, in_groups;
+	char goal[128] = "-";
 
+	if (o->out && write_samples(o, k, lv, c) < 0)
+		return -1;
+	p50 = (double)bench_pct(c->lat, (size_t)c->n, 50);
+	p99 = (double)bench_pct(c->lat, (size_t)c->n, 99);
+	mx = (double)bench_pct(c->lat, (size_t)c->n, 100);
+	in_groups = group > 0 ? p99 / group : 0;
 	if (lv == 2) {
 		snprintf(goal, sizeof(goal), "<= 2 groups: %s",
 			 p99 <= 2 * group ? "met" : "**missed**");
@@ -401,21 +442,10 @@ static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned 
 	       o->kernel_ms[k], c->n, c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3,
 	       p99 / 1e3, mx / 1e3, in_groups, goal);
 	if (tsv)
-		fprintf(tsv, "Lv%d\t%u\t%d\t%d\t%d\t%d\t%d\t%ld\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t"
-			"%.2f\n", lv, o->kernel_ms[k], o->groups, o->local, o->depth, c->n,
-			c->done_before, c->cut,
-			dur / 1e6, group / 1e3, p50 / 1e3, p99 / 1e3, mx / 1e3, in_groups);
-	if (!o->out)
-		return 0;
-	snprintf(name, sizeof(name), "lat_lv%d-%ums.txt", lv, o->kernel_ms[k]);
-	if (!(f = out_file(o, name)))
-		return -1;
-	for (int i = 0; i < c->n; i++)
-		fprintf(f, "%.1f\n", (double)c->lat[i] / 1e3);
-	if (fclose(f)) {
-		fprintf(stderr, "bench_cl_preempt: %s: write error\n", name);
-		return -1;
-	}
+		fprintf(tsv, "Lv%d\t%u\t%d\t%d\t%d\t%d\t%d\t%ld\t%.3f\t%.1f\t%.1f\t%.1f\t"
+			"%.1f\t%.2f\n", lv, o->kernel_ms[k], o->groups, o->local, o->depth, c->n,
+			c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3, p99 / 1e3,
+			mx / 1e3, in_groups);
 	return 0;
 }
 
@@ -492,7 +522,8 @@ int main(int argc, char **argv)
 	memset(cells, 0, sizeof(cells));
 	for (int l = 0; l < 2; l++)
 		for (int k = 0; k < o.nk; k++)
-			if (!(cells[l][k].lat = calloc((size_t)o.samples[k], sizeof(uint64_t)))) {
+			if (!(cells[l][k].lat = calloc((size_t)o.samples[k], sizeof(uint64_t))) ||
+			    !(cells[l][k].at = calloc((size_t)o.samples[k], sizeof(unsigned)))) {
 				perror("bench_cl_preempt");
 				goto out;
 			} else {
@@ -564,7 +595,9 @@ out:
 		rc = 1;
 	}
 	for (int l = 0; l < 2; l++)
-		for (int k = 0; k < MAX_KERNELS; k++)
+		for (int k = 0; k < MAX_KERNELS; k++) {
 			free(cells[l][k].lat);
+			free(cells[l][k].at);
+		}
 	return rc;
 }

@@ -11,7 +11,8 @@
 #           once size --gemm-max is timed (the tuner would go on to 2048
 #           and the direct kernel)
 #   clpeak  clpeak's single-precision compute and global-memory bandwidth
-#           tests (package clpeak), GFLOPS and GB/s per vector width
+#           tests (package clpeak), GFLOPS and GB/s per vector width, and
+#           its kernel launch latency (us: the guarded launch's own cost)
 # Both run unchanged under the production OpenCL shim with the in-process
 # scheduler and nothing else on the device, so nothing preempts them: the
 # guardian on (XSCHED_OPENCL_LV2=1, the default) against off (=0), the
@@ -53,7 +54,7 @@ here=$(dirname "$0")
 . "$here/lib_extra.sh"
 
 pairs=5 runs=10 gemm_max=768 gemm_min=256 do_gemm=1 do_clpeak=1 smoke=0
-clpeak_tests=(--compute-sp --global-bandwidth)
+clpeak_tests=(--compute-sp --global-bandwidth --kernel-latency)
 usage() {
 	sed -n 's/^# Usage: //p; s/^#                         / /p' "$0" | head -2 >&2
 	exit 2
