@@ -677,6 +677,14 @@ out:
 	unlink(r.ctl);
 	unlink(r.conf);
 	unlink(r.notify);
+	/* xschedd leaves its sockets' lock files; it has exited, the
+	 * directory is ours. */
+	for (int i = 0; i < 2; i++) {
+		char lock[320];
+
+		snprintf(lock, sizeof(lock), "%s.lock", i ? r.ctl : r.sock);
+		unlink(lock);
+	}
 	if (rc == 0)
 		unlink(r.log);
 	else if (access(r.log, F_OK) == 0)
