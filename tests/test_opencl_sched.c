@@ -400,7 +400,9 @@ static bool has_level(struct it_env *e, pid_t pid, uint32_t level, const char *w
 /*
  * The scheduler is told each queue's level and why it is not higher: a
  * queue whose kernel carries the guardian is at level 2, one whose kernel
- * the guardian left alone at level 1, and `xschedctl list` says why.
+ * the guardian left alone at level 1, one whose instrumented kernel was
+ * launched without a local size (it cannot be cut) at level 1 too, and
+ * `xschedctl list` says why.
  */
 static void opencl_sched_levels_listed(void **state)
 {
@@ -417,9 +419,11 @@ static void opencl_sched_levels_listed(void **state)
 	expect_shim_line(e, j, true);
 	expect_line(e, j, "ready", line, sizeof(line));
 	if (!IT_WAIT_UNTIL(has_level(e, j.pid, 2, "") &&
-			   has_level(e, j.pid, 1, "kernel leaf not instrumented"), 20000))
-		fail_msg("xschedd does not list one queue at level 2 and one at level 1 with "
-			 "the reason");
+			   has_level(e, j.pid, 1, "kernel leaf not instrumented") &&
+			   has_level(e, j.pid, 1, "kernel wide launched without a local size"),
+			   20000))
+		fail_msg("xschedd does not list one queue at level 2 and two at level 1 with "
+			 "their reasons");
 	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "list"));
 	if (!strstr(out, ": level 1 of 2: kernel leaf not instrumented"))
 		fail_msg("xschedctl list gives no reason:\n%s", out);

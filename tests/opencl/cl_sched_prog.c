@@ -26,10 +26,12 @@
  *                           took and the events' statuses right after it
  *                           and LATER_MS later, and, after clFinish, the
  *                           result's checksum
- *   cl_sched_prog levels    two queues: one runs an instrumentable kernel,
- *                           the other one the guardian leaves alone (it is
- *                           called by another kernel); prints "ready" once
- *                           both ran, then waits for SIG and exits
+ *   cl_sched_prog levels    three queues: one runs an instrumentable kernel,
+ *                           one a kernel the guardian leaves alone (it is
+ *                           called by another kernel), one an instrumented
+ *                           kernel launched without a local size; prints
+ *                           "ready" once all ran, then waits for SIG and
+ *                           exits
  * SIG is SIGRTMIN+3: the test's "go" and "stop" (a real-time signal, which
  * neither the sanitizers nor the LLVM inside PoCL take over, unlike
  * SIGUSR1/2). Every mode first prints "shim active" or "shim absent".
@@ -415,14 +417,15 @@ static int mode_levels(void)
 {
 	static const char leaf_src[] =
 		"__kernel void leaf(__global uint *a) { a[get_global_id(0)] += 1u; }\n"
-		"__kernel void trunk(__global uint *a) { leaf(a); }\n";
+		"__kernel void trunk(__global uint *a) { leaf(a); }\n"
+		"__kernel void wide(__global uint *a) { atomic_inc(a); }\n";
 	const char *s = leaf_src;
-	cl_command_queue q2;
+	cl_command_queue q2, q3;
 	cl_program p2;
-	cl_kernel k, leaf;
+	cl_kernel k, leaf, wide;
 	cl_mem junk, m;
 	cl_int err;
-	size_t one = 1;
+	size_t one = 1, four = 4;
 	int sig;
 
 	setup();
@@ -438,17 +441,26 @@ static int mode_levels(void)
 	m = buffer(CL_MEM_READ_WRITE, sizeof(cl_uint), NULL);
 	CK(clSetKernelArg(leaf, 0, sizeof(m), &m));
 	CK(clEnqueueNDRangeKernel(q2, leaf, 1, NULL, &one, &one, 0, NULL, NULL));
+	q3 = clCreateCommandQueueWithProperties(g.ctx, g.dev, NULL, &err);
+	CK(err);
+	wide = clCreateKernel(p2, "wide", &err);
+	CK(err);
+	CK(clSetKernelArg(wide, 0, sizeof(m), &m));
+	CK(clEnqueueNDRangeKernel(q3, wide, 1, NULL, &four, NULL, 0, NULL, NULL));
 	CK(clFinish(g.q));
 	CK(clFinish(q2));
+	CK(clFinish(q3));
 	printf("ready\n");
 	while (sigwait(&sig_set, &sig) != 0 || sig != SIG)
 		;
 	CK(clReleaseKernel(leaf));
+	CK(clReleaseKernel(wide));
 	CK(clReleaseKernel(k));
 	CK(clReleaseMemObject(m));
 	CK(clReleaseMemObject(junk));
 	CK(clReleaseProgram(p2));
 	CK(clReleaseCommandQueue(q2));
+	CK(clReleaseCommandQueue(q3));
 	teardown();
 	return 0;
 }
