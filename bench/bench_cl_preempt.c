@@ -9,7 +9,7 @@
  * and again; after a random delay, uniform over the kernel's duration (its
  * median in that configuration, measured just before), the program
  * suspends the queue synchronously through the test build of the shim
- * (xs_opencl_preempt(queue, 2): XS_SUSPEND_SYNC, which returns once the
+ * (cl_test_preempt(queue, 2): XS_SUSPEND_SYNC, which returns once the
  * device is quiet) and times that call. At Lv2 the queue's running launch
  * stops between work-groups (the groups not started skip); at Lv1 the call
  * waits for the kernel to end. The queue is then resumed and the kernel
@@ -132,14 +132,14 @@ typedef long (*relaunch_fn)(cl_command_queue);
  */
 static int child(int groups, int local, int depth, int nk, const struct kspec *ks)
 {
-	preempt_fn preempt = (preempt_fn)dlsym(RTLD_DEFAULT, "xs_opencl_preempt");
-	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "xs_opencl_level");
-	relaunch_fn relaunches = (relaunch_fn)dlsym(RTLD_DEFAULT, "xs_opencl_relaunches");
+	preempt_fn preempt = (preempt_fn)dlsym(RTLD_DEFAULT, "cl_test_preempt");
+	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "cl_test_level");
+	relaunch_fn relaunches = (relaunch_fn)dlsym(RTLD_DEFAULT, "cl_test_relaunches");
 	struct clw w;
 
 	if (!preempt || !level || !relaunches) {
 		fprintf(stderr, "bench_cl_preempt: not under the test build of the OpenCL shim "
-			"(no xs_opencl_preempt)\n");
+			"(no cl_test_preempt)\n");
 		return 1;
 	}
 	prctl(PR_SET_TIMERSLACK, 1);
@@ -176,7 +176,7 @@ static int child(int groups, int local, int depth, int nk, const struct kspec *k
 			rc = preempt(w.q, 2);
 			t1 = mono_ns();
 			if (rc) {
-				fprintf(stderr, "bench_cl_preempt: xs_opencl_preempt: %s\n",
+				fprintf(stderr, "bench_cl_preempt: cl_test_preempt: %s\n",
 					strerror(-rc));
 				return 1;
 			}

@@ -5,7 +5,7 @@
  *
  * The benchmark re-runs itself as a child per measurement, alternating
  * native and shim children so that drifts of a noisy machine hit both.
- * Each child launches a zero-length kernel (xs_spin 0) on a non-blocking
+ * Each child launches a zero-length kernel (sf_spin 0) on a non-blocking
  * stream in batches, synchronising between batches (not timed), and
  * reports per batch the thread CPU time (CLOCK_THREAD_CPUTIME_ID) and the
  * wall time per launch. Two task sizes: one XQueue launch window (every
@@ -69,7 +69,7 @@ static int child(int batches, int batch)
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
 	CK(cuModuleLoadData(&m, "xs"));
-	CK(cuModuleGetFunction(&spin, m, "xs_spin"));
+	CK(cuModuleGetFunction(&spin, m, "sf_spin"));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	for (int b = -1; b < batches; b++) {
 		/* Innermost: the thread clock, so that reading the others is
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 	if (o.batches < 1 || o.rounds < 1 || !o.driver_dir[0] || !o.shim[0])
 		usage();
 	bench_print_machine(stdout);
-	printf("kernel launches (xs_spin, 0 ns) on a non-blocking stream, synchronised "
+	printf("kernel launches (sf_spin, 0 ns) on a non-blocking stream, synchronised "
 	       "between batches\n");
 	/*
 	 * Tasks of one window: every launch reaches the driver from the

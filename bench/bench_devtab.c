@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	for (i = 0; i < 500 && (fd = ipc_connect(sock)) < 0; i++)
-		xs_sleep_until(xs_now_ns() + 10 * XS_NSEC_PER_MSEC);
+		clock_sleep_until(clock_now_ns() + 10 * NSEC_PER_MSEC);
 	if (fd < 0 || request(fd, IPC_HELLO, &h, sizeof(h), fds, &nfds) != IPC_HELLO_REPLY) {
 		fprintf(stderr, "bench_devtab: no daemon at %s\n", sock);
 		goto out;
@@ -182,13 +182,13 @@ int main(int argc, char **argv)
 		snprintf(r.backend, sizeof(r.backend), "sim");
 		if (i == 0 || i == names - WINDOW)
 			cpu0 = cpu_ns(pid);
-		t = xs_now_ns();
+		t = clock_now_ns();
 		if (request(fd, IPC_REGISTER, &r, sizeof(r), NULL, NULL) != IPC_REGISTERED ||
 		    request(fd, IPC_UNREGISTER, &u, sizeof(u), NULL, NULL) != IPC_REPLY) {
 			fprintf(stderr, "bench_devtab: registration %ld failed\n", i);
 			goto out;
 		}
-		dt = xs_now_ns() - t;
+		dt = clock_now_ns() - t;
 		total += dt;
 		if (i < WINDOW)
 			first += dt;

@@ -44,7 +44,7 @@ static void *feeder_main(void *arg)
 
 		xs_queue_stats_get(f->q, &st);
 		if (st.pending >= 256) {
-			xs_sleep_until(xs_now_ns() + 5 * XS_NSEC_PER_MSEC);
+			clock_sleep_until(clock_now_ns() + 5 * NSEC_PER_MSEC);
 			continue;
 		}
 		if (xs_sim_kernel(f->t_ns, &c) == 0)
@@ -63,16 +63,16 @@ static void *feeder_main(void *arg)
 static void device_wait_quiet(struct sim_hwq *hq, int level, uint64_t t_ns)
 {
 	uint64_t spin_ns = level == 3 ? 500 * US : t_ns < 150 * US ? 2 * t_ns : 0;
-	uint64_t spin_end = xs_now_ns() + spin_ns;
+	uint64_t spin_end = clock_now_ns() + spin_ns;
 	struct sim_hwq_info info;
 
 	/* Where quiet comes fast (short commands, Lv3), poll, so the figure is
 	 * not the wakeup latency of this thread. */
-	while (xs_now_ns() < spin_end) {
+	while (clock_now_ns() < spin_end) {
 		sim_hwq_info_get(hq, &info);
 		if (!info.running && (level > 1 || info.done == info.submitted))
 			return;
-		xs_cpu_relax();
+		cpu_relax();
 	}
 	if (level == 1)
 		sim_hwq_wait_all(hq, 0);
@@ -118,19 +118,19 @@ static int measure_latency(const char *dev, int level, uint64_t t_ns, int thresh
 	pthread_create(&f.thread, NULL, feeder_main, &f);
 	memset(r, 0, sizeof(*r));
 	/* Warm-up: learn durations. */
-	xs_sleep_until(xs_now_ns() + 20 * t_ns + 5 * MS);
+	clock_sleep_until(clock_now_ns() + 20 * t_ns + 5 * MS);
 	for (i = 0; i < samples; i++) {
 		uint64_t t0, wait = 3 * t_ns + (uint64_t)(drand48() * 3.0 * (double)t_ns) + 2 * MS;
 		struct sim_hwq_info info;
 
-		xs_sleep_until(xs_now_ns() + wait);
+		clock_sleep_until(clock_now_ns() + wait);
 		sim_hwq_info_get(hq, &info);
 		if (info.submitted - info.done > r->inflight_max)
 			r->inflight_max = info.submitted - info.done;
-		t0 = xs_now_ns();
+		t0 = clock_now_ns();
 		xs_suspend(f.q, 0);
 		device_wait_quiet(hq, level, t_ns);
-		lat[i] = xs_now_ns() - t0;
+		lat[i] = clock_now_ns() - t0;
 		xs_resume(f.q);
 	}
 	atomic_store(&f.stop, true);
@@ -157,11 +157,11 @@ static uint64_t run_native(const char *dev, uint64_t t_ns, int n)
 
 	if (sim_dev_open(dev, NULL, &d) || sim_hwq_create(d, &hq))
 		return 0;
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	for (i = 0; i < n; i++)
 		sim_hwq_launch(hq, &k, &seq);
 	sim_hwq_wait(hq, seq, 0);
-	el = xs_now_ns() - t0;
+	el = clock_now_ns() - t0;
 	sim_hwq_destroy(hq);
 	sim_dev_close(d);
 	return el;
@@ -183,7 +183,7 @@ static uint64_t run_xsched(const char *dev, uint64_t t_ns, int n)
 		xs_hwq_destroy(hwq);
 		return 0;
 	}
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	for (i = 0; i < n; i++) {
 		xs_cmd *c;
 
@@ -191,7 +191,7 @@ static uint64_t run_xsched(const char *dev, uint64_t t_ns, int n)
 			xs_submit(q, c, NULL);
 	}
 	xs_wait_all(q);
-	el = xs_now_ns() - t0;
+	el = clock_now_ns() - t0;
 	xs_queue_destroy(q, 0);
 	xs_hwq_destroy(hwq);
 	return el;

@@ -88,7 +88,7 @@ struct opts {
  * reads them once the client has exited. */
 struct child_res {
 	uint64_t tasks, cmds;
-	struct xs_hist task_lat;        /* release to completion */
+	struct hist task_lat;        /* release to completion */
 };
 
 struct shared {
@@ -119,7 +119,7 @@ struct load {
 	struct shared *sh;
 	xs_queue *q;
 	uint64_t rng;
-	struct xs_hist lat;
+	struct hist lat;
 	uint64_t tasks, cmds;
 };
 
@@ -142,7 +142,7 @@ static void *load_main(void *arg)
 		int k, n = o->cmds_min + (int)(rnd(&l->rng) * (o->cmds_max - o->cmds_min + 1));
 		uint64_t seq = 0, now;
 
-		xs_sleep_until(next);
+		clock_sleep_until(next);
 		if (atomic_load(&l->sh->stop))
 			break;
 		for (k = 0; k < n; k++) {
@@ -155,8 +155,8 @@ static void *load_main(void *arg)
 		}
 		if (seq)
 			xs_wait(l->q, seq);
-		now = xs_now_ns();
-		xs_hist_record(&l->lat, now - next);
+		now = clock_now_ns();
+		hist_record(&l->lat, now - next);
 		l->tasks++;
 		next += (uint64_t)((0.5 + rnd(&l->rng)) * (double)o->period_ns);
 		if (next < now)
@@ -165,7 +165,7 @@ static void *load_main(void *arg)
 	return NULL;
 }
 
-static void hist_add(struct xs_hist *to, const struct xs_hist *from)
+static void hist_add(struct hist *to, const struct hist *from)
 {
 	size_t i;
 
@@ -173,7 +173,7 @@ static void hist_add(struct xs_hist *to, const struct xs_hist *from)
 	to->sum += from->sum;
 	if (from->max > to->max)
 		to->max = from->max;
-	for (i = 0; i < XS_HIST_BUCKETS; i++)
+	for (i = 0; i < HIST_BUCKETS; i++)
 		to->bucket[i] += from->bucket[i];
 }
 
@@ -187,7 +187,7 @@ child_main(const struct opts *o, const char *dev, int idx, struct shared *sh,
 	xs_hwq *hwq[o->queues];
 	struct load l[o->queues];
 	pthread_t t[o->queues];
-	uint64_t end = xs_now_ns() + START_TIMEOUT_MS * MS;
+	uint64_t end = clock_now_ns() + START_TIMEOUT_MS * MS;
 	char c;
 	int i, rc = 0;
 
@@ -206,12 +206,12 @@ child_main(const struct opts *o, const char *dev, int idx, struct shared *sh,
 				  prio_mix[(idx * o->queues + i) % 4]);
 	}
 	/* The agent gives no readiness event; this is setup, not the load. */
-	while (!xs_agent_connected()) {
-		if (xs_now_ns() > end) {
+	while (!agent_connected()) {
+		if (clock_now_ns() > end) {
 			fprintf(stderr, "bench_scale: client %d: no daemon connection\n", idx);
 			_exit(1);
 		}
-		xs_sleep_until(xs_now_ns() + MS);
+		clock_sleep_until(clock_now_ns() + MS);
 	}
 	if (write(ready_w, "r", 1) != 1 || read(go_r, &c, 1) != 0)
 		_exit(1);
@@ -275,12 +275,12 @@ static int write_config(struct bench *b)
 static int start_daemon(struct bench *b)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint64_t end = xs_now_ns() + 10000 * MS;
+	uint64_t end = clock_now_ns() + 10000 * MS;
 	char msg[256];
 	int fd;
 
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	memcpy(sa.sun_path, b->notify, XS_MIN(strlen(b->notify), sizeof(sa.sun_path) - 1));
+	memcpy(sa.sun_path, b->notify, BASE_MIN(strlen(b->notify), sizeof(sa.sun_path) - 1));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("bench_scale: notify socket");
 		return -1;
@@ -311,7 +311,7 @@ static int start_daemon(struct bench *b)
 	}
 	for (;;) {
 		ssize_t n = recv(fd, msg, sizeof(msg) - 1, 0);
-		uint64_t now = xs_now_ns();
+		uint64_t now = clock_now_ns();
 
 		if (n > 0) {
 			msg[n] = '\0';
@@ -391,9 +391,9 @@ static int start_clients(struct bench *b, int go[2])
 			b->alive++;
 			pending++;
 			i++;
-			end = xs_now_ns() + START_TIMEOUT_MS * MS;
+			end = clock_now_ns() + START_TIMEOUT_MS * MS;
 		}
-		r = wait_fd(b, ready[0], (int)((end - XS_MIN(end, xs_now_ns())) / MS) + 1);
+		r = wait_fd(b, ready[0], (int)((end - BASE_MIN(end, clock_now_ns())) / MS) + 1);
 		if (r < 0)
 			goto fail;
 		if (r == 1 && read(ready[0], &c, 1) == 1) {
@@ -401,9 +401,9 @@ static int start_clients(struct bench *b, int go[2])
 			continue;
 		}
 		/* A signal other than a stop one (SIGCHLD), or the timeout. */
-		if (reap(b) || !b->daemon || xs_now_ns() > end) {
+		if (reap(b) || !b->daemon || clock_now_ns() > end) {
 			fprintf(stderr, "bench_scale: %s\n", !b->daemon ? "xschedd exited" :
-				xs_now_ns() > end ? "a client did not start in time" :
+				clock_now_ns() > end ? "a client did not start in time" :
 						    "a client failed to start");
 			goto fail;
 		}
@@ -425,7 +425,7 @@ fail:
  * asks every 10 ms. */
 static int wait_registered(struct bench *b, struct ipc_client *cl)
 {
-	uint64_t end = xs_now_ns() + START_TIMEOUT_MS * MS;
+	uint64_t end = clock_now_ns() + START_TIMEOUT_MS * MS;
 	struct ipc_status_reply st;
 
 	for (;;) {
@@ -437,7 +437,7 @@ static int wait_registered(struct bench *b, struct ipc_client *cl)
 		}
 		if (st.queues >= (uint32_t)(b->o.procs * b->o.queues))
 			return 0;
-		if (xs_now_ns() > end) {
+		if (clock_now_ns() > end) {
 			fprintf(stderr, "bench_scale: %u of %d queues registered\n", st.queues,
 				b->o.procs * b->o.queues);
 			return -1;
@@ -465,7 +465,7 @@ static double metric(const char *text, const char *name)
  * Returns how many failed or had to be killed. */
 static int stop_clients(struct bench *b)
 {
-	uint64_t end = xs_now_ns() + STOP_TIMEOUT_MS * MS;
+	uint64_t end = clock_now_ns() + STOP_TIMEOUT_MS * MS;
 	int failed = 0, i;
 
 	if (b->sh)
@@ -477,7 +477,7 @@ static int stop_clients(struct bench *b)
 		failed += reap(b);
 		if (b->alive == 0)
 			break;
-		if (xs_now_ns() > end && end != UINT64_MAX) {
+		if (clock_now_ns() > end && end != UINT64_MAX) {
 			for (i = 0; i < b->nkids; i++)
 				if (b->kids[i] > 0)
 					kill(b->kids[i], SIGKILL);
@@ -544,7 +544,7 @@ static void report(struct bench *b, const struct ipc_status_reply *s0,
 		   const struct ipc_status_reply *s1, const char *text,
 		   uint64_t busy_ns, uint64_t wall, uint64_t late)
 {
-	struct xs_hist *lat = calloc(1, sizeof(*lat));
+	struct hist *lat = calloc(1, sizeof(*lat));
 	uint64_t tasks = 0, cmds = 0, ev = s1->events - s0->events;
 	double secs = (double)wall / 1e9, p99, offered;
 	struct rusage ru;
@@ -600,8 +600,8 @@ static void report(struct bench *b, const struct ipc_status_reply *s0,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6) / secs);
 	printf("task latency at the clients (release to completion): P50 %.1f us, "
 	       "P99 %.1f us\n",
-	       lat ? (double)xs_hist_quantile(lat, 0.5) / 1e3 : 0.0,
-	       lat ? (double)xs_hist_quantile(lat, 0.99) / 1e3 : 0.0);
+	       lat ? (double)hist_quantile(lat, 0.5) / 1e3 : 0.0,
+	       lat ? (double)hist_quantile(lat, 0.99) / 1e3 : 0.0);
 	if ((double)tasks / secs < 0.9 * offered)
 		printf("SATURATED: the clients completed under 90%% of the tasks offered; the "
 		       "latencies above are those of an overloaded machine (--period-ms sets a "
@@ -668,14 +668,14 @@ static int measure(struct bench *b, int go_w)
 	for (int i = 0; i < b->o.devices; i++)
 		sim_dev_info_get(b->dev[i], &d0[i]);
 	/* Queues start at a random phase within their first period. */
-	t0 = b->sh->start_ns = xs_now_ns() + 20 * MS;
+	t0 = b->sh->start_ns = clock_now_ns() + 20 * MS;
 	close(go_w);
 	end = t0 + (uint64_t)(b->o.duration_s * 1e9);
-	while (!b->interrupted && xs_now_ns() < end)
-		wait_fd(b, -1, (int)((end - xs_now_ns()) / MS) + 1);
+	while (!b->interrupted && clock_now_ns() < end)
+		wait_fd(b, -1, (int)((end - clock_now_ns()) / MS) + 1);
 	rc = -1;
 	if (!b->interrupted && ipc_client_status(&cl, &s1) == 0) {
-		t1 = xs_now_ns();
+		t1 = clock_now_ns();
 		for (int i = 0; i < b->o.devices; i++) {
 			sim_dev_info_get(b->dev[i], &d1[i]);
 			busy_ns += d1[i].busy_ns - d0[i].busy_ns;

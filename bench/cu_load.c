@@ -7,7 +7,7 @@
  * takes its hints from the XSCHED_* environment. That is the point of the
  * scenarios: the same binary, native and scheduled.
  *
- * Every command is the simulated driver's xs_spin kernel of module "xs"
+ * Every command is the simulated driver's sf_spin kernel of module "xs"
  * (a busy-spin of --cmd-us on the simulated XPU) on one non-blocking stream.
  *
  * Modes:
@@ -169,7 +169,7 @@ static void dev_open(struct dev *d, uint64_t cmd_ns, int graph_cmds)
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
 	CK(cuModuleLoadData(&m, "xs"));
-	CK(cuModuleGetFunction(&d->spin, m, "xs_spin"));
+	CK(cuModuleGetFunction(&d->spin, m, "sf_spin"));
 	CK(cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
 	d->cmd_ns = cmd_ns;
 	d->args[0] = &d->cmd_ns;

@@ -61,7 +61,7 @@ static void fg_observer(struct xq *q, enum xq_event ev, void *ctx)
 		return;
 	atomic_store(&r->fg_busy, ev == XQ_EVENT_READY);
 	atomic_fetch_add(&r->event, 1);
-	xs_futex_wake(&r->event, 1, false);
+	futex_wake(&r->event, 1, false);
 }
 
 /* The fixed-priority rule: background runs only while the foreground idles. */
@@ -79,7 +79,7 @@ static void *policy_main(void *arg)
 		else if (!busy && suspended)
 			xs_resume(r->bg);
 		suspended = busy;
-		xs_futex_wait(&r->event, seen, 10 * MS, false);
+		futex_wait(&r->event, seen, 10 * MS, false);
 	}
 	xs_resume(r->bg);
 	return NULL;
@@ -102,7 +102,7 @@ static void *bg_main(void *arg)
 
 			xs_queue_stats_get(r->bg, &st);
 			if (st.pending + st.in_flight >= 64) {
-				xs_sleep_until(xs_now_ns() + MS);
+				clock_sleep_until(clock_now_ns() + MS);
 				continue;
 			}
 			if (xs_sim_kernel(r->o->cmd_ns, &c) == 0)
@@ -174,24 +174,24 @@ static double run_mode(struct run *r)
 	if (with_bg)
 		pthread_create(&bg, NULL, bg_main, r);
 	/* Warm-up: let the queues learn and the background fill the device. */
-	xs_sleep_until(xs_now_ns() + 200 * MS);
+	clock_sleep_until(clock_now_ns() + 200 * MS);
 	for (i = 0; i < 5; i++)
 		fg_task(r);
 	bg0 = bg_completed(r);
-	t0 = next = xs_now_ns();
+	t0 = next = clock_now_ns();
 	for (i = 0; i < o->tasks; i++) {
 		uint64_t release;
 
 		next += (uint64_t)(period * (0.5 + drand48()));
 		release = next;
-		xs_sleep_until(release);
+		clock_sleep_until(release);
 		fg_task(r);
-		r->lat[i] = xs_now_ns() - release;
-		if (xs_now_ns() > next)
-			next = xs_now_ns();
+		r->lat[i] = clock_now_ns() - release;
+		if (clock_now_ns() > next)
+			next = clock_now_ns();
 	}
 	{
-		double secs = (double)(xs_now_ns() - t0) / 1e9;
+		double secs = (double)(clock_now_ns() - t0) / 1e9;
 		double bg_rate = (double)(bg_completed(r) - bg0) / secs;
 
 		atomic_store(&r->stop, true);
@@ -199,7 +199,7 @@ static double run_mode(struct run *r)
 			pthread_join(bg, NULL);
 		if (r->mode >= XSCHED_LV1) {
 			atomic_fetch_add(&r->event, 1);
-			xs_futex_wake(&r->event, 1, false);
+			futex_wake(&r->event, 1, false);
 			pthread_join(pol, NULL);
 			xs_queue_destroy(r->fg, XS_DESTROY_DISCARD);
 			xs_queue_destroy(r->bg, XS_DESTROY_DISCARD);
@@ -222,11 +222,11 @@ static double bg_standalone(const struct opts *o, const char *dev)
 
 	sim_dev_open(dev, NULL, &d);
 	sim_hwq_create(d, &hq);
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	for (uint64_t i = 0; i < n; i++)
 		sim_hwq_launch(hq, &k, &seq);
 	sim_hwq_wait(hq, seq, 0);
-	t0 = xs_now_ns() - t0;
+	t0 = clock_now_ns() - t0;
 	sim_hwq_destroy(hq);
 	sim_dev_close(d);
 	return (double)n / ((double)t0 / 1e9);

@@ -113,13 +113,13 @@ static uint64_t flood(xs_queue *q, const struct opts *o, uint64_t end)
 {
 	uint64_t n = 0;
 
-	while (!atomic_load(&stop) && xs_now_ns() < end) {
+	while (!atomic_load(&stop) && clock_now_ns() < end) {
 		xs_queue_stats st;
 		xs_cmd *c;
 
 		xs_queue_stats_get(q, &st);
 		if (st.pending + st.in_flight >= 32) {
-			xs_sleep_until(xs_now_ns() + 200 * XS_NSEC_PER_USEC);
+			clock_sleep_until(clock_now_ns() + 200 * NSEC_PER_USEC);
 			continue;
 		}
 		if (xs_sim_kernel(o->cmd_ns, &c) == 0 && xs_submit(q, c, NULL) == 0)
@@ -159,17 +159,17 @@ int main(int argc, char **argv)
 		xs_queue_set_hint(q, XS_HINT_SHARE, o.share);
 	if (o.deadline_us)
 		xs_queue_set_hint(q, XS_HINT_DEADLINE_US, o.deadline_us);
-	for (end = xs_now_ns() + o.wait_conn_ns; o.wait_conn_ns && !xs_agent_connected();) {
-		if (xs_now_ns() > end) {
+	for (end = clock_now_ns() + o.wait_conn_ns; o.wait_conn_ns && !agent_connected();) {
+		if (clock_now_ns() > end) {
 			fprintf(stderr, "xs_load: no connection to the daemon\n");
 			return 3;
 		}
-		xs_sleep_until(xs_now_ns() + XS_NSEC_PER_MSEC);
+		clock_sleep_until(clock_now_ns() + NSEC_PER_MSEC);
 	}
-	if (o.start_at_ns > xs_now_ns())
-		xs_sleep_until(o.start_at_ns);
+	if (o.start_at_ns > clock_now_ns())
+		clock_sleep_until(o.start_at_ns);
 	srand48(getpid());
-	t0 = next = xs_now_ns();
+	t0 = next = clock_now_ns();
 	end = o.duration_ns ? t0 + o.duration_ns : UINT64_MAX;
 	if (o.flood) {
 		flood(q, &o, end);
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 		lat = calloc((size_t)(o.warmup + o.tasks), sizeof(*lat));
 		if (!lat)
 			return 1;
-		for (i = 0; i < o.warmup + o.tasks && !atomic_load(&stop) && xs_now_ns() < end;
+		for (i = 0; i < o.warmup + o.tasks && !atomic_load(&stop) && clock_now_ns() < end;
 		     i++) {
 			uint64_t release = next, seq = 0;
 			int k;
@@ -185,9 +185,9 @@ int main(int argc, char **argv)
 			if (o.period_ns) {
 				next += (uint64_t)((double)o.period_ns * (0.5 + drand48()));
 				release = next;
-				xs_sleep_until(release);
+				clock_sleep_until(release);
 			} else {
-				release = xs_now_ns();
+				release = clock_now_ns();
 			}
 			for (k = 0; k < o.cmds; k++) {
 				xs_cmd *c;
@@ -197,13 +197,13 @@ int main(int argc, char **argv)
 			}
 			xs_wait(q, seq);
 			if (i >= o.warmup) {
-				lat[done] = xs_now_ns() - release;
+				lat[done] = clock_now_ns() - release;
 				if (o.deadline_us && lat[done] > (uint64_t)o.deadline_us * 1000)
 					missed++;
 				done++;
 			}
-			if (xs_now_ns() > next)
-				next = xs_now_ns();
+			if (clock_now_ns() > next)
+				next = clock_now_ns();
 		}
 	}
 	xs_wait_all(q);
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 	       done ? bench_pct(lat, (size_t)done, 99) / 1e3 : 0.0,
 	       done ? bench_pct(lat, (size_t)done, 100) / 1e3 : 0.0,
 	       (unsigned long long)st.completed, (double)st.exec_ns / 1e6,
-	       (unsigned long long)missed, (double)(xs_now_ns() - t0) / 1e6);
+	       (unsigned long long)missed, (double)(clock_now_ns() - t0) / 1e6);
 	if (o.lat_file && bench_write_lat(o.lat_file, lat, done) < 0)
 		fprintf(stderr, "xs_load: %s: %s\n", o.lat_file, strerror(errno));
 	free(lat);

@@ -47,7 +47,7 @@ static char *slurp(int fd, uint64_t end_ns, bool *timed_out)
 	assert_non_null(s);
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = xs_now_ns();
+		uint64_t now = clock_now_ns();
 		ssize_t n;
 
 		if (now >= end_ns) {
@@ -147,7 +147,7 @@ static inline struct run_out run_finish(struct it_env *e, struct run_job j, unsi
 	int i = it_kid_index(e, j.pid), st = 0;
 	off_t size;
 
-	r.out = slurp(e->kid_out[i], xs_now_ns() + (uint64_t)ms * IT_MS, &timed_out);
+	r.out = slurp(e->kid_out[i], clock_now_ns() + (uint64_t)ms * IT_MS, &timed_out);
 	if (timed_out || it_wait_pid(j.pid, ms, &st) < 0) {
 		kill(j.pid, SIGKILL);
 		it_wait_pid(j.pid, 10000, NULL);
@@ -160,7 +160,7 @@ static inline struct run_out run_finish(struct it_env *e, struct run_job j, unsi
 	e->kid_out[i] = -1;
 	size = lseek(j.errfd, 0, SEEK_CUR);
 	lseek(j.errfd, size > 4096 ? size - 4096 : 0, SEEK_SET);
-	r.err = slurp(j.errfd, xs_now_ns() + 1000 * IT_MS, &timed_out);
+	r.err = slurp(j.errfd, clock_now_ns() + 1000 * IT_MS, &timed_out);
 	close(j.errfd);
 	buf_keep(r.out);
 	buf_keep(r.err);

@@ -49,7 +49,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#define IT_MS XS_NSEC_PER_MSEC
+#define IT_MS NSEC_PER_MSEC
 #define IT_MAX_KIDS 32
 #define IT_MAX_QUEUES 256
 #define IT_PATH 112
@@ -94,20 +94,20 @@ static struct it_env *it_cur;
 
 static inline void it_nap_ms(unsigned ms)
 {
-	xs_sleep_until(xs_now_ns() + (uint64_t)ms * IT_MS);
+	clock_sleep_until(clock_now_ns() + (uint64_t)ms * IT_MS);
 }
 
 static inline uint64_t it_ms_since(uint64_t t0)
 {
-	return (xs_now_ns() - t0) / IT_MS;
+	return (clock_now_ns() - t0) / IT_MS;
 }
 
 /* Polls @cond every millisecond for up to @ms; true if it became true. */
 #define IT_WAIT_UNTIL(cond, ms)                                              \
 	({                                                                   \
-		uint64_t it_end_ = xs_now_ns() + (uint64_t)(ms) * IT_MS;     \
+		uint64_t it_end_ = clock_now_ns() + (uint64_t)(ms) * IT_MS;  \
 		bool it_ok_;                                                 \
-		while (!(it_ok_ = (cond)) && xs_now_ns() < it_end_)          \
+		while (!(it_ok_ = (cond)) && clock_now_ns() < it_end_)       \
 			it_nap_ms(1);                                        \
 		it_ok_;                                                      \
 	})
@@ -338,11 +338,11 @@ static inline int it_wait_pid(pid_t pid, unsigned ms, int *status)
 
 	if (pfd >= 0) {
 		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		uint64_t end = xs_now_ns() + (uint64_t)ms * IT_MS;
+		uint64_t end = clock_now_ns() + (uint64_t)ms * IT_MS;
 		int n;
 
 		do {
-			int left = (int)((end - XS_MIN(end, xs_now_ns())) / IT_MS);
+			int left = (int)((end - BASE_MIN(end, clock_now_ns())) / IT_MS);
 
 			n = poll(&p, 1, left);
 		} while (n < 0 && errno == EINTR);
@@ -458,12 +458,12 @@ static inline void it_config(struct it_env *e, const char *text)
 static inline int it_notify_wait(struct it_env *e, const char *what, unsigned ms,
 				 char *msg, size_t len)
 {
-	uint64_t end = xs_now_ns() + (uint64_t)ms * IT_MS;
+	uint64_t end = clock_now_ns() + (uint64_t)ms * IT_MS;
 	size_t wl = strlen(what);
 
 	for (;;) {
 		struct pollfd p = { .fd = e->notify_fd, .events = POLLIN };
-		uint64_t now = xs_now_ns();
+		uint64_t now = clock_now_ns();
 		char buf[512];
 		const char *line;
 		ssize_t n;
@@ -700,7 +700,7 @@ static inline uint64_t it_submit(xs_queue *q, int n, uint64_t us)
 	for (i = 0; i < n; i++) {
 		xs_cmd *c = NULL;
 
-		assert_int_equal(xs_sim_kernel(us * XS_NSEC_PER_USEC, &c), 0);
+		assert_int_equal(xs_sim_kernel(us * NSEC_PER_USEC, &c), 0);
 		assert_int_equal(xs_submit(q, c, &seq), 0);
 	}
 	return seq;
@@ -776,7 +776,7 @@ static inline int it_raw_recv(int fd, union it_buf *buf, unsigned ms, int *fds, 
 			close(got[i]);
 	}
 	if (nfds)
-		*nfds = fds ? XS_MIN(ngot, 3) : 0;
+		*nfds = fds ? BASE_MIN(ngot, 3) : 0;
 	return n;
 }
 
@@ -853,17 +853,17 @@ static inline struct ipc_register it_reg_body(const char *dev, uint32_t slot, in
 		.hint_set = 1u << IPC_KEY_PRIORITY,
 		.threshold = 16, .batch = 8, .budget_ns = 1000000,
 	};
-	struct xs_devid id = { 0 };
+	struct devid id = { 0 };
 	uint32_t domain, bus;
-	uint8_t uuid[XS_UUID_BYTES];
+	uint8_t uuid[DEVID_UUID_BYTES];
 
 	r.hint[IPC_KEY_PRIORITY] = priority;
 	snprintf(r.device, sizeof(r.device), "sim:%.27s", dev);
 	snprintf(r.backend, sizeof(r.backend), "sim");
 	sim_dev_uuid(dev, uuid);
 	sim_dev_pci(dev, &domain, &bus);
-	xs_devid_set_uuid(&id, uuid);
-	xs_devid_set_pci(&id, domain, bus, 0, 0);
+	devid_set_uuid(&id, uuid);
+	devid_set_pci(&id, domain, bus, 0, 0);
 	r.id_kind = id.kind;
 	memcpy(r.ident, id.ident, sizeof(r.ident));
 	memcpy(r.pci, id.pci, sizeof(r.pci));

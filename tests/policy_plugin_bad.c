@@ -2,7 +2,7 @@
  * Broken policy modules for the loader's negative tests.
  *
  * Built twice: as xs_policy_plugin_bad, whose entry point returns a table
- * chosen by the exported variable xs_policy_bad_mode (the test sets it
+ * chosen by the exported variable bad_mode (the test sets it
  * through its own dlopen() handle of the same library before loading it),
  * by default one written for a newer ops version than the daemon serves;
  * and with XS_BAD_NO_ENTRY as xs_policy_plugin_noentry, which has no entry
@@ -26,7 +26,7 @@ enum {
 	BAD_SHORT = 5,
 };
 
-EXPORT int xs_policy_bad_mode;
+EXPORT int bad_mode;
 EXPORT const struct xs_policy_ops *xs_policy_entry(uint32_t version);
 
 static uint64_t bad_schedule(void *state, struct xs_pqueue *const *qs,
@@ -73,11 +73,11 @@ static const struct xs_policy_ops bad_short = {
 	.schedule = bad_schedule,
 };
 
-/* Returns the broken table selected by xs_policy_bad_mode. */
+/* Returns the broken table selected by bad_mode. */
 const struct xs_policy_ops *xs_policy_entry(uint32_t version)
 {
 	(void)version;
-	switch (xs_policy_bad_mode) {
+	switch (bad_mode) {
 	case BAD_NULL:
 		return NULL;
 	case BAD_VERSION_ZERO:
@@ -96,9 +96,9 @@ const struct xs_policy_ops *xs_policy_entry(uint32_t version)
 #else
 
 /* A module that is a valid library but no policy. */
-EXPORT int xs_policy_not_an_entry(void);
+EXPORT int bad_not_an_entry(void);
 
-int xs_policy_not_an_entry(void)
+int bad_not_an_entry(void)
 {
 	return 0;
 }

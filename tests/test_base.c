@@ -37,22 +37,22 @@ static uint64_t rnd_log(void)
 /* The highest index any value maps to. */
 static unsigned hist_top(void)
 {
-	return xs_hist_index(UINT64_MAX);
+	return hist_index(UINT64_MAX);
 }
 
 static void check_value(uint64_t v)
 {
-	unsigned i = xs_hist_index(v);
-	uint64_t low = xs_hist_bucket_low(i);
+	unsigned i = hist_index(v);
+	uint64_t low = hist_bucket_low(i);
 
-	if (i >= XS_HIST_BUCKETS)
+	if (i >= HIST_BUCKETS)
 		fail_msg("index %u of %llu out of range", i, (unsigned long long)v);
 	if (low > v)
 		fail_msg("bucket %u starts at %llu above %llu", i,
 			 (unsigned long long)low, (unsigned long long)v);
-	assert_int_equal(xs_hist_index(low), i);
+	assert_int_equal(hist_index(low), i);
 	if (i < hist_top()) {
-		uint64_t next = xs_hist_bucket_low(i + 1);
+		uint64_t next = hist_bucket_low(i + 1);
 
 		if (v >= next)
 			fail_msg("%llu in bucket %u but the next starts at %llu",
@@ -82,9 +82,9 @@ static void hist_index_roundtrip(void **state)
 	for (k = 0; k < 200000; k++)
 		check_value(rnd_log());
 	/* Values below 2^SUB_BITS are exact. */
-	for (v = 0; v < (1u << XS_HIST_SUB_BITS); v++) {
-		assert_int_equal(xs_hist_index(v), v);
-		assert_int_equal(xs_hist_bucket_low((unsigned)v), v);
+	for (v = 0; v < (1u << HIST_SUB_BITS); v++) {
+		assert_int_equal(hist_index(v), v);
+		assert_int_equal(hist_bucket_low((unsigned)v), v);
 	}
 }
 
@@ -94,29 +94,29 @@ static void hist_index_monotonic(void **state)
 	uint64_t prev_low = 0, v, step;
 
 	(void)state;
-	assert_true(top < XS_HIST_BUCKETS);
+	assert_true(top < HIST_BUCKETS);
 	for (i = 1; i <= top; i++) {
-		uint64_t low = xs_hist_bucket_low(i);
+		uint64_t low = hist_bucket_low(i);
 
 		if (low <= prev_low)
 			fail_msg("bucket %u starts at %llu, not above %llu", i,
 				 (unsigned long long)low, (unsigned long long)prev_low);
 		/* A bucket spans at most 1/8 of its start: the 12.5% bound. */
-		if (i >= (1u << XS_HIST_SUB_BITS) && i < top) {
-			uint64_t width = xs_hist_bucket_low(i + 1) - low;
+		if (i >= (1u << HIST_SUB_BITS) && i < top) {
+			uint64_t width = hist_bucket_low(i + 1) - low;
 
-			assert_true(width * (1u << XS_HIST_SUB_BITS) <= low);
+			assert_true(width * (1u << HIST_SUB_BITS) <= low);
 		}
 		prev_low = low;
 	}
 	/* The index never decreases over increasing values. */
 	for (v = 0, step = 1; v < UINT64_MAX / 2; v += step, step += step / 16 + 1) {
-		unsigned idx = xs_hist_index(v);
+		unsigned idx = hist_index(v);
 
 		assert_true(idx >= prev_idx);
 		prev_idx = idx;
 	}
-	assert_true(xs_hist_index(UINT64_MAX) >= prev_idx);
+	assert_true(hist_index(UINT64_MAX) >= prev_idx);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -134,7 +134,7 @@ static uint64_t exact_quantile(const uint64_t *v, size_t n, double q)
 	return v[(rank ? rank : 1) - 1];
 }
 
-static void check_quantiles(struct xs_hist *h, uint64_t *v, size_t n)
+static void check_quantiles(struct hist *h, uint64_t *v, size_t n)
 {
 	static const double qs[] = {
 		0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0,
@@ -144,20 +144,20 @@ static void check_quantiles(struct xs_hist *h, uint64_t *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_u64);
 	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		uint64_t want = exact_quantile(v, n, qs[i]);
-		uint64_t got = xs_hist_quantile(h, qs[i]);
+		uint64_t got = hist_quantile(h, qs[i]);
 		double err = want ? ((double)got - (double)want) / (double)want : (double)got;
 
 		if (got < want || err >= 0.125)
 			fail_msg("q %.3f: got %llu, exact %llu", qs[i],
 				 (unsigned long long)got, (unsigned long long)want);
 	}
-	assert_int_equal(xs_hist_quantile(h, 1.0), v[n - 1]);
+	assert_int_equal(hist_quantile(h, 1.0), v[n - 1]);
 }
 
 static void hist_quantiles_known_data(void **state)
 {
 	enum { N = 10000 };
-	struct xs_hist *h = calloc(1, sizeof(*h));
+	struct hist *h = calloc(1, sizeof(*h));
 	uint64_t *v = calloc(N, sizeof(*v)), sum = 0;
 	size_t i;
 
@@ -167,23 +167,23 @@ static void hist_quantiles_known_data(void **state)
 	for (i = 0; i < N; i++) {
 		v[i] = (i * 7919) % N + 1;
 		sum += v[i];
-		xs_hist_record(h, v[i]);
+		hist_record(h, v[i]);
 	}
 	assert_int_equal(h->count, N);
 	assert_int_equal(h->sum, sum);
 	assert_int_equal(h->max, N);
 	check_quantiles(h, v, N);
-	assert_in_range(xs_hist_quantile(h, 0.5), 5000, 5624);
-	assert_in_range(xs_hist_quantile(h, 0.99), 9900, 10000);
+	assert_in_range(hist_quantile(h, 0.5), 5000, 5624);
+	assert_in_range(hist_quantile(h, 0.99), 9900, 10000);
 	/* Out-of-range fractions are clamped. */
-	assert_int_equal(xs_hist_quantile(h, -1.0), xs_hist_quantile(h, 0.0));
-	assert_int_equal(xs_hist_quantile(h, 2.0), xs_hist_quantile(h, 1.0));
+	assert_int_equal(hist_quantile(h, -1.0), hist_quantile(h, 0.0));
+	assert_int_equal(hist_quantile(h, 2.0), hist_quantile(h, 1.0));
 
 	/* Latency-like data over many magnitudes. */
 	memset(h, 0, sizeof(*h));
 	for (i = 0; i < N; i++) {
 		v[i] = (rnd() % 1000000) * (1ull << (rnd() % 20)) + 1;
-		xs_hist_record(h, v[i]);
+		hist_record(h, v[i]);
 	}
 	check_quantiles(h, v, N);
 	free(v);
@@ -192,16 +192,16 @@ static void hist_quantiles_known_data(void **state)
 
 static void hist_small_values_exact(void **state)
 {
-	struct xs_hist h = { 0 };
+	struct hist h = { 0 };
 
 	(void)state;
-	xs_hist_record(&h, 3);
-	assert_int_equal(xs_hist_quantile(&h, 0.5), 3);
-	xs_hist_record(&h, 0);
-	xs_hist_record(&h, 7);
-	assert_int_equal(xs_hist_quantile(&h, 0.0), 0);
-	assert_int_equal(xs_hist_quantile(&h, 0.67), 3);
-	assert_int_equal(xs_hist_quantile(&h, 1.0), 7);
+	hist_record(&h, 3);
+	assert_int_equal(hist_quantile(&h, 0.5), 3);
+	hist_record(&h, 0);
+	hist_record(&h, 7);
+	assert_int_equal(hist_quantile(&h, 0.0), 0);
+	assert_int_equal(hist_quantile(&h, 0.67), 3);
+	assert_int_equal(hist_quantile(&h, 1.0), 7);
 	assert_int_equal(h.count, 3);
 	assert_int_equal(h.sum, 10);
 	assert_int_equal(h.max, 7);
@@ -209,13 +209,13 @@ static void hist_small_values_exact(void **state)
 
 static void hist_empty(void **state)
 {
-	struct xs_hist h = { 0 };
+	struct hist h = { 0 };
 
 	(void)state;
-	assert_int_equal(xs_hist_quantile(&h, 0.0), 0);
-	assert_int_equal(xs_hist_quantile(&h, 0.5), 0);
-	assert_int_equal(xs_hist_quantile(&h, 0.99), 0);
-	assert_int_equal(xs_hist_quantile(&h, 1.0), 0);
+	assert_int_equal(hist_quantile(&h, 0.0), 0);
+	assert_int_equal(hist_quantile(&h, 0.5), 0);
+	assert_int_equal(hist_quantile(&h, 0.99), 0);
+	assert_int_equal(hist_quantile(&h, 1.0), 0);
 	assert_int_equal(h.count, 0);
 }
 
@@ -230,11 +230,11 @@ static void hist_quantile_top_bucket(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
-		struct xs_hist h = { 0 };
+		struct hist h = { 0 };
 		uint64_t got;
 
-		xs_hist_record(&h, vals[i]);
-		got = xs_hist_quantile(&h, 0.5);
+		hist_record(&h, vals[i]);
+		got = hist_quantile(&h, 0.5);
 		if (got != vals[i])
 			fail_msg("single value %llu: quantile %llu",
 				 (unsigned long long)vals[i], (unsigned long long)got);
@@ -249,19 +249,19 @@ static void futex_timeout(void **state)
 
 	(void)state;
 	alarm(60);
-	t0 = xs_now_ns();
-	rc = xs_futex_wait(&w, 0, 2 * XS_NSEC_PER_MSEC, false);
+	t0 = clock_now_ns();
+	rc = futex_wait(&w, 0, 2 * NSEC_PER_MSEC, false);
 	/* A spurious wakeup is allowed; an early timeout is not. */
 	if (rc == -ETIMEDOUT)
-		assert_true(xs_now_ns() - t0 >= 2 * XS_NSEC_PER_MSEC);
+		assert_true(clock_now_ns() - t0 >= 2 * NSEC_PER_MSEC);
 	else
 		assert_int_equal(rc, 0);
 	/* A few tries: at least one must time out. */
 	for (rc = 0; rc != -ETIMEDOUT;) {
-		rc = xs_futex_wait(&w, 0, XS_NSEC_PER_MSEC, true);
+		rc = futex_wait(&w, 0, NSEC_PER_MSEC, true);
 		assert_true(rc == 0 || rc == -ETIMEDOUT);
 	}
-	assert_int_equal(xs_futex_wait(&w, 0, 0, false), -ETIMEDOUT);
+	assert_int_equal(futex_wait(&w, 0, 0, false), -ETIMEDOUT);
 	alarm(0);
 }
 
@@ -272,12 +272,12 @@ static void futex_value_differs(void **state)
 
 	(void)state;
 	alarm(60);
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	/* Would block for 30 s if the comparison were ignored. */
-	assert_int_equal(xs_futex_wait(&w, 0, 30 * XS_NSEC_PER_SEC, false), 0);
-	assert_int_equal(xs_futex_wait(&w, 0, 30 * XS_NSEC_PER_SEC, true), 0);
-	assert_int_equal(xs_futex_wait(&w, 2, UINT64_MAX, false), 0);
-	assert_true(xs_now_ns() - t0 < 10 * XS_NSEC_PER_SEC);
+	assert_int_equal(futex_wait(&w, 0, 30 * NSEC_PER_SEC, false), 0);
+	assert_int_equal(futex_wait(&w, 0, 30 * NSEC_PER_SEC, true), 0);
+	assert_int_equal(futex_wait(&w, 2, UINT64_MAX, false), 0);
+	assert_true(clock_now_ns() - t0 < 10 * NSEC_PER_SEC);
 	alarm(0);
 }
 
@@ -294,7 +294,7 @@ static void *futex_waiter_main(void *p)
 
 	atomic_store(&f->waiting, 1);
 	while (atomic_load(&f->word) == 0)
-		f->last_rc = xs_futex_wait(&f->word, 0, 20 * XS_NSEC_PER_SEC, f->shared);
+		f->last_rc = futex_wait(&f->word, 0, 20 * NSEC_PER_SEC, f->shared);
 	return NULL;
 }
 
@@ -314,7 +314,7 @@ static void futex_wake_wakes_waiter(void **state)
 			usleep(100);
 		usleep(5000);
 		atomic_store(&f.word, 1);
-		xs_futex_wake(&f.word, 1, shared);
+		futex_wake(&f.word, 1, shared);
 		assert_int_equal(pthread_join(t, NULL), 0);
 		assert_int_equal(f.last_rc, 0);
 	}
@@ -322,8 +322,8 @@ static void futex_wake_wakes_waiter(void **state)
 	{
 		_Atomic uint32_t w = 0;
 
-		xs_futex_wake(&w, 1, false);
-		xs_futex_wake(&w, 1 << 30, true);
+		futex_wake(&w, 1, false);
+		futex_wake(&w, 1 << 30, true);
 	}
 	alarm(0);
 }
@@ -343,8 +343,8 @@ static void *sleeper_main(void *p)
 {
 	struct sleeper *s = p;
 
-	xs_sleep_until(s->deadline);
-	s->woke = xs_now_ns();
+	clock_sleep_until(s->deadline);
+	s->woke = clock_now_ns();
 	atomic_store(&s->done, true);
 	return NULL;
 }
@@ -360,18 +360,18 @@ static void sleep_until_not_early(void **state)
 	(void)state;
 	alarm(60);
 	for (i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
-		uint64_t deadline = xs_now_ns() + delays[i];
+		uint64_t deadline = clock_now_ns() + delays[i];
 
-		xs_sleep_until(deadline);
-		assert_true(xs_now_ns() >= deadline);
+		clock_sleep_until(deadline);
+		assert_true(clock_now_ns() >= deadline);
 	}
 	/* A deadline in the past returns at once. */
-	xs_sleep_until(xs_now_ns() - XS_NSEC_PER_SEC);
+	clock_sleep_until(clock_now_ns() - NSEC_PER_SEC);
 
 	/* Signals interrupt clock_nanosleep; the sleep resumes. */
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-	s.deadline = xs_now_ns() + 100 * XS_NSEC_PER_MSEC;
+	s.deadline = clock_now_ns() + 100 * NSEC_PER_MSEC;
 	assert_int_equal(pthread_create(&t, NULL, sleeper_main, &s), 0);
 	while (!atomic_load(&s.done)) {
 		pthread_kill(t, SIGUSR1);
@@ -389,18 +389,18 @@ static void clock_helpers(void **state)
 	struct timespec ts;
 
 	(void)state;
-	ts = xs_ns_to_timespec(3 * XS_NSEC_PER_SEC + 123456789);
+	ts = clock_ns_to_timespec(3 * NSEC_PER_SEC + 123456789);
 	assert_int_equal(ts.tv_sec, 3);
 	assert_int_equal(ts.tv_nsec, 123456789);
-	ts = xs_ns_to_timespec(999999999);
+	ts = clock_ns_to_timespec(999999999);
 	assert_int_equal(ts.tv_sec, 0);
 	assert_int_equal(ts.tv_nsec, 999999999);
-	a = xs_now_ns();
-	b = xs_now_ns();
+	a = clock_now_ns();
+	b = clock_now_ns();
 	assert_true(b >= a);
-	deadline = xs_now_ns() + 200 * XS_NSEC_PER_USEC;
-	xs_spin_until(deadline);
-	assert_true(xs_now_ns() >= deadline);
+	deadline = clock_now_ns() + 200 * NSEC_PER_USEC;
+	clock_spin_until(deadline);
+	assert_true(clock_now_ns() >= deadline);
 }
 
 static const struct CMUnitTest tests[] = {
@@ -417,4 +417,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(clock_helpers),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

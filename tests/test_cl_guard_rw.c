@@ -267,4 +267,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(record_size),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -565,4 +565,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(cu_pass_streams),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -597,4 +597,4 @@ static const struct CMUnitTest tests[] = {
 					it_teardown),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

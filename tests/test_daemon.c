@@ -144,7 +144,7 @@ static void daemon_bandwidth_75_25(void **state)
 	it_ctl_open(e);
 	/* Both start together, once connected. */
 	snprintf(start, sizeof(start), "%llu",
-		 (unsigned long long)(xs_now_ns() + 2 * XS_NSEC_PER_SEC));
+		 (unsigned long long)(clock_now_ns() + 2 * NSEC_PER_SEC));
 	pa = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--flood",
 				      "--duration-s", "5", "--share", "75",
 				      "--wait-connected-ms", "10000", "--start-at-ns", start));
@@ -222,36 +222,36 @@ static void daemon_bandwidth_drain(void **state)
 	/* B first: the lower id takes the first turn of two never served. */
 	b = lv1_queue(e, 4);
 	a = lv1_queue(e, 4);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 2,
 				  WAIT_MS));
 	submit_cmd(a, xs_sim_kernel_fn(0, hold_fn, &h, &c), &c);
-	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
-	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * NSEC_PER_USEC, &c), &c);
 	submit_cmd(a, xs_sim_event(&ta, &c), &c);
 	/* Beyond the window: A stays ready, so only its drain rings. */
-	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
-	submit_cmd(a, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * NSEC_PER_USEC, &c), &c);
+	submit_cmd(a, xs_sim_kernel(200 * NSEC_PER_USEC, &c), &c);
 	/* The daemon saw A ready: idle B is suspended. */
 	assert_true(IT_WAIT_UNTIL(it_suspended(b), WAIT_MS));
 	assert_true(IT_WAIT_UNTIL(atomic_load(&h.entered), WAIT_MS));
 	assert_true(IT_WAIT_UNTIL(xs_queue_stats_get(a, &st) == 0 && st.in_flight == 4 &&
 				  st.pending == 2, WAIT_MS));
 	/* B's work: the turn passes to B, which waits for A's four. */
-	submit_cmd(b, xs_sim_kernel(200 * XS_NSEC_PER_USEC, &c), &c);
+	submit_cmd(b, xs_sim_kernel(200 * NSEC_PER_USEC, &c), &c);
 	submit_cmd(b, xs_sim_event(&tb, &c), &c);
 	assert_true(IT_WAIT_UNTIL(it_suspended(a), WAIT_MS));
 	it_nap_ms(20);
 	rc = xs_queue_stats_get(b, &st);
 	/* Released before asserting: a failure must not hold the device. */
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	atomic_store(&h.open, true);
 	assert_int_equal(rc, 0);
 	assert_int_equal(st.in_flight, 0);
 	assert_int_equal(st.pending, 2);
 	assert_int_equal(xs_wait_all(b), 0);
 	print_message("B done %.1f ms after A's device work was released\n",
-		      (double)(xs_now_ns() - t0) / 1e6);
-	if (xs_now_ns() - t0 > 500 * XS_NSEC_PER_MSEC)
+		      (double)(clock_now_ns() - t0) / 1e6);
+	if (clock_now_ns() - t0 > 500 * NSEC_PER_MSEC)
 		fail_msg("B waited for drain_ms, not for A's doorbell");
 	assert_int_equal(xs_wait_all(a), 0);
 	assert_true(ta > 0 && tb > ta);
@@ -362,7 +362,7 @@ static void victim_main(struct it_env *e, enum victim v, int wfd)
 		shm = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 		if (shm == MAP_FAILED || it_raw_register(fd, e->dev, 0, 50, &reg) < 0)
 			_exit(13);
-		atomic_store(&shm->slot[0].ready_ns, xs_now_ns());
+		atomic_store(&shm->slot[0].ready_ns, clock_now_ns());
 		atomic_store(&shm->slot[0].status, IPC_ST_READY);
 		atomic_fetch_add(&shm->slot[0].status_seq, 1);
 		if (write(fds[1], &bell, sizeof(bell)) < 0)
@@ -435,7 +435,7 @@ static uint64_t kill_and_measure(struct it_env *e, pid_t pid, const struct ipc_s
 	uint64_t t0, ms;
 
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	if (!IT_WAIT_UNTIL((st = it_status(e), st.clients == base->clients &&
 				    st.queues == base->queues), 5000))
 		fail_msg("pid %d: never cleaned up (clients %u, queues %u, expected %u, %u)",
@@ -552,7 +552,7 @@ static xs_queue *suspended_queue(struct it_env *e, uint64_t *seq)
 	q = it_queue(e, 0);
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && it_suspended(q), WAIT_MS))
 		fail_msg("the daemon never suspended our queue");
-	assert_true(xs_agent_connected());
+	assert_true(agent_connected());
 	*seq = it_submit(q, 10, 2000);
 	it_nap_ms(50);
 	assert_true(it_suspended(q));
@@ -585,7 +585,7 @@ static void daemon_quiet_queue_rings_not(void **state)
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
 	hi = it_queue(e, 10);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 1,
 				  WAIT_MS));
 	/* Let the registration's decision raise the flag. */
 	ev0 = tasks_events(e, hi, 5);
@@ -632,7 +632,7 @@ static void daemon_contention_window(void **state)
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
 	lo = it_queue(e, 0);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 1,
 				  WAIT_MS));
 	own = it_threshold(lo);
 	assert_true(own > 2);
@@ -661,7 +661,7 @@ static void daemon_contention_window_off(void **state)
 	lo = it_queue(e, 0);
 	own = it_threshold(lo);
 	it_queue(e, 10);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 2,
 				  WAIT_MS));
 	it_nap_ms(50);
 	assert_int_equal(it_threshold(lo), own);
@@ -684,7 +684,7 @@ static void daemon_killed_resumes_queues(void **state)
 	q = suspended_queue(e, &seq);
 	it_ctl_close(e);
 	it_daemon_signal(e, SIGKILL);
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	if (!IT_WAIT_UNTIL(!it_suspended(q), 5000))
 		fail_msg("our queue stayed suspended after the daemon died");
 	ms = it_ms_since(t0);
@@ -694,7 +694,7 @@ static void daemon_killed_resumes_queues(void **state)
 			 (unsigned long long)ms);
 	it_daemon_reap(e, WAIT_MS);
 	assert_int_equal(xs_wait(q, seq), 0);
-	assert_false(xs_agent_connected());
+	assert_false(agent_connected());
 	case_done(e);
 }
 
@@ -718,7 +718,7 @@ static void daemon_absent_fail_open(void **state)
 	q = it_queue(e, 5);
 	seq = it_submit(q, 20, 1000);
 	assert_int_equal(xs_wait(q, seq), 0);
-	assert_false(xs_agent_connected());
+	assert_false(agent_connected());
 	assert_false(it_suspended(q));
 	l = it_load(e, NULL, IT_ARGS("--level", "3", "--cmd-us", "1000", "--tasks", "20",
 				     "--period-us", "2000", "--priority", "3"));
@@ -729,7 +729,7 @@ static void daemon_absent_fail_open(void **state)
 	/* The backoff never exceeds 2 s. */
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
-	if (!IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), &r) == 1, WAIT_MS))
+	if (!IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), &r) == 1, WAIT_MS))
 		fail_msg("the agent never connected to the late daemon");
 	assert_int_equal(r.hint[IPC_KEY_PRIORITY], 5);
 	seq = it_submit(q, 5, 1000);
@@ -767,14 +767,14 @@ static void daemon_restart_reregisters(void **state)
 	it_ctl_close(e);
 	it_daemon_signal(e, SIGKILL);
 	it_daemon_reap(e, WAIT_MS);
-	assert_true(IT_WAIT_UNTIL(!xs_agent_connected(), WAIT_MS));
+	assert_true(IT_WAIT_UNTIL(!agent_connected(), WAIT_MS));
 	assert_int_equal(xs_queue_set_hint(q, XS_HINT_PRIORITY, 4), 0);
 	seq = it_submit(q, 5, 1000);
 	assert_int_equal(xs_wait(q, seq), 0);
 
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
-	if (!IT_WAIT_UNTIL(xs_agent_connected() && our_hints_are(e, 4, 40, 2000), WAIT_MS))
+	if (!IT_WAIT_UNTIL(agent_connected() && our_hints_are(e, 4, 40, 2000), WAIT_MS))
 		fail_msg("the queue was not registered again with its hints");
 	seq = it_submit(q, 5, 1000);
 	assert_int_equal(xs_wait(q, seq), 0);
@@ -817,7 +817,7 @@ static void daemon_restart_keeps_ctl_hints(void **state)
 	it_daemon_reap(e, WAIT_MS);
 	it_daemon_start(e, NULL);
 	it_ctl_open(e);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), &r) == 1,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), &r) == 1,
 				  WAIT_MS));
 	assert_int_equal(r.threshold, 4);
 	if (r.hint[IPC_KEY_PRIORITY] != 7)
@@ -892,18 +892,18 @@ static void daemon_hint_during_registration(void **state)
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	/* Distinct priorities: -100 here, then -98..100. */
 	it_queue(e, -100);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 1,
 				  WAIT_MS));
 	for (k = 1; k < N; k++) {
 		xs_queue *q = it_queue_bare(e);
-		uint64_t d = (uint64_t)(k % 50) * 2 * XS_NSEC_PER_USEC;
+		uint64_t d = (uint64_t)(k % 50) * 2 * NSEC_PER_USEC;
 
 		if (k % 2) {
-			struct timespec ts = xs_ns_to_timespec(d);
+			struct timespec ts = clock_ns_to_timespec(d);
 
 			nanosleep(&ts, NULL);
 		} else {
-			xs_spin_until(xs_now_ns() + d);
+			clock_spin_until(clock_now_ns() + d);
 		}
 		assert_int_equal(xs_queue_set_hint(q, XS_HINT_PRIORITY, k - 99), 0);
 	}
@@ -944,7 +944,7 @@ static void *create_queue_thread(void *p)
  * sends on its blocking socket while holding the agent lock, so once the
  * daemon stops reading and the socket buffer is full (a few hundred
  * messages: here, hint changes) it blocks in sendmsg() with the lock held,
- * and xs_queue_create() (xs_agent_register() takes the lock) blocks in
+ * and xs_queue_create() (agent_register() takes the lock) blocks in
  * the application until the daemon reads again.
  */
 static void daemon_hung_does_not_block_api(void **state)
@@ -1012,7 +1012,7 @@ static void daemon_disable_passthrough(void **state)
 		st = it_status(e);
 		/* Only this connection (and, when cases share the process, the
 		 * agent an earlier case started, which has no queue). */
-		assert_int_equal(st.clients - xs_agent_connected(), 1);
+		assert_int_equal(st.clients - agent_connected(), 1);
 		assert_int_equal(st.queues, 0);
 		it_nap_ms(20);
 	}
@@ -1021,7 +1021,7 @@ static void daemon_disable_passthrough(void **state)
 	it_finish(e, l, 30000, &res);
 	assert_int_equal(res.tasks, 40);
 	st = it_status(e);
-	assert_int_equal(st.clients - xs_agent_connected(), 1);
+	assert_int_equal(st.clients - agent_connected(), 1);
 	assert_int_equal(st.queues, 0);
 	case_done(e);
 }
@@ -1058,16 +1058,16 @@ static void daemon_fork_client(void **state)
 		xs_queue_config cfg = XS_QUEUE_CONFIG_INIT;
 		xs_hwq *h;
 		xs_queue *cq;
-		uint64_t end = xs_now_ns() + WAIT_MS * IT_MS, s;
+		uint64_t end = clock_now_ns() + WAIT_MS * IT_MS, s;
 		xs_cmd *c;
 
 		cfg.level = 3;
 		setenv("XSCHED_PRIORITY", "1", 1);        /* part of the registration */
 		if (xs_sim_hwq_create(e->dev, &h) < 0 || xs_queue_create(h, &cfg, &cq) < 0)
 			_exit(2);
-		while (!xs_agent_connected() && xs_now_ns() < end)
+		while (!agent_connected() && clock_now_ns() < end)
 			it_nap_ms(1);
-		if (!xs_agent_connected())
+		if (!agent_connected())
 			_exit(3);
 		if (xs_sim_kernel(1000000, &c) < 0 || xs_submit(cq, c, &s) < 0 ||
 		    xs_wait(cq, s) < 0)
@@ -1099,7 +1099,7 @@ static void daemon_fork_client(void **state)
 	assert_int_equal(it_queues(e, getpid(), &after), 1);
 	assert_true(after.queue_id == pr.queue_id && after.client_id == pr.client_id);
 	assert_int_equal(after.hint[IPC_KEY_PRIORITY], 5);
-	assert_true(xs_agent_connected());
+	assert_true(agent_connected());
 	seq = it_submit(q, 3, 1000);
 	assert_int_equal(xs_wait(q, seq), 0);
 	case_done(e);
@@ -2218,12 +2218,12 @@ static void daemon_starvation_bounded(void **state)
 	 * through before that decision (a slow daemon, a sanitizer). */
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && it_suspended(q), WAIT_MS))
 		fail_msg("the daemon never suspended our queue");
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	seq = it_submit(q, 1, 1000);
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), &r) == 1 && r.state == IPC_QS_READY &&
 			   !r.running && r.wait_ns >= 300 * IT_MS, WAIT_MS))
 		fail_msg("our queue was never listed as suspended and waiting");
-	assert_true(r.wait_ns < 60ull * XS_NSEC_PER_SEC);
+	assert_true(r.wait_ns < 60ull * NSEC_PER_SEC);
 	assert_int_equal(prog_run(e, XSCTL_BIN, (uid_t)-1, IT_ARGS("--control", e->ctl, "list"),
 				  out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "WAITED"));
@@ -2668,7 +2668,7 @@ static void soak_bad_packets(struct it_env *e, int n)
 			buf.b[k] = (char)soak_rand(256);
 		if (soak_rand(3)) {
 			/* A header that frames, with random type, length and body. */
-			len = XS_MAX(len, sizeof(*h));
+			len = BASE_MAX(len, sizeof(*h));
 			h->magic = IPC_MAGIC;
 			h->version = soak_rand(8) ? IPC_VERSION : (uint16_t)soak_rand(100);
 			h->type = (uint16_t)soak_rand(IPC_TYPE_MAX + 3);
@@ -2862,7 +2862,7 @@ static void daemon_limits(void **state)
 	q1 = it_queue(e, 10);
 	q2 = it_queue(e, 0);
 	q3 = it_queue(e, 0);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 2,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 2,
 				  WAIT_MS));
 	st = it_status(e);
 	assert_int_equal(st.clients, 2);
@@ -2969,7 +2969,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),
 	};
 
-	if (!xs_test_filter(tests, sizeof(tests) / sizeof(tests[0]), argc, argv))
+	if (!tu_filter(tests, sizeof(tests) / sizeof(tests[0]), argc, argv))
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,38 +20,38 @@ static void devid_canonical_texts(void **state)
 {
 	static const uint8_t zero[16], u[16] = { 0x5b, 0x1c, 0x0f, 0x8e, 0x2a, 0x4d, 0x8c, 0x31,
 						0x9e, 0x7f, 0x0d, 0x6a, 0x4b, 0x2c, 0x8e, 0xAF };
-	struct xs_devid id = { 0 };
+	struct devid id = { 0 };
 
 	(void)state;
 	/* All zero means "unknown": nothing changes. */
-	assert_false(xs_devid_set_uuid(&id, zero));
-	assert_int_equal(id.kind, XS_DEVID_UNVERIFIED);
+	assert_false(devid_set_uuid(&id, zero));
+	assert_int_equal(id.kind, DEVID_UNVERIFIED);
 	/* Bus ids as CUDA writes them (8-digit domain, upper case) and without
 	 * a domain come out as one text; the bus id is the identity until a
 	 * UUID is known, and stays beside it. */
-	assert_true(xs_devid_set_pci_text(&id, "00000000:3B:00.0"));
-	assert_int_equal(id.kind, XS_DEVID_PCI);
+	assert_true(devid_set_pci_text(&id, "00000000:3B:00.0"));
+	assert_int_equal(id.kind, DEVID_PCI);
 	assert_string_equal(id.ident, "0000:3b:00.0");
 	assert_string_equal(id.pci, "0000:3b:00.0");
-	assert_true(xs_devid_set_pci_text(&id, "3b:00.0"));
+	assert_true(devid_set_pci_text(&id, "3b:00.0"));
 	assert_string_equal(id.ident, "0000:3b:00.0");
-	assert_true(xs_devid_set_uuid(&id, u));
-	assert_int_equal(id.kind, XS_DEVID_UUID);
+	assert_true(devid_set_uuid(&id, u));
+	assert_int_equal(id.kind, DEVID_UUID);
 	assert_string_equal(id.ident, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf");
-	assert_true(xs_devid_set_pci(&id, 0x10000, 0xaf, 0x1f, 7));
+	assert_true(devid_set_pci(&id, 0x10000, 0xaf, 0x1f, 7));
 	assert_string_equal(id.ident, "5b1c0f8e-2a4d-8c31-9e7f-0d6a4b2c8eaf");
 	assert_string_equal(id.pci, "10000:af:1f.7");
 	/* Malformed or out of range: refused, nothing changes. */
-	assert_false(xs_devid_set_pci_text(&id, "0000:3b:20.0"));  /* device 32 */
-	assert_false(xs_devid_set_pci_text(&id, "0000:3b:00.8"));  /* function 8 */
-	assert_false(xs_devid_set_pci_text(&id, "0000:13b:00.0")); /* bus 0x13b */
-	assert_false(xs_devid_set_pci_text(&id, "3b00.0"));
-	assert_false(xs_devid_set_pci_text(&id, "0000:3b:00.0 "));
-	assert_false(xs_devid_set_pci_text(&id, ""));
+	assert_false(devid_set_pci_text(&id, "0000:3b:20.0"));  /* device 32 */
+	assert_false(devid_set_pci_text(&id, "0000:3b:00.8"));  /* function 8 */
+	assert_false(devid_set_pci_text(&id, "0000:13b:00.0")); /* bus 0x13b */
+	assert_false(devid_set_pci_text(&id, "3b00.0"));
+	assert_false(devid_set_pci_text(&id, "0000:3b:00.0 "));
+	assert_false(devid_set_pci_text(&id, ""));
 	assert_string_equal(id.pci, "10000:af:1f.7");
-	assert_string_equal(xs_devid_kind_name(XS_DEVID_UUID), "uuid");
-	assert_string_equal(xs_devid_kind_name(XS_DEVID_PCI), "pci");
-	assert_string_equal(xs_devid_kind_name(77), "unverified");
+	assert_string_equal(devid_kind_name(DEVID_UUID), "uuid");
+	assert_string_equal(devid_kind_name(DEVID_PCI), "pci");
+	assert_string_equal(devid_kind_name(77), "unverified");
 }
 
 static void devid_ipc_validation(void **state)
@@ -321,4 +321,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(devices_lookups_across_growth),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

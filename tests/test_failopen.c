@@ -77,7 +77,7 @@ static xs_queue *held_queue(struct it_env *e, pid_t *hi)
 	q = it_queue(e, 0);
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 1 && it_suspended(q), WAIT_MS))
 		fail_msg("the daemon never suspended our queue");
-	assert_true(xs_agent_connected());
+	assert_true(agent_connected());
 	return q;
 }
 
@@ -106,7 +106,7 @@ static void failopen_sigstop_sigcont(void **state)
 	hung_said(0);
 
 	it_daemon_signal(e, SIGSTOP);
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	if (!IT_WAIT_UNTIL(!it_suspended(q), BOUND_MS + 2000))
 		fail_msg("our queue stayed suspended behind a stopped daemon");
 	ms = it_ms_since(t0);
@@ -116,7 +116,7 @@ static void failopen_sigstop_sigcont(void **state)
 	/* Resumed and ungated: the work runs with the daemon still stopped. */
 	assert_int_equal(xs_wait(q, seq), 0);
 	assert_int_equal(xs_wait(q, it_submit(q, 5, 1000)), 0);
-	assert_true(xs_agent_connected());
+	assert_true(agent_connected());
 	hung_said(1);
 	err = err_captured();
 	assert_non_null(strstr(err, HUNG_LINE " for 1000 ms (stopped or stuck): this "
@@ -124,7 +124,7 @@ static void failopen_sigstop_sigcont(void **state)
 	free(err);
 
 	it_daemon_signal(e, SIGCONT);
-	t0 = xs_now_ns();
+	t0 = clock_now_ns();
 	if (!IT_WAIT_UNTIL(it_suspended(q), BOUND_MS + 2000))
 		fail_msg("the continued daemon never suspended our queue again");
 	print_message("suspended again %llu ms after SIGCONT\n",

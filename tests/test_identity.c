@@ -54,11 +54,11 @@ static const char *dev_var(char *buf, size_t len, const struct it_env *e, const 
 /* The canonical identity text of simulated device @name (sim_ident.c). */
 static void sim_ident(const char *name, char *out, size_t len)
 {
-	struct xs_devid id = { 0 };
-	uint8_t uuid[XS_UUID_BYTES];
+	struct devid id = { 0 };
+	uint8_t uuid[DEVID_UUID_BYTES];
 
 	sim_dev_uuid(name, uuid);
-	assert_true(xs_devid_set_uuid(&id, uuid));
+	assert_true(devid_set_uuid(&id, uuid));
 	snprintf(out, len, "%s", id.ident);
 }
 
@@ -484,4 +484,4 @@ static const struct CMUnitTest tests[] = {
 					id_teardown),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -541,4 +541,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(notify_protocol),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

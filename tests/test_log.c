@@ -540,7 +540,7 @@ static void log_queues_over_limit(void **state)
 	err_capture();
 	for (int i = 0; i < 3; i++)
 		q[i] = it_queue(e, 0);
-	assert_true(IT_WAIT_UNTIL(xs_agent_connected() && it_queues(e, getpid(), NULL) == 1,
+	assert_true(IT_WAIT_UNTIL(agent_connected() && it_queues(e, getpid(), NULL) == 1,
 				  WAIT_MS));
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(xs_wait(q[i], it_submit(q[i], 3, 100)), 0);

@@ -261,4 +261,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(kargs_apply_stops_at_error),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

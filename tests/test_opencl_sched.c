@@ -83,12 +83,12 @@ static struct run_job sched_start(struct it_env *e, const char *const *args,
 static bool read_line(struct it_env *e, struct run_job j, unsigned ms, char *line, size_t len)
 {
 	int fd = e->kid_out[it_kid_index(e, j.pid)];
-	uint64_t end = xs_now_ns() + (uint64_t)ms * IT_MS;
+	uint64_t end = clock_now_ns() + (uint64_t)ms * IT_MS;
 	size_t n = 0;
 
 	while (n + 1 < len) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = xs_now_ns();
+		uint64_t now = clock_now_ns();
 		char c;
 
 		if (now >= end || poll(&p, 1, (int)((end - now) / IT_MS) + 1) < 0)
@@ -109,9 +109,9 @@ static bool read_line(struct it_env *e, struct run_job j, unsigned ms, char *lin
 static void expect_line(struct it_env *e, struct run_job j, const char *prefix, char *line,
 			size_t len)
 {
-	uint64_t end = xs_now_ns() + (uint64_t)RUN_MS * IT_MS;
+	uint64_t end = clock_now_ns() + (uint64_t)RUN_MS * IT_MS;
 
-	while (xs_now_ns() < end) {
+	while (clock_now_ns() < end) {
 		if (!read_line(e, j, RUN_MS, line, len))
 			break;
 		if (!strncmp(line, prefix, strlen(prefix)))
@@ -451,4 +451,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(opencl_sched_levels_listed, it_setup, sched_teardown),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

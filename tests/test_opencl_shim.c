@@ -5,7 +5,7 @@
  * one; the ways an application reaches the loader (linked, preloaded shim,
  * the shim first on LD_LIBRARY_PATH, dlopen of libOpenCL.so.1 or of
  * libOpenCL.so) must all end up in the shim, which says so through its
- * xs_opencl_queues() diagnostic; XSCHED_DISABLE passes through with no
+ * cl_test_queues() diagnostic; XSCHED_DISABLE passes through with no
  * queue; kernels compiled under the shim (PoCL runs the linker as a child
  * that inherits LD_PRELOAD) build as natively; and the same programs run
  * through xschedd, also at low priority under a busy high-priority
@@ -517,4 +517,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(opencl_preempted_matches_native, it_setup, cl_teardown),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -134,4 +134,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(peer_identify_live_and_exited),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -222,7 +222,7 @@ static void registry_find_all(void **st)
 	size_t i;
 
 	(void)st;
-	for (i = 0; i < XS_ARRAY_SIZE(want); i++) {
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		const struct xs_policy_ops *ops = policy_find(want[i]);
 
 		assert_non_null(ops);
@@ -1270,7 +1270,7 @@ static void unscheduled_queue_runs(void **st)
 	size_t p;
 
 	(void)st;
-	for (p = 0; p < XS_ARRAY_SIZE(stateful); p++) {
+	for (p = 0; p < ARRAY_SIZE(stateful); p++) {
 		struct sim s;
 		int a, b;
 
@@ -1331,7 +1331,7 @@ static int load_bad(int mode)
 	/* Our own reference keeps the module, and the mode, loaded. */
 	own = dlopen(XS_PLUGIN_BAD_PATH, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(own);
-	modep = dlsym(own, "xs_policy_bad_mode");
+	modep = dlsym(own, "bad_mode");
 	assert_non_null(modep);
 	*modep = mode;
 	rc = policy_load(XS_PLUGIN_BAD_PATH, &ops, &handle, &bad_version);
@@ -1424,4 +1424,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(loader_errors),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

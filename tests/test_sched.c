@@ -37,7 +37,7 @@ struct host {
 
 static struct fq *fq_of(struct sched_q *sq)
 {
-	return xs_container_of(sq, struct fq, sq);
+	return base_container_of(sq, struct fq, sq);
 }
 
 static bool h_apply(void *ctx, struct sched_q *sq)
@@ -641,9 +641,9 @@ static xs_queue_stats lenv_stats(xs_queue *q)
 /* Waits up to @ms for @q to be suspended; false if it never is. */
 static bool lenv_wait_suspended(xs_queue *q, unsigned ms)
 {
-	uint64_t t0 = xs_now_ns();
+	uint64_t t0 = clock_now_ns();
 
-	while (xs_now_ns() - t0 < ms * MS) {
+	while (clock_now_ns() - t0 < ms * MS) {
 		if (lenv_stats(q).suspended)
 			return true;
 		usleep(1000);
@@ -723,4 +723,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(local_starvation_guard_off),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

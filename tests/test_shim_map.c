@@ -175,4 +175,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(map_lookups_during_changes),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -50,13 +50,13 @@ static void up(void)
 	CK(cuDevicePrimaryCtxRetain(&pctx, d));
 	CK(cuCtxSetCurrent(pctx));
 	CK(cuModuleLoadData(&mod, "any image"));
-	CK(cuModuleGetFunction(&f_spin, mod, "xs_spin"));
-	CK(cuModuleGetFunction(&f_fill, mod, "xs_fill"));
-	CK(cuModuleGetFunction(&f_add, mod, "xs_add"));
-	CK(cuModuleGetFunction(&f_inc, mod, "xs_inc"));
-	CK(cuModuleGetFunction(&f_scale, mod, "xs_scale"));
-	CK(cuModuleGetFunction(&f_sum, mod, "xs_checksum"));
-	CK(cuModuleGetFunction(&f_fail, mod, "xs_fail"));
+	CK(cuModuleGetFunction(&f_spin, mod, "sf_spin"));
+	CK(cuModuleGetFunction(&f_fill, mod, "sf_fill"));
+	CK(cuModuleGetFunction(&f_add, mod, "sf_add"));
+	CK(cuModuleGetFunction(&f_inc, mod, "sf_inc"));
+	CK(cuModuleGetFunction(&f_scale, mod, "sf_scale"));
+	CK(cuModuleGetFunction(&f_sum, mod, "sf_checksum"));
+	CK(cuModuleGetFunction(&f_fail, mod, "sf_fail"));
 	CK(cuMemAllocHost_v2((void **)&gates, 16 * sizeof(*gates)));
 	memset(gates, 0, 16 * sizeof(*gates));
 }
@@ -224,7 +224,7 @@ static void sc_fork(void **state)
 			     cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS &&
 			     cuCtxSetCurrent(c) == CUDA_SUCCESS &&
 			     cuModuleLoadData(&mod, "image") == CUDA_SUCCESS &&
-			     cuModuleGetFunction(&f_fill, mod, "xs_fill") == CUDA_SUCCESS &&
+			     cuModuleGetFunction(&f_fill, mod, "sf_fill") == CUDA_SUCCESS &&
 			     cuMemAlloc_v2(&q, 16) == CUDA_SUCCESS &&
 			     l_fill(NULL, q, 7, 4) == CUDA_SUCCESS &&
 			     cuMemcpyDtoH_v2(h, q, 16) == CUDA_SUCCESS && h[3] == 7;
@@ -1164,7 +1164,7 @@ static void sc_bad_handles(void **state)
 	assert_int_equal(cuStreamDestroy_v2(NULL), CUDA_ERROR_INVALID_HANDLE);
 	assert_int_equal(cuMemcpyHtoDAsync_v2(p, &n, 8, never), CUDA_ERROR_INVALID_HANDLE);
 	assert_int_equal(cuModuleGetFunction(&f, mod, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
-	assert_int_equal(cuModuleGetFunction(&f, (CUmodule)&m, "xs_inc"),
+	assert_int_equal(cuModuleGetFunction(&f, (CUmodule)&m, "sf_inc"),
 			 CUDA_ERROR_INVALID_HANDLE);
 	assert_int_equal(cuLaunchKernel((CUfunction)&m, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL),
 			 CUDA_ERROR_INVALID_HANDLE);
@@ -1697,9 +1697,9 @@ static void sc_library_kernels(void **state)
 	s = mkstream(CU_STREAM_NON_BLOCKING);
 	CK(cuMemAlloc_v2(&p, N * 4));
 	CK(cuLibraryLoadData(&lib, "fatbin", NULL, NULL, 0, NULL, NULL, 0));
-	CK(cuLibraryGetKernel(&k, lib, "xs_fill"));
+	CK(cuLibraryGetKernel(&k, lib, "sf_fill"));
 	assert_int_equal(cuLibraryGetKernel(&k, lib, "nope"), CUDA_ERROR_NOT_FOUND);
-	CK(cuLibraryGetKernel(&k, lib, "xs_fill"));
+	CK(cuLibraryGetKernel(&k, lib, "sf_fill"));
 	/* A CUkernel where a CUfunction is expected, as cudart's <<<>>> passes it. */
 	CK(cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
 	v = 0;
@@ -1804,7 +1804,7 @@ static void sc_exports(void **state)
 #undef CHECK_EXPORT
 	assert_null(dlsym(h, "sim_dev_open"));
 	assert_null(dlsym(h, "sc_result"));
-	assert_null(dlsym(h, "xs_now_ns"));
+	assert_null(dlsym(h, "clock_now_ns"));
 	dlclose(h);
 }
 
@@ -1855,7 +1855,7 @@ static void sc_cudart_style_loader(void **state)
 	CK(retain(&c, 0));
 	CK(setcur(c));
 	CK(load(&m, "image"));
-	CK(getfn(&f, m, "xs_fill"));
+	CK(getfn(&f, m, "sf_fill"));
 	CK(alloc(&p, 16));
 	CK(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
 	CK(ssync(NULL));
@@ -1987,4 +1987,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sc_threads),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -35,10 +35,10 @@ static void up(void)
 	CK(cuDevicePrimaryCtxRetain(&pctx, d));
 	CK(cuCtxSetCurrent(pctx));
 	CK(cuModuleLoadData(&mod, "any image"));
-	CK(cuModuleGetFunction(&f_fill, mod, "xs_fill"));
-	CK(cuModuleGetFunction(&f_inc, mod, "xs_inc"));
-	CK(cuModuleGetFunction(&f_scale, mod, "xs_scale"));
-	CK(cuModuleGetFunction(&f_spin, mod, "xs_spin"));
+	CK(cuModuleGetFunction(&f_fill, mod, "sf_fill"));
+	CK(cuModuleGetFunction(&f_inc, mod, "sf_inc"));
+	CK(cuModuleGetFunction(&f_scale, mod, "sf_scale"));
+	CK(cuModuleGetFunction(&f_spin, mod, "sf_spin"));
 	CK(cuMemAllocHost_v2((void **)&gates, 4 * sizeof(*gates)));
 	memset(gates, 0, 4 * sizeof(*gates));
 }
@@ -524,4 +524,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sg_launch_order_across_streams),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

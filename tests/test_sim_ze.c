@@ -223,11 +223,11 @@ static void sz_properties(void **state)
 	CK(zeModuleGetKernelNames(z.mod, &n, NULL));
 	assert_int_equal(n, 7);
 	CK(zeModuleGetKernelNames(z.mod, &n, names));
-	assert_string_equal(names[0], "xs_spin");
+	assert_string_equal(names[0], "sf_spin");
 	CK(zeKernelGetProperties(z.fill, &kp));
 	assert_int_equal(kp.numKernelArgs, 3);
 	CK(zeKernelGetName(z.fill, &ksize, kname));
-	assert_string_equal(kname, "xs_fill");
+	assert_string_equal(kname, "sf_fill");
 	CK(zeKernelSuggestGroupSize(z.add, 1000, 6, 1, &gx, &gy, &gz));
 	assert_int_equal(1000 % gx, 0);
 	assert_int_equal(6 % gy, 0);
@@ -1040,4 +1040,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sz_shared_device),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -47,7 +47,7 @@ static inline void test_dev_cleanup(void)
 		sim_dev_unlink(test_dev_names[i]);
 }
 
-static inline void xs_test_no_mode(int argc, char **argv)
+static inline void tu_no_mode(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
@@ -58,8 +58,8 @@ static inline void xs_test_no_mode(int argc, char **argv)
  * case without one. A name that no case has (renamed, or not built yet)
  * fails instead of "passing" zero cases; cmocka's wildcards still filter.
  */
-static inline bool xs_test_filter(const struct CMUnitTest *tests, size_t n, int argc,
-				  char **argv)
+static inline bool tu_filter(const struct CMUnitTest *tests, size_t n, int argc,
+			     char **argv)
 {
 	size_t i, found = 0;
 
@@ -75,16 +75,16 @@ static inline bool xs_test_filter(const struct CMUnitTest *tests, size_t n, int 
 	return true;
 }
 
-/* A test program's main; XS_TEST_MAIN_WITH runs @mode(argc, argv) first,
+/* A test program's main; TU_MAIN_WITH runs @mode(argc, argv) first,
  * for helper modes a test starts the program in (it must not return then). */
-#define XS_TEST_MAIN(tests) XS_TEST_MAIN_WITH(tests, xs_test_no_mode)
-#define XS_TEST_MAIN_WITH(tests, mode)                                        \
+#define TU_MAIN(tests) TU_MAIN_WITH(tests, tu_no_mode)
+#define TU_MAIN_WITH(tests, mode)                                             \
 	int main(int argc, char **argv)                                       \
 	{                                                                     \
 		int rc;                                                       \
 		mode(argc, argv);                                             \
-		if (!xs_test_filter(tests, sizeof(tests) / sizeof(tests[0]),  \
-				    argc, argv))                              \
+		if (!tu_filter(tests, sizeof(tests) / sizeof(tests[0]),       \
+			       argc, argv))                                   \
 			return 1;                                             \
 		rc = cmocka_run_group_tests(tests, NULL, NULL);               \
 		test_dev_cleanup();                                           \

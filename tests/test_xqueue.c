@@ -22,15 +22,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#define US XS_NSEC_PER_USEC
-#define MS XS_NSEC_PER_MSEC
+#define US NSEC_PER_USEC
+#define MS NSEC_PER_MSEC
 
 /* Polls @cond for up to 20 s; a hang fails instead of blocking. */
 #define WAIT_UNTIL(cond)                                                     \
 	do {                                                                 \
-		uint64_t end_ = xs_now_ns() + 20 * XS_NSEC_PER_SEC;          \
+		uint64_t end_ = clock_now_ns() + 20 * NSEC_PER_SEC;          \
 		while (!(cond)) {                                            \
-			if (xs_now_ns() > end_)                              \
+			if (clock_now_ns() > end_)                           \
 				fail_msg("timed out waiting for %s", #cond); \
 			usleep(200);                                         \
 		}                                                            \
@@ -1789,4 +1789,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(xq_reap_idle_worker),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -207,9 +207,9 @@ static void ze_shim_dlopen_and_dlsym(void **state)
 	char *want = run_ok(e, argv, nvars);
 	char *got = shimmed(e, argv, file);
 
-	assert_non_null(strstr(want, "shim dlopen: name loader, xs_ze_queues absent"));
+	assert_non_null(strstr(want, "shim dlopen: name loader, ze_test_queues absent"));
 	assert_non_null(strstr(want, "shim dlopen: loader file loader"));
-	assert_non_null(strstr(got, "shim dlopen: name shim, xs_ze_queues found"));
+	assert_non_null(strstr(got, "shim dlopen: name shim, ze_test_queues found"));
 	assert_non_null(strstr(got, "shim dlopen: loader file shim"));
 	free(want);
 	free(got);
@@ -294,4 +294,4 @@ static const struct CMUnitTest tests[] = {
 					it_teardown),
 };
 
-XS_TEST_MAIN(tests)
+TU_MAIN(tests)

@@ -359,7 +359,7 @@ bool ctl_parse_us(const char *s, int64_t *out)
 	v = strtoll(s, &end, 10);
 	if (errno || end == s)
 		return false;
-	for (i = 0; i < XS_ARRAY_SIZE(units); i++) {
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(end, units[i].sfx) != 0)
 			continue;
 		if (v > INT64_MAX / units[i].mul || v < INT64_MIN / units[i].mul)
@@ -578,7 +578,7 @@ static void ctl_usage(FILE *f)
 	      "Control xschedd, the xsched scheduling daemon.\n"
 	      "\n"
 	      "Verbs:\n", f);
-	for (i = 0; i < XS_ARRAY_SIZE(ctl_verbs); i++) {
+	for (i = 0; i < ARRAY_SIZE(ctl_verbs); i++) {
 		const char *p = ctl_verbs[i].synopsis;
 
 		while (*p) {
@@ -611,7 +611,7 @@ static const struct ctl_verb *ctl_find_verb(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < XS_ARRAY_SIZE(ctl_verbs); i++)
+	for (i = 0; i < ARRAY_SIZE(ctl_verbs); i++)
 		if (strcmp(ctl_verbs[i].name, name) == 0)
 			return &ctl_verbs[i];
 	return NULL;

@@ -49,7 +49,7 @@ static char *ctl_uses_text(char *buf, size_t len, uint32_t uses)
 	size_t i, o = 0;
 
 	buf[0] = '\0';
-	for (i = 0; i < XS_ARRAY_SIZE(ctl_uses); i++)
+	for (i = 0; i < ARRAY_SIZE(ctl_uses); i++)
 		if ((uses & ctl_uses[i].bit) && o < len)
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "",
 					      ctl_uses[i].name);
@@ -73,7 +73,7 @@ static void ctl_bypass_json(const struct ipc_bypass_rec *r, size_t n)
 		ctl_json_str(&j, "cgroup", r[i].cgroup, sizeof(r[i].cgroup));
 		ctl_json_uint(&j, "cgroup_id", r[i].cgroup_id);
 		ctl_json_open(&j, "uses", '[');
-		for (k = 0; k < XS_ARRAY_SIZE(ctl_uses); k++)
+		for (k = 0; k < ARRAY_SIZE(ctl_uses); k++)
 			if (r[i].uses & ctl_uses[k].bit)
 				ctl_json_str(&j, NULL, ctl_uses[k].name, 16);
 		ctl_json_close(&j, ']');
@@ -99,7 +99,7 @@ static int ctl_bypass_table(const struct ipc_bypass_rec *r, size_t n, bool all)
 		       "No process uses an accelerator without xsched.\n");
 		return 0;
 	}
-	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x43);
+	ctl_table_init(&t, ARRAY_SIZE(head), head, 0x43);
 	for (i = 0; i < n; i++) {
 		if (!ctl_table_row(&t)) {
 			ctl_table_fini(&t);

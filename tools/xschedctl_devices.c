@@ -51,7 +51,7 @@ static void ctl_json_device(struct ctl_json *j, const struct ipc_device_rec *d,
 	size_t i;
 
 	ctl_json_uint(j, "domain", d->domain);
-	ctl_json_str(j, "kind", xs_devid_kind_name(d->id_kind), 16);
+	ctl_json_str(j, "kind", devid_kind_name(d->id_kind), 16);
 	ctl_json_bool(j, "verified", d->id_kind != IPC_ID_UNVERIFIED);
 	if (d->id_kind != IPC_ID_UNVERIFIED)
 		ctl_json_str(j, "identity", d->ident, sizeof(d->ident));
@@ -101,7 +101,7 @@ static void ctl_print_device(const struct ipc_device_rec *d, const struct ipc_qu
 		n += qs[i].domain == d->domain;
 	if (d->id_kind != IPC_ID_UNVERIFIED)
 		printf("Device %llu: %s %s", (unsigned long long)d->domain,
-		       xs_devid_kind_name(d->id_kind),
+		       devid_kind_name(d->id_kind),
 		       ctl_fmt_name(buf, sizeof(buf), d->ident, sizeof(d->ident)));
 	else
 		printf("Device %llu: unverified %s (API-local name only)",

@@ -303,7 +303,7 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 	for (i = 0; i < n; i++)
 		contained = contained || recs[i].container[0] || recs[i].nspid > 0;
 	/* Right-aligned: QUEUE PID UID LV WAITED GUARD PRIO SHARE DEADLINE..P99 NSPID. */
-	ctl_table_init(&t, XS_ARRAY_SIZE(head) - (contained ? 0 : 2), head, 0x41ffa7);
+	ctl_table_init(&t, ARRAY_SIZE(head) - (contained ? 0 : 2), head, 0x41ffa7);
 	for (i = 0; i < n; i++) {
 		const struct ipc_queue_rec *r = &recs[i];
 

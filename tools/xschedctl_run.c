@@ -150,7 +150,7 @@ static int ctl_find_shim(const struct ctl_shim *s, const char *exe_dir, const ch
 	rel[1] = "../lib/xsched";
 	rel[2] = build;
 	*found = NULL;
-	for (i = 0; exe_dir[0] && i < XS_ARRAY_SIZE(rel); i++) {
+	for (i = 0; exe_dir[0] && i < ARRAY_SIZE(rel); i++) {
 		if (!ctl_join(dir, sizeof(dir), exe_dir, rel[i]) || strcmp(dir, prev) == 0)
 			continue;
 		strcpy(prev, dir);
@@ -196,10 +196,10 @@ static bool ctl_parse_apis(const struct ctl_verb *v, const char *val, unsigned *
 			p++;
 			continue;
 		}
-		for (i = 0; i < XS_ARRAY_SIZE(ctl_shims); i++)
+		for (i = 0; i < ARRAY_SIZE(ctl_shims); i++)
 			if (strlen(ctl_shims[i].api) == n && strncmp(p, ctl_shims[i].api, n) == 0)
 				break;
-		if (i == XS_ARRAY_SIZE(ctl_shims)) {
+		if (i == ARRAY_SIZE(ctl_shims)) {
 			ctl_usage_error(v, "unknown API '%.*s' in --api (cuda, opencl, levelzero)",
 					(int)n, p);
 			return false;
@@ -230,7 +230,7 @@ static int ctl_add_shims(const struct ctl *ctl, unsigned mask, unsigned required
 	int err;
 
 	ctl_exe_dir(exe_dir, sizeof(exe_dir));
-	for (i = 0; i < XS_ARRAY_SIZE(ctl_shims); i++) {
+	for (i = 0; i < ARRAY_SIZE(ctl_shims); i++) {
 		if (!(mask & (1u << i)))
 			continue;
 		err = ctl_find_shim(&ctl_shims[i], exe_dir, env, &found, NULL);
@@ -326,7 +326,7 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		{ "laxity", "XSCHED_LAXITY_US", IPC_KEY_LAXITY_US },
 	};
 	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .stop = true, .verb = v };
-	char value[XS_ARRAY_SIZE(hints)][24] = { { 0 } };
+	char value[ARRAY_SIZE(hints)][24] = { { 0 } };
 	unsigned apis = 0;
 	bool dry = false, allow = false;
 	struct ctl_list pre = { 0 };
@@ -395,7 +395,7 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	cmd = a.i < argc ? argv[a.i] : "the command";
 
 	if (pre.count == 0) {
-		err = ctl_add_shims(ctl, apis ? apis : (1u << XS_ARRAY_SIZE(ctl_shims)) - 1, apis,
+		err = ctl_add_shims(ctl, apis ? apis : (1u << ARRAY_SIZE(ctl_shims)) - 1, apis,
 				    allow, cmd, &pre);
 		if (err < 0) {
 			ctl_err(ctl, "out of memory");
@@ -404,7 +404,7 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		if (err > 0)
 			goto out;
 	}
-	for (i = 0; i < XS_ARRAY_SIZE(hints); i++)
+	for (i = 0; i < ARRAY_SIZE(hints); i++)
 		if (value[i][0] && !ctl_run_env(dry, hints[i].env, value[i]))
 			goto nomem;
 	/* The shim connects to the daemon on the socket we were told about. */
@@ -434,7 +434,7 @@ out:
 	return rc;
 }
 
-_Static_assert(XS_ARRAY_SIZE(ctl_shims) == CTL_NSHIMS, "CTL_NSHIMS");
+_Static_assert(ARRAY_SIZE(ctl_shims) == CTL_NSHIMS, "CTL_NSHIMS");
 
 const char *ctl_shim_file(size_t i)
 {

@@ -154,7 +154,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		printf("  cpu %.1f%%", (double)(cur->st.cpu_ns - prev->st.cpu_ns) * 100.0 /
 				      (double)(cur->mono_ns - prev->mono_ns));
 	printf("\n\n");
-	ctl_table_init(&t, XS_ARRAY_SIZE(head), head, 0x7fd3);
+	ctl_table_init(&t, ARRAY_SIZE(head), head, 0x7fd3);
 	for (i = 0; i < cur->n; i++) {
 		const struct ipc_queue_rec *r = &cur->recs[i];
 		struct ctl_rate rate = ctl_rate_of(prev, cur, r);

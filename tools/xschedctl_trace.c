@@ -49,7 +49,7 @@ struct tr_queue {
 	uint64_t first_seq, last_seq;      /* of submits */
 	uint64_t seq_submit[TR_RING], t_submit[TR_RING];
 	uint64_t seq_launch[TR_RING], t_launch[TR_RING];
-	struct xs_hist queued, on_device, device, preempt;
+	struct hist queued, on_device, device, preempt;
 };
 
 struct tr_state {
@@ -121,39 +121,39 @@ static void tr_event(void *arg, const struct xbpf_trace_event *e)
 		break;
 	case XBPF_TR_LAUNCH:
 		if (q->seq_submit[k] == e->arg)
-			xs_hist_record(&q->queued, e->ts_ns - q->t_submit[k]);
+			hist_record(&q->queued, e->ts_ns - q->t_submit[k]);
 		q->seq_launch[k] = e->arg;
 		q->t_launch[k] = e->ts_ns;
 		break;
 	case XBPF_TR_COMPLETE:
 		if (q->seq_launch[k] == e->arg)
-			xs_hist_record(&q->on_device, e->ts_ns - q->t_launch[k]);
+			hist_record(&q->on_device, e->ts_ns - q->t_launch[k]);
 		if (e->ns)
-			xs_hist_record(&q->device, e->ns);
+			hist_record(&q->device, e->ns);
 		break;
 	case XBPF_TR_PREEMPT_DONE:
-		xs_hist_record(&q->preempt, e->ns);
+		hist_record(&q->preempt, e->ns);
 		break;
 	}
 }
 
-static void tr_lat(struct ctl_json *j, const char *key, const struct xs_hist *h)
+static void tr_lat(struct ctl_json *j, const char *key, const struct hist *h)
 {
 	char a[32], b[32];
 
 	if (j) {
 		ctl_json_open(j, key, '{');
 		ctl_json_uint(j, "count", h->count);
-		ctl_json_uint(j, "p50_ns", h->count ? xs_hist_quantile(h, 0.5) : 0);
-		ctl_json_uint(j, "p99_ns", h->count ? xs_hist_quantile(h, 0.99) : 0);
+		ctl_json_uint(j, "p50_ns", h->count ? hist_quantile(h, 0.5) : 0);
+		ctl_json_uint(j, "p99_ns", h->count ? hist_quantile(h, 0.99) : 0);
 		ctl_json_close(j, '}');
 		return;
 	}
 	if (!h->count)
 		return;
 	printf("  %-26s %8llu  p50 %9s  p99 %9s\n", key, (unsigned long long)h->count,
-	       ctl_fmt_ns(a, sizeof(a), xs_hist_quantile(h, 0.5), false),
-	       ctl_fmt_ns(b, sizeof(b), xs_hist_quantile(h, 0.99), false));
+	       ctl_fmt_ns(a, sizeof(a), hist_quantile(h, 0.5), false),
+	       ctl_fmt_ns(b, sizeof(b), hist_quantile(h, 0.99), false));
 }
 
 static void tr_summary(const struct tr_state *s, uint64_t lost)
@@ -267,14 +267,14 @@ int ctl_trace(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	s.t0 = xs_now_ns();
+	s.t0 = clock_now_ns();
 	if (dur_us)
 		end = s.t0 + (uint64_t)dur_us * 1000;
 	if (s.live && ctl->out != CTL_OUT_JSON)
 		printf("Tracing pid %d (%s)%s. Ctrl-C to stop.\n", (int)pid,
 		       xbpf_trace_objects(t), queue ? ", one queue" : "");
 	fflush(stdout);
-	while (!tr_stop && (!end || xs_now_ns() < end)) {
+	while (!tr_stop && (!end || clock_now_ns() < end)) {
 		rc = xbpf_trace_poll(t, 100);
 		if (rc < 0 && rc != -EINTR) {
 			ctl_err(ctl, "trace: %s", strerror(-rc));

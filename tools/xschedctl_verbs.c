@@ -101,7 +101,7 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	npos = a.npos;
 	if (npos < 2)
 		return ctl_usage_error(v, npos ? "missing value" : "missing key and value");
-	for (i = 0; i < XS_ARRAY_SIZE(ctl_keys); i++)
+	for (i = 0; i < ARRAY_SIZE(ctl_keys); i++)
 		if (strcmp(pos[0], ctl_keys[i].name) == 0)
 			k = &ctl_keys[i];
 	if (!k)

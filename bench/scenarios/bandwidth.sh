@@ -61,10 +61,10 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup bandwidth
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
-[[ -z $api_shares ]] || xs_need "$XS_XS_LOAD" "bench/xs_load"
+scn_setup bandwidth
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+[[ -z $api_shares ]] || scn_need "$XS_XS_LOAD" "bench/xs_load"
 daemon_keys=()
 [[ -n $slice ]] && daemon_keys=("slice_ms=$slice")
 
@@ -75,75 +75,75 @@ flood_args() { # trace-file start-ms
 # One run of CFG: appends "cmds_a cmds_b window_s" to $XS_WORK/CFG.res.
 run() {
 	local cfg=$1 sa=${2:-} sb=${3:-} start pa pb la lb t0 t1 na nb
-	xs_device_new
+	scn_device_new
 	case $cfg in
-	standalone | native) xs_env_native ;;
+	standalone | native) scn_env_native ;;
 	*)
-		xs_daemon_start bandwidth "${daemon_keys[@]}"
-		xs_env_shim ${sa:+XSCHED_SHARE=$sa}
+		scn_daemon_start bandwidth "${daemon_keys[@]}"
+		scn_env_shim ${sa:+XSCHED_SHARE=$sa}
 		;;
 	esac
-	start=$(($(xs_now_ms) + 500))
+	start=$(($(scn_now_ms) + 500))
 	# shellcheck disable=SC2046
-	xs_spawn "$XS_WORK/a.out" "$XS_WORK/a.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
+	scn_spawn "$XS_WORK/a.out" "$XS_WORK/a.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
 		$(flood_args "$XS_WORK/a.trace" "$start")
 	pa=$XS_PID pb=
 	if [[ $cfg != standalone && $cfg != xsched-alone ]]; then
-		[[ $cfg == bw-* ]] && xs_env_shim "XSCHED_SHARE=$sb"
+		[[ $cfg == bw-* ]] && scn_env_shim "XSCHED_SHARE=$sb"
 		# shellcheck disable=SC2046
-		xs_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
+		scn_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
 			$(flood_args "$XS_WORK/b.trace" "$start")
 		pb=$XS_PID
 	fi
-	xs_finish "$pa" "$cfg: process A" "$XS_WORK/a.err"
+	scn_finish "$pa" "$cfg: process A" "$XS_WORK/a.err"
 	la=$(cat "$XS_WORK/a.out")
-	t0=$(xs_field "$la" t0_ns) t1=$(xs_field "$la" t1_ns) nb=0
+	t0=$(scn_field "$la" t0_ns) t1=$(scn_field "$la" t1_ns) nb=0
 	if [[ -n $pb ]]; then
-		xs_finish "$pb" "$cfg: process B" "$XS_WORK/b.err"
+		scn_finish "$pb" "$cfg: process B" "$XS_WORK/b.err"
 		lb=$(cat "$XS_WORK/b.out")
 		# The common window: both were flooding.
-		t0=$(awk -v a="$t0" -v b="$(xs_field "$lb" t0_ns)" 'BEGIN { printf "%.0f\n", (a > b ? a : b) }')
-		t1=$(awk -v a="$t1" -v b="$(xs_field "$lb" t1_ns)" 'BEGIN { printf "%.0f\n", (a < b ? a : b) }')
-		nb=$(xs_count_window "$XS_WORK/b.trace" "$t0" "$t1")
+		t0=$(awk -v a="$t0" -v b="$(scn_field "$lb" t0_ns)" 'BEGIN { printf "%.0f\n", (a > b ? a : b) }')
+		t1=$(awk -v a="$t1" -v b="$(scn_field "$lb" t1_ns)" 'BEGIN { printf "%.0f\n", (a < b ? a : b) }')
+		nb=$(scn_count_window "$XS_WORK/b.trace" "$t0" "$t1")
 	fi
-	na=$(xs_count_window "$XS_WORK/a.trace" "$t0" "$t1")
+	na=$(scn_count_window "$XS_WORK/a.trace" "$t0" "$t1")
 	awk -v a="$na" -v b="$nb" -v t0="$t0" -v t1="$t1" 'BEGIN { print a, b, (t1 - t0) / 1e9 }' \
 		>>"$XS_WORK/$cfg.res"
-	xs_daemon_stop
+	scn_daemon_stop
 }
 
 # One run of api-bw-SA-SB: appends "cmds_a cmds_b window_s".
 run_api() {
 	local cfg=$1 sa=$2 sb=$3 pa pb la lb
-	xs_device_new
-	xs_daemon_start bandwidth "${daemon_keys[@]}"
-	xs_env_api
-	xs_spawn "$XS_WORK/a.out" "$XS_WORK/a.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
+	scn_device_new
+	scn_daemon_start bandwidth "${daemon_keys[@]}"
+	scn_env_api
+	scn_spawn "$XS_WORK/a.out" "$XS_WORK/a.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
 		--duration-s "$dur" --cmd-us "$cmd_us" --share "$sa" --wait-connected-ms 2000
 	pa=$XS_PID
-	xs_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
+	scn_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
 		--duration-s "$dur" --cmd-us "$cmd_us" --share "$sb" --wait-connected-ms 2000
 	pb=$XS_PID
-	xs_finish "$pa" "$cfg: process A" "$XS_WORK/a.err"
-	xs_finish "$pb" "$cfg: process B" "$XS_WORK/b.err"
+	scn_finish "$pa" "$cfg: process A" "$XS_WORK/a.err"
+	scn_finish "$pb" "$cfg: process B" "$XS_WORK/b.err"
 	la=$(cat "$XS_WORK/a.out") lb=$(cat "$XS_WORK/b.out")
-	awk -v a="$(xs_field "$la" commands)" -v b="$(xs_field "$lb" commands)" \
-		-v ea="$(xs_field "$la" elapsed_ms)" -v eb="$(xs_field "$lb" elapsed_ms)" \
+	awk -v a="$(scn_field "$la" commands)" -v b="$(scn_field "$lb" commands)" \
+		-v ea="$(scn_field "$la" elapsed_ms)" -v eb="$(scn_field "$lb" elapsed_ms)" \
 		'BEGIN { print a, b, (ea < eb ? ea : eb) / 1e3 }' >>"$XS_WORK/$cfg.res"
-	xs_daemon_stop
+	scn_daemon_stop
 }
 
-xs_machine
+scn_machine
 echo "bandwidth: two processes flooding kernels of $cmd_us us ($cmds per group, two groups in" \
 	"flight) for ${dur} s, $rounds round(s); shares $shares${api_shares:+ (xs_load: $api_shares)}${slice:+, slice $slice ms}"
 echo "build: $BUILD_DIR"
 configs=(standalone xsched-alone native)
 for s in ${shares//,/ }; do
-	[[ $s =~ ^[0-9]+/[0-9]+$ ]] || xs_die "--shares: A/B pairs of integers, not '$s'"
+	[[ $s =~ ^[0-9]+/[0-9]+$ ]] || scn_die "--shares: A/B pairs of integers, not '$s'"
 	configs+=("bw-${s/\//-}")
 done
 for s in ${api_shares//,/ }; do
-	[[ $s =~ ^[0-9]+/[0-9]+$ ]] || xs_die "--api-shares: A/B pairs of integers, not '$s'"
+	[[ $s =~ ^[0-9]+/[0-9]+$ ]] || scn_die "--api-shares: A/B pairs of integers, not '$s'"
 	configs+=("api-bw-${s/\//-}")
 done
 for ((r = 1; r <= rounds; r++)); do
@@ -157,7 +157,7 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "  round $r/$rounds done"
 done
 
-xs_tsv_header config share_a share_b cmds_a cmds_b window_s achieved_a_pct achieved_b_pct \
+scn_tsv_header config share_a share_b cmds_a cmds_b window_s achieved_a_pct achieved_b_pct \
 	error_pts total_cmd_s total_norm
 base=
 for cfg in "${configs[@]}"; do
@@ -169,19 +169,19 @@ for cfg in "${configs[@]}"; do
 	fi
 	read -r na nb win < <(awk '{ a += $1; b += $2; w += $3 } END { printf "%d %d %.3f\n", a, b, w }' \
 		"$XS_WORK/$cfg.res")
-	rate=$(xs_div $((na + nb)) "$win" %.1f)
+	rate=$(scn_div $((na + nb)) "$win" %.1f)
 	[[ $cfg == standalone ]] && base=$rate
 	pa=- pb=- err=-
 	if ((nb > 0)) || [[ $cfg == native || $cfg == *bw-* ]]; then
-		pa=$(xs_div $((100 * na)) $((na + nb)) %.1f)
-		pb=$(xs_div $((100 * nb)) $((na + nb)) %.1f)
+		pa=$(scn_div $((100 * na)) $((na + nb)) %.1f)
+		pb=$(scn_div $((100 * nb)) $((na + nb)) %.1f)
 		[[ $sa != - ]] && err=$(awk -v a="$pa" -v s="$sa" 'BEGIN { d = a - s; printf "%.1f\n", d < 0 ? -d : d }')
 	fi
-	xs_tsv_row "$cfg" "$sa" "$sb" "$na" "$nb" "$win" "$pa" "$pb" "$err" "$rate" \
-		"$(xs_div "$rate" "$base")"
+	scn_tsv_row "$cfg" "$sa" "$sb" "$na" "$nb" "$win" "$pa" "$pb" "$err" "$rate" \
+		"$(scn_div "$rate" "$base")"
 done
 echo
-xs_table
+scn_table
 echo
 echo "goals: each share within +-2 points of its hint, total >= 0.985 of standalone"
 echo "results: $XS_OUT"

@@ -68,58 +68,58 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup deadline
-[[ $arb == fcfs || $arb == rr ]] || xs_die "--arb: fcfs or rr"
-# Read by the process that creates each new device (xs_device_new).
+scn_setup deadline
+[[ $arb == fcfs || $arb == rr ]] || scn_die "--arb: fcfs or rr"
+# Read by the process that creates each new device (scn_device_new).
 export XSCHED_SIM_ARBITRATION=$arb
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-[[ $configs == native ]] || xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+[[ $configs == native ]] || scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
 laxity=${laxity:-$((f_period - 2 * f_cmds * f_cmd))}
 per_round=$(((frames + rounds - 1) / rounds))
 
 run() {
 	local cfg=$1 fenv=() benv=() bpid line
-	xs_device_new
+	scn_device_new
 	case $cfg in
 	native) ;;
 	hpf-frame) fenv=(XSCHED_PRIORITY=10) benv=(XSCHED_PRIORITY=0) ;;
 	hpf-batch) fenv=(XSCHED_PRIORITY=0) benv=(XSCHED_PRIORITY=10) ;;
 	laxity) fenv=(XSCHED_PRIORITY=0 "XSCHED_LAXITY_US=$laxity") benv=(XSCHED_PRIORITY=10) ;;
 	edf) fenv=("XSCHED_DEADLINE_US=$f_period") benv=("XSCHED_DEADLINE_US=$b_period") ;;
-	*) xs_die "unknown configuration $cfg" ;;
+	*) scn_die "unknown configuration $cfg" ;;
 	esac
 	if [[ $cfg == native ]]; then
-		xs_env_native
+		scn_env_native
 	else
-		xs_daemon_start "${cfg%%-*}"
-		xs_env_shim "${benv[@]}"
+		scn_daemon_start "${cfg%%-*}"
+		scn_env_shim "${benv[@]}"
 	fi
 	# The batch runs until the frames are done (SIGTERM), at most far more jobs.
-	xs_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
+	scn_spawn "$XS_WORK/b.out" "$XS_WORK/b.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" \
 		--cmds "$b_cmds" --cmd-us "$b_cmd" --period-us "$b_period" --jitter-pct 0 \
 		--deadline-us "$b_period" --warmup "$warm" --tasks 1000000 \
 		--lat-file "$XS_WORK/b.lat"
 	bpid=$XS_PID
-	if [[ $cfg == native ]]; then xs_env_native; else xs_env_shim "${fenv[@]}"; fi
+	if [[ $cfg == native ]]; then scn_env_native; else scn_env_shim "${fenv[@]}"; fi
 	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$f_cmds" --cmd-us "$f_cmd" \
 		--period-us "$f_period" --jitter-pct 0 --deadline-us "$f_period" --warmup "$warm" \
 		--tasks "$per_round" --lat-file "$XS_WORK/f.lat" 2>"$XS_WORK/f.err") ||
-		xs_die "$cfg: frame process failed: $(tail -3 "$XS_WORK/f.err")"
-	xs_stop "$bpid" "$cfg: batch process" "$XS_WORK/b.err"
-	[[ -n $line ]] || xs_die "$cfg: no result from the frame process"
+		scn_die "$cfg: frame process failed: $(tail -3 "$XS_WORK/f.err")"
+	scn_stop "$bpid" "$cfg: batch process" "$XS_WORK/b.err"
+	[[ -n $line ]] || scn_die "$cfg: no result from the frame process"
 	cat "$XS_WORK/f.lat" >>"$XS_WORK/$cfg-frame.lat"
 	cat "$XS_WORK/b.lat" >>"$XS_WORK/$cfg-batch.lat"
-	xs_daemon_stop
+	scn_daemon_stop
 }
 
 # stats FILE DEADLINE_US: "n p50 p99 max missed missed_pct".
 stats() {
 	local n p50 p99 max missed
-	read -r n p50 _ p99 max missed < <(xs_lat_stats "$1" "$2")
-	echo "$n $p50 $p99 $max $missed $(xs_div $((100 * missed)) "$n" %.2f)"
+	read -r n p50 _ p99 max missed < <(scn_lat_stats "$1" "$2")
+	echo "$n $p50 $p99 $max $missed $(scn_div $((100 * missed)) "$n" %.2f)"
 }
 
-xs_machine
+scn_machine
 echo "deadline: frames of $f_cmds x $f_cmd us every $f_period us (deadline = period)," \
 	"batch jobs of $b_cmds x $b_cmd us every $b_period us (deadline = period);" \
 	"$frames frames per configuration in $rounds round(s); frame laxity $laxity us;" \
@@ -131,18 +131,18 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "  round $r/$rounds done"
 done
 
-xs_tsv_header config frames frame_p50_us frame_p99_us frame_max_us frame_missed \
+scn_tsv_header config frames frame_p50_us frame_p99_us frame_max_us frame_missed \
 	frame_missed_pct batch_jobs batch_p50_us batch_p99_us batch_max_us batch_missed \
 	batch_missed_pct
 for cfg in "${cfgs[@]}"; do
 	cp "$XS_WORK/$cfg-frame.lat" "$XS_OUT/lat_$cfg-frame.txt"
 	cp "$XS_WORK/$cfg-batch.lat" "$XS_OUT/lat_$cfg-batch.txt"
 	# shellcheck disable=SC2046
-	xs_tsv_row "$cfg" $(stats "$XS_WORK/$cfg-frame.lat" "$f_period") \
+	scn_tsv_row "$cfg" $(stats "$XS_WORK/$cfg-frame.lat" "$f_period") \
 		$(stats "$XS_WORK/$cfg-batch.lat" "$b_period")
 done
 echo
-xs_table
+scn_table
 echo
 echo "a frame or batch job is missed when its latency exceeds its period (its deadline)"
 echo "results: $XS_OUT"

@@ -49,9 +49,9 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup dnn_cl
-xs_cl_setup
-xs_cl_require shim
+scn_setup dnn_cl
+scn_cl_setup
+scn_cl_require shim
 py=/usr/bin/python3
 if ! "$py" -c 'import cv2, onnx' 2>/dev/null; then
 	echo "$XS_NAME: skipped: $py cannot import cv2 and onnx (python3-opencv python3-onnx)"
@@ -72,22 +72,22 @@ bg_suspensions() {
 run_cfg() {
 	local cfg=$1 bgpid='' fgpid s0=0 s1=0 i
 	if [[ $cfg == xsched-nograce ]]; then
-		xs_daemon_start hpf idle_grace_us=0
-		xs_env_cl_shim XSCHED_PRIORITY=0
+		scn_daemon_start hpf idle_grace_us=0
+		scn_env_cl_shim XSCHED_PRIORITY=0
 	elif [[ $cfg == xsched ]]; then
-		xs_daemon_start hpf
-		xs_env_cl_shim XSCHED_PRIORITY=0
+		scn_daemon_start hpf
+		scn_env_cl_shim XSCHED_PRIORITY=0
 	else
-		xs_env_cl_native
+		scn_env_cl_native
 	fi
 	if [[ $cfg != standalone ]]; then
-		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CL_LOAD" \
+		scn_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CL_LOAD" \
 			--flood --iters "$iters" --width "$(nproc)" --cmds 1 --depth 8 --cmd-us "$size"
 		bgpid=$XS_PID
 		sleep 1
 	fi
-	if [[ $cfg == xsched* ]]; then xs_env_cl_shim XSCHED_PRIORITY=10; else xs_env_cl_native; fi
-	xs_spawn "$XS_WORK/fg.out" "$XS_WORK/fg.err" env "${XS_ENV[@]}" "$py" "$dnn" \
+	if [[ $cfg == xsched* ]]; then scn_env_cl_shim XSCHED_PRIORITY=10; else scn_env_cl_native; fi
+	scn_spawn "$XS_WORK/fg.out" "$XS_WORK/fg.err" env "${XS_ENV[@]}" "$py" "$dnn" \
 		--model "$XS_WORK/m.onnx" bench "$per_round" "$period" "$warmup"
 	fgpid=$XS_PID
 	for ((i = 0; i < 6000; i++)); do
@@ -101,21 +101,21 @@ run_cfg() {
 		sleep 0.01
 	done
 	[[ $cfg == xsched* ]] && s1=$(bg_suspensions)
-	xs_finish "$fgpid" "$cfg: foreground" "$XS_WORK/fg.err"
+	scn_finish "$fgpid" "$cfg: foreground" "$XS_WORK/fg.err"
 	awk '/^[0-9.]+$/' "$XS_WORK/fg.out" >>"$XS_WORK/$cfg.lat"
-	[[ -n $bgpid ]] && xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
+	[[ -n $bgpid ]] && scn_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
 	if [[ $cfg == xsched* ]]; then
 		echo "$((s1 - s0)) $per_round" >>"$XS_WORK/$cfg.susp"
-		xs_daemon_stop
+		scn_daemon_stop
 	fi
 	return 0
 }
 
-xs_machine
-iters=$(xs_cl_calibrate "$size" "$(nproc)")
-xs_env_cl_native
+scn_machine
+iters=$(scn_cl_calibrate "$size" "$(nproc)")
+scn_env_cl_native
 env "${XS_ENV[@]}" "$py" "$dnn" --model "$XS_WORK/m.onnx" bench 30 0 5 >"$XS_WORK/cal.out" 2>"$XS_WORK/cal.err" ||
-	xs_die "standalone inference time: cl_dnn.py failed"
+	scn_die "standalone inference time: cl_dnn.py failed"
 task_us=$(awk '/^p50_us/ { print $2 }' "$XS_WORK/cal.out")
 period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
 echo "dnn_cl: OpenCV DNN (OpenCL target) on PoCL, standalone inference ${task_us} us," \
@@ -127,21 +127,21 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "  round $r/$rounds done"
 done
 
-std_p50=$(xs_pct "$XS_WORK/standalone.lat" 50)
-std_p99=$(xs_pct "$XS_WORK/standalone.lat" 99)
-xs_tsv_header config tasks p50_us p99_us p50_norm p99_norm bg_susp_per_inf
+std_p50=$(scn_pct "$XS_WORK/standalone.lat" 50)
+std_p99=$(scn_pct "$XS_WORK/standalone.lat" 99)
+scn_tsv_header config tasks p50_us p99_us p50_norm p99_norm bg_susp_per_inf
 for cfg in "${configs[@]}"; do
 	f=$XS_WORK/$cfg.lat
 	cp "$f" "$XS_OUT/lat_$cfg.txt"
-	p50=$(xs_pct "$f" 50) p99=$(xs_pct "$f" 99)
+	p50=$(scn_pct "$f" 50) p99=$(scn_pct "$f" 99)
 	susp=-
 	[[ $cfg == xsched* ]] && susp=$(awk '{ s += $1; n += $2 } END { printf "%.2f", n ? s / n : 0 }' \
 		"$XS_WORK/$cfg.susp")
-	xs_tsv_row "$cfg" "$(wc -l <"$f")" "$p50" "$p99" "$(xs_div "$p50" "$std_p50")" \
-		"$(xs_div "$p99" "$std_p99")" "$susp"
+	scn_tsv_row "$cfg" "$(wc -l <"$f")" "$p50" "$p99" "$(scn_div "$p50" "$std_p50")" \
+		"$(scn_div "$p99" "$std_p99")" "$susp"
 done
 echo
-xs_table
+scn_table
 echo
 echo "bg_susp_per_inf: background suspensions per inference (1 = one per arrival; above: host gaps)"
 echo "results: $XS_OUT"

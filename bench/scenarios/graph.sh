@@ -50,7 +50,7 @@ usage() {
 	exit 2
 }
 while (($#)); do
-	xs_fgbg_option "$@"
+	scn_fgbg_option "$@"
 	if ((XS_NARGS)); then
 		shift "$XS_NARGS"
 		continue
@@ -63,58 +63,58 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup graph
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+scn_setup graph
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
 per_round=$(((tasks + rounds - 1) / rounds))
 bg_args=(--flood --graph --cmds "$bg_cmds" --cmd-us "$size")
 
-# run_cfg CFG: one run of configuration CFG (lib_extra.sh's xs_run_pair).
+# run_cfg CFG: one run of configuration CFG (lib_extra.sh's scn_run_pair).
 run_cfg() {
 	local cfg=$1 slice=1
-	xs_device_new
+	scn_device_new
 	case $cfg in
 	xsched-lv1-unsliced) slice=0 ;&
 	xsched-lv1)
-		xs_daemon_start hpf
-		xs_env_shim XSCHED_PRIORITY=0 "XSCHED_CUDA_GRAPH_SLICE=$slice"
+		scn_daemon_start hpf
+		scn_env_shim XSCHED_PRIORITY=0 "XSCHED_CUDA_GRAPH_SLICE=$slice"
 		;;
-	*) xs_env_native ;;
+	*) scn_env_native ;;
 	esac
 	XS_BG_CMD=(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${bg_args[@]}")
 	if [[ $cfg == bg-alone ]]; then
 		XS_BG_CMD+=(--duration-s "$bg_s")
-		xs_bg_alone "$cfg" "$cfg"
+		scn_bg_alone "$cfg" "$cfg"
 		return 0
 	fi
 	XS_BG_CMD+=(--trace-file "$XS_WORK/bg.trace")
 	[[ $cfg == standalone ]] && XS_BG_CMD=()
-	[[ $cfg == xsched-* ]] && xs_env_shim XSCHED_PRIORITY=10
+	[[ $cfg == xsched-* ]] && scn_env_shim XSCHED_PRIORITY=10
 	XS_FG_CMD=(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size"
 		--tasks "$per_round" --warmup "$warmup" --period-us "$period"
 		--lat-file "$XS_WORK/fg.lat")
-	xs_run_pair "$cfg" "$cfg"
-	[[ $cfg == xsched-* ]] && xs_daemon_stop
+	scn_run_pair "$cfg" "$cfg"
+	[[ $cfg == xsched-* ]] && scn_daemon_stop
 	return 0
 }
 
-xs_machine
+scn_machine
 echo "graph (hpf): foreground $cmds x ${size} us kernels at ${load}% load +-50% jitter," \
 	"$tasks tasks after $warmup warm-up per configuration run, $rounds round(s);" \
 	"background flooding CUDA graphs of $bg_cmds x ${size} us kernels at lower priority"
 echo "build: $BUILD_DIR"
 
 # Standalone task time, back to back, to set the period.
-xs_period "$load" --cmds "$cmds" --cmd-us "$size"
+scn_period "$load" --cmds "$cmds" --cmd-us "$size"
 
 configs=(bg-alone standalone native xsched-lv1-unsliced xsched-lv1)
-xs_rounds "$rounds" "${configs[@]}"
+scn_rounds "$rounds" "${configs[@]}"
 
-xs_tsv_header bg_graph config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
+scn_tsv_header bg_graph config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm bg_vs_unsliced lat_source
-xs_fgbg_rows "${bg_cmds}x${size}us" xsched-lv1-unsliced "${configs[@]}"
+scn_fgbg_rows "${bg_cmds}x${size}us" xsched-lv1-unsliced "${configs[@]}"
 echo
-xs_table
+scn_table
 echo
 echo "goals (issue 18): P99 xsched-lv1 / standalone <= 1.15; background throughput of" \
 	"xsched-lv1 within 3% of xsched-lv1-unsliced's"

@@ -73,9 +73,9 @@ while (($#)); do
 done
 ((pairs >= 1 && runs >= 1 && gemm_max >= 64)) || usage
 ((gemm_min <= gemm_max)) || gemm_min=$gemm_max
-xs_setup guardian_cost
-xs_cl_setup
-xs_cl_require shim
+scn_setup guardian_cost
+scn_cl_setup
+scn_cl_require shim
 gemm_bin=$(command -v clblast_tuner_routine_xgemm || true)
 clpeak_bin=$(command -v clpeak || true)
 ((do_gemm)) && [[ -z $gemm_bin ]] && { echo "gemm: left out: clblast_tuner_routine_xgemm not installed (package clblast-utils)"; do_gemm=0; }
@@ -84,7 +84,7 @@ if ((!do_gemm && !do_clpeak)); then
 	echo "guardian_cost: skipped: neither CLBlast's tuner nor clpeak to run (packages clblast-utils, clpeak)"
 	exit 0
 fi
-command -v stdbuf >/dev/null || xs_die "stdbuf (coreutils) is missing"
+command -v stdbuf >/dev/null || scn_die "stdbuf (coreutils) is missing"
 
 # env_of CFG: XS_ENV for the guardian on or off.
 env_of() {
@@ -133,13 +133,13 @@ gemm_once() {
 # in-direct table's rows into raw.tsv as GFLOPS.
 gemm_run() {
 	local pair=$1 cfg=$2
-	gemm_once "$cfg" || gemm_once "$cfg" || xs_die "gemm ($cfg): the tuner failed twice"
+	gemm_once "$cfg" || gemm_once "$cfg" || scn_die "gemm ($cfg): the tuner failed twice"
 	awk -v p="$pair" -v c="$cfg" -v lo="$gemm_min" -v hi="$gemm_max" '
 		/Testing the direct/ { exit }
 		/^\| +[0-9]+ \| +[0-9.]+ ms \|/ { v = $2; t = $4
 			if (v >= lo && v <= hi && t > 0) { printf "%d\t%s\tgemm\tn=%d\t%.3f\n", p, c, v, 2 * v * v * v / (t * 1e6); n++ } }
 		END { exit !n }' "$XS_WORK/gemm.out" >>"$XS_WORK/raw.tsv" ||
-		xs_die "gemm ($cfg): no timings in the tuner's output"
+		scn_die "gemm ($cfg): no timings in the tuner's output"
 	note_levels "$cfg" gemm "$XS_WORK/gemm.err"
 }
 
@@ -154,7 +154,7 @@ clpeak_run() {
 			"${clpeak_tests[@]}" >"$out" 2>"$err" || rc=$?
 		((rc == 0)) && break
 		echo "clpeak ($cfg) failed (status $rc): $(tail -3 "$err" | tr '\n' ' ')" >&2
-		((try == 2)) && xs_die "clpeak ($cfg) failed twice"
+		((try == 2)) && scn_die "clpeak ($cfg) failed twice"
 	done
 	awk -v p="$pair" -v c="$cfg" '
 		/compute \(GFLOPS\)/ { sec = "compute-sp"; unit = "GFLOPS"; next }
@@ -163,11 +163,11 @@ clpeak_run() {
 		sec != "" && /^ +[a-z0-9]+ +: +[0-9.]+/ { printf "%d\t%s\tclpeak\t%s/%s\t%s\n", p, c, sec, $1, $3; n++ }
 		/^ *$/ { sec = "" }
 		END { exit !n }' "$out" >>"$XS_WORK/raw.tsv" ||
-		xs_die "clpeak ($cfg): no figures in its output: $(tail -3 "$out")"
+		scn_die "clpeak ($cfg): no figures in its output: $(tail -3 "$out")"
 	note_levels "$cfg" clpeak "$err"
 }
 
-xs_machine
+scn_machine
 echo "device: $(clinfo 2>/dev/null | sed -n 's/^ *Device Name *//p' | head -1), $(clinfo 2>/dev/null | sed -n 's/^ *Driver Version *//p' | head -1 | sed 's/^/PoCL /')"
 echo "guardian_cost: the OpenCL shim ($XS_CL_SHIM, XSCHED_SCHEDULER=local) with XSCHED_OPENCL_LV2=1 (on) vs 0 (off), $pairs pair(s), alternating"
 ((do_gemm)) && echo "gemm: $gemm_bin -runs $runs, in-direct SGEMM m=n=k $gemm_min..$gemm_max (step 64), best of $runs calls each"
@@ -186,7 +186,7 @@ done
 	cat "$XS_WORK/raw.tsv"
 } >"$XS_OUT/raw.tsv"
 
-xs_tsv_header bench test unit pairs off on ratio diff_pct best_off best_on best_diff_pct
+scn_tsv_header bench test unit pairs off on ratio diff_pct best_off best_on best_diff_pct
 # Per test: medians of each side, the pairs' on/off ratios (latency: off/on,
 # so that > 1 is always "faster with the guardian"), each side's best; per
 # bench, the geometric means of its tests' ratios (latency left out).
@@ -220,7 +220,7 @@ awk -F'\t' '
 			printf "%s\tall\tgeomean\t-\t-\t-\t%.4f\t%+.2f\t-\t-\t%+.2f\n", g, m, (m - 1) * 100, (br - 1) * 100 }
 	}' gmax="$gemm_max" "$XS_WORK/raw.tsv" >>"$XS_OUT/summary.tsv"
 echo
-xs_table
+scn_table
 echo
 if [[ -s $XS_WORK/levels ]]; then
 	echo "guardian NOT on everywhere: queues that fell to level 1 with the guardian on:"

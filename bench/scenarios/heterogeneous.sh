@@ -53,7 +53,7 @@ usage() {
 	exit 2
 }
 while (($#)); do
-	xs_fgbg_option "$@"
+	scn_fgbg_option "$@"
 	if ((XS_NARGS)); then
 		shift "$XS_NARGS"
 		continue
@@ -65,11 +65,11 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup heterogeneous
-xs_cl_setup
-xs_cl_require shim
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+scn_setup heterogeneous
+scn_cl_setup
+scn_cl_require shim
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
 per_round=$(((tasks + rounds - 1) / rounds))
 configs=(bg-alone standalone native hpf hhpf)
 
@@ -81,7 +81,7 @@ wl_cmd() {
 	local kind=$1 role=$2 mode=$3 prio=$4 prog args
 	if [[ $kind == cu ]]; then
 		prog=$XS_CU_LOAD
-		if [[ $mode == shim ]]; then xs_env_shim "XSCHED_PRIORITY=$prio"; else xs_env_native; fi
+		if [[ $mode == shim ]]; then scn_env_shim "XSCHED_PRIORITY=$prio"; else scn_env_native; fi
 		case $role in
 		fg) args=(--cmds "$cmds" --cmd-us "$size") ;;
 		*) args=(--flood --cmds 8 --cmd-us "$size") ;;
@@ -89,9 +89,9 @@ wl_cmd() {
 	else
 		prog=$XS_CL_LOAD
 		if [[ $mode == shim ]]; then
-			xs_env_cl_shim "XSCHED_PRIORITY=$prio"
+			scn_env_cl_shim "XSCHED_PRIORITY=$prio"
 		else
-			xs_env_cl_native
+			scn_env_cl_native
 		fi
 		case $role in
 		fg) args=(--iters "$iters" --cmds "$cmds" --cmd-us "$size") ;;
@@ -112,16 +112,16 @@ wl_cmd() {
 # in $XS_WORK/DIR-CFG.lat and .bg (lib_extra.sh).
 run_cfg() {
 	local dir=$1 fg=$2 bg=$3 cfg=$4 mode=native
-	xs_device_new
+	scn_device_new
 	XS_BG_CMD=()
 	if [[ $cfg == bg-alone ]]; then
 		wl_cmd "$bg" bg-alone native 0
 		XS_BG_CMD=("${CMD[@]}")
-		xs_bg_alone "$dir-$cfg" "$dir $cfg"
+		scn_bg_alone "$dir-$cfg" "$dir $cfg"
 		return 0
 	fi
 	if [[ $cfg == hpf || $cfg == hhpf ]]; then
-		xs_daemon_start "$cfg"
+		scn_daemon_start "$cfg"
 		mode=shim
 	fi
 	if [[ $cfg != standalone ]]; then
@@ -130,15 +130,15 @@ run_cfg() {
 	fi
 	wl_cmd "$fg" fg "$mode" 10
 	XS_FG_CMD=("${CMD[@]}")
-	xs_run_pair "$dir-$cfg" "$dir $cfg"
-	[[ $mode == shim ]] && xs_daemon_stop
+	scn_run_pair "$dir-$cfg" "$dir $cfg"
+	[[ $mode == shim ]] && scn_daemon_stop
 	return 0
 }
 
 devname() { [[ $1 == cu ]] && echo sim || echo pocl; }
 
-xs_machine
-iters=$(xs_cl_calibrate "$size")
+scn_machine
+iters=$(scn_cl_calibrate "$size")
 echo "heterogeneous: foreground $cmds x ${size} us commands at ${load}% load +-50%," \
 	"$tasks tasks after $warmup warm-up per configuration, $rounds round(s);" \
 	"background flooding ${size} us commands on the other device"
@@ -146,21 +146,21 @@ echo "sim XPU: cu_load on the simulated CUDA driver (CUDA shim under xsched);" \
 	"PoCL: cl_load, $iters loop iterations per work-item, background on $bg_width" \
 	"work-items (OpenCL shim under xsched); priorities 10 / 0"
 
-xs_tsv_header direction fg_device bg_device config tasks p50_us p90_us p99_us p50_norm \
+scn_tsv_header direction fg_device bg_device config tasks p50_us p90_us p99_us p50_norm \
 	p90_norm p99_norm bg_cmd_s bg_norm
 for dir in ${directions//,/ }; do
 	case $dir in
 	sim-fg) fg=cu bg=cl ;;
 	cl-fg) fg=cl bg=cu ;;
-	*) xs_die "direction $dir: sim-fg or cl-fg" ;;
+	*) scn_die "direction $dir: sim-fg or cl-fg" ;;
 	esac
 	# Standalone task time, back to back, to set the period.
-	xs_device_new
+	scn_device_new
 	period=0 per_round_save=$per_round per_round=30
 	wl_cmd "$fg" fg native 0
 	per_round=$per_round_save
-	line=$("${CMD[@]}") || xs_die "$dir: standalone task time failed"
-	task_us=$(xs_field "$line" p50_us)
+	line=$("${CMD[@]}") || scn_die "$dir: standalone task time failed"
+	task_us=$(scn_field "$line" p50_us)
 	period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
 	echo "$dir: standalone task ${task_us} us -> period ${period} us"
 	for ((r = 1; r <= rounds; r++)); do
@@ -172,12 +172,12 @@ for dir in ${directions//,/ }; do
 	for cfg in "${configs[@]}"; do
 		[[ -s $XS_WORK/$dir-$cfg.lat ]] && cp "$XS_WORK/$dir-$cfg.lat" "$XS_OUT/lat_$dir-$cfg.txt"
 		# shellcheck disable=SC2046
-		xs_tsv_row "$dir" "$(devname "$fg")" "$(devname "$bg")" "$cfg" \
-			$(xs_fg_summary "$dir-$cfg" "$dir-standalone" "$dir-bg-alone")
+		scn_tsv_row "$dir" "$(devname "$fg")" "$(devname "$bg")" "$cfg" \
+			$(scn_fg_summary "$dir-$cfg" "$dir-standalone" "$dir-bg-alone")
 	done
 done
 echo
-xs_table
+scn_table
 echo
 echo "expected: hpf ~ native (each device has one queue), hhpf closer to standalone at some background throughput"
 echo "results: $XS_OUT"

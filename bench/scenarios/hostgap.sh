@@ -50,7 +50,7 @@ usage() {
 	exit 2
 }
 while (($#)); do
-	xs_fgbg_option "$@"
+	scn_fgbg_option "$@"
 	if ((XS_NARGS)); then
 		shift "$XS_NARGS"
 		continue
@@ -64,60 +64,60 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup hostgap
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+scn_setup hostgap
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
 per_round=$(((tasks + rounds - 1) / rounds))
 bg_args=(--flood --cmds "$bg_cmds" --cmd-us "$size")
 fg_args=(--cmds "$cmds" --cmd-us "$size" --gap-us "$gaps")
 
-# run_cfg CFG: one run of configuration CFG (lib_extra.sh's xs_run_pair).
+# run_cfg CFG: one run of configuration CFG (lib_extra.sh's scn_run_pair).
 run_cfg() {
 	local cfg=$1
-	xs_device_new
+	scn_device_new
 	case $cfg in
-	xsched-lv1-nograce) xs_daemon_start hpf idle_grace_us=0 ;;
-	xsched-lv1) xs_daemon_start hpf ;;
+	xsched-lv1-nograce) scn_daemon_start hpf idle_grace_us=0 ;;
+	xsched-lv1) scn_daemon_start hpf ;;
 	esac
 	if [[ $cfg == xsched-* ]]; then
-		xs_env_shim XSCHED_PRIORITY=0
+		scn_env_shim XSCHED_PRIORITY=0
 	else
-		xs_env_native
+		scn_env_native
 	fi
 	XS_BG_CMD=(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${bg_args[@]}")
 	if [[ $cfg == bg-alone ]]; then
 		XS_BG_CMD+=(--duration-s "$bg_s")
-		xs_bg_alone "$cfg" "$cfg"
+		scn_bg_alone "$cfg" "$cfg"
 		return 0
 	fi
 	XS_BG_CMD+=(--trace-file "$XS_WORK/bg.trace")
 	[[ $cfg == standalone ]] && XS_BG_CMD=()
-	[[ $cfg == xsched-* ]] && xs_env_shim XSCHED_PRIORITY=10
+	[[ $cfg == xsched-* ]] && scn_env_shim XSCHED_PRIORITY=10
 	XS_FG_CMD=(env "${XS_ENV[@]}" "$XS_CU_LOAD" "${fg_args[@]}"
 		--tasks "$per_round" --warmup "$warmup" --period-us "$period"
 		--lat-file "$XS_WORK/fg.lat")
-	xs_run_pair "$cfg" "$cfg"
-	[[ $cfg == xsched-* ]] && xs_daemon_stop
+	scn_run_pair "$cfg" "$cfg"
+	[[ $cfg == xsched-* ]] && scn_daemon_stop
 	return 0
 }
 
-xs_machine
+scn_machine
 echo "hostgap (hpf): foreground $cmds x ${size} us kernels with host gaps of ${gaps} us" \
 	"between them, at ${load}% load +-50% jitter, $tasks tasks after $warmup warm-up per" \
 	"configuration run, $rounds round(s); background flooding ${size} us kernels at lower priority"
 echo "build: $BUILD_DIR"
 
 # Standalone task time (gaps included), back to back, to set the period.
-xs_period "$load" "${fg_args[@]}"
+scn_period "$load" "${fg_args[@]}"
 
 configs=(bg-alone standalone native xsched-lv1-nograce xsched-lv1)
-xs_rounds "$rounds" "${configs[@]}"
+scn_rounds "$rounds" "${configs[@]}"
 
-xs_tsv_header gaps config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
+scn_tsv_header gaps config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm bg_vs_nograce lat_source
-xs_fgbg_rows "${gaps}us" xsched-lv1-nograce "${configs[@]}"
+scn_fgbg_rows "${gaps}us" xsched-lv1-nograce "${configs[@]}"
 echo
-xs_table
+scn_table
 echo
 echo "goals (issue 18): P99 xsched-lv1 / standalone <= 1.10; background throughput of" \
 	"xsched-lv1 at most 2 points (bg_norm) below xsched-lv1-nograce's"

@@ -85,31 +85,31 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup overhead
-xs_cl_setup
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+scn_setup overhead
+scn_cl_setup
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
 
 # flood_env MODE: XS_ENV for a lone cu_load (MODE native, or xsched: a
 # fresh private daemon must be running).
 flood_env() {
-	if [[ $1 == xsched ]]; then xs_env_shim; else xs_env_native; fi
+	if [[ $1 == xsched ]]; then scn_env_shim; else scn_env_native; fi
 }
 
 # run_flood SIZE MODE ROUND: one throughput run; appends to runs.tsv.
 run_flood() {
 	local size=$1 mode=$2 r=$3 line t0 t1 n
-	xs_device_new
-	[[ $mode == xsched ]] && xs_daemon_start hpf
+	scn_device_new
+	[[ $mode == xsched ]] && scn_daemon_start hpf
 	flood_env "$mode"
 	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --flood --cmds "$group" --cmd-us "$size" \
 		--duration-s "$(awk -v a="$secs" -v b="$warm_s" 'BEGIN { print a + b }')" \
 		--trace-file "$XS_WORK/fl.trace" 2>"$XS_WORK/fl.err") ||
-		xs_die "throughput $size us $mode: cu_load failed: $(tail -3 "$XS_WORK/fl.err")"
-	[[ $mode == xsched ]] && xs_daemon_stop
-	t0=$(xs_field "$line" t0_ns) t1=$(xs_field "$line" t1_ns)
+		scn_die "throughput $size us $mode: cu_load failed: $(tail -3 "$XS_WORK/fl.err")"
+	[[ $mode == xsched ]] && scn_daemon_stop
+	t0=$(scn_field "$line" t0_ns) t1=$(scn_field "$line" t1_ns)
 	t0=$(awk -v a="$t0" -v w="$warm_s" 'BEGIN { printf "%.0f\n", a + w * 1e9 }')
-	n=$(xs_count_window "$XS_WORK/fl.trace" "$t0" "$t1")
+	n=$(scn_count_window "$XS_WORK/fl.trace" "$t0" "$t1")
 	printf '%s\t%s\t%s\t%s\n' "$size" "$mode" "$r" \
 		"$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", n * 1e9 / (b - a) }')" \
 		>>"$XS_OUT/runs.tsv"
@@ -134,9 +134,9 @@ snap() {
 # executor other daemon rate" (% of one core, commands/s) to cpu.tsv.
 run_cpu() {
 	local wl=$1 mode=$2 pid dpid='' a b args line rate
-	xs_device_new
+	scn_device_new
 	if [[ $mode == xsched ]]; then
-		xs_daemon_start hpf
+		scn_daemon_start hpf
 		dpid=$XS_DAEMON_PID
 	fi
 	flood_env "$mode"
@@ -145,20 +145,20 @@ run_cpu() {
 	else
 		args=(--cmds 1 --cmd-us 50 --period-us 100 --jitter-pct 0 --tasks 100000000)
 	fi
-	xs_spawn "$XS_WORK/cpu.out" "$XS_WORK/cpu.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" "${args[@]}"
+	scn_spawn "$XS_WORK/cpu.out" "$XS_WORK/cpu.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" "${args[@]}"
 	pid=$XS_PID
 	sleep 1
 	# env execs cu_load in place: PID is cu_load itself.
-	kill -0 "$pid" 2>/dev/null || xs_die "cpu $wl $mode: cu_load exited: $(tail -3 "$XS_WORK/cpu.err")"
+	kill -0 "$pid" 2>/dev/null || scn_die "cpu $wl $mode: cu_load exited: $(tail -3 "$XS_WORK/cpu.err")"
 	snap "$pid" "$dpid" >"$XS_WORK/cpu.a"
 	sleep "$cpu_s"
 	snap "$pid" "$dpid" >"$XS_WORK/cpu.b"
-	xs_stop "$pid" "cpu $wl $mode: cu_load" "$XS_WORK/cpu.err"
-	[[ $mode == xsched ]] && xs_daemon_stop
+	scn_stop "$pid" "cpu $wl $mode: cu_load" "$XS_WORK/cpu.err"
+	[[ $mode == xsched ]] && scn_daemon_stop
 	# The rate over the whole run (its result line), close enough to the
 	# window's for a steady workload.
 	line=$(cat "$XS_WORK/cpu.out")
-	rate=$(awk -v n="$(xs_field "$line" commands)" -v ms="$(xs_field "$line" elapsed_ms)" \
+	rate=$(awk -v n="$(scn_field "$line" commands)" -v ms="$(scn_field "$line" elapsed_ms)" \
 		'BEGIN { if (ms > 0) printf "%.1f\n", n * 1000 / ms; else print 0 }')
 	# Per-thread deltas; the executor is the busiest thread other than main.
 	a=$(head -1 "$XS_WORK/cpu.a") b=$(head -1 "$XS_WORK/cpu.b")
@@ -184,7 +184,7 @@ cpu_mean() {
 		"$XS_WORK/cpu.tsv"
 }
 
-xs_machine
+scn_machine
 echo "overhead: a single task, native vs xsched (CUDA shim + xschedd hpf) in the same run;" \
 	"throughput of cu_load floods (groups of $group, 2 in flight), ${secs} s after" \
 	"${warm_s} s warm-up, sizes $sizes us, $rounds round(s)"
@@ -215,20 +215,20 @@ launch_rows=()
 if ((launch)); then
 	q=()
 	((smoke)) && q=(--quick)
-	xs_need "$BUILD_DIR/bench/bench_cuda_launch" "bench/bench_cuda_launch"
+	scn_need "$BUILD_DIR/bench/bench_cuda_launch" "bench/bench_cuda_launch"
 	"$BUILD_DIR/bench/bench_cuda_launch" "${q[@]}" >"$XS_OUT/launch_cuda.txt" 2>&1 ||
-		xs_die "bench_cuda_launch failed: $(tail -3 "$XS_OUT/launch_cuda.txt")"
+		scn_die "bench_cuda_launch failed: $(tail -3 "$XS_OUT/launch_cuda.txt")"
 	read -r c16 c256 < <(sed -n 's/^summary: extra app-thread CPU per launch \([-0-9.]*\) ns in 16-launch tasks .*, \([-0-9.]*\) ns in 256-launch.*/\1 \2/p' \
 		"$XS_OUT/launch_cuda.txt")
-	[[ -n ${c256:-} ]] || xs_die "bench_cuda_launch: no summary line (launch_cuda.txt)"
+	[[ -n ${c256:-} ]] || scn_die "bench_cuda_launch: no summary line (launch_cuda.txt)"
 	launch_rows+=("cuda-16 $c16" "cuda-256 $c256")
 	if [[ -x $BUILD_DIR/bench/bench_cl_enqueue && -x $XS_CL_LOAD ]] &&
 		"$XS_CL_LOAD" --calibrate --cmd-us 100 >/dev/null 2>&1; then
 		"$BUILD_DIR/bench/bench_cl_enqueue" "${q[@]}" >"$XS_OUT/launch_cl.txt" 2>&1 ||
-			xs_die "bench_cl_enqueue failed: $(tail -3 "$XS_OUT/launch_cl.txt")"
+			scn_die "bench_cl_enqueue failed: $(tail -3 "$XS_OUT/launch_cl.txt")"
 		read -r o16 o256 oev < <(sed -n 's/^summary: extra app-thread CPU per enqueue \([-0-9.]*\) ns in 16-enqueue tasks, \([-0-9.]*\) ns in 256-enqueue tasks, \([-0-9.]*\) ns with events.*/\1 \2 \3/p' \
 			"$XS_OUT/launch_cl.txt")
-		[[ -n ${oev:-} ]] || xs_die "bench_cl_enqueue: no summary line (launch_cl.txt)"
+		[[ -n ${oev:-} ]] || scn_die "bench_cl_enqueue: no summary line (launch_cl.txt)"
 		launch_rows+=("opencl-16 $o16" "opencl-256 $o256" "opencl-events $oev")
 	else
 		echo "  launch: OpenCL part skipped (no bench_cl_enqueue or no OpenCL device)"
@@ -236,18 +236,18 @@ if ((launch)); then
 	echo "  launch: done"
 fi
 
-xs_tsv_header part param config value unit vs_native
+scn_tsv_header part param config value unit vs_native
 for size in ${sizes//,/ }; do
 	nat=$(awk -F'\t' -v s="$size" '$1 == s && $2 == "native" { n++; t += $4 }
 		END { if (n) printf "%.1f\n", t / n }' "$XS_OUT/runs.tsv")
 	xs=$(awk -F'\t' -v s="$size" '$1 == s && $2 == "xsched" { n++; t += $4 }
 		END { if (n) printf "%.1f\n", t / n }' "$XS_OUT/runs.tsv")
-	xs_tsv_row throughput "${size}us" native "$nat" cmd/s 1.000
-	xs_tsv_row throughput "${size}us" xsched "$xs" cmd/s "$(xs_div "$xs" "$nat" %.4f)"
+	scn_tsv_row throughput "${size}us" native "$nat" cmd/s 1.000
+	scn_tsv_row throughput "${size}us" xsched "$xs" cmd/s "$(scn_div "$xs" "$nat" %.4f)"
 done
 for row in "${launch_rows[@]}"; do
 	read -r p v <<<"$row"
-	xs_tsv_row launch_cpu "$p" xsched "$v" ns/call -
+	scn_tsv_row launch_cpu "$p" xsched "$v" ns/call -
 done
 for wl in flood tasks; do
 	read -r np nm ne no _ nr < <(cpu_mean "$wl" native)
@@ -258,13 +258,13 @@ for wl in flood tasks; do
 		"native-other $no" "xsched-process $xp" "xsched-main $xm" "xsched-executor $xe" \
 		"xsched-other $xo" "daemon $xd" "xsched-cost $cost" "xsched-cost-at-10k $at10k"; do
 		read -r p v <<<"$row"
-		xs_tsv_row cpu "$wl" "$p" "$v" "%core" -
+		scn_tsv_row cpu "$wl" "$p" "$v" "%core" -
 	done
-	xs_tsv_row cpu "$wl" rate-native "$nr" cmd/s -
-	xs_tsv_row cpu "$wl" rate-xsched "$xr" cmd/s "$(xs_div "$xr" "$nr" %.4f)"
+	scn_tsv_row cpu "$wl" rate-native "$nr" cmd/s -
+	scn_tsv_row cpu "$wl" rate-xsched "$xr" cmd/s "$(scn_div "$xr" "$nr" %.4f)"
 done
 echo
-xs_table
+scn_table
 echo
 echo "goals: throughput xsched/native >= 0.99 for T >= 100 us; launch_cpu <= 250 ns/call;" \
 	"xsched-cost-at-10k <= 3 %core (other threads' difference + daemon, from /proc schedstat)"

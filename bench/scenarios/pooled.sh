@@ -19,7 +19,7 @@
 # Usage: pooled.sh [--baseline CONFIG] DIR DIR...
 #   CONFIG: the configuration to normalize by (default standalone)
 set -euo pipefail
-# shellcheck disable=SC2034 # lib.sh's xs_die prints it
+# shellcheck disable=SC2034 # lib.sh's scn_die prints it
 XS_NAME=pooled.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +30,7 @@ if [[ ${1:-} == --baseline ]]; then
 fi
 (($# >= 1)) || { sed -n 's/^# Usage: //p' "$0" >&2; exit 2; }
 for d in "$@"; do
-	[[ -d $d ]] || xs_die "$d: no such results directory"
+	[[ -d $d ]] || scn_die "$d: no such results directory"
 done
 
 tmp=$(mktemp -d)
@@ -38,7 +38,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Configurations and tags present in the first directory, kept if every
 # other directory has them too.
 for f in "$1"/lat_*.txt; do
-	[[ -e $f ]] || xs_die "$1: no lat_*.txt (not a latency scenario's results?)"
+	[[ -e $f ]] || scn_die "$1: no lat_*.txt (not a latency scenario's results?)"
 	name=${f##*/}
 	for d in "$@"; do
 		[[ -s $d/$name ]] || continue 2
@@ -49,7 +49,7 @@ done
 printf '%-24s %-8s %6s %9s %9s %9s %6s %6s %6s\n' config tag tasks p50_us p90_us p99_us \
 	p50_n p90_n p99_n
 for f in "$tmp"/lat_*.txt; do
-	[[ -e $f ]] || xs_die "no configuration is in every directory"
+	[[ -e $f ]] || scn_die "no configuration is in every directory"
 	name=${f##*/}
 	name=${name#lat_}
 	name=${name%.txt}
@@ -61,12 +61,12 @@ for f in "$tmp"/lat_*.txt; do
 		tag=- cfg=$name
 		b=$tmp/lat_$base.txt
 	fi
-	read -r n p50 p90 p99 _ _ < <(xs_lat_stats "$f")
+	read -r n p50 p90 p99 _ _ < <(scn_lat_stats "$f")
 	if [[ -s $b ]]; then
-		read -r _ b50 b90 b99 _ _ < <(xs_lat_stats "$b")
+		read -r _ b50 b90 b99 _ _ < <(scn_lat_stats "$b")
 	else
 		b50=- b90=- b99=-
 	fi
 	printf '%-24s %-8s %6s %9.1f %9.1f %9.1f %6s %6s %6s\n' "$cfg" "$tag" "$n" "$p50" "$p90" \
-		"$p99" "$(xs_div "$p50" "$b50")" "$(xs_div "$p90" "$b90")" "$(xs_div "$p99" "$b99")"
+		"$p99" "$(scn_div "$p50" "$b50")" "$(scn_div "$p90" "$b90")" "$(scn_div "$p99" "$b99")"
 done

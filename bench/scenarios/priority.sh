@@ -66,10 +66,10 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup priority
-xs_need "$XS_CU_LOAD" "bench/cu_load"
-[[ $levels == *1* ]] && xs_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
-[[ $levels == *[23]* ]] && xs_need "$XS_XS_LOAD" "bench/xs_load"
+scn_setup priority
+scn_need "$XS_CU_LOAD" "bench/cu_load"
+[[ $levels == *1* ]] && scn_need "$XS_SHIM" "the CUDA shim (XSCHED_WITH_CUDA)"
+[[ $levels == *[23]* ]] && scn_need "$XS_XS_LOAD" "bench/xs_load"
 per_round=$(((tasks + rounds - 1) / rounds))
 
 # Results of one configuration accumulate over rounds in $XS_WORK/<cfg>.*:
@@ -83,18 +83,18 @@ fg_args() {
 # Appends the background's commands/seconds inside the foreground window.
 bg_window() { # cfg fgline trace
 	local t0 t1 n
-	t0=$(xs_field "$2" t0_ns) t1=$(xs_field "$2" t1_ns)
-	n=$(xs_count_window "$3" "$t0" "$t1")
+	t0=$(scn_field "$2" t0_ns) t1=$(scn_field "$2" t1_ns)
+	n=$(scn_count_window "$3" "$t0" "$t1")
 	awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n, (b - a) / 1e9 }' >>"$XS_WORK/$1.bg"
 }
 
 run_bg_alone() {
 	local cfg=$1 line
-	xs_device_new
-	xs_env_native
+	scn_device_new
+	scn_env_native
 	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --flood --cmds "$cmds" --cmd-us "$size" \
-		--duration-s "$bg_s") || xs_die "$cfg: cu_load failed"
-	echo "$(xs_field "$line" commands) $(xs_div "$(xs_field "$line" elapsed_ms)" 1000 %.6f)" \
+		--duration-s "$bg_s") || scn_die "$cfg: cu_load failed"
+	echo "$(scn_field "$line" commands) $(scn_div "$(scn_field "$line" elapsed_ms)" 1000 %.6f)" \
 		>>"$XS_WORK/$cfg.bg"
 }
 
@@ -102,39 +102,39 @@ run_bg_alone() {
 # standalone), MODE native or shim (KEY=VAL: the daemon's [policy] keys).
 run_cu() {
 	local cfg=$1 mode=$2 bgpid='' line
-	xs_device_new
+	scn_device_new
 	if [[ $mode == shim ]]; then
-		xs_daemon_start hpf "${@:3}"
-		xs_env_shim XSCHED_PRIORITY=0
+		scn_daemon_start hpf "${@:3}"
+		scn_env_shim XSCHED_PRIORITY=0
 	else
-		xs_env_native
+		scn_env_native
 	fi
 	if [[ $cfg != standalone ]]; then
-		xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" --flood \
+		scn_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_CU_LOAD" --flood \
 			--cmds "$cmds" --cmd-us "$size" --trace-file "$XS_WORK/bg.trace"
 		bgpid=$XS_PID
 		sleep 0.2
 	fi
-	[[ $mode == shim ]] && xs_env_shim XSCHED_PRIORITY=10
+	[[ $mode == shim ]] && scn_env_shim XSCHED_PRIORITY=10
 	# shellcheck disable=SC2046
 	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" $(fg_args) --lat-file "$XS_WORK/fg.lat" \
-		2>"$XS_WORK/fg.err") || xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
+		2>"$XS_WORK/fg.err") || scn_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
 	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$cfg.lat"
 	if [[ -n $bgpid ]]; then
-		xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
+		scn_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
 		bg_window "$cfg" "$line" "$XS_WORK/bg.trace"
 	fi
-	[[ $mode == shim ]] && xs_daemon_stop
+	[[ $mode == shim ]] && scn_daemon_stop
 	return 0
 }
 
 # run_api CFG LEVEL: xs_load foreground and background at LEVEL.
 run_api() {
 	local cfg=$1 lv=$2 bgpid line bgline
-	xs_device_new
-	xs_daemon_start hpf
-	xs_env_api
-	xs_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
+	scn_device_new
+	scn_daemon_start hpf
+	scn_env_api
+	scn_spawn "$XS_WORK/bg.out" "$XS_WORK/bg.err" env "${XS_ENV[@]}" "$XS_XS_LOAD" --flood \
 		--duration-s 100000 --cmd-us "$size" --level "$lv" --priority 0 --wait-connected-ms 2000
 	bgpid=$XS_PID
 	sleep 0.2
@@ -142,14 +142,14 @@ run_api() {
 		--tasks "$per_round" --warmup "$warmup" --period-us "$api_period" --level "$lv" \
 		--priority 10 --wait-connected-ms 2000 --lat-file "$XS_WORK/fg.lat" \
 		2>"$XS_WORK/fg.err") ||
-		xs_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
-	[[ -n $line ]] || xs_die "$cfg: no result line"
+		scn_die "$cfg: foreground failed: $(tail -3 "$XS_WORK/fg.err")"
+	[[ -n $line ]] || scn_die "$cfg: no result line"
 	cat "$XS_WORK/fg.lat" >>"$XS_WORK/$cfg.lat"
-	xs_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
+	scn_stop "$bgpid" "$cfg: background" "$XS_WORK/bg.err"
 	bgline=$(cat "$XS_WORK/bg.out")
-	echo "$(xs_field "$bgline" commands) $(xs_div "$(xs_field "$bgline" elapsed_ms)" 1000 %.6f)" \
+	echo "$(scn_field "$bgline" commands) $(scn_div "$(scn_field "$bgline" elapsed_ms)" 1000 %.6f)" \
 		>>"$XS_WORK/$cfg.bg"
-	xs_daemon_stop
+	scn_daemon_stop
 }
 
 # bg_rate CFG: commands per second over all its rounds.
@@ -159,21 +159,21 @@ bg_rate() {
 		"$XS_WORK/$1.bg"
 }
 
-xs_machine
+scn_machine
 echo "priority (hpf): foreground $cmds x kernels of each size at ${load}% load +-50% jitter," \
 	"$tasks tasks after $warmup warm-up per configuration run, $rounds round(s);" \
 	"background flooding the same tasks at lower priority"
 echo "sizes (us): $sizes   levels: $levels   build: $BUILD_DIR"
-xs_tsv_header size_us config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
+scn_tsv_header size_us config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm lat_source
 
 for size in ${sizes//,/ }; do
 	# Standalone task time, back to back, to set the period.
-	xs_device_new
-	xs_env_native
+	scn_device_new
+	scn_env_native
 	line=$(env "${XS_ENV[@]}" "$XS_CU_LOAD" --cmds "$cmds" --cmd-us "$size" --tasks 30 \
-		--warmup 5 --period-us 0) || xs_die "calibration failed"
-	task_us=$(xs_field "$line" p50_us)
+		--warmup 5 --period-us 0) || scn_die "calibration failed"
+	task_us=$(scn_field "$line" p50_us)
 	period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
 	# xs_load releases a task a period after the previous one *completed*:
 	# it gets the period less the standalone task time, for the same load.
@@ -186,7 +186,7 @@ for size in ${sizes//,/ }; do
 		1) configs+=(xsched-lv1) ;;
 		1w) configs+=(xsched-lv1-wide) ;;
 		2 | 3) configs+=("api-lv$lv") ;;
-		*) xs_die "level $lv: 1, 1w, 2 or 3" ;;
+		*) scn_die "level $lv: 1, 1w, 2 or 3" ;;
 		esac
 	done
 	for cfg in "${configs[@]}"; do rm -f "$XS_WORK/$cfg".*; done
@@ -204,23 +204,23 @@ for size in ${sizes//,/ }; do
 	done
 
 	bg_base=$(bg_rate bg-alone)
-	read -r _ s50 s90 s99 _ < <(xs_lat_stats "$XS_WORK/standalone.lat")
+	read -r _ s50 s90 s99 _ < <(scn_lat_stats "$XS_WORK/standalone.lat")
 	for cfg in "${configs[@]}"; do
 		n=0 p50=- p90=- p99=- src=-
 		if [[ -f $XS_WORK/$cfg.lat ]]; then
 			cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg-${size}us.txt"
-			read -r n p50 p90 p99 _ < <(xs_lat_stats "$XS_WORK/$cfg.lat")
+			read -r n p50 p90 p99 _ < <(scn_lat_stats "$XS_WORK/$cfg.lat")
 			src=exact
 		fi
 		bg=$(bg_rate "$cfg")
 		[[ $cfg == standalone ]] && bg=-
-		xs_tsv_row "$size" "$cfg" "$n" "$p50" "$p90" "$p99" "$(xs_div "$p50" "$s50")" \
-			"$(xs_div "$p90" "$s90")" "$(xs_div "$p99" "$s99")" "$bg" \
-			"$(xs_div "$bg" "$bg_base")" "$src"
+		scn_tsv_row "$size" "$cfg" "$n" "$p50" "$p90" "$p99" "$(scn_div "$p50" "$s50")" \
+			"$(scn_div "$p90" "$s90")" "$(scn_div "$p99" "$s99")" "$bg" \
+			"$(scn_div "$bg" "$bg_base")" "$src"
 	done
 done
 echo
-xs_table
+scn_table
 echo
 echo "goals (P99 / standalone): native >= 1.6, Lv1 <= 1.10, Lv2 <= 1.05, Lv3 <= 1.02"
 echo "results: $XS_OUT"

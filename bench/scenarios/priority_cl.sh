@@ -62,7 +62,7 @@ usage() {
 	exit 2
 }
 while (($#)); do
-	xs_fgbg_option "$@"
+	scn_fgbg_option "$@"
 	if ((XS_NARGS)); then
 		shift "$XS_NARGS"
 		continue
@@ -76,13 +76,13 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup priority_cl
-xs_cl_setup
-xs_cl_require shim
+scn_setup priority_cl
+scn_cl_setup
+scn_cl_require shim
 per_round=$(((tasks + rounds - 1) / rounds))
 bg_groups=${bg_groups:-$bg_width}
 ((bg_groups >= 1 && bg_width % bg_groups == 0)) ||
-	xs_die "--bg-groups $bg_groups does not divide --bg-width $bg_width"
+	scn_die "--bg-groups $bg_groups does not divide --bg-width $bg_width"
 bg_local=$((bg_width / bg_groups))
 configs=(bg-alone standalone native xsched xsched-lv1)
 
@@ -91,9 +91,9 @@ configs=(bg-alone standalone native xsched xsched-lv1)
 # flooding GPU application does.
 bg_cmd() {
 	case $1 in
-	xsched) xs_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=1 ;;
-	xsched-lv1) xs_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=0 ;;
-	*) xs_env_cl_native ;;
+	xsched) scn_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=1 ;;
+	xsched-lv1) scn_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=0 ;;
+	*) scn_env_cl_native ;;
 	esac
 	shift
 	XS_BG_CMD=(env "${XS_ENV[@]}" "$XS_CL_LOAD" --flood --iters "$bg_iters" --width "$bg_width"
@@ -106,36 +106,36 @@ run_cfg() {
 	XS_BG_CMD=()
 	if [[ $cfg == bg-alone ]]; then
 		bg_cmd native --duration-s "$bg_s"
-		xs_bg_alone "$cfg" "$cfg"
+		scn_bg_alone "$cfg" "$cfg"
 		return 0
 	fi
 	if [[ $cfg == xsched* ]]; then
-		xs_daemon_start "$policy"
+		scn_daemon_start "$policy"
 		mode=$cfg
 	fi
 	[[ $cfg != standalone ]] && bg_cmd "$mode" --trace-file "$XS_WORK/bg.trace"
 	case $mode in
-	xsched) xs_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=1 ;;
-	xsched-lv1) xs_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=0 ;;
-	*) xs_env_cl_native ;;
+	xsched) scn_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=1 ;;
+	xsched-lv1) scn_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=0 ;;
+	*) scn_env_cl_native ;;
 	esac
 	XS_FG_CMD=(env "${XS_ENV[@]}" "$XS_CL_LOAD" --iters "$iters" --cmd-us "$size" --cmds "$cmds"
 		--tasks "$per_round" --warmup "$warmup" --period-us "$period"
 		--lat-file "$XS_WORK/fg.lat")
-	xs_run_pair "$cfg" "$cfg"
-	[[ $mode == xsched* ]] && xs_daemon_stop
+	scn_run_pair "$cfg" "$cfg"
+	[[ $mode == xsched* ]] && scn_daemon_stop
 	return 0
 }
 
-xs_machine
-iters=$(xs_cl_calibrate "$size")
+scn_machine
+iters=$(scn_cl_calibrate "$size")
 line=$("$XS_CL_LOAD" --calibrate --cmd-us "$bg_us" --width "$bg_width" --local "$bg_local") ||
-	xs_die "cl_load --calibrate (background) failed"
-bg_iters=$(xs_field "$line" iters)
-xs_env_cl_native
+	scn_die "cl_load --calibrate (background) failed"
+bg_iters=$(scn_field "$line" iters)
+scn_env_cl_native
 line=$(env "${XS_ENV[@]}" "$XS_CL_LOAD" --iters "$iters" --cmd-us "$size" --cmds "$cmds" \
-	--tasks 30 --warmup 5 --period-us 0) || xs_die "standalone task time: cl_load failed"
-task_us=$(xs_field "$line" p50_us)
+	--tasks 30 --warmup 5 --period-us 0) || scn_die "standalone task time: cl_load failed"
+task_us=$(scn_field "$line" p50_us)
 period=$(awk -v t="$task_us" -v l="$load" 'BEGIN { printf "%d\n", t * 100 / l }')
 echo "device: $(clinfo 2>/dev/null | sed -n 's/^ *Device Name *//p' | head -1) (PoCL; POCL_MAX_WORK_GROUP_SIZE=$POCL_MAX_WORK_GROUP_SIZE)"
 echo "priority_cl ($policy): foreground $cmds x ${size} us kernels (1 work-item, $iters iterations)," \
@@ -150,16 +150,16 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "  round $r/$rounds done"
 done
 
-xs_tsv_header size_us config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
+scn_tsv_header size_us config tasks p50_us p90_us p99_us p50_norm p90_norm p99_norm \
 	bg_cmd_s bg_norm lat_source
 for cfg in "${configs[@]}"; do
 	src=-
 	[[ -s $XS_WORK/$cfg.lat ]] && { cp "$XS_WORK/$cfg.lat" "$XS_OUT/lat_$cfg.txt"; src=exact; }
 	# shellcheck disable=SC2046
-	xs_tsv_row "$size" "$cfg" $(xs_fg_summary "$cfg" standalone bg-alone) "$src"
+	scn_tsv_row "$size" "$cfg" $(scn_fg_summary "$cfg" standalone bg-alone) "$src"
 done
 echo
-xs_table
+scn_table
 echo
 echo "goals: a clear win over native on PoCL (P99 / standalone); Lv2 (xsched) P99 / standalone <= 1.15" \
 	"with many short background work-groups; PoCL's threads are time-sliced by the OS"

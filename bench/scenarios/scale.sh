@@ -45,15 +45,15 @@ while (($#)); do
 	esac
 	shift
 done
-xs_setup scale
+scn_setup scale
 bench=$BUILD_DIR/bench/bench_scale
-xs_need "$bench" "bench/bench_scale"
-xs_need "$XS_XSCHEDD" xschedd
+scn_need "$bench" "bench/bench_scale"
+scn_need "$XS_XSCHEDD" xschedd
 
-xs_machine
+scn_machine
 echo "scale: bench_scale, $queues queues per process, processes $procs, ${secs} s each," \
 	"policy $policy"
-xs_tsv_header procs queues events events_s decisions decision_p50_us decision_p99_us \
+scn_tsv_header procs queues events events_s decisions decision_p50_us decision_p99_us \
 	wakeup_p50_us wakeup_p99_us daemon_cpu_pct tasks_s offered_s device_busy_pct \
 	client_cpu_pct task_p50_us task_p99_us goal
 for n in ${procs//,/ }; do
@@ -61,22 +61,22 @@ for n in ${procs//,/ }; do
 	args=(--daemon "$XS_XSCHEDD" --procs "$n" --queues "$queues" --duration-s "$secs"
 		--policy "$policy")
 	[[ -n $period ]] && args+=(--period-ms "$period")
-	"$bench" "${args[@]}" >"$out" 2>&1 || xs_die "bench_scale --procs $n failed: $(tail -5 "$out")"
+	"$bench" "${args[@]}" >"$out" 2>&1 || scn_die "bench_scale --procs $n failed: $(tail -5 "$out")"
 	# The table row: | procs | queues | events | events/s | decisions | 4 quantiles | cpu |
 	row=$(grep -E '^\| [0-9]+ \| [0-9]+ \|' "$out" | head -1 | tr -d '|')
-	[[ -n $row ]] || xs_die "bench_scale --procs $n: no result row (see $out)"
+	[[ -n $row ]] || scn_die "bench_scale --procs $n: no result row (see $out)"
 	read -r p q ev evs dec d50 d99 w50 w99 cpu <<<"$row"
 	read -r tasks_s offered busy ccpu < <(sed -n \
 		's/^tasks [0-9]* (\([0-9.]*\)\/s of \([0-9.]*\)\/s offered), commands [0-9]*, device busy \([0-9.]*\)%, client processes. CPU \([0-9.]*\)%.*/\1 \2 \3 \4/p' "$out")
 	read -r t50 t99 < <(sed -n 's/^task latency at the clients.*: P50 \([0-9.]*\) us, P99 \([0-9.]*\) us.*/\1 \2/p' "$out")
 	goal=$(sed -n 's/^goal .*: \(met\|not met\|no samples\)$/\1/p' "$out")
-	xs_tsv_row "$p" "$q" "$ev" "$evs" "$dec" "$d50" "$d99" "$w50" "$w99" "$cpu" \
+	scn_tsv_row "$p" "$q" "$ev" "$evs" "$dec" "$d50" "$d99" "$w50" "$w99" "$cpu" \
 		"${tasks_s:--}" "${offered:--}" "${busy:--}" "${ccpu:--}" "${t50:--}" "${t99:--}" \
 		"${goal:--}"
 	echo "  $n processes done"
 done
 echo
-xs_table
+scn_table
 echo
 echo "goal: decision P99 <= 100 us at 256 x 4 (wakeup reported apart; see bench_scale-*.txt for context)"
 echo "results: $XS_OUT"

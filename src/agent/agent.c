@@ -7,7 +7,7 @@
  * doorbell unless the queue is quiet (lazy doorbells, ipc_abi.h).
  * Everything else runs on the agent thread: connecting, sending
  * registrations and hints, and applying decisions, which it does holding
- * the agent lock so that xs_agent_unregister() (which takes it) knows the
+ * the agent lock so that agent_unregister() (which takes it) knows the
  * queue is no longer touched once it returns. Lock order: agent, then queue.
  *
  * The shared mapping and the daemon doorbell are replaced on reconnect;
@@ -21,7 +21,7 @@
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,24 +42,24 @@ struct agent ag = {
 	.bell_in = -1,
 };
 
-enum xs_agent_mode xs_agent_mode(void)
+enum agent_mode agent_mode(void)
 {
 	const char *v = getenv("XSCHED_DISABLE");
 
 	if (v && *v && strcmp(v, "0"))
-		return XS_AGENT_NONE;
+		return AGENT_NONE;
 	v = getenv("XSCHED_SCHEDULER");
 	if (v && !strcmp(v, "none"))
-		return XS_AGENT_NONE;
+		return AGENT_NONE;
 	if (v && !strcmp(v, "local"))
-		return XS_AGENT_LOCAL;
+		return AGENT_LOCAL;
 	if (v && *v && strcmp(v, "global"))
-		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_SCHEDULER=%s is not global, local or none: "
-			    "using global (the daemon schedules)", v);
-	return XS_AGENT_GLOBAL;
+		XLOG_ONCE(XLOG_WARN, "XSCHED_SCHEDULER=%s is not global, local or none: "
+			  "using global (the daemon schedules)", v);
+	return AGENT_GLOBAL;
 }
 
-bool xs_agent_connected(void)
+bool agent_connected(void)
 {
 	return atomic_load(&ag.connected);
 }
@@ -95,7 +95,7 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 	struct xq_counters c;
 	int bell;
 
-	if (ag.mode == XS_AGENT_LOCAL) {
+	if (ag.mode == AGENT_LOCAL) {
 		/* The observer stored the status: the quiet load comes after
 		 * it, the Dekker pair of agent_local_schedule(). */
 		if (status && (force || !atomic_load(&aq->quiet)))
@@ -137,7 +137,7 @@ static void agent_publish(struct agent_queue *aq, bool status, bool force)
 /* Rings the scheduler without a status change (local mode: the agent). */
 static void agent_ring(void)
 {
-	if (ag.mode == XS_AGENT_LOCAL) {
+	if (ag.mode == AGENT_LOCAL) {
 		agent_wake();
 		return;
 	}
@@ -154,7 +154,7 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 
 	switch (ev) {
 	case XQ_EVENT_READY:
-		atomic_store(&aq->ready_ns, xs_now_ns());
+		atomic_store(&aq->ready_ns, clock_now_ns());
 		atomic_store(&aq->status, IPC_ST_READY);
 		atomic_fetch_add(&aq->status_seq, 1);
 		agent_publish(aq, true, false);
@@ -243,17 +243,17 @@ static bool agent_busy(void)
 /* The poll timeout: the next reconnection, policy or @watch_at time (0: none). */
 static int agent_timeout_ms(uint64_t watch_at)
 {
-	uint64_t now = xs_now_ns(), at = 0;
+	uint64_t now = clock_now_ns(), at = 0;
 
-	if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0 && agent_busy())
+	if (ag.mode == AGENT_GLOBAL && ag.sock < 0 && agent_busy())
 		at = ag.next_try_ns;
-	else if (ag.mode == XS_AGENT_LOCAL && ag.pwake_ns)
+	else if (ag.mode == AGENT_LOCAL && ag.pwake_ns)
 		at = ag.pwake_ns;
 	if (watch_at && (!at || watch_at < at))
 		at = watch_at;
 	if (!at)
 		return -1;
-	return at <= now ? 0 : (int)((at - now) / XS_NSEC_PER_MSEC) + 1;
+	return at <= now ? 0 : (int)((at - now) / NSEC_PER_MSEC) + 1;
 }
 
 static void *agent_main(void *arg)
@@ -271,10 +271,10 @@ static void *agent_main(void *arg)
 			ag.backoff_ns = 0;
 			ag.next_try_ns = 0;
 		}
-		if (ag.mode == XS_AGENT_GLOBAL && ag.sock < 0 && agent_busy() &&
-		    xs_now_ns() >= ag.next_try_ns) {
+		if (ag.mode == AGENT_GLOBAL && ag.sock < 0 && agent_busy() &&
+		    clock_now_ns() >= ag.next_try_ns) {
 			if (agent_connect() < 0) {
-				ag.next_try_ns = xs_now_ns() + ag.backoff_ns;
+				ag.next_try_ns = clock_now_ns() + ag.backoff_ns;
 				ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
 				if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
 					ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
@@ -284,7 +284,7 @@ static void *agent_main(void *arg)
 			agent_sync_daemon();
 		if (ag.sock >= 0)
 			watch_at = agent_watch();
-		if (ag.mode == XS_AGENT_LOCAL)
+		if (ag.mode == AGENT_LOCAL)
 			agent_local_schedule();
 		pfd[n++] = (struct pollfd){ .fd = ag.wake_fd, .events = POLLIN };
 		if (ag.sock >= 0) {
@@ -361,13 +361,13 @@ static int agent_start(void)
 	pthread_t t;
 	int rc;
 
-	ag.mode = xs_agent_mode();
+	ag.mode = agent_mode();
 	ag.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ag.wake_fd < 0)
 		return -errno;
-	if (ag.mode == XS_AGENT_LOCAL && (rc = agent_local_init()) < 0)
+	if (ag.mode == AGENT_LOCAL && (rc = agent_local_init()) < 0)
 		return rc;
-	if (ag.mode == XS_AGENT_GLOBAL)
+	if (ag.mode == AGENT_GLOBAL)
 		agent_watch_init();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -387,7 +387,7 @@ static int agent_start(void)
  * identity, or of the API-local name when unverified). */
 static uint32_t agent_device_hash(const struct xal_hwq *hwq)
 {
-	const char *s = hwq->id.kind != XS_DEVID_UNVERIFIED ? hwq->id.ident : hwq->device;
+	const char *s = hwq->id.kind != DEVID_UNVERIFIED ? hwq->id.ident : hwq->device;
 	uint32_t h = 2166136261u;
 
 	for (; *s; s++)
@@ -411,10 +411,10 @@ static void agent_env_hints(struct xq *q)
 		{ "XSCHED_DEADLINE_US", XS_HINT_DEADLINE_US, 0, XS_TIME_HINT_MAX_US },
 		{ "XSCHED_LAXITY_US", XS_HINT_LAXITY_US, 0, XS_TIME_HINT_MAX_US },
 	};
-	static _Atomic bool said[XS_ARRAY_SIZE(env)];
+	static _Atomic bool said[ARRAY_SIZE(env)];
 	size_t i;
 
-	for (i = 0; i < XS_ARRAY_SIZE(env); i++) {
+	for (i = 0; i < ARRAY_SIZE(env); i++) {
 		const char *v = getenv(env[i].var);
 		char *end;
 		long long x;
@@ -425,19 +425,19 @@ static void agent_env_hints(struct xq *q)
 		x = strtoll(v, &end, 10);
 		if (!errno && !*end && xq_set_hint(q, env[i].hint, x) == 0)
 			continue;
-		xs_log_once(&said[i], XS_LOG_WARN, "%s=%s is not an integer from %lld to %lld: "
-			    "ignored, as if unset", env[i].var, v,
-			    (long long)env[i].min, (long long)env[i].max);
+		xlog_once(&said[i], XLOG_WARN, "%s=%s is not an integer from %lld to %lld: "
+			  "ignored, as if unset", env[i].var, v,
+			  (long long)env[i].min, (long long)env[i].max);
 	}
 }
 
-int xs_agent_register(struct xq *q)
+int agent_register(struct xq *q)
 {
 	struct agent_queue *aq;
 	uint32_t i;
 	int rc = 0;
 
-	if (xs_agent_mode() == XS_AGENT_NONE)
+	if (agent_mode() == AGENT_NONE)
 		return 0;
 	agent_env_hints(q);
 	aq = calloc(1, sizeof(*aq));
@@ -453,8 +453,8 @@ int xs_agent_register(struct xq *q)
 	for (i = 0; i < AGENT_SLOTS && ag.tab[i]; i++)
 		;
 	if (i == AGENT_SLOTS) {
-		XS_LOG_ONCE(XS_LOG_WARN, "this process has more than %u queues: the others "
-			    "run unscheduled", AGENT_SLOTS);
+		XLOG_ONCE(XLOG_WARN, "this process has more than %u queues: the others "
+			  "run unscheduled", AGENT_SLOTS);
 		rc = -ENOSPC;
 		goto fail;
 	}
@@ -465,7 +465,7 @@ int xs_agent_register(struct xq *q)
 	ag.tab[i] = aq;
 	ag.nqueues++;
 	/* A queue the local policy refuses runs unscheduled. */
-	aq->local = ag.mode == XS_AGENT_LOCAL && agent_local_add(aq);
+	aq->local = ag.mode == AGENT_LOCAL && agent_local_add(aq);
 	pthread_mutex_unlock(&ag.lock);
 	xq_set_observer(q, agent_observer, aq);
 	if (aq->local)
@@ -478,7 +478,7 @@ fail:
 	return rc;
 }
 
-void xs_agent_unregister(struct xq *q)
+void agent_unregister(struct xq *q)
 {
 	struct agent_queue *aq = NULL;
 	uint32_t i;

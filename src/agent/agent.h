@@ -14,9 +14,9 @@
  * daemon restart loses nothing. A daemon that gives no sign of life for
  * XSCHED_DAEMON_TIMEOUT_MS while it holds a queue (agent_live.c) is
  * treated the same until it beats again. What leaves the process
- * unscheduled is said once on stderr (XSCHED_LOG, base/xs_log.h). A forked child starts with no agent: its
- * parent's connection is never used by it; queues it creates register
- * through its own agent.
+ * unscheduled is said once on stderr (XSCHED_LOG, base/xlog.h). A forked
+ * child starts with no agent: its parent's connection is never used by it;
+ * queues it creates register through its own agent.
  */
 #ifndef XS_AGENT_H
 #define XS_AGENT_H
@@ -30,21 +30,21 @@
  * -ENOSPC when the agent's table is full (the queue then runs unscheduled).
  * Queues past the table or the daemon's slots are said once on stderr.
  */
-int xs_agent_register(struct xq *q);
+int agent_register(struct xq *q);
 
 /*
  * Takes @q out of scheduling and leaves it running. After this returns the
  * agent never touches @q again. NULL or unregistered queues are fine.
  */
-void xs_agent_unregister(struct xq *q);
+void agent_unregister(struct xq *q);
 
 /* Scheduler modes (XSCHED_SCHEDULER). */
-enum xs_agent_mode { XS_AGENT_NONE, XS_AGENT_GLOBAL, XS_AGENT_LOCAL };
+enum agent_mode { AGENT_NONE, AGENT_GLOBAL, AGENT_LOCAL };
 
 /* The mode this process uses, from its environment. */
-enum xs_agent_mode xs_agent_mode(void);
+enum agent_mode agent_mode(void);
 
 /* True once connected to the daemon (tests and diagnostics). */
-bool xs_agent_connected(void);
+bool agent_connected(void);
 
 #endif

@@ -4,11 +4,11 @@
  * from the agent thread, the daemon's decisions applied, and fail-open
  * when the connection goes. What leaves the process unscheduled (no
  * daemon, a lost connection, a refused registration, a clamped priority)
- * is said once on stderr (XSCHED_LOG, base/xs_log.h).
+ * is said once on stderr (XSCHED_LOG, base/xlog.h).
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 #include "ipc/ipc_msg.h"
 #include "ipc/ipc_sock.h"
 
@@ -103,11 +103,11 @@ static void agent_build_hints(struct agent_outq *out, struct agent_queue *aq)
 	}
 }
 
-_Static_assert((int)XS_DEVID_UNVERIFIED == (int)IPC_ID_UNVERIFIED &&
-	       (int)XS_DEVID_PCI == (int)IPC_ID_PCI && (int)XS_DEVID_UUID == (int)IPC_ID_UUID,
+_Static_assert((int)DEVID_UNVERIFIED == (int)IPC_ID_UNVERIFIED &&
+	       (int)DEVID_PCI == (int)IPC_ID_PCI && (int)DEVID_UUID == (int)IPC_ID_UUID,
 	       "identity kinds differ");
-_Static_assert(sizeof(((struct xs_devid *)0)->ident) == IPC_IDENT_LEN &&
-	       sizeof(((struct xs_devid *)0)->pci) == IPC_PCI_LEN, "identity sizes differ");
+_Static_assert(sizeof(((struct devid *)0)->ident) == IPC_IDENT_LEN &&
+	       sizeof(((struct devid *)0)->pci) == IPC_PCI_LEN, "identity sizes differ");
 
 /*
  * The device of @hwq as the daemon names its domain (ipc_abi.h, enum
@@ -225,7 +225,7 @@ void agent_disconnect(void)
 		}
 	}
 	pthread_mutex_unlock(&ag.lock);
-	ag.next_try_ns = xs_now_ns() + ag.backoff_ns;
+	ag.next_try_ns = clock_now_ns() + ag.backoff_ns;
 	ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
 	if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
 		ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
@@ -275,10 +275,10 @@ int agent_connect(void)
 	if (ag.sock < 0) {
 		int rc = ag.sock;
 
-		xs_log(XS_LOG_DEBUG, "connecting to %s: %s", ipc_socket_path(), strerror(-rc));
-		XS_LOG_ONCE(XS_LOG_WARN, "no scheduler daemon at %s (%s): queues run "
-			    "unscheduled; retrying in the background", ipc_socket_path(),
-			    strerror(-rc));
+		xlog(XLOG_DEBUG, "connecting to %s: %s", ipc_socket_path(), strerror(-rc));
+		XLOG_ONCE(XLOG_WARN, "no scheduler daemon at %s (%s): queues run "
+			  "unscheduled; retrying in the background", ipc_socket_path(),
+			  strerror(-rc));
 		ag.was_down = true;
 		return rc;
 	}
@@ -332,18 +332,18 @@ int agent_connect(void)
 	ag.beat_seen = atomic_load_explicit(&shm->heartbeat, memory_order_acquire);
 	pthread_mutex_unlock(&ag.lock);
 	ag.backoff_ns = 0;
-	xs_log(XS_LOG_DEBUG, "connected to %s", ipc_socket_path());
+	xlog(XLOG_DEBUG, "connected to %s", ipc_socket_path());
 	if (ag.was_down)
-		XS_LOG_ONCE(XS_LOG_INFO, "connected to the scheduler daemon at %s: queues are "
-			    "scheduled", ipc_socket_path());
+		XLOG_ONCE(XLOG_INFO, "connected to the scheduler daemon at %s: queues are "
+			  "scheduled", ipc_socket_path());
 	ag.was_down = false;
 	return 0;
 fail_fds:
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 fail:
-	xs_log_once(&hs_said[why], XS_LOG_WARN, "the scheduler daemon at %s %s: queues run "
-		    "unscheduled; retrying in the background", ipc_socket_path(), hs_what[why]);
+	xlog_once(&hs_said[why], XLOG_WARN, "the scheduler daemon at %s %s: queues run "
+		  "unscheduled; retrying in the background", ipc_socket_path(), hs_what[why]);
 	ag.was_down = true;
 	close(ag.sock);
 	ag.sock = -1;
@@ -411,9 +411,9 @@ void agent_sync_daemon(void)
 		if (!aq->reg_sent) {
 			agent_build_register(&out, aq);
 			if (i >= shm->nslots)
-				XS_LOG_ONCE(XS_LOG_WARN, "xschedd takes %u queues per process "
-					    "(max_queues_per_client): the others run unscheduled",
-					    shm->nslots);
+				XLOG_ONCE(XLOG_WARN, "xschedd takes %u queues per process "
+					  "(max_queues_per_client): the others run unscheduled",
+					  shm->nslots);
 		} else if (aq->registered) {
 			if (atomic_exchange(&aq->hints_dirty, false))
 				agent_build_hints(&out, aq);
@@ -427,9 +427,9 @@ void agent_sync_daemon(void)
 		int rc = agent_send(out.p[i].type, &out.p[i].body, out.p[i].len);
 
 		if (rc < 0) {
-			XS_LOG_ONCE(XS_LOG_WARN, "the scheduler daemon %s: disconnected, queues "
-				    "run unscheduled; reconnecting in the background",
-				    rc == -ETIMEDOUT ? "read nothing for 1 s" : "went away");
+			XLOG_ONCE(XLOG_WARN, "the scheduler daemon %s: disconnected, queues "
+				  "run unscheduled; reconnecting in the background",
+				  rc == -ETIMEDOUT ? "read nothing for 1 s" : "went away");
 			ag.was_down = true;
 			agent_disconnect();
 			break;
@@ -505,7 +505,7 @@ void agent_apply(void)
 		if (l && l != aq->level && xq_set_level(aq->q, l) == 0)
 			aq->level = l;
 		agent_take_ctl_hints(aq, slot);
-		agent_apply_cap(aq, run > 1 ? (int32_t)XS_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
+		agent_apply_cap(aq, run > 1 ? (int32_t)BASE_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
 				own_set);
 		agent_apply_run(aq, run != 0);
 		/* The gate may have closed and opened again meanwhile. */
@@ -538,12 +538,12 @@ static void agent_registered(const struct ipc_registered *r)
 		asked = aq->reg_prio;
 	}
 	pthread_mutex_unlock(&ag.lock);
-	xs_log(XS_LOG_DEBUG, "queue of slot %u registered as %llu, priority %lld", r->slot,
-	       (unsigned long long)r->queue_id, (long long)got);
+	xlog(XLOG_DEBUG, "queue of slot %u registered as %llu, priority %lld", r->slot,
+	     (unsigned long long)r->queue_id, (long long)got);
 	if (clamped)
-		XS_LOG_ONCE(XS_LOG_WARN, "priority %lld is above the priority ceiling of uid %u "
-			    "(limits in xschedd.conf): the queue runs at priority %lld",
-			    (long long)asked, (unsigned)getuid(), (long long)got);
+		XLOG_ONCE(XLOG_WARN, "priority %lld is above the priority ceiling of uid %u "
+			  "(limits in xschedd.conf): the queue runs at priority %lld",
+			  (long long)asked, (unsigned)getuid(), (long long)got);
 }
 
 /*
@@ -558,17 +558,17 @@ static void agent_refused(uint32_t seq, int status)
 	case IPC_REGISTER:
 		/* -ENOSPC: past max_queues_per_client, said when offered. */
 		if (status != -ENOSPC)
-			XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused to register a queue (%s): it "
-				    "runs unscheduled", strerror(-status));
+			XLOG_ONCE(XLOG_WARN, "xschedd refused to register a queue (%s): it "
+				  "runs unscheduled", strerror(-status));
 		break;
 	case IPC_SET_HINT:
 		if (status == -EPERM)
-			XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused a priority above the priority "
-				    "ceiling of uid %u (limits in xschedd.conf): the queue keeps "
-				    "the priority it had", (unsigned)getuid());
+			XLOG_ONCE(XLOG_WARN, "xschedd refused a priority above the priority "
+				  "ceiling of uid %u (limits in xschedd.conf): the queue keeps "
+				  "the priority it had", (unsigned)getuid());
 		else
-			XS_LOG_ONCE(XS_LOG_WARN, "xschedd refused a hint of this process (%s): "
-				    "the queue keeps the value it had", strerror(-status));
+			XLOG_ONCE(XLOG_WARN, "xschedd refused a hint of this process (%s): "
+				  "the queue keeps the value it had", strerror(-status));
 		break;
 	default:
 		break;
@@ -585,8 +585,8 @@ void agent_recv(void)
 		if (n == -EAGAIN)
 			return;
 		if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0) {
-			XS_LOG_ONCE(XS_LOG_WARN, "lost the connection to the scheduler daemon: "
-				    "queues run unscheduled; reconnecting in the background");
+			XLOG_ONCE(XLOG_WARN, "lost the connection to the scheduler daemon: "
+				  "queues run unscheduled; reconnecting in the background");
 			ag.was_down = true;
 			agent_disconnect();
 			return;

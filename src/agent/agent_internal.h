@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #define AGENT_SLOTS 256
-#define AGENT_BACKOFF_MIN_NS (50 * XS_NSEC_PER_MSEC)
-#define AGENT_BACKOFF_MAX_NS (2 * XS_NSEC_PER_SEC)
+#define AGENT_BACKOFF_MIN_NS (50 * NSEC_PER_MSEC)
+#define AGENT_BACKOFF_MAX_NS (2 * NSEC_PER_SEC)
 #define AGENT_REPLY_TIMEOUT_MS 2000
 #define AGENT_SEND_TIMEOUT_MS 1000
 
@@ -63,7 +63,7 @@ struct agent {
 	uint32_t unreg[AGENT_SLOTS];    /* slots to unregister at the daemon */
 	uint32_t nunreg;
 	uint32_t nqueues;
-	enum xs_agent_mode mode;
+	enum agent_mode mode;
 	bool started;
 	int wake_fd;
 	/* connection: agent thread; observers read shm/bell_in under `users` */

@@ -21,7 +21,7 @@
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,13 +38,13 @@ void agent_watch_init(void)
 		errno = 0;
 		ms = strtoll(v, &end, 10);
 		if (errno || *end || ms < 0 || ms > 3600 * 1000) {
-			XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_DAEMON_TIMEOUT_MS=%s is not a number of "
-				    "milliseconds (0 to 3600000): using %d", v,
-				    AGENT_LIVE_TIMEOUT_MS);
+			XLOG_ONCE(XLOG_WARN, "XSCHED_DAEMON_TIMEOUT_MS=%s is not a number of "
+				  "milliseconds (0 to 3600000): using %d", v,
+				  AGENT_LIVE_TIMEOUT_MS);
 			ms = AGENT_LIVE_TIMEOUT_MS;
 		}
 	}
-	ag.live_timeout_ns = (uint64_t)ms * XS_NSEC_PER_MSEC;
+	ag.live_timeout_ns = (uint64_t)ms * NSEC_PER_MSEC;
 }
 
 /* Whether a registered queue is held by the daemon. Agent lock held. */
@@ -77,9 +77,9 @@ static void agent_hang(struct ipc_shm *shm, uint64_t timeout_ns)
 	}
 	ag.hung = true;
 	pthread_mutex_unlock(&ag.lock);
-	XS_LOG_ONCE(XS_LOG_WARN, "the scheduler daemon gave no sign of life for %llu ms "
-		    "(stopped or stuck): this process's queues run unscheduled until it does",
-		    (unsigned long long)(timeout_ns / XS_NSEC_PER_MSEC));
+	XLOG_ONCE(XLOG_WARN, "the scheduler daemon gave no sign of life for %llu ms "
+		  "(stopped or stuck): this process's queues run unscheduled until it does",
+		  (unsigned long long)(timeout_ns / NSEC_PER_MSEC));
 }
 
 /* The daemon beats again: its gates and decisions apply. */
@@ -95,8 +95,8 @@ static void agent_unhang(struct ipc_shm *shm)
 	ag.hung = false;
 	ag.reapply = true;
 	pthread_mutex_unlock(&ag.lock);
-	XS_LOG_ONCE(XS_LOG_INFO, "the scheduler daemon gives signs of life again: its "
-		    "decisions apply");
+	XLOG_ONCE(XLOG_INFO, "the scheduler daemon gives signs of life again: its "
+		  "decisions apply");
 	agent_apply();
 }
 
@@ -108,15 +108,15 @@ uint64_t agent_watch(void)
 
 	if (!shm || !shm->heartbeat_ms || !ag.live_timeout_ns)
 		return 0;
-	period = (uint64_t)shm->heartbeat_ms * XS_NSEC_PER_MSEC;
+	period = (uint64_t)shm->heartbeat_ms * NSEC_PER_MSEC;
 	/* Shorter would take a daemon between two beats for a hung one. */
-	timeout = XS_MAX(ag.live_timeout_ns, 2 * period);
+	timeout = BASE_MAX(ag.live_timeout_ns, 2 * period);
 	if (timeout > ag.live_timeout_ns)
-		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_DAEMON_TIMEOUT_MS=%llu is below twice the "
-			    "daemon's heartbeat period: using %llu",
-			    (unsigned long long)(ag.live_timeout_ns / XS_NSEC_PER_MSEC),
-			    (unsigned long long)(timeout / XS_NSEC_PER_MSEC));
-	now = xs_now_ns();
+		XLOG_ONCE(XLOG_WARN, "XSCHED_DAEMON_TIMEOUT_MS=%llu is below twice the "
+			  "daemon's heartbeat period: using %llu",
+			  (unsigned long long)(ag.live_timeout_ns / NSEC_PER_MSEC),
+			  (unsigned long long)(timeout / NSEC_PER_MSEC));
+	now = clock_now_ns();
 	/* Acquire: pairs with the daemon's release bump (ipc_abi.h). */
 	beat = atomic_load_explicit(&shm->heartbeat, memory_order_acquire);
 	if (beat != ag.beat_seen) {
@@ -139,5 +139,5 @@ uint64_t agent_watch(void)
 	}
 	if (!ag.hung && now - ag.beat_moved_ns >= timeout)
 		agent_hang(shm, timeout);
-	return now + XS_MIN(timeout / 4, period);
+	return now + BASE_MIN(timeout / 4, period);
 }

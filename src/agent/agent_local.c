@@ -9,7 +9,7 @@
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 #include "policy/policy_builtin.h"
 
 #include <errno.h>
@@ -18,7 +18,7 @@
 
 static struct agent_queue *local_queue(struct sched_q *sq)
 {
-	return xs_container_of(sq, struct agent_queue, sq);
+	return base_container_of(sq, struct agent_queue, sq);
 }
 
 /* Reads @aq's hints, waits and status and tells the core what changed. */
@@ -49,12 +49,12 @@ static void local_refresh(struct agent_queue *aq)
 		 * view, which an idle grace holds up. */
 		if (sq->ready && r != sq->ready_ns)
 			/* Idle and ready again between two looks: both happened. */
-			sched_idle(&ag.sched, sq, xs_now_ns());
+			sched_idle(&ag.sched, sq, clock_now_ns());
 		if (!sq->ready)
-			sched_ready(&ag.sched, sq, r, xs_now_ns());
-		sq->pq.inflight = (uint16_t)XS_MIN(atomic_load(&aq->inflight), UINT16_MAX);
+			sched_ready(&ag.sched, sq, r, clock_now_ns());
+		sq->pq.inflight = (uint16_t)BASE_MIN(atomic_load(&aq->inflight), UINT16_MAX);
 	} else if (sq->ready) {
-		sched_idle(&ag.sched, sq, xs_now_ns());
+		sched_idle(&ag.sched, sq, clock_now_ns());
 	}
 }
 
@@ -122,7 +122,7 @@ void agent_local_schedule(void)
 	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i] && ag.tab[i]->local)
 			local_refresh(ag.tab[i]);
-	ag.pwake_ns = sched_run(&ag.sched, xs_now_ns(), true);
+	ag.pwake_ns = sched_run(&ag.sched, clock_now_ns(), true);
 	pthread_mutex_unlock(&ag.lock);
 }
 
@@ -159,8 +159,8 @@ static long local_env(const char *name, long lo, long hi, long dflt)
 	x = strtol(v, &end, 10);
 	if (!errno && !*end && x >= lo && x <= hi)
 		return x;
-	XS_LOG_ONCE(XS_LOG_WARN, "%s=%s is not an integer from %ld to %ld: using %ld",
-		    name, v, lo, hi, dflt);
+	XLOG_ONCE(XLOG_WARN, "%s=%s is not an integer from %ld to %ld: using %ld",
+		  name, v, lo, hi, dflt);
 	return dflt;
 }
 
@@ -176,7 +176,7 @@ int agent_local_init(void)
 						 SCHED_GUARD_PCT_DEFAULT),
 		.guard_period_ns = (uint64_t)local_env("XSCHED_STARVATION_PERIOD_MS", 10, 3600000,
 						       SCHED_GUARD_PERIOD_MS_DEFAULT) *
-				   XS_NSEC_PER_MSEC,
+				   NSEC_PER_MSEC,
 		.grace_max_ns = (uint64_t)local_env("XSCHED_IDLE_GRACE_US", 0, SCHED_GRACE_US_MAX,
 						    SCHED_GRACE_US_DEFAULT) * 1000,
 	};
@@ -184,8 +184,8 @@ int agent_local_init(void)
 
 	ops = policy_find(name && *name ? name : POLICY_DEFAULT);
 	if (!ops) {
-		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_POLICY=%s is not a built-in policy: using %s",
-			    name, POLICY_DEFAULT);
+		XLOG_ONCE(XLOG_WARN, "XSCHED_POLICY=%s is not a built-in policy: using %s",
+			  name, POLICY_DEFAULT);
 		ops = policy_find(POLICY_DEFAULT);
 	}
 	if (ops->init && ops->init(&state, &conf) < 0)

@@ -8,12 +8,12 @@
 
 #include <errno.h>
 
-struct xs_errmsg {
+struct api_errmsg {
 	int err;
 	const char *msg;
 };
 
-static const struct xs_errmsg xs_errmsgs[] = {
+static const struct api_errmsg api_errmsgs[] = {
 	{ 0, "success" },
 	{ EINVAL, "invalid argument" },
 	{ ENOMEM, "out of memory" },
@@ -40,13 +40,13 @@ static const struct xs_errmsg xs_errmsgs[] = {
 	{ EMSGSIZE, "message too large" },
 };
 
-XS_EXPORT const char *xs_strerror(int err)
+BASE_EXPORT const char *xs_strerror(int err)
 {
 	long e = err < 0 ? -(long)err : err;
 	size_t i;
 
-	for (i = 0; i < XS_ARRAY_SIZE(xs_errmsgs); i++)
-		if (xs_errmsgs[i].err == e)
-			return xs_errmsgs[i].msg;
+	for (i = 0; i < ARRAY_SIZE(api_errmsgs); i++)
+		if (api_errmsgs[i].err == e)
+			return api_errmsgs[i].msg;
 	return "unknown error";
 }

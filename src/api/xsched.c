@@ -30,18 +30,18 @@ static struct xal_cmd *C(xs_cmd *c)
 	return (struct xal_cmd *)c;
 }
 
-XS_EXPORT void xs_hwq_destroy(xs_hwq *hwq)
+BASE_EXPORT void xs_hwq_destroy(xs_hwq *hwq)
 {
 	if (hwq)
 		H(hwq)->ops->hwq_destroy(H(hwq));
 }
 
-XS_EXPORT void xs_cmd_destroy(xs_cmd *cmd)
+BASE_EXPORT void xs_cmd_destroy(xs_cmd *cmd)
 {
 	xal_cmd_destroy(C(cmd));
 }
 
-XS_EXPORT int xs_queue_create(xs_hwq *hwq, const xs_queue_config *cfg, xs_queue **out)
+BASE_EXPORT int xs_queue_create(xs_hwq *hwq, const xs_queue_config *cfg, xs_queue **out)
 {
 	struct xq_config c = { 0 };
 	struct xq *q;
@@ -61,65 +61,65 @@ XS_EXPORT int xs_queue_create(xs_hwq *hwq, const xs_queue_config *cfg, xs_queue 
 	if (rc < 0)
 		return rc;
 	/* Scheduling is best effort: a queue the agent cannot take runs. */
-	xs_agent_register(q);
+	agent_register(q);
 	*out = (xs_queue *)q;
 	return 0;
 }
 
-XS_EXPORT int xs_queue_destroy(xs_queue *q, unsigned flags)
+BASE_EXPORT int xs_queue_destroy(xs_queue *q, unsigned flags)
 {
 	/* Out of scheduling first: a suspended queue would never drain. */
-	xs_agent_unregister(Q(q));
+	agent_unregister(Q(q));
 	return xq_destroy(Q(q), flags);
 }
 
-XS_EXPORT int xs_submit(xs_queue *q, xs_cmd *cmd, uint64_t *seq)
+BASE_EXPORT int xs_submit(xs_queue *q, xs_cmd *cmd, uint64_t *seq)
 {
 	return xq_submit(Q(q), C(cmd), seq);
 }
 
-XS_EXPORT int xs_wait(xs_queue *q, uint64_t seq)
+BASE_EXPORT int xs_wait(xs_queue *q, uint64_t seq)
 {
 	return xq_wait(Q(q), seq);
 }
 
-XS_EXPORT int xs_wait_all(xs_queue *q)
+BASE_EXPORT int xs_wait_all(xs_queue *q)
 {
 	return xq_wait_all(Q(q));
 }
 
-XS_EXPORT int xs_query(xs_queue *q, uint64_t seq)
+BASE_EXPORT int xs_query(xs_queue *q, uint64_t seq)
 {
 	return xq_query(Q(q), seq);
 }
 
-XS_EXPORT int xs_suspend(xs_queue *q, unsigned flags)
+BASE_EXPORT int xs_suspend(xs_queue *q, unsigned flags)
 {
 	return xq_suspend(Q(q), flags);
 }
 
-XS_EXPORT int xs_resume(xs_queue *q)
+BASE_EXPORT int xs_resume(xs_queue *q)
 {
 	return xq_resume(Q(q));
 }
 
-XS_EXPORT int xs_queue_set_window(xs_queue *q, int32_t threshold, int32_t batch,
-				  int64_t budget_ns)
+BASE_EXPORT int xs_queue_set_window(xs_queue *q, int32_t threshold, int32_t batch,
+				    int64_t budget_ns)
 {
 	return xq_set_window(Q(q), threshold, batch, budget_ns);
 }
 
-XS_EXPORT int xs_queue_set_hint(xs_queue *q, enum xs_hint hint, int64_t value)
+BASE_EXPORT int xs_queue_set_hint(xs_queue *q, enum xs_hint hint, int64_t value)
 {
 	return xq_set_hint(Q(q), hint, value);
 }
 
-XS_EXPORT int xs_queue_get_hint(xs_queue *q, enum xs_hint hint, int64_t *value)
+BASE_EXPORT int xs_queue_get_hint(xs_queue *q, enum xs_hint hint, int64_t *value)
 {
 	return xq_get_hint(Q(q), hint, value);
 }
 
-XS_EXPORT int xs_queue_info_get(xs_queue *q, xs_queue_info *out)
+BASE_EXPORT int xs_queue_info_get(xs_queue *q, xs_queue_info *out)
 {
 	if (!q || !out)
 		return -EINVAL;
@@ -127,7 +127,7 @@ XS_EXPORT int xs_queue_info_get(xs_queue *q, xs_queue_info *out)
 	return 0;
 }
 
-XS_EXPORT int xs_queue_stats_get(xs_queue *q, xs_queue_stats *out)
+BASE_EXPORT int xs_queue_stats_get(xs_queue *q, xs_queue_stats *out)
 {
 	if (!q || !out)
 		return -EINVAL;

@@ -6,9 +6,9 @@
 
 #include <errno.h>
 
-void xs_sleep_until(uint64_t deadline_ns)
+void clock_sleep_until(uint64_t deadline_ns)
 {
-	struct timespec ts = xs_ns_to_timespec(deadline_ns);
+	struct timespec ts = clock_ns_to_timespec(deadline_ns);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;

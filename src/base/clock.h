@@ -11,28 +11,28 @@
 #include <stdint.h>
 #include <time.h>
 
-#define XS_NSEC_PER_USEC 1000ull
-#define XS_NSEC_PER_MSEC 1000000ull
-#define XS_NSEC_PER_SEC  1000000000ull
+#define NSEC_PER_USEC 1000ull
+#define NSEC_PER_MSEC 1000000ull
+#define NSEC_PER_SEC  1000000000ull
 
-static inline uint64_t xs_now_ns(void)
+static inline uint64_t clock_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * XS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static inline struct timespec xs_ns_to_timespec(uint64_t ns)
+static inline struct timespec clock_ns_to_timespec(uint64_t ns)
 {
 	struct timespec ts = {
-		.tv_sec = (time_t)(ns / XS_NSEC_PER_SEC),
-		.tv_nsec = (long)(ns % XS_NSEC_PER_SEC),
+		.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+		.tv_nsec = (long)(ns % NSEC_PER_SEC),
 	};
 	return ts;
 }
 
-static inline void xs_cpu_relax(void)
+static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -42,16 +42,16 @@ static inline void xs_cpu_relax(void)
 }
 
 /* Busy-waits until CLOCK_MONOTONIC reaches @deadline_ns. */
-static inline void xs_spin_until(uint64_t deadline_ns)
+static inline void clock_spin_until(uint64_t deadline_ns)
 {
-	while (xs_now_ns() < deadline_ns)
-		xs_cpu_relax();
+	while (clock_now_ns() < deadline_ns)
+		cpu_relax();
 }
 
 /*
  * Sleeps until the absolute CLOCK_MONOTONIC time @deadline_ns (restarting
  * after signals). Overshoot of tens of microseconds is normal.
  */
-void xs_sleep_until(uint64_t deadline_ns);
+void clock_sleep_until(uint64_t deadline_ns);
 
 #endif

@@ -9,18 +9,18 @@
 
 #include <stddef.h>
 
-#define xs_likely(x)   __builtin_expect(!!(x), 1)
-#define xs_unlikely(x) __builtin_expect(!!(x), 0)
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Symbols that form a library's public ABI; everything else is hidden. */
-#define XS_EXPORT __attribute__((visibility("default")))
+#define BASE_EXPORT __attribute__((visibility("default")))
 
-#define xs_container_of(ptr, type, member) \
+#define base_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-#define XS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define XS_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define XS_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define BASE_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BASE_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 #endif

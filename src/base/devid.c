@@ -11,37 +11,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool xs_devid_set_uuid(struct xs_devid *id, const uint8_t uuid[XS_UUID_BYTES])
+bool devid_set_uuid(struct devid *id, const uint8_t uuid[DEVID_UUID_BYTES])
 {
 	static const char hex[] = "0123456789abcdef";
 	char *p = id->ident;
 	size_t i;
 	uint8_t any = 0;
 
-	for (i = 0; i < XS_UUID_BYTES; i++)
+	for (i = 0; i < DEVID_UUID_BYTES; i++)
 		any |= uuid[i];
 	if (!any)
 		return false;
-	for (i = 0; i < XS_UUID_BYTES; i++) {
+	for (i = 0; i < DEVID_UUID_BYTES; i++) {
 		if (i == 4 || i == 6 || i == 8 || i == 10)
 			*p++ = '-';
 		*p++ = hex[uuid[i] >> 4];
 		*p++ = hex[uuid[i] & 15];
 	}
 	*p = '\0';
-	id->kind = XS_DEVID_UUID;
+	id->kind = DEVID_UUID;
 	return true;
 }
 
-bool xs_devid_set_pci(struct xs_devid *id, uint32_t domain, uint32_t bus, uint32_t device,
-		      uint32_t function)
+bool devid_set_pci(struct devid *id, uint32_t domain, uint32_t bus, uint32_t device,
+		   uint32_t function)
 {
 	if (bus > 0xff || device > 0x1f || function > 7)
 		return false;
 	snprintf(id->pci, sizeof(id->pci), "%04x:%02x:%02x.%x", domain, bus, device, function);
-	if (id->kind != XS_DEVID_UUID) {
+	if (id->kind != DEVID_UUID) {
 		memcpy(id->ident, id->pci, sizeof(id->pci));
-		id->kind = XS_DEVID_PCI;
+		id->kind = DEVID_PCI;
 	}
 	return true;
 }
@@ -66,7 +66,7 @@ static bool devid_field(const char **s, char end, uint32_t *out)
 	return true;
 }
 
-bool xs_devid_set_pci_text(struct xs_devid *id, const char *busid)
+bool devid_set_pci_text(struct devid *id, const char *busid)
 {
 	uint32_t f[4] = { 0 };
 	const char *p = busid;
@@ -81,15 +81,15 @@ bool xs_devid_set_pci_text(struct xs_devid *id, const char *busid)
 	if (!devid_field(&p, ':', &f[1]) || !devid_field(&p, '.', &f[2]) ||
 	    !devid_field(&p, '\0', &f[3]))
 		return false;
-	return xs_devid_set_pci(id, f[0], f[1], f[2], f[3]);
+	return devid_set_pci(id, f[0], f[1], f[2], f[3]);
 }
 
-const char *xs_devid_kind_name(uint32_t kind)
+const char *devid_kind_name(uint32_t kind)
 {
 	switch (kind) {
-	case XS_DEVID_UUID:
+	case DEVID_UUID:
 		return "uuid";
-	case XS_DEVID_PCI:
+	case DEVID_PCI:
 		return "pci";
 	default:
 		return "unverified";

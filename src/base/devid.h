@@ -28,27 +28,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XS_DEVID_TEXT 40        /* UUID text (36) and NUL, padded */
-#define XS_PCI_TEXT 24          /* "ffffffff:ff:1f.7" and NUL, padded */
-#define XS_UUID_BYTES 16
+#define DEVID_TEXT 40           /* UUID text (36) and NUL, padded */
+#define DEVID_PCI_TEXT 24       /* "ffffffff:ff:1f.7" and NUL, padded */
+#define DEVID_UUID_BYTES 16
 
-enum xs_devid_kind {
-	XS_DEVID_UNVERIFIED = 0,
-	XS_DEVID_PCI = 1,
-	XS_DEVID_UUID = 2,
+enum devid_kind {
+	DEVID_UNVERIFIED = 0,
+	DEVID_PCI = 1,
+	DEVID_UUID = 2,
 };
 
-struct xs_devid {
-	uint32_t kind;                  /* enum xs_devid_kind */
-	char ident[XS_DEVID_TEXT];      /* UUID or PCI bus id; "" when unverified */
-	char pci[XS_PCI_TEXT];          /* PCI bus id where known, else "" */
+struct devid {
+	uint32_t kind;                  /* enum devid_kind */
+	char ident[DEVID_TEXT];         /* UUID or PCI bus id; "" when unverified */
+	char pci[DEVID_PCI_TEXT];       /* PCI bus id where known, else "" */
 };
 
 /*
  * Makes the 16 bytes @uuid @id's identity. Returns false, leaving @id
  * unchanged, when they are all zero (drivers answer that for "unknown").
  */
-bool xs_devid_set_uuid(struct xs_devid *id, const uint8_t uuid[XS_UUID_BYTES]);
+bool devid_set_uuid(struct devid *id, const uint8_t uuid[DEVID_UUID_BYTES]);
 
 /*
  * Records the PCI bus id "[domain:]bus:device.function" (hexadecimal, as
@@ -56,22 +56,22 @@ bool xs_devid_set_uuid(struct xs_devid *id, const uint8_t uuid[XS_UUID_BYTES]);
  * has a UUID. Returns false, leaving @id unchanged, when @busid is
  * malformed or out of range.
  */
-bool xs_devid_set_pci_text(struct xs_devid *id, const char *busid);
+bool devid_set_pci_text(struct devid *id, const char *busid);
 
-/* As xs_devid_set_pci_text(), from the four numbers. */
-bool xs_devid_set_pci(struct xs_devid *id, uint32_t domain, uint32_t bus, uint32_t device,
-		      uint32_t function);
+/* As devid_set_pci_text(), from the four numbers. */
+bool devid_set_pci(struct devid *id, uint32_t domain, uint32_t bus, uint32_t device,
+		   uint32_t function);
 
 /* "uuid", "pci" or "unverified" (also for an unknown @kind). */
-const char *xs_devid_kind_name(uint32_t kind);
+const char *devid_kind_name(uint32_t kind);
 
-static inline bool xs_devid_hex(char c)
+static inline bool devid_hex(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
 /* True if @s (at most @len bytes) is a canonical UUID text. */
-static inline bool xs_devid_uuid_valid(const char *s, size_t len)
+static inline bool devid_uuid_valid(const char *s, size_t len)
 {
 	size_t i;
 
@@ -80,14 +80,14 @@ static inline bool xs_devid_uuid_valid(const char *s, size_t len)
 	for (i = 0; i < 36; i++) {
 		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
 
-		if (dash ? s[i] != '-' : !xs_devid_hex(s[i]))
+		if (dash ? s[i] != '-' : !devid_hex(s[i]))
 			return false;
 	}
 	return s[36] == '\0';
 }
 
 /* True if @s (at most @len bytes) is a canonical PCI bus id text. */
-static inline bool xs_devid_pci_valid(const char *s, size_t len)
+static inline bool devid_pci_valid(const char *s, size_t len)
 {
 	size_t i, n = 0;
 
@@ -99,7 +99,7 @@ static inline bool xs_devid_pci_valid(const char *s, size_t len)
 	if (s[n - 8] != ':' || s[n - 5] != ':' || s[n - 2] != '.')
 		return false;
 	for (i = 0; i < n; i++)
-		if (i != n - 8 && i != n - 5 && i != n - 2 && !xs_devid_hex(s[i]))
+		if (i != n - 8 && i != n - 5 && i != n - 2 && !devid_hex(s[i]))
 			return false;
 	/* Device 0..31 and function 0..7, as PCI allows; no leading zero
 	 * beyond the domain's four digits. */

@@ -10,14 +10,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int xs_futex_wait(_Atomic uint32_t *word, uint32_t expected,
-		  uint64_t timeout_ns, bool shared)
+int futex_wait(_Atomic uint32_t *word, uint32_t expected,
+	       uint64_t timeout_ns, bool shared)
 {
 	struct timespec ts, *tsp = NULL;
 	int op = shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE;
 
 	if (timeout_ns != UINT64_MAX) {
-		ts = xs_ns_to_timespec(timeout_ns);
+		ts = clock_ns_to_timespec(timeout_ns);
 		tsp = &ts;
 	}
 	if (syscall(SYS_futex, (uint32_t *)word, op, expected, tsp, NULL, 0) == 0)
@@ -27,7 +27,7 @@ int xs_futex_wait(_Atomic uint32_t *word, uint32_t expected,
 	return -errno;
 }
 
-void xs_futex_wake(_Atomic uint32_t *word, int n, bool shared)
+void futex_wake(_Atomic uint32_t *word, int n, bool shared)
 {
 	int op = shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE;
 

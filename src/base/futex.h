@@ -17,10 +17,10 @@
  * limit). Returns 0 when woken or when the word changed, -ETIMEDOUT, or
  * -EINTR. Spurious wakeups are possible; callers re-check their condition.
  */
-int xs_futex_wait(_Atomic uint32_t *word, uint32_t expected,
-		  uint64_t timeout_ns, bool shared);
+int futex_wait(_Atomic uint32_t *word, uint32_t expected,
+	       uint64_t timeout_ns, bool shared);
 
 /* Wakes up to @n waiters on @word. */
-void xs_futex_wake(_Atomic uint32_t *word, int n, bool shared);
+void futex_wake(_Atomic uint32_t *word, int n, bool shared);
 
 #endif

@@ -5,42 +5,42 @@
  */
 #include "base/hist.h"
 
-#define SUB (1u << XS_HIST_SUB_BITS)
+#define SUB (1u << HIST_SUB_BITS)
 
-unsigned xs_hist_index(uint64_t value)
+unsigned hist_index(uint64_t value)
 {
 	unsigned e;
 
 	if (value < SUB)
 		return (unsigned)value;
 	e = 63u - (unsigned)__builtin_clzll(value);
-	return (e - XS_HIST_SUB_BITS + 1) * SUB +
-	       (unsigned)((value >> (e - XS_HIST_SUB_BITS)) & (SUB - 1));
+	return (e - HIST_SUB_BITS + 1) * SUB +
+	       (unsigned)((value >> (e - HIST_SUB_BITS)) & (SUB - 1));
 }
 
-uint64_t xs_hist_bucket_low(unsigned idx)
+uint64_t hist_bucket_low(unsigned idx)
 {
 	unsigned e, sub;
 
 	if (idx < SUB)
 		return idx;
-	e = idx / SUB + XS_HIST_SUB_BITS - 1;
+	e = idx / SUB + HIST_SUB_BITS - 1;
 	if (e >= 64)
 		return UINT64_MAX;
 	sub = idx % SUB;
-	return (1ull << e) | ((uint64_t)sub << (e - XS_HIST_SUB_BITS));
+	return (1ull << e) | ((uint64_t)sub << (e - HIST_SUB_BITS));
 }
 
-void xs_hist_record(struct xs_hist *h, uint64_t value)
+void hist_record(struct hist *h, uint64_t value)
 {
-	h->bucket[xs_hist_index(value)]++;
+	h->bucket[hist_index(value)]++;
 	h->count++;
 	h->sum += value;
 	if (value > h->max)
 		h->max = value;
 }
 
-uint64_t xs_hist_quantile(const struct xs_hist *h, double q)
+uint64_t hist_quantile(const struct hist *h, double q)
 {
 	uint64_t rank, seen = 0;
 	unsigned i;
@@ -54,12 +54,12 @@ uint64_t xs_hist_quantile(const struct xs_hist *h, double q)
 	rank = (uint64_t)(q * (double)h->count);
 	if (rank == 0)
 		rank = 1;
-	for (i = 0; i < XS_HIST_BUCKETS; i++) {
+	for (i = 0; i < HIST_BUCKETS; i++) {
 		seen += h->bucket[i];
 		if (seen >= rank) {
 			/* The last bucket in use ends at UINT64_MAX. */
-			uint64_t hi = i < xs_hist_index(UINT64_MAX) ?
-				xs_hist_bucket_low(i + 1) - 1 : UINT64_MAX;
+			uint64_t hi = i < hist_index(UINT64_MAX) ?
+				hist_bucket_low(i + 1) - 1 : UINT64_MAX;
 			return hi < h->max ? hi : h->max;
 		}
 	}

@@ -11,27 +11,27 @@
 
 #include <stdint.h>
 
-#define XS_HIST_SUB_BITS 3
-#define XS_HIST_BUCKETS  (64 << XS_HIST_SUB_BITS)
+#define HIST_SUB_BITS 3
+#define HIST_BUCKETS  (64 << HIST_SUB_BITS)
 
-struct xs_hist {
+struct hist {
 	uint64_t count;
 	uint64_t sum;
 	uint64_t max;
-	uint64_t bucket[XS_HIST_BUCKETS];
+	uint64_t bucket[HIST_BUCKETS];
 };
 
-void xs_hist_record(struct xs_hist *h, uint64_t value);
+void hist_record(struct hist *h, uint64_t value);
 
 /*
  * Returns the value below which a fraction @q (0..1) of the recorded values
  * lie, as the upper bound of the bucket holding that rank (0 when empty).
  */
-uint64_t xs_hist_quantile(const struct xs_hist *h, double q);
+uint64_t hist_quantile(const struct hist *h, double q);
 
 /* Bucket index of @value and the smallest value of bucket @idx
  * (UINT64_MAX past the last bucket a value can reach). */
-unsigned xs_hist_index(uint64_t value);
-uint64_t xs_hist_bucket_low(unsigned idx);
+unsigned hist_index(uint64_t value);
+uint64_t hist_bucket_low(unsigned idx);
 
 #endif

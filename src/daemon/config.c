@@ -69,7 +69,7 @@ static void problem(struct parse_state *ps, int rc, const char *fmt, ...)
 	n = snprintf(ps->err + ps->errused, ps->errlen - ps->errused, "%s%s:%d: %s",
 		     ps->errused ? "\n" : "", ps->path, ps->line, what);
 	if (n > 0)
-		ps->errused = XS_MIN(ps->errused + (size_t)n, ps->errlen - 1);
+		ps->errused = BASE_MIN(ps->errused + (size_t)n, ps->errlen - 1);
 }
 
 /* Parses an integer in @lo..@hi; else *@why (if not NULL) says what was expected. */

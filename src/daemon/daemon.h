@@ -54,7 +54,7 @@ struct xsd_queue {
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t wait_since;               /* ready and held suspended since; 0: not */
 	int32_t waits_on;                  /* slot it waits on, as last read; -1 */
-	struct xs_hist *task_lat;          /* Ready-to-Idle; apart, to keep this small */
+	struct hist *task_lat;             /* Ready-to-Idle; apart, to keep this small */
 };
 
 struct xsd_client {
@@ -102,8 +102,8 @@ struct xsd_sched {
 	uint64_t now;                      /* of the decision being written */
 	uint32_t held;                     /* queues whose slot suspends or caps them */
 	struct xsd_client *dirty;          /* clients to ring */
-	struct xs_hist wake_lat;           /* client event to daemon receipt */
-	struct xs_hist decide_lat;         /* receipt to decision written */
+	struct hist wake_lat;              /* client event to daemon receipt */
+	struct hist decide_lat;            /* receipt to decision written */
 };
 
 /* A socket file the daemon claimed (sockfile.c). */

@@ -127,7 +127,7 @@ static void reload_outcome(struct xsd *d, int rc, const char *why)
 
 	d->reloads++;
 	d->reloads_failed += rc < 0;
-	d->reload_ns = xs_now_ns();
+	d->reload_ns = clock_now_ns();
 	d->reload_rc = rc;
 	first_line(d->reload_msg, sizeof(d->reload_msg), rc < 0 ? why : "");
 	if (rc < 0) {
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
 	d.listen_client.fd = d.listen_control.fd = d.timer.fd = d.house.fd = -1;
 	d.textfile.fd = -1;
 	d.next_client_id = 1;
-	d.start_ns = xs_now_ns();
+	d.start_ns = clock_now_ns();
 	if (d.epfd < 0 || d.sig.fd < 0 || xsd_watch_add(&d, &d.sig, EPOLLIN) < 0) {
 		xsd_err("event loop: %s", strerror(errno));
 		goto out_sched;

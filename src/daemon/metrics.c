@@ -62,13 +62,13 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 	r->completed = atomic_load(&s->completed);
 	r->preemptions = atomic_load(&s->preemptions);
 	r->exec_ns = atomic_load(&s->exec_ns);
-	r->task_p99_ns = xs_hist_quantile(q->task_lat, 0.99);
+	r->task_p99_ns = hist_quantile(q->task_lat, 0.99);
 	r->preempt_p99_ns = atomic_load(&s->preempt_p99_ns);
 	if (dev) {
 		r->domain = dev->id;
 		r->id_kind = dev->kind;
 	}
-	r->wait_ns = q->wait_since ? xs_now_ns() - q->wait_since : 0;
+	r->wait_ns = q->wait_since ? clock_now_ns() - q->wait_since : 0;
 	r->guard_runs = q->sq.guard_runs;
 	r->level_max = q->level_max;
 	r->nspid = q->client->nspid;
@@ -224,7 +224,7 @@ static void device_info(struct xsd_text *t, struct xsd *d, const struct scope *s
 		xsd_prom_label(name, sizeof(name), dv->name);
 		put(t, "xsched_device_info{domain=\"%llu\",kind=\"%s\",identity=\"%s\","
 		       "pci=\"%s\",name=\"%s\"} 1\n", (unsigned long long)dv->id,
-		    xs_devid_kind_name(dv->kind), ident, pci, name);
+		    devid_kind_name(dv->kind), ident, pci, name);
 	}
 }
 
@@ -261,7 +261,7 @@ static double v_exec(const struct xsd_queue *q)
 
 static double v_task_p99(const struct xsd_queue *q)
 {
-	return (double)xs_hist_quantile(q->task_lat, 0.99) / 1e9;
+	return (double)hist_quantile(q->task_lat, 0.99) / 1e9;
 }
 
 static double v_preempt_p99(const struct xsd_queue *q)
@@ -271,17 +271,17 @@ static double v_preempt_p99(const struct xsd_queue *q)
 
 static double v_wait(const struct xsd_queue *q)
 {
-	return q->wait_since ? (double)(xs_now_ns() - q->wait_since) / 1e9 : 0;
+	return q->wait_since ? (double)(clock_now_ns() - q->wait_since) / 1e9 : 0;
 }
 
 static double v_grants(const struct xsd_queue *q) { return (double)q->sq.guard_runs; }
 
 static void hist_metric(struct xsd_text *t, const char *name, const char *help,
-			const struct xs_hist *h)
+			const struct hist *h)
 {
 	put(t, "# HELP %s %s\n# TYPE %s summary\n", name, help, name);
-	put(t, "%s{quantile=\"0.5\"} %.9g\n", name, xs_hist_quantile(h, 0.5) / 1e9);
-	put(t, "%s{quantile=\"0.99\"} %.9g\n", name, xs_hist_quantile(h, 0.99) / 1e9);
+	put(t, "%s{quantile=\"0.5\"} %.9g\n", name, hist_quantile(h, 0.5) / 1e9);
+	put(t, "%s{quantile=\"0.99\"} %.9g\n", name, hist_quantile(h, 0.99) / 1e9);
 	put(t, "%s_sum %.9g\n%s_count %llu\n", name, (double)h->sum / 1e9, name,
 	    (unsigned long long)h->count);
 }
@@ -418,7 +418,7 @@ static void on_textfile(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	rc = textfile_write(d);
-	if (rc < 0 && xsd_ratelimit_ok(&d->textfile_warn, xs_now_ns(), &missed))
+	if (rc < 0 && xsd_ratelimit_ok(&d->textfile_warn, clock_now_ns(), &missed))
 		xsd_warn("cannot write the metrics textfile %s: %s (%llu more failures since "
 			 "the last message)", d->cfg.metrics_textfile, strerror(-rc),
 			 (unsigned long long)missed);
@@ -431,7 +431,7 @@ int xsd_textfile_apply(struct xsd *d)
 	if (d->textfile.fd < 0) {
 		d->textfile.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 		d->textfile.fn = on_textfile;
-		d->textfile_warn.interval_ns = 600 * XS_NSEC_PER_SEC;
+		d->textfile_warn.interval_ns = 600 * NSEC_PER_SEC;
 		if (d->textfile.fd < 0 || xsd_watch_add(d, &d->textfile, EPOLLIN) < 0)
 			return -errno;
 	}

@@ -45,6 +45,6 @@ int xsd_notify_reloading(void)
 	char msg[64];
 
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		 (unsigned long long)(xs_now_ns() / 1000));
+		 (unsigned long long)(clock_now_ns() / 1000));
 	return xsd_notify(msg);
 }

@@ -49,7 +49,7 @@
 #define XSD_LIB_DIRS "/usr/lib64:/usr/lib:/lib64:/lib"
 #endif
 
-#define OBS_SWEEP_NS (2 * XS_NSEC_PER_SEC)
+#define OBS_SWEEP_NS (2 * NSEC_PER_SEC)
 #define OBS_MAX_LIBS 32
 
 static const char *const obs_lib_names[] = {
@@ -126,8 +126,8 @@ static void obs_cgroup(int32_t pid, char *out, size_t len)
 static void obs_arm(struct xsd *d)
 {
 	struct xsd_observe *o = d->obs;
-	uint64_t grace = (uint64_t)d->cfg.bypass_grace_ms * XS_NSEC_PER_MSEC;
-	uint64_t now = xs_now_ns(), next = 0, wait;
+	uint64_t grace = (uint64_t)d->cfg.bypass_grace_ms * NSEC_PER_MSEC;
+	uint64_t now = clock_now_ns(), next = 0, wait;
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
 	size_t i;
 
@@ -141,8 +141,8 @@ static void obs_arm(struct xsd *d)
 		next = now + OBS_SWEEP_NS;
 	if (next) {
 		wait = next > now ? next - now : 1;
-		its.it_value.tv_sec = (time_t)(wait / XS_NSEC_PER_SEC);
-		its.it_value.tv_nsec = (long)(wait % XS_NSEC_PER_SEC);
+		its.it_value.tv_sec = (time_t)(wait / NSEC_PER_SEC);
+		its.it_value.tv_nsec = (long)(wait % NSEC_PER_SEC);
 	}
 	timerfd_settime(o->timer.fd, 0, &its, NULL);
 }
@@ -151,8 +151,8 @@ static void obs_arm(struct xsd *d)
 static void obs_check(struct xsd *d)
 {
 	struct xsd_observe *o = d->obs;
-	uint64_t grace = (uint64_t)d->cfg.bypass_grace_ms * XS_NSEC_PER_MSEC;
-	uint64_t now = xs_now_ns();
+	uint64_t grace = (uint64_t)d->cfg.bypass_grace_ms * NSEC_PER_MSEC;
+	uint64_t now = clock_now_ns();
 	size_t i = 0;
 
 	while (i < o->n) {
@@ -226,7 +226,7 @@ static void obs_event(void *arg, const struct xbpf_use_event *e, const char *wha
 	}
 	if (o->n == o->max) {
 		o->dropped++;
-		if (xsd_ratelimit_ok(&o->full_warn, xs_now_ns(), &missed))
+		if (xsd_ratelimit_ok(&o->full_warn, clock_now_ns(), &missed))
 			xsd_warn("bypass: the table is full ([observe] bypass_max = %zu): pid %u "
 				 "not tracked (%llu more since the last message)", o->max,
 				 (unsigned)e->pid, (unsigned long long)missed);
@@ -238,7 +238,7 @@ static void obs_event(void *arg, const struct xbpf_use_event *e, const char *wha
 	p->uid = e->uid;
 	p->start_ns = e->start_ns;
 	p->cgroup_id = e->cgroup_id;
-	p->seen_ns = xs_now_ns();
+	p->seen_ns = clock_now_ns();
 	p->uses = e->use;
 	p->state = obs_registered(d, p->pid) ? IPC_BYPASS_REGISTERED : IPC_BYPASS_PENDING;
 	memcpy(p->comm, e->comm, sizeof(p->comm));
@@ -277,7 +277,7 @@ static void obs_scan_dir(char **libs, size_t *n, const char *dir, size_t len)
 	char path[PATH_MAX];
 	size_t k;
 
-	for (k = 0; k < XS_ARRAY_SIZE(obs_lib_names); k++) {
+	for (k = 0; k < ARRAY_SIZE(obs_lib_names); k++) {
 		snprintf(path, sizeof(path), "%.*s/%s", (int)len, dir, obs_lib_names[k]);
 		if (access(path, R_OK) == 0)
 			obs_add_lib(libs, n, path);
@@ -471,7 +471,7 @@ int xsd_observe_apply(struct xsd *d)
 		if (!o)
 			return -ENOMEM;
 		o->rb.fd = o->timer.fd = -1;
-		o->full_warn.interval_ns = 600 * XS_NSEC_PER_SEC;
+		o->full_warn.interval_ns = 600 * NSEC_PER_SEC;
 		o->rc = -ENODEV;
 	}
 	obs_rq_apply(d);
@@ -564,7 +564,7 @@ int xsd_observe_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		uint64_t align;
 	} out;
 	struct xsd_observe *o = d->obs;
-	uint64_t now = xs_now_ns();
+	uint64_t now = clock_now_ns();
 	size_t i;
 	int rc;
 
@@ -601,7 +601,7 @@ static void obs_uses(uint32_t uses, char *out, size_t len)
 	size_t i, o = 0;
 
 	out[0] = '\0';
-	for (i = 0; i < XS_ARRAY_SIZE(names); i++)
+	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (uses & names[i].bit)
 			o += (size_t)snprintf(out + o, o < len ? len - o : 0, "%s%s", o ? "+" : "",
 					      names[i].name);

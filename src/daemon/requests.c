@@ -136,7 +136,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	c->nqueues++;
 	atomic_store(&slot->run, 1);
 	atomic_store(&slot->state, IPC_SLOT_USED);
-	xsd_sched_refresh(&d->sched, q, xs_now_ns());
+	xsd_sched_refresh(&d->sched, q, clock_now_ns());
 	out.queue_id = q->sq.pq.id;
 	out.slot = r->slot;
 	memcpy(out.hint, q->hint, sizeof(out.hint));
@@ -177,7 +177,7 @@ static int xsd_queue_level(struct xsd_client *c, uint32_t seq, const struct ipc_
 	if (!q)
 		return xsd_reply(c, seq, -EINVAL);
 	said = strcmp(q->level_why, l->why) != 0 && l->why[0];
-	q->level = XS_MIN(l->level, q->level_max);
+	q->level = BASE_MIN(l->level, q->level_max);
 	memcpy(q->level_why, l->why, sizeof(q->level_why));
 	q->level_why[sizeof(q->level_why) - 1] = '\0';
 	if (said)
@@ -240,7 +240,7 @@ static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 		break;
 	case IPC_KEY_LEVEL:
 		/* The agent clamps to what the device supports, as we do here. */
-		q->level = (uint32_t)XS_MIN(value, (int64_t)q->level_max);
+		q->level = (uint32_t)BASE_MIN(value, (int64_t)q->level_max);
 		atomic_store(&slot->level, (int32_t)value);
 		break;
 	}
@@ -341,7 +341,7 @@ void xsd_hints_reconfigure(struct xsd *d)
 				if (!(q->hint_set & (1u << k)))
 					v = d->cfg.def_hint[k];
 				else if (k == IPC_KEY_PRIORITY && !q->prio_privileged)
-					v = XS_MIN(q->asked_priority, (int64_t)ceiling);
+					v = BASE_MIN(q->asked_priority, (int64_t)ceiling);
 				else
 					continue;
 				if (q->hint[k] != v) {
@@ -428,7 +428,7 @@ static uint64_t xsd_cpu_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * XS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
@@ -449,14 +449,14 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		for (i = 0; o->queue && i < o->nslots; i++)
 			if (o->queue[i] && o->queue[i]->sq.added)
 				r.ready += atomic_load(&o->shm->slot[i].status) == IPC_ST_READY;
-	r.uptime_ns = xs_now_ns() - d->start_ns;
+	r.uptime_ns = clock_now_ns() - d->start_ns;
 	r.decisions = d->sched.core.decisions;
 	r.events = d->sched.events;
 	r.cpu_ns = xsd_cpu_ns();
 	snprintf(r.policy, sizeof(r.policy), "%s", d->sched.policy);
 	r.reloads = d->reloads;
 	r.reload_status = d->reload_rc;
-	r.reload_age_ns = d->reloads ? xs_now_ns() - d->reload_ns : 0;
+	r.reload_age_ns = d->reloads ? clock_now_ns() - d->reload_ns : 0;
 	snprintf(r.reload_error, sizeof(r.reload_error), "%s", d->reload_msg);
 	r.guard_pct = d->sched.core.conf.guard_pct;
 	r.guard_period_ms = (uint32_t)(d->sched.core.conf.guard_period_ns / 1000000);
@@ -481,7 +481,7 @@ static int xsd_metrics(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	if (!text)
 		return xsd_reply(c, seq, -ENOMEM);
 	do {
-		size_t n = XS_MIN((size_t)CHUNK, len - off);
+		size_t n = BASE_MIN((size_t)CHUNK, len - off);
 
 		out.m.h.len = (uint32_t)n;
 		out.m.h.flags = off + n == len ? IPC_F_LAST : 0;

@@ -121,7 +121,7 @@ static struct xsd_sched *host_sched(void *ctx)
 
 static struct xsd_queue *host_queue(struct sched_q *sq)
 {
-	return xs_container_of(sq, struct xsd_queue, sq);
+	return base_container_of(sq, struct xsd_queue, sq);
 }
 
 static struct ipc_slot *host_slot(const struct xsd_queue *q)
@@ -221,7 +221,7 @@ static void host_load(void *ctx, struct sched_q *sq)
 	(void)ctx;
 	if (exec > sq->pq.service_ns)
 		sq->pq.service_ns = exec;
-	sq->pq.inflight = (uint16_t)XS_MIN(atomic_load(&slot->inflight), UINT16_MAX);
+	sq->pq.inflight = (uint16_t)BASE_MIN(atomic_load(&slot->inflight), UINT16_MAX);
 }
 
 static uint32_t host_inflight(void *ctx, struct sched_q *sq)
@@ -378,10 +378,10 @@ static void xsd_became_ready(struct xsd_sched *s, struct xsd_queue *q,
 			     uint64_t ready_ns, uint64_t now, uint64_t recv_ns)
 {
 	/* The client's clock stamp orders EDF deadlines; keep it plausible. */
-	if (ready_ns == 0 || ready_ns > now || now - ready_ns > XS_NSEC_PER_SEC)
+	if (ready_ns == 0 || ready_ns > now || now - ready_ns > NSEC_PER_SEC)
 		ready_ns = now;
 	if (recv_ns >= ready_ns)
-		xs_hist_record(&s->wake_lat, recv_ns - ready_ns);
+		hist_record(&s->wake_lat, recv_ns - ready_ns);
 	/* Ready and held: it waits (for listings) from now. */
 	if (!q->applied && !q->wait_since)
 		q->wait_since = now;
@@ -393,7 +393,7 @@ static void xsd_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t n
 			    bool fresh)
 {
 	if (fresh && now > q->sq.ready_ns)
-		xs_hist_record(q->task_lat, now - q->sq.ready_ns);
+		hist_record(q->task_lat, now - q->sq.ready_ns);
 	q->wait_since = 0;
 	sched_idle(&s->core, &q->sq, now);
 }
@@ -402,7 +402,7 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 {
 	struct ipc_slot *slot = host_slot(q);
 	uint32_t seq = atomic_load(&slot->status_seq);
-	uint64_t now = xs_now_ns(), ready_ns;
+	uint64_t now = clock_now_ns(), ready_ns;
 	bool ready;
 
 	if (seq == q->status_seen)
@@ -438,8 +438,8 @@ void xsd_sched_rang(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns)
 
 void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
 {
-	s->now = xs_now_ns();
+	s->now = clock_now_ns();
 	sched_run(&s->core, s->now, false);
 	if (recv_ns)
-		xs_hist_record(&s->decide_lat, xs_now_ns() - recv_ns);
+		hist_record(&s->decide_lat, clock_now_ns() - recv_ns);
 }

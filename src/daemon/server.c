@@ -34,7 +34,7 @@
 
 #define XSD_MAX_BAD_MSGS 8
 /* A connection must say HELLO within this time, or it is closed. */
-#define XSD_HELLO_TIMEOUT_NS (2 * XS_NSEC_PER_SEC)
+#define XSD_HELLO_TIMEOUT_NS (2 * NSEC_PER_SEC)
 
 union xsd_buf {
 	char b[IPC_MSG_MAX + 1];
@@ -208,11 +208,11 @@ static void xsd_arm_timer(struct xsd *d)
 	if (!d->sched.held)
 		d->beat_ns = 0;
 	else if (!d->beat_ns)
-		d->beat_ns = xs_now_ns() + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;
+		d->beat_ns = clock_now_ns() + IPC_HEARTBEAT_MS * NSEC_PER_MSEC;
 	if (d->beat_ns && (!at || d->beat_ns < at))
 		at = d->beat_ns;
 	if (at)
-		its.it_value = xs_ns_to_timespec(at);
+		its.it_value = clock_ns_to_timespec(at);
 	timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
@@ -386,7 +386,7 @@ fail:
 
 static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
-	struct xsd_client *c = xs_container_of(w, struct xsd_client, sock);
+	struct xsd_client *c = base_container_of(w, struct xsd_client, sock);
 	union xsd_buf buf;
 
 	if (c->dead)
@@ -398,7 +398,7 @@ static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
 	while (!c->dead) {
-		size_t cap = XS_MIN(sizeof(buf.b), (size_t)d->cfg.max_message_size + 1);
+		size_t cap = BASE_MIN(sizeof(buf.b), (size_t)d->cfg.max_message_size + 1);
 		struct ipc_msg m;
 		int n = ipc_recv(c->sock.fd, buf.b, cap, NULL, NULL, MSG_DONTWAIT);
 
@@ -431,7 +431,7 @@ static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
 
 static void on_client_exit(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
-	struct xsd_client *c = xs_container_of(w, struct xsd_client, pidw);
+	struct xsd_client *c = base_container_of(w, struct xsd_client, pidw);
 
 	(void)events;
 	if (!c->dead)
@@ -440,8 +440,8 @@ static void on_client_exit(struct xsd *d, struct xsd_watch *w, uint32_t events)
 
 static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
-	struct xsd_client *c = xs_container_of(w, struct xsd_client, bell);
-	uint64_t recv_ns = xs_now_ns(), v;
+	struct xsd_client *c = base_container_of(w, struct xsd_client, bell);
+	uint64_t recv_ns = clock_now_ns(), v;
 
 	(void)events;
 	if (c->dead)
@@ -494,7 +494,7 @@ static void xsd_accept_pause(struct xsd *d, bool pause)
 
 static void on_house(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
-	uint64_t now = xs_now_ns(), v;
+	uint64_t now = clock_now_ns(), v;
 	struct xsd_client *c, *next;
 
 	(void)events;
@@ -516,7 +516,7 @@ static void xsd_fd_warn(struct xsd *d, int err)
 	uint64_t missed;
 
 	d->refused_fds++;
-	if (xsd_ratelimit_ok(&d->fd_warn, xs_now_ns(), &missed))
+	if (xsd_ratelimit_ok(&d->fd_warn, clock_now_ns(), &missed))
 		xsd_warn("out of file descriptors (%s): closing new connections (%llu more "
 			 "since the last message); raise LimitNOFILE or lower max_clients",
 			 strerror(err), (unsigned long long)missed);
@@ -574,7 +574,7 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 		    (cred.uid != 0 && xsd_uid_clients(d, cred.uid) >= d->cfg.max_clients_per_uid)) {
 			uint64_t missed;
 
-			if (xsd_ratelimit_ok(&d->limit_warn, xs_now_ns(), &missed))
+			if (xsd_ratelimit_ok(&d->limit_warn, clock_now_ns(), &missed))
 				xsd_warn("refusing a connection: %s (%llu more since the last message)",
 					 d->nclients >= d->cfg.max_clients ? "client limit reached" :
 					 "per-user client limit reached", (unsigned long long)missed);
@@ -585,7 +585,7 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 			/* A peer in a pid namespace that is not ours nor below it. */
 			uint64_t missed;
 
-			if (xsd_ratelimit_ok(&d->limit_warn, xs_now_ns(), &missed))
+			if (xsd_ratelimit_ok(&d->limit_warn, clock_now_ns(), &missed))
 				xsd_warn("refusing a connection from outside the daemon's pid "
 					 "namespace (uid %u): run xschedd in the host's pid "
 					 "namespace (%llu more since the last message)",
@@ -605,7 +605,7 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 			continue;
 		}
 		c->id = d->next_client_id++;
-		c->accepted_ns = xs_now_ns();
+		c->accepted_ns = clock_now_ns();
 		if (d->pending_hello++ == 0)
 			xsd_house_arm(d, true);
 		c->pid = cred.pid;
@@ -650,14 +650,14 @@ static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	(void)events;
 	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
-	now = xs_now_ns();
+	now = clock_now_ns();
 	beat = d->beat_ns && now >= d->beat_ns;
 	if (beat) {
 		/* Release: pairs with the agent's acquire (ipc_abi.h, "Liveness"). */
 		for (c = d->clients; c; c = c->next)
 			if (c->shm && c->nqueues)
 				atomic_fetch_add_explicit(&c->shm->heartbeat, 1, memory_order_release);
-		d->beat_ns = now + IPC_HEARTBEAT_MS * XS_NSEC_PER_MSEC;
+		d->beat_ns = now + IPC_HEARTBEAT_MS * NSEC_PER_MSEC;
 	}
 	if (!beat || (d->sched.core.wakeup_ns && now >= d->sched.core.wakeup_ns))
 		xsd_decide(d, NULL, 0);
@@ -727,7 +727,7 @@ int xsd_server_start(struct xsd *d)
 	int rc;
 
 	d->file_client.lock_fd = d->file_control.lock_fd = -1;
-	d->fd_warn.interval_ns = d->limit_warn.interval_ns = 10 * XS_NSEC_PER_SEC;
+	d->fd_warn.interval_ns = d->limit_warn.interval_ns = 10 * NSEC_PER_SEC;
 	d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->timer.fn = on_timer;

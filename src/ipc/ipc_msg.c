@@ -83,15 +83,15 @@ bool ipc_knob_valid(uint32_t key, int64_t value)
 bool ipc_ident_valid(uint32_t kind, const char *ident, const char *pci)
 {
 	if (!ipc_str_or_empty(pci, IPC_PCI_LEN) || !ipc_str_or_empty(ident, IPC_IDENT_LEN) ||
-	    (pci[0] && !xs_devid_pci_valid(pci, IPC_PCI_LEN)))
+	    (pci[0] && !devid_pci_valid(pci, IPC_PCI_LEN)))
 		return false;
 	switch (kind) {
 	case IPC_ID_UNVERIFIED:
 		return ident[0] == '\0' && pci[0] == '\0';
 	case IPC_ID_PCI:
-		return xs_devid_pci_valid(ident, IPC_IDENT_LEN) && !strcmp(ident, pci);
+		return devid_pci_valid(ident, IPC_IDENT_LEN) && !strcmp(ident, pci);
 	case IPC_ID_UUID:
-		return xs_devid_uuid_valid(ident, IPC_IDENT_LEN);
+		return devid_uuid_valid(ident, IPC_IDENT_LEN);
 	default:
 		return false;
 	}

@@ -75,7 +75,7 @@ static uint64_t fair_weight(int32_t prio)
 	r = prio - 10 * e;
 	if (e >= 0)
 		return (uint64_t)fair_frac[r] << e;
-	return XS_MAX((uint64_t)fair_frac[r] >> -e, 1);
+	return BASE_MAX((uint64_t)fair_frac[r] >> -e, 1);
 }
 
 static int fair_init(void **state, const struct xs_policy_conf *conf)
@@ -165,14 +165,14 @@ static uint64_t fair_account(const struct fair_state *st,
 		if (delta > (1ull << 50))
 			delta = 1ull << 50;
 		pd->vtime += delta * 1024 / fair_weight(q->priority);
-		vclock = XS_MAX(vclock, pd->vclock);
+		vclock = BASE_MAX(vclock, pd->vclock);
 		if (pd->seen_ready)
-			prev = XS_MIN(prev, pd->vtime);
+			prev = BASE_MIN(prev, pd->vtime);
 		if (!q->ready || pd->bounced)
 			pd->cur = false;
 		/* Stayed ready: the reference for arrivals. */
 		if (q->ready && pd->seen_ready && !pd->bounced)
-			ref = XS_MIN(ref, pd->vtime);
+			ref = BASE_MIN(ref, pd->vtime);
 	}
 	/*
 	 * The clock advances to the smallest virtual time among the queues
@@ -180,7 +180,7 @@ static uint64_t fair_account(const struct fair_state *st,
 	 * ran alone (no calls meanwhile) moves it when it stops.
 	 */
 	if (prev != UINT64_MAX)
-		vclock = XS_MAX(vclock, prev);
+		vclock = BASE_MAX(vclock, prev);
 	if (ref == UINT64_MAX)
 		ref = vclock;
 	ref = ref > st->conf.slice_ns ? ref - st->conf.slice_ns : 0;
@@ -191,7 +191,7 @@ static uint64_t fair_account(const struct fair_state *st,
 		if (q->device != dev || !pd)
 			continue;
 		if (q->ready && (!pd->seen_ready || pd->bounced))
-			pd->vtime = XS_MAX(pd->vtime, ref);
+			pd->vtime = BASE_MAX(pd->vtime, ref);
 		pd->seen_ready = q->ready;
 		pd->bounced = false;
 	}
@@ -216,7 +216,7 @@ static uint64_t fair_device(const struct fair_state *st,
 		if (q->device != dev || !pd || !q->ready)
 			continue;
 		m++;
-		minv = XS_MIN(minv, pd->vtime);
+		minv = BASE_MIN(minv, pd->vtime);
 		if (pd->cur)
 			hold = q;
 		if (!best || fair_before(q, best))
@@ -238,7 +238,7 @@ static uint64_t fair_device(const struct fair_state *st,
 		((struct fair_q *)best->pdata)->turn_service = best->service_ns;
 	}
 	if (m)
-		vclock = XS_MAX(vclock, minv);
+		vclock = BASE_MAX(vclock, minv);
 	for (i = 0; i < n; i++) {
 		struct xs_pqueue *q = qs[i];
 		struct fair_q *pd = q->pdata;

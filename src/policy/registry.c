@@ -80,5 +80,5 @@ void policy_conf_resolve(struct policy_conf *out, const struct xs_policy_conf *c
 		out->per_process = conf->per_process;
 	if (CONF_HAS(conf, drain_ns) && conf->drain_ns)
 		out->drain_ns = conf->drain_ns == XS_DRAIN_NONE ? 0 :
-				XS_MIN(conf->drain_ns, POLICY_DRAIN_LIMIT_NS);
+				BASE_MIN(conf->drain_ns, POLICY_DRAIN_LIMIT_NS);
 }

@@ -16,7 +16,7 @@
 /* Modelled bandwidth of the simulated device's copy engine (bytes/µs). */
 #define SIM_COPY_BYTES_PER_US 10000
 
-XS_EXPORT int xs_sim_hwq_create(const char *device, xs_hwq **out)
+BASE_EXPORT int xs_sim_hwq_create(const char *device, xs_hwq **out)
 {
 	struct xal_hwq *h;
 	int rc;
@@ -44,7 +44,7 @@ static int sim_cmd(const struct sim_cmd *desc, void *owned, xs_cmd **out)
 	return rc;
 }
 
-XS_EXPORT int xs_sim_kernel(uint64_t duration_ns, xs_cmd **out)
+BASE_EXPORT int xs_sim_kernel(uint64_t duration_ns, xs_cmd **out)
 {
 	struct sim_cmd d = { .kind = SIM_CMD_KERNEL, .duration_ns = duration_ns };
 
@@ -53,8 +53,8 @@ XS_EXPORT int xs_sim_kernel(uint64_t duration_ns, xs_cmd **out)
 	return sim_cmd(&d, NULL, out);
 }
 
-XS_EXPORT int xs_sim_kernel_fn(uint64_t duration_ns, int (*fn)(void *), void *arg,
-			       xs_cmd **out)
+BASE_EXPORT int xs_sim_kernel_fn(uint64_t duration_ns, int (*fn)(void *), void *arg,
+				 xs_cmd **out)
 {
 	struct sim_cmd d = {
 		.kind = SIM_CMD_KERNEL, .duration_ns = duration_ns, .fn = fn, .arg = arg,
@@ -65,8 +65,8 @@ XS_EXPORT int xs_sim_kernel_fn(uint64_t duration_ns, int (*fn)(void *), void *ar
 	return sim_cmd(&d, NULL, out);
 }
 
-XS_EXPORT int xs_sim_copy(void *dst, const void *src, size_t size,
-			  uint64_t duration_ns, xs_cmd **out)
+BASE_EXPORT int xs_sim_copy(void *dst, const void *src, size_t size,
+			    uint64_t duration_ns, xs_cmd **out)
 {
 	struct sim_cmd d = { .kind = SIM_CMD_COPY, .dst = dst, .size = size };
 	void *copy;
@@ -83,7 +83,7 @@ XS_EXPORT int xs_sim_copy(void *dst, const void *src, size_t size,
 	return sim_cmd(&d, copy, out);
 }
 
-XS_EXPORT int xs_sim_memset(void *dst, int value, size_t size, xs_cmd **out)
+BASE_EXPORT int xs_sim_memset(void *dst, int value, size_t size, xs_cmd **out)
 {
 	struct sim_cmd d = {
 		.kind = SIM_CMD_MEMSET, .dst = dst, .value = value, .size = size,
@@ -95,7 +95,7 @@ XS_EXPORT int xs_sim_memset(void *dst, int value, size_t size, xs_cmd **out)
 	return sim_cmd(&d, NULL, out);
 }
 
-XS_EXPORT int xs_sim_event(uint64_t *timestamp_ns, xs_cmd **out)
+BASE_EXPORT int xs_sim_event(uint64_t *timestamp_ns, xs_cmd **out)
 {
 	struct sim_cmd d = { .kind = SIM_CMD_EVENT, .timestamp = timestamp_ns };
 

@@ -19,7 +19,7 @@
 #include "sim/sim_internal.h"
 #include "base/clock.h"
 #include "base/compiler.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -282,7 +282,7 @@ static int sim_create_file(const char *path, const char *dir_path,
 	shm->arbitration = opts->arbitration;
 	shm->level_max = opts->level_max;
 	shm->lv2_flush = opts->lv2_flush;
-	shm->created_ns = xs_now_ns();
+	shm->created_ns = clock_now_ns();
 	__atomic_store_n(&shm->magic, SIM_ABI_MAGIC, __ATOMIC_RELEASE);
 	munmap(shm, size);
 	/* Publish atomically; EEXIST means another creator won, which is fine. */
@@ -308,10 +308,10 @@ static int sim_map(const char *path, struct sim_shm_dev **out, size_t *size_out)
 		goto out;
 	}
 	if ((size_t)st.st_size != sizeof(struct sim_shm_dev)) {
-		XS_LOG_ONCE(XS_LOG_ERROR, "simulated device %s: %lld bytes, not the %zu of this "
-			    "build's layout (made by another version of xsched?); remove it once "
-			    "no process uses it", path, (long long)st.st_size,
-			    sizeof(struct sim_shm_dev));
+		XLOG_ONCE(XLOG_ERROR, "simulated device %s: %lld bytes, not the %zu of this "
+			  "build's layout (made by another version of xsched?); remove it once "
+			  "no process uses it", path, (long long)st.st_size,
+			  sizeof(struct sim_shm_dev));
 		rc = -EPROTO;
 		goto out;
 	}
@@ -322,9 +322,9 @@ static int sim_map(const char *path, struct sim_shm_dev **out, size_t *size_out)
 	}
 	if (__atomic_load_n(&shm->magic, __ATOMIC_ACQUIRE) != SIM_ABI_MAGIC ||
 	    shm->version != SIM_ABI_VERSION || shm->size != sizeof(*shm)) {
-		XS_LOG_ONCE(XS_LOG_ERROR, "simulated device %s: layout version %u, this build "
-			    "uses %u (made by another version of xsched?); remove it once no "
-			    "process uses it", path, shm->version, SIM_ABI_VERSION);
+		XLOG_ONCE(XLOG_ERROR, "simulated device %s: layout version %u, this build "
+			  "uses %u (made by another version of xsched?); remove it once no "
+			  "process uses it", path, shm->version, SIM_ABI_VERSION);
 		munmap(shm, sizeof(*shm));
 		rc = -EPROTO;
 		goto out;
@@ -544,7 +544,7 @@ size_t sim_dev_trace_read(struct sim_dev *dev, uint32_t *hwq, uint64_t *seq,
 	size_t n;
 
 	pthread_mutex_lock(&dev->trace_lock);
-	n = XS_MIN(dev->trace_n, cap);
+	n = BASE_MIN(dev->trace_n, cap);
 	if (n) {
 		memcpy(hwq, dev->trace_hwq, n * sizeof(*hwq));
 		memcpy(seq, dev->trace_seq, n * sizeof(*seq));

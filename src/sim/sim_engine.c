@@ -30,9 +30,9 @@
 #include <errno.h>
 #include <string.h>
 
-#define SIM_WATCHDOG_NS (10 * XS_NSEC_PER_MSEC)
-#define SIM_WATCHDOG_MAX_NS (80 * XS_NSEC_PER_MSEC)
-#define SIM_IDLE_POLL_NS (100 * XS_NSEC_PER_USEC)
+#define SIM_WATCHDOG_NS (10 * NSEC_PER_MSEC)
+#define SIM_WATCHDOG_MAX_NS (80 * NSEC_PER_MSEC)
+#define SIM_IDLE_POLL_NS (100 * NSEC_PER_USEC)
 
 static _Thread_local struct sim_dev *sim_executor_of;
 
@@ -136,7 +136,7 @@ static void sim_ring(struct sim_dev *dev, uint32_t idx)
 	 * sim_executor_main(). */
 	atomic_fetch_add(&shm->ctx[c].doorbell, 1);
 	if (atomic_load(&shm->ctx[c].sleeping))
-		xs_futex_wake(&shm->ctx[c].doorbell, 1, true);
+		futex_wake(&shm->ctx[c].doorbell, 1, true);
 }
 
 void sim_engine_wake_own(struct sim_dev *dev)
@@ -145,7 +145,7 @@ void sim_engine_wake_own(struct sim_dev *dev)
 
 	if (atomic_load(&ctx->sleeping) == SIM_SLEEP_DEEP) {
 		atomic_fetch_add(&ctx->doorbell, 1);
-		xs_futex_wake(&ctx->doorbell, 1, true);
+		futex_wake(&ctx->doorbell, 1, true);
 	}
 }
 
@@ -235,7 +235,7 @@ static int sim_entry_data(struct sim_entry *e)
 		return 0;
 	case SIM_CMD_EVENT:
 		if (c->timestamp)
-			*c->timestamp = xs_now_ns();
+			*c->timestamp = clock_now_ns();
 		return 0;
 	default:
 		return 0;
@@ -249,7 +249,7 @@ static int sim_entry_data(struct sim_entry *e)
 static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
 {
 	const _Atomic uint32_t *ctl = &hq->shm->ctl;
-	uint64_t start = xs_now_ns(), end, now;
+	uint64_t start = clock_now_ns(), end, now;
 	bool finished = true;
 
 	*status = 0;
@@ -263,7 +263,7 @@ static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
 	end = start + e->remaining_ns;
 	sim_flush_notify(hq->dev);
 	for (;;) {
-		now = xs_now_ns();
+		now = clock_now_ns();
 		if (e->cmd.kind == SIM_CMD_HOLD) {
 			if (atomic_load(e->cmd.hold))
 				break;
@@ -274,7 +274,7 @@ static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
 			finished = false;
 			break;
 		}
-		xs_cpu_relax();
+		cpu_relax();
 	}
 	e->remaining_ns = now >= end ? 0 : end - now;
 	atomic_fetch_add(&e->exec_ns, now - start);
@@ -377,7 +377,7 @@ quiet:
 	atomic_store(&h->running, 0);
 	if (atomic_load(&dev->quiet_waiters)) {
 		atomic_fetch_add(&dev->quiet_word, 1);
-		xs_futex_wake(&dev->quiet_word, INT32_MAX, false);
+		futex_wake(&dev->quiet_word, INT32_MAX, false);
 	}
 out:
 	sim_engine_advance(dev, idx);
@@ -436,7 +436,7 @@ static void sim_watchdog(struct sim_dev *dev)
 	if (turn != 0 && (turn != dev->wd_turn || done != dev->wd_commands)) {
 		dev->wd_turn = turn;
 		dev->wd_commands = done;
-		dev->wd_period = XS_MIN(2 * dev->wd_period, SIM_WATCHDOG_MAX_NS);
+		dev->wd_period = BASE_MIN(2 * dev->wd_period, SIM_WATCHDOG_MAX_NS);
 		return;
 	}
 	dev->wd_period = SIM_WATCHDOG_NS;
@@ -478,7 +478,7 @@ static void *sim_executor_main(void *arg)
 
 		if (sim_turn_is_ours(dev, turn)) {
 			sim_execute_turn(dev, turn - 1);
-			ran_at = xs_now_ns();
+			ran_at = clock_now_ns();
 			continue;
 		}
 		sim_flush_notify(dev);
@@ -490,8 +490,8 @@ static void *sim_executor_main(void *arg)
 		 * then: an executor that polled after every watchdog timeout
 		 * would burn a tenth of a CPU per hundred idle processes. */
 		if (turn == 0 && ran_at) {
-			if (xs_now_ns() - ran_at < SIM_IDLE_POLL_NS) {
-				xs_cpu_relax();
+			if (clock_now_ns() - ran_at < SIM_IDLE_POLL_NS) {
+				cpu_relax();
 				continue;
 			}
 			ran_at = 0;
@@ -510,7 +510,7 @@ static void *sim_executor_main(void *arg)
 		deep = !sim_have_pending(dev);
 		if (!deep)
 			atomic_store(&ctx->sleeping, SIM_SLEEP_WATCH);
-		rc = xs_futex_wait(&ctx->doorbell, seen, deep ? UINT64_MAX : dev->wd_period, true);
+		rc = futex_wait(&ctx->doorbell, seen, deep ? UINT64_MAX : dev->wd_period, true);
 		atomic_store(&ctx->sleeping, 0);
 		if (rc == -ETIMEDOUT)
 			sim_watchdog(dev);
@@ -543,7 +543,7 @@ void sim_engine_stop(struct sim_dev *dev)
 		return;
 	atomic_store(&dev->stopping, true);
 	atomic_fetch_add(bell, 1);
-	xs_futex_wake(bell, 1, true);
+	futex_wake(bell, 1, true);
 	pthread_join(dev->executor, NULL);
 	dev->executor_started = false;
 	atomic_store(&dev->stopping, false);

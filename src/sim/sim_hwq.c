@@ -12,16 +12,16 @@
 #include <string.h>
 
 /* Busy-wait this long before sleeping in a wait: a wakeup costs more. */
-#define SIM_WAIT_SPIN_NS (5 * XS_NSEC_PER_USEC)
+#define SIM_WAIT_SPIN_NS (5 * NSEC_PER_USEC)
 /* Interrupts take effect within microseconds: poll longer for quiet. */
-#define SIM_QUIET_SPIN_NS (50 * XS_NSEC_PER_USEC)
+#define SIM_QUIET_SPIN_NS (50 * NSEC_PER_USEC)
 
 void sim_hwq_notify(struct sim_hwq *hq)
 {
 	atomic_store(&hq->wake_at, UINT64_MAX);
 	atomic_fetch_add(&hq->done_wake, 1);
 	if (atomic_load(&hq->waiters))
-		xs_futex_wake(&hq->done_wake, INT32_MAX, false);
+		futex_wake(&hq->done_wake, INT32_MAX, false);
 }
 
 void sim_hwq_notify_done(struct sim_hwq *hq, uint64_t done)
@@ -177,14 +177,14 @@ static bool sim_block_done(struct sim_hwq *hq, uint64_t target, bool preemptible
  */
 static void sim_hwq_block(struct sim_hwq *hq, uint64_t target, bool preemptible)
 {
-	uint64_t spin_end = xs_now_ns() + SIM_WAIT_SPIN_NS;
+	uint64_t spin_end = clock_now_ns() + SIM_WAIT_SPIN_NS;
 
 	while (!sim_block_done(hq, target, preemptible)) {
 		uint64_t cur;
 		uint32_t seen;
 
-		if (xs_now_ns() < spin_end) {
-			xs_cpu_relax();
+		if (clock_now_ns() < spin_end) {
+			cpu_relax();
 			continue;
 		}
 		seen = atomic_load(&hq->done_wake);
@@ -194,7 +194,7 @@ static void sim_hwq_block(struct sim_hwq *hq, uint64_t target, bool preemptible)
 		       !atomic_compare_exchange_weak(&hq->wake_at, &cur, target))
 			;
 		if (!sim_block_done(hq, target, preemptible))
-			xs_futex_wait(&hq->done_wake, seen, UINT64_MAX, false);
+			futex_wait(&hq->done_wake, seen, UINT64_MAX, false);
 		atomic_fetch_sub(&hq->waiters, 1);
 	}
 }
@@ -312,13 +312,13 @@ int sim_hwq_cmd_time(struct sim_hwq *hq, uint64_t seq, uint64_t *ns)
 void sim_hwq_wait_quiet(struct sim_hwq *hq)
 {
 	struct sim_dev *dev = hq->dev;
-	uint64_t spin_end = xs_now_ns() + SIM_QUIET_SPIN_NS;
+	uint64_t spin_end = clock_now_ns() + SIM_QUIET_SPIN_NS;
 
 	while (atomic_load(&hq->shm->running)) {
 		uint32_t seen;
 
-		if (xs_now_ns() < spin_end) {
-			xs_cpu_relax();
+		if (clock_now_ns() < spin_end) {
+			cpu_relax();
 			continue;
 		}
 		seen = atomic_load(&dev->quiet_word);
@@ -326,7 +326,7 @@ void sim_hwq_wait_quiet(struct sim_hwq *hq)
 		/* Pairs with the store of running then the load of quiet_waiters
 		 * in sim_execute_turn(). */
 		if (atomic_load(&hq->shm->running))
-			xs_futex_wait(&dev->quiet_word, seen, UINT64_MAX, false);
+			futex_wait(&dev->quiet_word, seen, UINT64_MAX, false);
 		atomic_fetch_sub(&dev->quiet_waiters, 1);
 	}
 }

@@ -191,7 +191,7 @@ struct xal_hwq {
 	/* Node-wide identity of the device (base/devid.h): filled by the
 	 * backend or the hwq's creator before the queue is registered with
 	 * the scheduler; all zero means unverified, named by @device only. */
-	struct xs_devid id;
+	struct devid id;
 };
 
 /* Highest preemption level (1..3) @hwq supports, from its ops and caps. */

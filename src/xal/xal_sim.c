@@ -117,15 +117,15 @@ static const struct xal_ops xal_sim_ops = {
 };
 
 /* The identity the simulated drivers report for device @name too. */
-static void xal_sim_identity(const char *name, struct xs_devid *id)
+static void xal_sim_identity(const char *name, struct devid *id)
 {
 	uint8_t uuid[16];
 	uint32_t domain, bus;
 
 	sim_dev_uuid(name, uuid);
 	sim_dev_pci(name, &domain, &bus);
-	xs_devid_set_uuid(id, uuid);
-	xs_devid_set_pci(id, domain, bus, 0, 0);
+	devid_set_uuid(id, uuid);
+	devid_set_pci(id, domain, bus, 0, 0);
 }
 
 int xal_sim_hwq_create(const char *name, struct xal_hwq **out)

@@ -138,8 +138,8 @@ void xq_stats(struct xq *q, xs_queue_stats *out)
 	out->pending = q->pending.n;
 	out->suspended = xq_stopped(q);
 	out->preempt_samples = q->preempt_hist.count;
-	out->preempt_p50_ns = xs_hist_quantile(&q->preempt_hist, 0.50);
-	out->preempt_p99_ns = xs_hist_quantile(&q->preempt_hist, 0.99);
+	out->preempt_p50_ns = hist_quantile(&q->preempt_hist, 0.50);
+	out->preempt_p99_ns = hist_quantile(&q->preempt_hist, 0.99);
 	out->preempt_max_ns = q->preempt_hist.max;
 	pthread_mutex_unlock(&q->lock);
 }

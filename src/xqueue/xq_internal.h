@@ -115,7 +115,7 @@ struct xq {
 	uint32_t hint_set;            /* bit h: hint h was set */
 
 	struct xq_est est;
-	struct xs_hist preempt_hist;
+	struct hist preempt_hist;
 	xs_queue_stats st;            /* counters; in_flight etc. filled on read */
 };
 

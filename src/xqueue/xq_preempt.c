@@ -18,9 +18,9 @@
 
 void xq_record_preemption(struct xq *q)
 {
-	uint64_t ns = xs_now_ns() - q->susp_ns;
+	uint64_t ns = clock_now_ns() - q->susp_ns;
 
-	xs_hist_record(&q->preempt_hist, ns);
+	hist_record(&q->preempt_hist, ns);
 	XQ_PROBE2(preempt_done, q->trace_id, ns);
 	q->measured_gen = q->susp_gen;
 }
@@ -51,7 +51,7 @@ int xq_suspend(struct xq *q, unsigned flags)
 	}
 	atomic_store(&q->suspended, true);
 	gen = ++q->susp_gen;
-	q->susp_ns = xs_now_ns();
+	q->susp_ns = clock_now_ns();
 	XQ_PROBE2(suspend, q->trace_id, q->level);
 	had_work = q->susp_had_work = q->inflight.n > 0;
 	if (had_work || q->pending.n)
@@ -63,7 +63,7 @@ int xq_suspend(struct xq *q, unsigned flags)
 		pthread_cond_signal(&q->wcond);
 	pthread_mutex_unlock(&q->lock);
 	atomic_fetch_add(&q->kick_word, 1);
-	xs_futex_wake(&q->kick_word, 1, false);
+	futex_wake(&q->kick_word, 1, false);
 	rc = xq_backend_preempt(q, true);
 	if (q->level >= 2) {
 		/* The device holds the rest: nothing left to drain. */
@@ -108,7 +108,7 @@ int xq_resume(struct xq *q)
 		return 0;
 	}
 	q->susp_gen++;
-	XQ_PROBE2(resume, q->trace_id, xs_now_ns() - q->susp_ns);
+	XQ_PROBE2(resume, q->trace_id, clock_now_ns() - q->susp_ns);
 	pthread_mutex_unlock(&q->lock);
 	rc = xq_backend_preempt(q, false);
 	pthread_mutex_lock(&q->lock);
@@ -207,5 +207,5 @@ bool xq_suspended(struct xq *q)
 
 uint64_t xq_preempt_p99_locked(struct xq *q)
 {
-	return xs_hist_quantile(&q->preempt_hist, 0.99);
+	return hist_quantile(&q->preempt_hist, 0.99);
 }

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <sys/prctl.h>
 
-#define XQ_WORKER_IDLE_NS (1 * XS_NSEC_PER_SEC)
+#define XQ_WORKER_IDLE_NS (1 * NSEC_PER_SEC)
 /*
  * While submitters keep launching directly, an idle worker naps instead of
  * sleeping: it looks at the queue every XQ_NAP_NS on its own, so a direct
@@ -21,18 +21,18 @@
  * thread, more than the launch itself on a fast driver). It naps for
  * XQ_NAP_LINGER_NS after the last direct launch, then sleeps until woken.
  */
-#define XQ_NAP_NS (250 * XS_NSEC_PER_USEC)
-#define XQ_NAP_LINGER_NS (2 * XS_NSEC_PER_MSEC)
+#define XQ_NAP_NS (250 * NSEC_PER_USEC)
+#define XQ_NAP_LINGER_NS (2 * NSEC_PER_MSEC)
 /*
  * A nap that finds nothing to do doubles the next one, up to XQ_NAP_MAX_NS,
  * and commands launched less than a nap ago are left to their submitter,
  * which usually waits for them itself: a worker beside an application that
  * syncs its own short tasks costs a few wakeups per millisecond at most.
  */
-#define XQ_NAP_MAX_NS (2 * XS_NSEC_PER_MSEC)
+#define XQ_NAP_MAX_NS (2 * NSEC_PER_MSEC)
 /* Sleep overshoot to allow for when waking up just before a completion;
  * the sleeping thread's timer slack is lowered for that sleep. */
-#define XQ_PROMPT_MARGIN_NS (100 * XS_NSEC_PER_USEC)
+#define XQ_PROMPT_MARGIN_NS (100 * NSEC_PER_USEC)
 
 /*
  * When the worker must refill a window whose last command is @target, the
@@ -50,11 +50,11 @@ uint64_t xq_prompt_deadline(struct xq *q, const struct xal_cmd *target)
 	 * waiting behind other queues would make us sleep past completion. */
 	if (!q->ops->query || !q->ops->cmd_time || target != q->inflight.tail)
 		return 0;
-	start = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
+	start = BASE_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
 	for (c = q->inflight.head; c; c = c->xq_next)
 		expected += c->xq_est_ns;
 	expected += start;
-	return expected > xs_now_ns() + 2 * XQ_PROMPT_MARGIN_NS ? expected : 0;
+	return expected > clock_now_ns() + 2 * XQ_PROMPT_MARGIN_NS ? expected : 0;
 }
 
 /*
@@ -73,11 +73,11 @@ int xq_poll_until(struct xq *q, struct xal_cmd *target, uint64_t deadline)
 		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {
 		uint32_t seen = atomic_load(&q->kick_word);
-		uint64_t now = xs_now_ns();
+		uint64_t now = clock_now_ns();
 
 		if (atomic_load(&q->suspended) || now + XQ_PROMPT_MARGIN_NS >= deadline)
 			break;
-		xs_futex_wait(&q->kick_word, seen, deadline - XQ_PROMPT_MARGIN_NS - now, false);
+		futex_wait(&q->kick_word, seen, deadline - XQ_PROMPT_MARGIN_NS - now, false);
 	}
 	if (slack > 1)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
@@ -85,8 +85,8 @@ int xq_poll_until(struct xq *q, struct xal_cmd *target, uint64_t deadline)
 		rc = q->ops->query(q->hwq, target);
 		if (rc != -EBUSY || atomic_load(&q->suspended))
 			return rc;
-		xs_cpu_relax();
-	} while (xs_now_ns() < give_up);
+		cpu_relax();
+	} while (clock_now_ns() < give_up);
 	return -EBUSY;
 }
 
@@ -177,7 +177,7 @@ static void *xq_worker_main(void *arg)
 		if (q->inflight.n && !q->completers) {
 			bool suspended = atomic_load(&q->suspended);
 
-			uint64_t now = xs_now_ns();
+			uint64_t now = clock_now_ns();
 
 			if (suspended && q->level >= 2) {
 				xq_wait_resumed(q);
@@ -201,16 +201,16 @@ static void *xq_worker_main(void *arg)
 		if (q->pending.n && xq_may_launch(q) && !q->completers && !q->blocked_on)
 			continue;
 		{
-			uint64_t now = xs_now_ns();
+			uint64_t now = clock_now_ns();
 			bool nap = xq_worker_may_nap(q, now);
 			struct timespec ts;
 			int rc;
 
 			if (q->worker_quit && xq_worker_unneeded(q))
 				break;
-			nap_ns = !nap || !napped ? XQ_NAP_NS : XS_MIN(2 * nap_ns, XQ_NAP_MAX_NS);
-			ts = xs_ns_to_timespec(now + (q->blocked_on ? XQ_GATE_POLL_NS :
-						      nap ? nap_ns : XQ_WORKER_IDLE_NS));
+			nap_ns = !nap || !napped ? XQ_NAP_NS : BASE_MIN(2 * nap_ns, XQ_NAP_MAX_NS);
+			ts = clock_ns_to_timespec(now + (q->blocked_on ? XQ_GATE_POLL_NS :
+							 nap ? nap_ns : XQ_WORKER_IDLE_NS));
 			q->worker_idle = true;
 			q->worker_napping = nap;
 			rc = pthread_cond_timedwait(&q->wcond, &q->lock, &ts);

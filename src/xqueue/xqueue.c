@@ -126,7 +126,7 @@ void xq_pub_inflight(struct xq *q)
 	if (!pub)
 		return;
 	n = q->level >= 2 && atomic_load(&q->suspended) ? 0 :
-	    (uint32_t)XS_MIN(q->inflight_work, (uint64_t)UINT32_MAX);
+	    (uint32_t)BASE_MIN(q->inflight_work, (uint64_t)UINT32_MAX);
 	if (n > 1 || q->inflight_said <= 1) {
 		atomic_store_explicit(pub, n, memory_order_release);
 	} else {
@@ -197,7 +197,7 @@ static void xq_retire_head(struct xq *q)
  */
 static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
 {
-	uint64_t now = xs_now_ns(), n = 0, sum = 0, since, share;
+	uint64_t now = clock_now_ns(), n = 0, sum = 0, since, share;
 	bool guess = false;
 	struct xal_cmd *c;
 
@@ -216,7 +216,7 @@ static void xq_retire_through(struct xq *q, uint64_t seq, int rc)
 			}
 		if (guess)
 			sum = 0;
-		since = XS_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
+		since = BASE_MAX(q->last_done_ns, q->inflight.head->xq_launch_ns);
 		for (c = q->inflight.head; n && now > since && c && c->xq_seq <= seq;
 		     c = c->xq_next) {
 			if (c->xq_flags & XQ_F_LOCAL_DONE)
@@ -254,7 +254,7 @@ static void xq_launch_one(struct xq *q, struct xal_cmd *c)
 	unsigned flags = xq_window_launch_flags(q, c);
 	int rc;
 
-	c->xq_launch_ns = xs_now_ns();
+	c->xq_launch_ns = clock_now_ns();
 	rc = q->ops->launch(q->hwq, c, flags);
 	if (rc < 0) {
 		if (c->xq_flags & XQ_F_WORK)
@@ -382,7 +382,7 @@ static void xq_cond_wait(struct xq *q, pthread_cond_t *cv)
 		pthread_cond_wait(cv, &q->lock);
 		return;
 	}
-	ts = xs_ns_to_timespec(xs_now_ns() + XQ_GATE_POLL_NS);
+	ts = clock_ns_to_timespec(clock_now_ns() + XQ_GATE_POLL_NS);
 	pthread_cond_timedwait(cv, &q->lock, &ts);
 }
 
@@ -472,7 +472,7 @@ void xq_complete_through(struct xq *q, uint64_t seq)
 		/* With work waiting for room, go from sync point to sync point,
 		 * refilling: a sync on @seq itself would let the window run dry. */
 		refill = seq > q->launched_seq || q->pending.n;
-		if (xq_sync_step(q, refill ? XS_MIN(seq, xq_refill_target(q)) : seq,
+		if (xq_sync_step(q, refill ? BASE_MIN(seq, xq_refill_target(q)) : seq,
 				 refill) == -EAGAIN)
 			xq_wait_resumed(q);
 	}

@@ -4,7 +4,7 @@
  * each phase prints one line of results (checksums, counters), which must
  * be the same in both runs whatever the shim split the graphs into, and,
  * under the shim, one "split PHASE n..." line: the commands each launch of
- * the phase became (xs_cuda_graph_split), which the test checks apart.
+ * the phase became (cu_test_graph_split), which the test checks apart.
  * Phases: captured chains (also on the legacy stream), a DAG built from
  * nodes of every sliceable kind (memset, kernel, copy, host, child graph,
  * empty), every executable update, graphs that must launch whole (memory
@@ -560,18 +560,18 @@ int main(int argc, char **argv)
 	CUdevice dev;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	split_of = (int (*)(CUgraphExec))dlsym(RTLD_DEFAULT, "xs_cuda_graph_split");
+	split_of = (int (*)(CUgraphExec))dlsym(RTLD_DEFAULT, "cu_test_graph_split");
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
 	CK(cuModuleLoadData(&m, "xs"));
-	CK(cuModuleGetFunction(&f_fill, m, "xs_fill"));
-	CK(cuModuleGetFunction(&f_inc, m, "xs_inc"));
-	CK(cuModuleGetFunction(&f_scale, m, "xs_scale"));
-	CK(cuModuleGetFunction(&f_add, m, "xs_add"));
-	CK(cuModuleGetFunction(&f_sum, m, "xs_checksum"));
-	CK(cuModuleGetFunction(&f_spin, m, "xs_spin"));
+	CK(cuModuleGetFunction(&f_fill, m, "sf_fill"));
+	CK(cuModuleGetFunction(&f_inc, m, "sf_inc"));
+	CK(cuModuleGetFunction(&f_scale, m, "sf_scale"));
+	CK(cuModuleGetFunction(&f_add, m, "sf_add"));
+	CK(cuModuleGetFunction(&f_sum, m, "sf_checksum"));
+	CK(cuModuleGetFunction(&f_spin, m, "sf_spin"));
 	CK(cuMemAlloc_v2(&d_sum, 16));
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
 		int run = argc == 1;

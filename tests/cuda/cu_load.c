@@ -1,6 +1,6 @@
 /*
  * A CUDA driver-API workload for the priority tests: either floods its
- * streams with xs_spin kernels of --cmd-us, or runs --tasks tasks of
+ * streams with sf_spin kernels of --cmd-us, or runs --tasks tasks of
  * --cmds kernels each, waiting for each task, and prints the task
  * latencies. Unmodified driver-API code: scheduling comes from the shim
  * (LD_PRELOAD) and the usual XSCHED_* environment.
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	ss = calloc((size_t)nstreams, sizeof(*ss));
 	if (!ss || cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&ctx, d) ||
 	    cuCtxSetCurrent(ctx) || cuModuleLoadData(&m, "xs") ||
-	    cuModuleGetFunction(&spin, m, "xs_spin")) {
+	    cuModuleGetFunction(&spin, m, "sf_spin")) {
 		printf("setup failed\n");
 		return 1;
 	}

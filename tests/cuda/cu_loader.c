@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	GET(ssync, "cuStreamSynchronize", flags);
 	GET(dtoh, "cuMemcpyDtoH", flags);
 	if (init(0) || dev_get(&d, 0) || retain(&ctx, d) || set_ctx(ctx) ||
-	    load(&m, "xs") || get_fn(&f_fill, m, "xs_fill") || get_fn(&f_inc, m, "xs_inc") ||
+	    load(&m, "xs") || get_fn(&f_fill, m, "sf_fill") || get_fn(&f_inc, m, "sf_inc") ||
 	    alloc(&p, N * 4)) {
 		printf("setup failed\n");
 		return 1;
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	/* The shim exports a marker; the launch entry point is the shim's if
 	 * it lives in the same object as the marker. */
 	{
-		void *marker = dlsym(h, "xs_cuda_queues");
+		void *marker = dlsym(h, "cu_test_queues");
 		Dl_info mi;
 
 		if (dladdr((void *)launch, &info) && marker && dladdr(marker, &mi) &&

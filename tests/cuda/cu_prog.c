@@ -7,8 +7,8 @@
  * default streams), the asynchronous-copy semantics of pageable memory,
  * events, host functions, graphs from stream capture, errors and bad input,
  * streams the shim did not see created and green contexts.
- * The data kernels of the simulated driver (xs_fill, xs_inc, xs_scale,
- * xs_checksum) make any reordering visible as a different checksum.
+ * The data kernels of the simulated driver (sf_fill, sf_inc, sf_scale,
+ * sf_checksum) make any reordering visible as a different checksum.
  *
  * Usage: cu_prog [PHASE...]   (no argument: every phase)
  */
@@ -713,18 +713,18 @@ int main(int argc, char **argv)
 	CUdevice dev;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	shim_queues = (int (*)(void))dlsym(RTLD_DEFAULT, "xs_cuda_queues");
+	shim_queues = (int (*)(void))dlsym(RTLD_DEFAULT, "cu_test_queues");
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
 	ctx_main = ctx;
 	CK(cuModuleLoadData(&m, "xs"));
-	CK(cuModuleGetFunction(&f_fill, m, "xs_fill"));
-	CK(cuModuleGetFunction(&f_inc, m, "xs_inc"));
-	CK(cuModuleGetFunction(&f_scale, m, "xs_scale"));
-	CK(cuModuleGetFunction(&f_sum, m, "xs_checksum"));
-	CK(cuModuleGetFunction(&f_spin, m, "xs_spin"));
+	CK(cuModuleGetFunction(&f_fill, m, "sf_fill"));
+	CK(cuModuleGetFunction(&f_inc, m, "sf_inc"));
+	CK(cuModuleGetFunction(&f_scale, m, "sf_scale"));
+	CK(cuModuleGetFunction(&f_sum, m, "sf_checksum"));
+	CK(cuModuleGetFunction(&f_spin, m, "sf_spin"));
 	CK(cuMemAlloc_v2(&d_a, N * 4));
 	CK(cuMemAlloc_v2(&d_b, N * 4));
 	CK(cuMemAlloc_v2(&d_sum, 16));

@@ -3,7 +3,7 @@
  * a name given on the command line, every entry point looked up through
  * that handle (a plain preload sees none of these calls). Runs a vector
  * addition, prints its result, and asks the same handle for the shim's
- * diagnostic xs_opencl_queues(), so that the test sees whether the calls
+ * diagnostic cl_test_queues(), so that the test sees whether the calls
  * reached the shim and how many queues it made.
  *
  * Usage: cl_dlopen [NAME]     NAME: libOpenCL.so (default), libOpenCL.so.1
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	for (cl_uint i = 0; i < N; i++)
 		bad += c[i] != a[i] + b[i];
 	printf("result %s %u %u\n", bad ? "wrong" : "ok", c[0], c[N - 1]);
-	queues = (int (*)(void))dlsym(h, "xs_opencl_queues");
+	queues = (int (*)(void))dlsym(h, "cl_test_queues");
 	if (queues)
 		printf("queues %d\n", queues());
 	else

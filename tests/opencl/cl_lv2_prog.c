@@ -11,7 +11,7 @@
  * that the test compares the runs bit for bit.
  *
  * Under the shim, with "preempt", a second thread suspends and resumes
- * the queue (xs_opencl_preempt(), as a scheduler would) every ~PERIOD µs
+ * the queue (cl_test_preempt(), as a scheduler would) every ~PERIOD µs
  * while the kernels run; at the end the program prints the queue's level
  * and how many launches were cut and launched again. The map phase then
  * suspends the queue itself under a running kernel and maps the buffer
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 	mbins = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(bins), NULL, &err);
 	CK(err);
 
-	preempt = (int (*)(cl_command_queue, int))dlsym(RTLD_DEFAULT, "xs_opencl_preempt");
+	preempt = (int (*)(cl_command_queue, int))dlsym(RTLD_DEFAULT, "cl_test_preempt");
 	if (with_preempt && !preempt) {
 		fprintf(stderr, "preempt: not under the shim\n");
 		return 1;
@@ -389,9 +389,9 @@ int main(int argc, char **argv)
 
 	if (with_preempt) {
 		int (*level)(cl_command_queue) =
-			(int (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "xs_opencl_level");
+			(int (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_level");
 		long (*relaunches)(cl_command_queue) =
-			(long (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "xs_opencl_relaunches");
+			(long (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_relaunches");
 
 		atomic_store(&done, true);
 		pthread_join(th, NULL);

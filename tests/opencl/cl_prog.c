@@ -241,7 +241,7 @@ cl_int clp_status(cl_event e)
 /* Whether this process runs under the shim (its diagnostic export). */
 static void ph_shim(void)
 {
-	int (*queues)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "xs_opencl_queues");
+	int (*queues)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cl_test_queues");
 
 	printf("shim: %s\n", queues ? "active" : "absent");
 }

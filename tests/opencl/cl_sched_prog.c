@@ -151,7 +151,7 @@ static void setup(void)
 	cl_platform_id plat;
 	cl_int err;
 	const char *s = src;
-	int (*queues)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "xs_opencl_queues");
+	int (*queues)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cl_test_queues");
 
 	printf("shim %s\n", queues ? "active" : "absent");
 	CK(clGetPlatformIDs(1, &plat, NULL));

@@ -1,6 +1,6 @@
 /*
  * A Level Zero workload for test_identity: floods an immediate command
- * list of the first device with xs_spin kernels of CMD_US microseconds,
+ * list of the first device with sf_spin kernels of CMD_US microseconds,
  * eight at a time (the last signals an event it waits for), for SECONDS
  * seconds (its queue stays ready throughout).
  * Scheduling comes from the shim (LD_PRELOAD) and the XSCHED_* variables.

@@ -6,7 +6,7 @@
  * "shim") and checks its own expectations ("FAIL ..." on stderr, exit 1).
  *
  *  - queues: whether the shim is in the process, and how many XQueues it
- *    made (xs_ze_queues, looked up in the process);
+ *    made (ze_test_queues, looked up in the process);
  *  - dlopen: the loader opened by its development name and by the real
  *    file's path, functions looked up through those handles: under the
  *    shim both lead to it;
@@ -94,7 +94,7 @@ static ze_event_pool_handle_t events(uint32_t n, ze_event_handle_t *ev)
 /* The shim's queue counter in the process, or NULL without the shim. */
 static int (*shim_queues(void *handle))(void)
 {
-	return (int (*)(void))dlsym(handle, "xs_ze_queues");
+	return (int (*)(void))dlsym(handle, "ze_test_queues");
 }
 
 static void phase_queues(void)
@@ -139,7 +139,7 @@ static void phase_dlopen(void)
 
 	CHECK(dev);
 	printf("dlopen: development name opened\n");
-	printf("shim dlopen: name %s, xs_ze_queues %s\n", through_handle(dev) ? "shim" : "loader",
+	printf("shim dlopen: name %s, ze_test_queues %s\n", through_handle(dev) ? "shim" : "loader",
 	       shim_queues(dev) ? "found" : "absent");
 	/* The loader's file under its real name (no link), as some programs do. */
 	if (file && realpath(file, path)) {

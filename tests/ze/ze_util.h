@@ -49,7 +49,7 @@ static inline const char *zu_name(ze_result_t r)
 	}
 }
 
-/* FNV-1a 64 of @n bytes, as the xs_checksum kernel computes it. */
+/* FNV-1a 64 of @n bytes, as the sf_checksum kernel computes it. */
 static inline uint64_t zu_fnv(const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -103,13 +103,13 @@ static inline ze_result_t zu_open(struct zu *z)
 	ZU_TRY(zeDeviceGet(z->drv, &n, &z->dev));
 	ZU_TRY(zeContextCreate(z->drv, &cd, &z->ctx));
 	ZU_TRY(zeModuleCreate(z->ctx, z->dev, &md, &z->mod, NULL));
-	ZU_TRY(zu_kernel(z, "xs_spin", &z->spin));
-	ZU_TRY(zu_kernel(z, "xs_fill", &z->fill));
-	ZU_TRY(zu_kernel(z, "xs_add", &z->add));
-	ZU_TRY(zu_kernel(z, "xs_inc", &z->inc));
-	ZU_TRY(zu_kernel(z, "xs_scale", &z->scale));
-	ZU_TRY(zu_kernel(z, "xs_checksum", &z->sum));
-	return zu_kernel(z, "xs_fail", &z->fail);
+	ZU_TRY(zu_kernel(z, "sf_spin", &z->spin));
+	ZU_TRY(zu_kernel(z, "sf_fill", &z->fill));
+	ZU_TRY(zu_kernel(z, "sf_add", &z->add));
+	ZU_TRY(zu_kernel(z, "sf_inc", &z->inc));
+	ZU_TRY(zu_kernel(z, "sf_scale", &z->scale));
+	ZU_TRY(zu_kernel(z, "sf_checksum", &z->sum));
+	return zu_kernel(z, "sf_fail", &z->fail);
 }
 
 static inline ze_result_t zu_close(struct zu *z)

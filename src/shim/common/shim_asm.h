@@ -50,49 +50,49 @@
 
 /*
  * A pass-through entry point: exported symbol \name and hidden alias
- * xs_t_\name. Jumps to \table[xs_idx], or on first use to \slow with the
- * index in %eax; then moves xs_idx to the next row. Define xs_idx
- * (.set xs_idx, 0) before the first use. The slot of a row is its place in
+ * shim_t_\name. Jumps to \table[shim_idx], or on first use to \slow with the
+ * index in %eax; then moves shim_idx to the next row. Define shim_idx
+ * (.set shim_idx, 0) before the first use. The slot of a row is its place in
  * the shim's table of entry points, whatever the row does: XS_TRAMP_HIDDEN
  * is the trampoline of a row that a generic hook exports (it jumps to
- * xs_t_\name), XS_TRAMP_SKIP the slot of a row with a C hook, which has
+ * shim_t_\name), XS_TRAMP_SKIP the slot of a row with a C hook, which has
  * no trampoline (the hook must exist, or the shim does not link).
  */
 .macro XS_TRAMP_BODY table, slow
-	movq	\table+(xs_idx*8)(%rip), %rax
+	movq	\table+(shim_idx*8)(%rip), %rax
 	testq	%rax, %rax
 	jz	1f
 	jmp	*%rax
-1:	movl	$xs_idx, %eax
+1:	movl	$shim_idx, %eax
 	jmp	\slow
-	.set	xs_idx, xs_idx+1
+	.set	shim_idx, shim_idx+1
 .endm
 
 .macro XS_TRAMP name, table, slow
 	.globl	\name
 	.type	\name, @function
-	.globl	xs_t_\name
-	.hidden	xs_t_\name
-	.type	xs_t_\name, @function
+	.globl	shim_t_\name
+	.hidden	shim_t_\name
+	.type	shim_t_\name, @function
 	.p2align 4
 \name:
-xs_t_\name:
+shim_t_\name:
 	XS_TRAMP_BODY \table, \slow
 	.size	\name, .-\name
 .endm
 
 .macro XS_TRAMP_HIDDEN name, table, slow
-	.globl	xs_t_\name
-	.hidden	xs_t_\name
-	.type	xs_t_\name, @function
+	.globl	shim_t_\name
+	.hidden	shim_t_\name
+	.type	shim_t_\name, @function
 	.p2align 4
-xs_t_\name:
+shim_t_\name:
 	XS_TRAMP_BODY \table, \slow
-	.size	xs_t_\name, .-xs_t_\name
+	.size	shim_t_\name, .-shim_t_\name
 .endm
 
 .macro XS_TRAMP_SKIP
-	.set	xs_idx, xs_idx+1
+	.set	shim_idx, shim_idx+1
 .endm
 
 /*
@@ -132,7 +132,7 @@ xs_t_\name:
 	popq	%rdi
 	testq	%rax, %rax
 	jz	1f
-	cmpq	$1, %rax		/* XS_DL_NULL: answer NULL */
+	cmpq	$1, %rax		/* SHIM_DL_NULL: answer NULL */
 	jne	2f
 	xorl	%eax, %eax
 2:	ret

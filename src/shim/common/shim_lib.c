@@ -1,13 +1,13 @@
 /*
  * The real dlopen/dlsym and finding a vendor library (see shim_lib.h).
  *
- * A search that finds nothing says so (XSCHED_LOG, base/xs_log.h) with the
+ * A search that finds nothing says so (XSCHED_LOG, base/xlog.h) with the
  * places it looked in: without it the application only sees the vendor's
  * "not initialised" error and its user has nothing to go on.
  */
 #include "shim/common/shim_lib.h"
 #include "base/compiler.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -21,15 +21,15 @@
 #include <unistd.h>
 
 /* Tail-called by the dl hooks (shim_asm.h); private to each shim. */
-__attribute__((visibility("hidden"))) void *xs_real_dlsym;
-__attribute__((visibility("hidden"))) void *xs_real_dlopen;
+__attribute__((visibility("hidden"))) void *shim_real_dlsym;
+__attribute__((visibility("hidden"))) void *shim_real_dlopen;
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlopen_fn)(const char *, int);
 
-static bool xs_dl_ready;
+static bool shim_dl_ready;
 
-XS_EARLY static void *xs_dl_next(const char *name)
+SHIM_EARLY static void *shim_dl_next(const char *name)
 {
 	void *p = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
 
@@ -38,28 +38,28 @@ XS_EARLY static void *xs_dl_next(const char *name)
 
 /* No pthread_once: this runs while a sanitizer runtime initialises,
  * before its pthread interceptors work. */
-XS_EARLY void xs_dl_init(void)
+SHIM_EARLY void shim_dl_init(void)
 {
-	if (__atomic_load_n(&xs_dl_ready, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&shim_dl_ready, __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&xs_real_dlsym, xs_dl_next("dlsym"), __ATOMIC_RELAXED);
-	__atomic_store_n(&xs_real_dlopen, xs_dl_next("dlopen"), __ATOMIC_RELAXED);
-	__atomic_store_n(&xs_dl_ready, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&shim_real_dlsym, shim_dl_next("dlsym"), __ATOMIC_RELAXED);
+	__atomic_store_n(&shim_real_dlopen, shim_dl_next("dlopen"), __ATOMIC_RELAXED);
+	__atomic_store_n(&shim_dl_ready, true, __ATOMIC_RELEASE);
 }
 
-void *xs_dl_sym(void *handle, const char *name)
+void *shim_dl_sym(void *handle, const char *name)
 {
-	xs_dl_init();
-	return ((dlsym_fn)__atomic_load_n(&xs_real_dlsym, __ATOMIC_RELAXED))(handle, name);
+	shim_dl_init();
+	return ((dlsym_fn)__atomic_load_n(&shim_real_dlsym, __ATOMIC_RELAXED))(handle, name);
 }
 
-void *xs_dl_open(const char *path, int flags)
+void *shim_dl_open(const char *path, int flags)
 {
-	xs_dl_init();
-	return ((dlopen_fn)__atomic_load_n(&xs_real_dlopen, __ATOMIC_RELAXED))(path, flags);
+	shim_dl_init();
+	return ((dlopen_fn)__atomic_load_n(&shim_real_dlopen, __ATOMIC_RELAXED))(path, flags);
 }
 
-XS_EARLY static bool xs_dl_starts(const char *s, const char *prefix)
+SHIM_EARLY static bool shim_dl_starts(const char *s, const char *prefix)
 {
 	while (*prefix)
 		if (*s++ != *prefix++)
@@ -67,15 +67,15 @@ XS_EARLY static bool xs_dl_starts(const char *s, const char *prefix)
 	return true;
 }
 
-XS_EARLY bool xs_dl_mentions(const char *name, const char *what)
+SHIM_EARLY bool shim_dl_mentions(const char *name, const char *what)
 {
 	for (; name && *name; name++)
-		if (*name == what[0] && xs_dl_starts(name, what))
+		if (*name == what[0] && shim_dl_starts(name, what))
 			return true;
 	return false;
 }
 
-bool xs_lib_is_name(const char *name, const char *const *names, const char *real_path)
+bool shim_lib_is_name(const char *name, const char *const *names, const char *real_path)
 {
 	const char *base;
 
@@ -95,16 +95,16 @@ bool xs_lib_is_name(const char *name, const char *const *names, const char *real
  * What a search tried, for the message when it finds nothing: the places
  * looked in, and the files found there but not taken (with why).
  */
-struct xs_search {
+struct shim_search {
 	const struct stat *self;
 	char tried[768];
 	size_t len;
 };
 
-static void xs_tried(struct xs_search *s, const char *fmt, ...)
+static void shim_tried(struct shim_search *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void xs_tried(struct xs_search *s, const char *fmt, ...)
+static void shim_tried(struct shim_search *s, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -119,10 +119,10 @@ static void xs_tried(struct xs_search *s, const char *fmt, ...)
 	n = vsnprintf(s->tried + s->len, sizeof(s->tried) - s->len, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		s->len = XS_MIN(s->len + (size_t)n, sizeof(s->tried) - 1);
+		s->len = BASE_MIN(s->len + (size_t)n, sizeof(s->tried) - 1);
 }
 
-static bool xs_same_file(const struct stat *a, const char *path)
+static bool shim_same_file(const struct stat *a, const char *path)
 {
 	struct stat b;
 
@@ -134,7 +134,7 @@ static bool xs_same_file(const struct stat *a, const char *path)
  * exists, is a regular file, is neither the shim nor a stub), "" if it
  * does not exist, else the reason.
  */
-static const char *xs_unusable(const char *path, const struct stat *self)
+static const char *shim_unusable(const char *path, const struct stat *self)
 {
 	struct stat st;
 
@@ -142,7 +142,7 @@ static const char *xs_unusable(const char *path, const struct stat *self)
 		return "";
 	if (!S_ISREG(st.st_mode))
 		return "not a regular file";
-	if (self && xs_same_file(self, path))
+	if (self && shim_same_file(self, path))
 		return "the shim itself";
 	if (strstr(path, "/stubs/"))
 		return "a stub library";
@@ -150,12 +150,12 @@ static const char *xs_unusable(const char *path, const struct stat *self)
 }
 
 /* A usable candidate; one that exists but is not is noted in @s. */
-static bool xs_candidate(const char *path, struct xs_search *s)
+static bool shim_candidate(const char *path, struct shim_search *s)
 {
-	const char *why = path && path[0] == '/' ? xs_unusable(path, s->self) : "";
+	const char *why = path && path[0] == '/' ? shim_unusable(path, s->self) : "";
 
 	if (why && *why)
-		xs_tried(s, "%s (%s)", path, why);
+		shim_tried(s, "%s (%s)", path, why);
 	return !why;
 }
 
@@ -165,7 +165,7 @@ static bool xs_candidate(const char *path, struct xs_search *s)
  * application may name the same file. Into @out; false if it does not fit
  * or there is no current directory.
  */
-static bool xs_absolute(const char *rel, size_t n, char *out, size_t len)
+static bool shim_absolute(const char *rel, size_t n, char *out, size_t len)
 {
 	size_t cl;
 
@@ -184,7 +184,7 @@ static bool xs_absolute(const char *rel, size_t n, char *out, size_t len)
  * format: header, entries of flags/key/value/osversion/hwcap, string
  * offsets from the file start). Writes the first usable path.
  */
-static bool xs_from_ldcache(const char *soname, char *out, size_t len, struct xs_search *s)
+static bool shim_from_ldcache(const char *soname, char *out, size_t len, struct shim_search *s)
 {
 	static const char magic[] = "glibc-ld.so.cache1.1";
 	struct stat st;
@@ -194,7 +194,7 @@ static bool xs_from_ldcache(const char *soname, char *out, size_t len, struct xs
 	bool found = false;
 	int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
 
-	xs_tried(s, "/etc/ld.so.cache");
+	shim_tried(s, "/etc/ld.so.cache");
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) < 0 || st.st_size < 48) {
@@ -220,7 +220,7 @@ static bool xs_from_ldcache(const char *soname, char *out, size_t len, struct xs
 		if (key >= size || value >= size || !memchr(base + key, 0, size - key) ||
 		    !memchr(base + value, 0, size - value))
 			continue;
-		if (strcmp(base + key, soname) || !xs_candidate(base + value, s))
+		if (strcmp(base + key, soname) || !shim_candidate(base + value, s))
 			continue;
 		found = (size_t)snprintf(out, len, "%s", base + value) < len;
 	}
@@ -234,8 +234,8 @@ out:
  * current directory. With @list, each is named in @s; else (a variable's
  * value, named by the caller) only the relative ones, as what they became.
  */
-static bool xs_from_dirs(const char *soname, const char *dirs, bool list, char *out,
-			 size_t len, struct xs_search *s)
+static bool shim_from_dirs(const char *soname, const char *dirs, bool list, char *out,
+			   size_t len, struct shim_search *s)
 {
 	const char *p = dirs;
 
@@ -243,14 +243,14 @@ static bool xs_from_dirs(const char *soname, const char *dirs, bool list, char *
 		const char *end = strchr(p, ':');
 		size_t n = end ? (size_t)(end - p) : strlen(p), dl;
 
-		if (n && xs_absolute(p, n, out, len)) {
+		if (n && shim_absolute(p, n, out, len)) {
 			if (list)
-				xs_tried(s, "%s", out);
+				shim_tried(s, "%s", out);
 			else if (p[0] != '/')
-				xs_tried(s, "%.*s as %s", (int)n, p, out);
+				shim_tried(s, "%.*s as %s", (int)n, p, out);
 			dl = strlen(out);
 			if ((size_t)snprintf(out + dl, len - dl, "/%s", soname) < len - dl &&
-			    xs_candidate(out, s))
+			    shim_candidate(out, s))
 				return true;
 		}
 		p = end ? end + 1 : NULL;
@@ -258,14 +258,14 @@ static bool xs_from_dirs(const char *soname, const char *dirs, bool list, char *
 	return false;
 }
 
-bool xs_lib_find(const char *soname, const char *env, const char *extra_dirs,
-		 const void *self_addr, const char *instead, char *out, size_t len)
+bool shim_lib_find(const char *soname, const char *env, const char *extra_dirs,
+		   const void *self_addr, const char *instead, char *out, size_t len)
 {
 	static const char std_dirs[] =
 		"/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu:/usr/lib64:/lib64:"
 		"/usr/lib:/lib";
 	const char *val = env ? getenv(env) : NULL, *path;
-	struct xs_search s = { .self = NULL };
+	struct shim_search s = { .self = NULL };
 	struct stat self_st;
 	Dl_info info;
 
@@ -275,52 +275,52 @@ bool xs_lib_find(const char *soname, const char *env, const char *extra_dirs,
 		const char *why;
 
 		/* Honoured or failing: a path given is never searched past. */
-		if (!xs_absolute(val, strlen(val), out, len)) {
-			xs_log(XS_LOG_ERROR, "%s=%s: cannot make the path absolute: %s", env, val,
-			       instead);
+		if (!shim_absolute(val, strlen(val), out, len)) {
+			xlog(XLOG_ERROR, "%s=%s: cannot make the path absolute: %s", env, val,
+			     instead);
 			return false;
 		}
-		why = xs_unusable(out, s.self);
+		why = shim_unusable(out, s.self);
 		if (why) {
-			xs_log(XS_LOG_ERROR, "%s=%s: %s%s%s: %s", env, val,
-			       val[0] == '/' ? "" : out, val[0] == '/' ? "" : ": ",
-			       *why ? why : "no such file", instead);
+			xlog(XLOG_ERROR, "%s=%s: %s%s%s: %s", env, val,
+			     val[0] == '/' ? "" : out, val[0] == '/' ? "" : ": ",
+			     *why ? why : "no such file", instead);
 			return false;
 		}
 		if (val[0] != '/')
-			xs_log(XS_LOG_INFO, "%s=%s: taken as %s", env, val, out);
+			xlog(XLOG_INFO, "%s=%s: taken as %s", env, val, out);
 		return true;
 	}
-	if (xs_from_ldcache(soname, out, len, &s) ||
-	    xs_from_dirs(soname, std_dirs, true, out, len, &s) ||
-	    xs_from_dirs(soname, extra_dirs, true, out, len, &s))
+	if (shim_from_ldcache(soname, out, len, &s) ||
+	    shim_from_dirs(soname, std_dirs, true, out, len, &s) ||
+	    shim_from_dirs(soname, extra_dirs, true, out, len, &s))
 		return true;
 	path = getenv("LD_LIBRARY_PATH");
 	if (path && *path)
-		xs_tried(&s, "LD_LIBRARY_PATH=%s", path);
-	if (xs_from_dirs(soname, path, false, out, len, &s))
+		shim_tried(&s, "LD_LIBRARY_PATH=%s", path);
+	if (shim_from_dirs(soname, path, false, out, len, &s))
 		return true;
-	xs_log(XS_LOG_ERROR, "%s not found (%s unset; looked in %s): %s", soname, env, s.tried,
-	       instead);
+	xlog(XLOG_ERROR, "%s not found (%s unset; looked in %s): %s", soname, env, s.tried,
+	     instead);
 	return false;
 }
 
-void *xs_lib_open(const char *path, const char *instead)
+void *shim_lib_open(const char *path, const char *instead)
 {
-	void *h = xs_dl_open(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = shim_dl_open(path, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h)
-		xs_log(XS_LOG_ERROR, "cannot load %s (%s): %s", path, dlerror(), instead);
+		xlog(XLOG_ERROR, "cannot load %s (%s): %s", path, dlerror(), instead);
 	else
-		xs_log(XS_LOG_INFO, "opened the real library %s", path);
+		xlog(XLOG_INFO, "opened the real library %s", path);
 	return h;
 }
 
-void *xs_lib_self(const void *self_addr)
+void *shim_lib_self(const void *self_addr)
 {
 	Dl_info info;
 
 	if (!dladdr(self_addr, &info) || !info.dli_fname)
 		return NULL;
-	return xs_dl_open(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	return shim_dl_open(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 /* Answer of a shim's dl*_pick functions meaning "return NULL". */
-#define XS_DL_NULL ((void *)1)
+#define SHIM_DL_NULL ((void *)1)
 
 /*
  * The dl hooks run inside everyone's dlsym/dlopen, including a sanitizer
@@ -23,23 +23,23 @@
  * instrumented, and must answer names of no interest without touching
  * anything (no pthread_once, no libc string functions).
  */
-#define XS_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+#define SHIM_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
 /* Resolves the next dlsym/dlopen once (racing threads find the same). */
-XS_EARLY void xs_dl_init(void);
+SHIM_EARLY void shim_dl_init(void);
 
 /* The real dlsym and dlopen (the next definitions after the shim's). */
-void *xs_dl_sym(void *handle, const char *name);
-void *xs_dl_open(const char *path, int flags);
+void *shim_dl_sym(void *handle, const char *name);
+void *shim_dl_open(const char *path, int flags);
 
-/* Whether @name contains @what (XS_EARLY: no library call). */
-XS_EARLY bool xs_dl_mentions(const char *name, const char *what);
+/* Whether @name contains @what (SHIM_EARLY: no library call). */
+SHIM_EARLY bool shim_dl_mentions(const char *name, const char *what);
 
 /*
  * Whether @name names the vendor library: its base name is one of @names
  * (NULL-terminated), or it is @real_path itself.
  */
-bool xs_lib_is_name(const char *name, const char *const *names, const char *real_path);
+bool shim_lib_is_name(const char *name, const char *const *names, const char *real_path);
 
 /*
  * Finds the real library @soname: at $@env if set (honoured or failing,
@@ -52,16 +52,16 @@ bool xs_lib_is_name(const char *name, const char *const *names, const char *real
  * nothing fits, returns false and says so at error level (XSCHED_LOG),
  * with what was tried and @instead (what the application sees then).
  */
-bool xs_lib_find(const char *soname, const char *env, const char *extra_dirs,
-		 const void *self_addr, const char *instead, char *out, size_t len);
+bool shim_lib_find(const char *soname, const char *env, const char *extra_dirs,
+		   const void *self_addr, const char *instead, char *out, size_t len);
 
 /*
  * dlopen()s @path (absolute) RTLD_NOW | RTLD_LOCAL with the real dlopen;
  * on failure says why at error level, with @instead. The handle or NULL.
  */
-void *xs_lib_open(const char *path, const char *instead);
+void *shim_lib_open(const char *path, const char *instead);
 
 /* The shim containing @self_addr, as dlopen() returns it, or NULL. */
-void *xs_lib_self(const void *self_addr);
+void *shim_lib_self(const void *self_addr);
 
 #endif

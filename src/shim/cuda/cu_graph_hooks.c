@@ -21,7 +21,7 @@
  */
 #include "shim/cuda/cu_graph.h"
 
-__attribute__((visibility("hidden"))) CUgraphExec xs_cu_graph_pick(CUgraphExec e);
+__attribute__((visibility("hidden"))) CUgraphExec cu_graph_pick(CUgraphExec e);
 
 /* The driver's @name, or the error the call gets without it. */
 #define CG_DRIVER(name, ...)                                                       \
@@ -271,7 +271,7 @@ XS_CU_HOOK CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
  * update the slices cannot take. The executable's launches reach the
  * driver, slicing ends for it, and the call goes to the driver unchanged.
  */
-CUgraphExec xs_cu_graph_pick(CUgraphExec e)
+CUgraphExec cu_graph_pick(CUgraphExec e)
 {
 	struct cg_exec *x = cg_begin(e);
 

@@ -42,8 +42,8 @@ static const char *const cu_export_names[] = {
 
 #define CU_NEXPORTS (sizeof(cu_export_names) / sizeof(cu_export_names[0]))
 
-/* Read by the trampolines; written once per entry by cu_resolve(). */
-__attribute__((visibility("hidden"))) void *xs_cu_real[CU_NEXPORTS];
+/* Read by the trampolines; written once per entry by cu_tramp_resolve(). */
+__attribute__((visibility("hidden"))) void *cu_tramp_fn[CU_NEXPORTS];
 
 struct cu_fns cu_real;
 
@@ -62,7 +62,7 @@ static CUresult cu_missing(void)
 
 static void *cu_dlsym(void *h, const char *name)
 {
-	return xs_dl_sym(h, name);
+	return shim_dl_sym(h, name);
 }
 
 /* What the application sees without a driver (XSCHED_LOG messages). */
@@ -80,8 +80,8 @@ static void *cu_dlsym(void *h, const char *name)
 
 static bool cu_find(char *out, size_t len)
 {
-	return xs_lib_find("libcuda.so.1", "XSCHED_CUDA_LIB", XS_CUDA_DRIVER_DIRS,
-			   (const void *)cu_find, CU_INSTEAD, out, len);
+	return shim_lib_find("libcuda.so.1", "XSCHED_CUDA_LIB", XS_CUDA_DRIVER_DIRS,
+			     (const void *)cu_find, CU_INSTEAD, out, len);
 }
 
 static void cu_load_once(void)
@@ -89,12 +89,12 @@ static void cu_load_once(void)
 	void *handle;
 
 	cu_enter_driver();
-	cu_self = xs_lib_self((const void *)cu_load_once);
+	cu_self = shim_lib_self((const void *)cu_load_once);
 	if (!cu_find(cu_path, sizeof(cu_path))) {
 		cu_path[0] = '\0';
 		goto out;
 	}
-	handle = xs_lib_open(cu_path, CU_INSTEAD);
+	handle = shim_lib_open(cu_path, CU_INSTEAD);
 	if (!handle) {
 		cu_path[0] = '\0';
 		goto out;
@@ -126,9 +126,9 @@ void *cu_real_sym(const char *name)
 }
 
 /* Called by the trampolines on an entry point's first use. */
-__attribute__((visibility("hidden"))) void *xs_cu_resolve(unsigned idx);
+__attribute__((visibility("hidden"))) void *cu_tramp_resolve(unsigned idx);
 
-void *xs_cu_resolve(unsigned idx)
+void *cu_tramp_resolve(unsigned idx)
 {
 	void *fn = NULL;
 
@@ -138,7 +138,7 @@ void *xs_cu_resolve(unsigned idx)
 		fn = cu_dlsym(cu_handle, cu_export_names[idx]);
 	if (!fn)
 		fn = (void *)cu_missing;
-	__atomic_store_n(&xs_cu_real[idx], fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&cu_tramp_fn[idx], fn, __ATOMIC_RELEASE);
 	return fn;
 }
 
@@ -169,7 +169,7 @@ bool cu_passthrough(void)
 		static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 		pthread_once(&once, cu_register_atfork);
-		m = xs_agent_mode() == XS_AGENT_NONE ? 2 : 1;
+		m = agent_mode() == AGENT_NONE ? 2 : 1;
 		__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
 	}
 	return m == 2;
@@ -192,18 +192,18 @@ static bool cu_is_driver_name(const char *name)
 {
 	static const char *const names[] = { "libcuda.so", "libcuda.so.1", NULL };
 
-	return xs_lib_is_name(name, names, cu_load() == 0 ? cu_path : NULL);
+	return shim_lib_is_name(name, names, cu_load() == 0 ? cu_path : NULL);
 }
 
-__attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
-__attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *shim_dlopen_pick(const char *name, int flags);
+__attribute__((visibility("hidden"))) void *shim_dlsym_pick(void *handle, const char *name);
 static void *cu_dlopen_driver(const char *name, int flags);
 static void *cu_dlsym_driver(void *handle, const char *name);
 
-XS_EARLY void *xs_dlopen_pick(const char *name, int flags)
+SHIM_EARLY void *shim_dlopen_pick(const char *name, int flags)
 {
-	xs_dl_init();
-	if (!xs_dl_mentions(name, "libcuda.so"))
+	shim_dl_init();
+	if (!shim_dl_mentions(name, "libcuda.so"))
 		return NULL;
 	return cu_dlopen_driver(name, flags);
 }
@@ -216,13 +216,13 @@ static void *cu_dlopen_driver(const char *name, int flags)
 	(void)flags;
 	/* Without a real driver, answer as the system would: no library. */
 	if (cu_load() < 0 || !cu_self)
-		return XS_DL_NULL;
+		return SHIM_DL_NULL;
 	return cu_self;
 }
 
-XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
+SHIM_EARLY void *shim_dlsym_pick(void *handle, const char *name)
 {
-	xs_dl_init();
+	shim_dl_init();
 	/* Only lookups in the real driver's handle concern us; decided here,
 	 * uninstrumented (a sanitizer looks up names such as "cuserid" with
 	 * RTLD_NEXT while it initialises). */

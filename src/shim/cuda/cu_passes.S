@@ -3,7 +3,7 @@
  * and GRAPH rows of cu_functions.def, whatever their signature. Each saves
  * every argument register, asks the shim (cu_passes.c, cu_graph_hooks.c)
  * what to do, restores the registers and jumps to the row's hidden
- * trampoline (xs_t_<name>, cu_trampolines.S), so the driver receives the
+ * trampoline (shim_t_<name>, cu_trampolines.S), so the driver receives the
  * caller's arguments and return address untouched, apart from a
  * translated stream argument.
  *
@@ -25,51 +25,51 @@
 /* Argument @arg's slot in the saved frame. */
 .macro XS_ARG_OFF arg
 	.if \arg < 6
-	.set	xs_off, 176 - 8 * \arg
+	.set	cu_arg_off, 176 - 8 * \arg
 	.else
-	.set	xs_off, 192 + 8 * (\arg - 6)
+	.set	cu_arg_off, 192 + 8 * (\arg - 6)
 	.endif
 .endm
 
-/* xs_cu_stream_pick(stream, how) returns the stream the driver gets. */
+/* cu_stream_pick(stream, how) returns the stream the driver gets. */
 .macro XS_STREAM_HOOK name, arg, how
 XS_ENTRY \name
 	XS_SAVE
 	XS_ARG_OFF \arg
-	movq	xs_off(%rsp), %rdi
+	movq	cu_arg_off(%rsp), %rdi
 	movl	$\how, %esi
-	call	xs_cu_stream_pick
-	movq	%rax, xs_off(%rsp)
+	call	cu_stream_pick
+	movq	%rax, cu_arg_off(%rsp)
 	XS_RESTORE
-	jmp	xs_t_\name
+	jmp	shim_t_\name
 	.size	\name, .-\name
 .endm
 
-/* xs_cu_sync_pick(ptds) returns 0 to go on, else the call's result. */
+/* cu_sync_pick(ptds) returns 0 to go on, else the call's result. */
 .macro XS_SYNC_HOOK name, ptds
 XS_ENTRY \name
 	XS_SAVE
 	movl	$\ptds, %edi
-	call	xs_cu_sync_pick
+	call	cu_sync_pick
 	testl	%eax, %eax
 	jnz	1f
 	XS_RESTORE
-	jmp	xs_t_\name
+	jmp	shim_t_\name
 1:	addq	$184, %rsp
 	ret
 	.size	\name, .-\name
 .endm
 
-/* xs_cu_graph_pick(exec) returns the executable the driver gets (the same). */
+/* cu_graph_pick(exec) returns the executable the driver gets (the same). */
 .macro XS_GRAPH_HOOK name, arg
 XS_ENTRY \name
 	XS_SAVE
 	XS_ARG_OFF \arg
-	movq	xs_off(%rsp), %rdi
-	call	xs_cu_graph_pick
-	movq	%rax, xs_off(%rsp)
+	movq	cu_arg_off(%rsp), %rdi
+	call	cu_graph_pick
+	movq	%rax, cu_arg_off(%rsp)
 	XS_RESTORE
-	jmp	xs_t_\name
+	jmp	shim_t_\name
 	.size	\name, .-\name
 .endm
 

@@ -9,15 +9,15 @@
 
 enum { PASS_PTSZ = 1, PASS_FLUSH = 2 };
 
-__attribute__((visibility("hidden"))) CUstream xs_cu_stream_pick(CUstream h, int how);
-__attribute__((visibility("hidden"))) CUresult xs_cu_sync_pick(int ptds);
+__attribute__((visibility("hidden"))) CUstream cu_stream_pick(CUstream h, int how);
+__attribute__((visibility("hidden"))) CUresult cu_sync_pick(int ptds);
 
 /*
  * A call that takes stream @h: with PASS_FLUSH, what @h's queue buffered is
  * launched first, so the call lands behind it on the driver's stream.
  * Returns the handle the driver knows the stream by.
  */
-CUstream xs_cu_stream_pick(CUstream h, int how)
+CUstream cu_stream_pick(CUstream h, int how)
 {
 	bool ptsz = how & PASS_PTSZ;
 	struct cs_stream *s;
@@ -37,7 +37,7 @@ CUstream xs_cu_stream_pick(CUstream h, int how)
  * launch failure of that work is the call's result, as the driver would
  * report it there.
  */
-CUresult xs_cu_sync_pick(int ptds)
+CUresult cu_sync_pick(int ptds)
 {
 	struct cs_stream *s;
 

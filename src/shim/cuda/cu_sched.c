@@ -26,7 +26,7 @@ struct cs_ctx {
 	CUcontext primary;              /* a green context's primary; else ctx */
 	CUgreenCtx green;               /* the green context whose ctx it is, or NULL */
 	char device[32];                /* API-local name, "cuda:<ordinal>" */
-	struct xs_devid id;             /* node-wide identity (cs_device_identity) */
+	struct devid id;                /* node-wide identity (cs_device_identity) */
 	struct cs_queue group;          /* legacy, blocking and per-thread streams */
 	struct cs_stream legacy;
 };
@@ -65,7 +65,7 @@ static void cs_reap_register(void)
  * cuDeviceGetUuid_v2), else its PCI bus id; the bus id is kept besides
  * the UUID. Left unverified when the driver answers neither.
  */
-static void cs_device_identity(CUdevice dev, struct xs_devid *id)
+static void cs_device_identity(CUdevice dev, struct devid *id)
 {
 	char bus[32];
 	CUuuid u;
@@ -74,11 +74,11 @@ static void cs_device_identity(CUdevice dev, struct xs_devid *id)
 	if (cu_real.cuDeviceGetPCIBusId &&
 	    cu_real.cuDeviceGetPCIBusId(bus, (int)sizeof(bus), dev) == CUDA_SUCCESS) {
 		bus[sizeof(bus) - 1] = '\0';
-		xs_devid_set_pci_text(id, bus);
+		devid_set_pci_text(id, bus);
 	}
 	if ((cu_real.cuDeviceGetUuid_v2 && cu_real.cuDeviceGetUuid_v2(&u, dev) == CUDA_SUCCESS) ||
 	    (cu_real.cuDeviceGetUuid && cu_real.cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS))
-		xs_devid_set_uuid(id, (const uint8_t *)u.bytes);
+		devid_set_uuid(id, (const uint8_t *)u.bytes);
 }
 
 static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const struct cs_ctx *c)
@@ -95,7 +95,7 @@ static int cs_queue_init(struct cs_queue *q, CUcontext ctx, const struct cs_ctx 
 		q->hwq = NULL;
 		return rc;
 	}
-	xs_agent_register(q->xq);
+	agent_register(q->xq);
 	atomic_fetch_add(&cs_nqueues, 1);
 	pthread_once(&cs_reap_once, cs_reap_register);
 	return 0;
@@ -105,7 +105,7 @@ static void cs_queue_fini(struct cs_queue *q)
 {
 	if (!q->xq)
 		return;
-	xs_agent_unregister(q->xq);
+	agent_unregister(q->xq);
 	xq_destroy(q->xq, XS_DESTROY_DRAIN);
 	q->hwq->ops->hwq_destroy(q->hwq);
 	q->xq = NULL;

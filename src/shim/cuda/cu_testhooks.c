@@ -9,17 +9,17 @@
 #include "shim/cuda/cu_shim.h"
 
 /* How many XQueues the shim created. */
-XS_CU_HOOK int xs_cuda_queues(void);
+XS_CU_HOOK int cu_test_queues(void);
 
-int xs_cuda_queues(void)
+int cu_test_queues(void)
 {
 	return cs_queue_count();
 }
 
 /* The commands @e's last launch was submitted as (-1: not recorded). */
-XS_CU_HOOK int xs_cuda_graph_split(CUgraphExec e);
+XS_CU_HOOK int cu_test_graph_split(CUgraphExec e);
 
-int xs_cuda_graph_split(CUgraphExec e)
+int cu_test_graph_split(CUgraphExec e)
 {
 	struct cg_exec *x = cg_get(e);
 	int n = x ? atomic_load(&x->last_split) : -1;

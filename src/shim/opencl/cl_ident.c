@@ -62,7 +62,7 @@ static char *cl_extensions(cl_device_id dev)
 	return s;
 }
 
-void cl_device_naming(cl_device_id dev, char *name, size_t len, struct xs_devid *id)
+void cl_device_naming(cl_device_id dev, char *name, size_t len, struct devid *id)
 {
 	char dname[64] = "";
 	char *ext;
@@ -79,14 +79,14 @@ void cl_device_naming(cl_device_id dev, char *name, size_t len, struct xs_devid 
 
 		if (cl_real.clGetDeviceInfo(dev, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(pci), &pci,
 					    NULL) == CL_SUCCESS)
-			xs_devid_set_pci(id, pci.domain, pci.bus, pci.device, pci.function);
+			devid_set_pci(id, pci.domain, pci.bus, pci.device, pci.function);
 	}
 	if (cl_has_word(ext, "cl_khr_device_uuid")) {
-		uint8_t uuid[XS_UUID_BYTES];
+		uint8_t uuid[DEVID_UUID_BYTES];
 
 		if (cl_real.clGetDeviceInfo(dev, CL_DEVICE_UUID_KHR, sizeof(uuid), uuid, NULL) ==
 		    CL_SUCCESS)
-			xs_devid_set_uuid(id, uuid);
+			devid_set_uuid(id, uuid);
 	}
 	free(ext);
 }

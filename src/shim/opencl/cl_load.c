@@ -28,8 +28,8 @@ static const char *const cl_export_names[] = {
 
 #define CL_NEXPORTS (sizeof(cl_export_names) / sizeof(cl_export_names[0]))
 
-/* Read by the trampolines; written once per entry by xs_cl_resolve(). */
-__attribute__((visibility("hidden"))) void *xs_cl_real[CL_NEXPORTS];
+/* Read by the trampolines; written once per entry by cl_tramp_resolve(). */
+__attribute__((visibility("hidden"))) void *cl_tramp_fn[CL_NEXPORTS];
 
 struct cl_fns cl_real;
 
@@ -52,16 +52,16 @@ static void cl_load_once(void)
 {
 	void *handle;
 
-	cl_self = xs_lib_self((const void *)cl_load_once);
-	if (!xs_lib_find("libOpenCL.so.1", "XSCHED_OPENCL_LIB", NULL,
-			 (const void *)cl_load_once, CL_INSTEAD, cl_path, sizeof(cl_path)))
+	cl_self = shim_lib_self((const void *)cl_load_once);
+	if (!shim_lib_find("libOpenCL.so.1", "XSCHED_OPENCL_LIB", NULL,
+			   (const void *)cl_load_once, CL_INSTEAD, cl_path, sizeof(cl_path)))
 		goto fail;
-	handle = xs_lib_open(cl_path, CL_INSTEAD);
+	handle = shim_lib_open(cl_path, CL_INSTEAD);
 	if (!handle)
 		goto fail;
 	__atomic_store_n(&cl_handle, handle, __ATOMIC_RELAXED);
 #define CL_RESOLVE_PASS(name)
-#define CL_RESOLVE_CALL(name) cl_real.name = (__typeof__(&name))xs_dl_sym(handle, #name);
+#define CL_RESOLVE_CALL(name) cl_real.name = (__typeof__(&name))shim_dl_sym(handle, #name);
 #define CL_RESOLVE_HOOK(name) CL_RESOLVE_CALL(name)
 #define XS_CL_FN(name, version, how) CL_RESOLVE_##how(name)
 #include "vendor/opencl/cl_functions.def"
@@ -80,23 +80,23 @@ int cl_load(void)
 void *cl_self_sym(const char *name)
 {
 	cl_load();
-	return cl_self ? xs_dl_sym(cl_self, name) : NULL;
+	return cl_self ? shim_dl_sym(cl_self, name) : NULL;
 }
 
 /* Called by the trampolines on an entry point's first use. */
-__attribute__((visibility("hidden"))) void *xs_cl_resolve(unsigned idx);
+__attribute__((visibility("hidden"))) void *cl_tramp_resolve(unsigned idx);
 
-void *xs_cl_resolve(unsigned idx)
+void *cl_tramp_resolve(unsigned idx)
 {
 	void *fn = NULL;
 
 	if (idx >= CL_NEXPORTS)
 		return (void *)cl_missing;
 	if (cl_load() == 0)
-		fn = xs_dl_sym(cl_handle, cl_export_names[idx]);
+		fn = shim_dl_sym(cl_handle, cl_export_names[idx]);
 	if (!fn)
 		fn = (void *)cl_missing;
-	__atomic_store_n(&xs_cl_real[idx], fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl_tramp_fn[idx], fn, __ATOMIC_RELEASE);
 	return fn;
 }
 
@@ -126,7 +126,7 @@ bool cl_passthrough(void)
 		static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 		pthread_once(&once, cl_register_atfork);
-		m = cl_load() < 0 || xs_agent_mode() == XS_AGENT_NONE ? 2 : 1;
+		m = cl_load() < 0 || agent_mode() == AGENT_NONE ? 2 : 1;
 		__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
 	}
 	return m == 2;
@@ -134,16 +134,16 @@ bool cl_passthrough(void)
 
 /* --- dlopen / dlsym ----------------------------------------------------------- */
 
-__attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
-__attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *shim_dlopen_pick(const char *name, int flags);
+__attribute__((visibility("hidden"))) void *shim_dlsym_pick(void *handle, const char *name);
 static void *cl_dlopen_loader(const char *name);
 static void *cl_dlsym_loader(void *handle, const char *name);
 
-XS_EARLY void *xs_dlopen_pick(const char *name, int flags)
+SHIM_EARLY void *shim_dlopen_pick(const char *name, int flags)
 {
 	(void)flags;
-	xs_dl_init();
-	if (!xs_dl_mentions(name, "libOpenCL.so"))
+	shim_dl_init();
+	if (!shim_dl_mentions(name, "libOpenCL.so"))
 		return NULL;
 	return cl_dlopen_loader(name);
 }
@@ -153,16 +153,16 @@ static void *cl_dlopen_loader(const char *name)
 {
 	static const char *const names[] = { "libOpenCL.so", "libOpenCL.so.1", NULL };
 
-	if (!xs_lib_is_name(name, names, cl_load() == 0 ? cl_path : NULL))
+	if (!shim_lib_is_name(name, names, cl_load() == 0 ? cl_path : NULL))
 		return NULL;
 	if (cl_load() < 0 || !cl_self)
-		return XS_DL_NULL;
+		return SHIM_DL_NULL;
 	return cl_self;
 }
 
-XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
+SHIM_EARLY void *shim_dlsym_pick(void *handle, const char *name)
 {
-	xs_dl_init();
+	shim_dl_init();
 	/* Only lookups in the real loader's handle concern us; decided here,
 	 * uninstrumented (a sanitizer looks up names such as "clock_getres"
 	 * with RTLD_NEXT while it initialises). */
@@ -177,7 +177,7 @@ static void *cl_dlsym_loader(void *handle, const char *name)
 {
 	if (handle != cl_handle || !cl_handle)
 		return NULL;
-	return xs_dl_sym(cl_self ? cl_self : RTLD_DEFAULT, name);
+	return shim_dl_sym(cl_self ? cl_self : RTLD_DEFAULT, name);
 }
 
 /*

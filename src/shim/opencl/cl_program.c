@@ -25,7 +25,7 @@
  */
 #include "shim/opencl/cl_guard_rw.h"
 #include "shim/opencl/cl_shim.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -65,8 +65,8 @@ static void clpg_env_read(void)
 	if (!strcmp(v, "0"))
 		clpg_enabled = false;
 	else
-		XS_LOG_ONCE(XS_LOG_WARN, "XSCHED_OPENCL_LV2=%s is neither 0 nor 1: ignored "
-			    "(the guardian is on)", v);
+		XLOG_ONCE(XLOG_WARN, "XSCHED_OPENCL_LV2=%s is neither 0 nor 1: ignored "
+			  "(the guardian is on)", v);
 }
 
 bool cl_guard_enabled(void)

@@ -9,7 +9,7 @@
  */
 #include "shim/opencl/cl_shim.h"
 #include "agent/agent.h"
-#include "base/xs_log.h"
+#include "base/xlog.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -192,7 +192,7 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const ch
 		snprintf(q->why, sizeof(q->why), "kernel %s not instrumented: %s", name,
 			 cl_program_why(prog, name));
 	xq_set_level_why(q->xq, 1, q->why);
-	xs_log(XS_LOG_INFO, "OpenCL queue: level 1 (%s)", q->why);
+	xlog(XLOG_INFO, "OpenCL queue: level 1 (%s)", q->why);
 }
 
 /* Starts scheduling the application's new @queue. Failure: pass-through. */
@@ -202,7 +202,7 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	static pthread_once_t reap_once = PTHREAD_ONCE_INIT;
 	struct xq_config cfg = { .level = 1 };
 	struct cl_q *q = calloc(1, sizeof(*q));
-	struct xs_devid id;
+	struct devid id;
 	char device[32];
 
 	if (!q)
@@ -236,7 +236,7 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	 * application's last release. */
 	cl_real.clRetainCommandQueue(queue);
 	atomic_init(&q->app_refs, 1);
-	xs_agent_register(q->xq);
+	agent_register(q->xq);
 	atomic_fetch_add(&clq_count, 1);
 	atomic_fetch_add(&clq_live, 1);
 	pthread_once(&reap_once, clq_reap_register);
@@ -290,7 +290,7 @@ clCreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
 static void clq_destroy(struct cl_q *q)
 {
 	clq_note_gone(q);
-	xs_agent_unregister(q->xq);
+	agent_unregister(q->xq);
 	xq_destroy(q->xq, XS_DESTROY_DRAIN);
 	q->hwq->ops->hwq_destroy(q->hwq);
 	/* The shim's own reference, which kept the queue alive meanwhile. */

@@ -93,7 +93,7 @@ int cl_q_count(void);
  * ("cl:" and CL_DEVICE_NAME, @len bytes) and the node-wide identity @id
  * (UUID, else PCI bus id, else unverified: all zero).
  */
-void cl_device_naming(cl_device_id dev, char *name, size_t len, struct xs_devid *id);
+void cl_device_naming(cl_device_id dev, char *name, size_t len, struct devid *id);
 
 /* Wakes every queue whose next command may wait for a proxy just bound. */
 void cl_q_kick_all(void);

@@ -11,9 +11,9 @@
 #include <string.h>
 
 /* How many XQueues the shim created. */
-XS_CL_HOOK int xs_opencl_queues(void);
+XS_CL_HOOK int cl_test_queues(void);
 
-int xs_opencl_queues(void)
+int cl_test_queues(void)
 {
 	return cl_q_count();
 }
@@ -29,11 +29,11 @@ int xs_opencl_queues(void)
  * commands its device cut short and it launched again
  * (tests/test_opencl_lv2.sh).
  */
-XS_CL_HOOK int xs_opencl_preempt(cl_command_queue queue, int on);
-XS_CL_HOOK int xs_opencl_level(cl_command_queue queue);
-XS_CL_HOOK long xs_opencl_relaunches(cl_command_queue queue);
+XS_CL_HOOK int cl_test_preempt(cl_command_queue queue, int on);
+XS_CL_HOOK int cl_test_level(cl_command_queue queue);
+XS_CL_HOOK long cl_test_relaunches(cl_command_queue queue);
 
-int xs_opencl_preempt(cl_command_queue queue, int on)
+int cl_test_preempt(cl_command_queue queue, int on)
 {
 	struct cl_q *q = cl_q_of(queue);
 
@@ -44,7 +44,7 @@ int xs_opencl_preempt(cl_command_queue queue, int on)
 	return xq_suspend(q->xq, on == 2 ? XS_SUSPEND_SYNC : 0);
 }
 
-int xs_opencl_level(cl_command_queue queue)
+int cl_test_level(cl_command_queue queue)
 {
 	struct cl_q *q = cl_q_of(queue);
 	xs_queue_info info;
@@ -55,7 +55,7 @@ int xs_opencl_level(cl_command_queue queue)
 	return info.level;
 }
 
-long xs_opencl_relaunches(cl_command_queue queue)
+long cl_test_relaunches(cl_command_queue queue)
 {
 	struct cl_q *q = cl_q_of(queue);
 	xs_queue_stats st;

@@ -28,7 +28,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-/* --- the exports (ze_trampolines.S jumps through xs_ze_real[]) ------------- */
+/* --- the exports (ze_trampolines.S jumps through ze_tramp_fn[]) ------------- */
 
 /* Every row of ze_functions.def, in row order: the trampolines' slots. */
 static const char *const ze_export_names[] = {
@@ -38,8 +38,8 @@ static const char *const ze_export_names[] = {
 
 #define ZE_NEXPORTS (sizeof(ze_export_names) / sizeof(ze_export_names[0]))
 
-/* Read by the trampolines; written once per entry by xs_ze_resolve(). */
-__attribute__((visibility("hidden"))) void *xs_ze_real[ZE_NEXPORTS];
+/* Read by the trampolines; written once per entry by ze_tramp_resolve(). */
+__attribute__((visibility("hidden"))) void *ze_tramp_fn[ZE_NEXPORTS];
 
 struct xal_ze_fns ze_real;
 
@@ -61,17 +61,17 @@ static void ze_load_once(void)
 	void *h = NULL;
 
 	ze_enter_driver();
-	if (xs_lib_find("libze_loader.so.1", "XSCHED_ZE_LIB", NULL, (const void *)ze_load_once,
-			ZE_INSTEAD, zl.path, sizeof(zl.path)))
-		h = xs_lib_open(zl.path, ZE_INSTEAD);
+	if (shim_lib_find("libze_loader.so.1", "XSCHED_ZE_LIB", NULL, (const void *)ze_load_once,
+			  ZE_INSTEAD, zl.path, sizeof(zl.path)))
+		h = shim_lib_open(zl.path, ZE_INSTEAD);
 	if (h) {
 #define ZE_RESOLVE_PASS(name)
-#define ZE_RESOLVE_CALL(name) ze_real.name = (__typeof__(&name))xs_dl_sym(h, #name);
+#define ZE_RESOLVE_CALL(name) ze_real.name = (__typeof__(&name))shim_dl_sym(h, #name);
 #define ZE_RESOLVE_HOOK(name) ZE_RESOLVE_CALL(name)
 #define XS_ZE_FN(name, how) ZE_RESOLVE_##how(name)
 #include "vendor/ze/ze_functions.def"
 		zl.rc = 0;
-		/* Pairs with the acquire in xs_dlsym_pick(), which runs outside
+		/* Pairs with the acquire in shim_dlsym_pick(), which runs outside
 		 * pthread_once(). */
 		__atomic_store_n(&zl.handle, h, __ATOMIC_RELEASE);
 	} else {
@@ -98,18 +98,19 @@ static ze_result_t ze_missing(void)
 }
 
 /* Called by the trampolines on an entry point's first use. */
-__attribute__((visibility("hidden"))) void *xs_ze_resolve(unsigned idx);
+__attribute__((visibility("hidden"))) void *ze_tramp_resolve(unsigned idx);
 
-void *xs_ze_resolve(unsigned idx)
+void *ze_tramp_resolve(unsigned idx)
 {
 	void *fn = NULL;
 
 	if (idx < ZE_NEXPORTS && ze_load() == 0)
-		fn = xs_dl_sym(__atomic_load_n(&zl.handle, __ATOMIC_ACQUIRE), ze_export_names[idx]);
+		fn = shim_dl_sym(__atomic_load_n(&zl.handle, __ATOMIC_ACQUIRE),
+				 ze_export_names[idx]);
 	if (!fn)
 		fn = (void *)ze_missing;
 	if (idx < ZE_NEXPORTS)
-		__atomic_store_n(&xs_ze_real[idx], fn, __ATOMIC_RELEASE);
+		__atomic_store_n(&ze_tramp_fn[idx], fn, __ATOMIC_RELEASE);
 	return fn;
 }
 
@@ -124,7 +125,7 @@ static void ze_atfork_child(void)
 /* Scheduling or not is decided once, at the first call that asks. */
 static bool ze_decide(void)
 {
-	if (ze_load() < 0 || xs_agent_mode() == XS_AGENT_NONE)
+	if (ze_load() < 0 || agent_mode() == AGENT_NONE)
 		return false;
 	pthread_atfork(NULL, NULL, ze_atfork_child);
 	return true;
@@ -175,7 +176,7 @@ static void *ze_self_handle;
 
 static void ze_self_find(void)
 {
-	ze_self_handle = xs_lib_self((const void *)ze_self_find);
+	ze_self_handle = shim_lib_self((const void *)ze_self_find);
 }
 
 static void *ze_self(void)
@@ -184,8 +185,8 @@ static void *ze_self(void)
 	return ze_self_handle;
 }
 
-__attribute__((visibility("hidden"))) void *xs_dlopen_pick(const char *name, int flags);
-__attribute__((visibility("hidden"))) void *xs_dlsym_pick(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *shim_dlopen_pick(const char *name, int flags);
+__attribute__((visibility("hidden"))) void *shim_dlsym_pick(void *handle, const char *name);
 
 /* dlopen of a name that may be the loader's: the shim, or NULL (go on). */
 static void *ze_dlopen_loader(const char *name)
@@ -195,19 +196,19 @@ static void *ze_dlopen_loader(const char *name)
 
 	if (ze_in_driver)
 		return NULL;
-	if (!xs_lib_is_name(name, names, ze_load() == 0 ? zl.path : NULL))
+	if (!shim_lib_is_name(name, names, ze_load() == 0 ? zl.path : NULL))
 		return NULL;
 	/* Without a real loader, answer as the system would: no library.
 	 * Each answer holds a reference of its own, as dlopen's do. */
-	self = zl.rc < 0 ? NULL : xs_lib_self((const void *)ze_dlopen_loader);
-	return self ? self : XS_DL_NULL;
+	self = zl.rc < 0 ? NULL : shim_lib_self((const void *)ze_dlopen_loader);
+	return self ? self : SHIM_DL_NULL;
 }
 
-XS_EARLY void *xs_dlopen_pick(const char *name, int flags)
+SHIM_EARLY void *shim_dlopen_pick(const char *name, int flags)
 {
 	(void)flags;
-	xs_dl_init();
-	if (!xs_dl_mentions(name, "libze_loader.so"))
+	shim_dl_init();
+	if (!shim_dl_mentions(name, "libze_loader.so"))
 		return NULL;
 	return ze_dlopen_loader(name);
 }
@@ -220,14 +221,14 @@ static void *ze_dlsym_loader(const char *name)
 	if (ze_in_driver)
 		return NULL;
 	self = ze_self();
-	return xs_dl_sym(self ? self : RTLD_DEFAULT, name);
+	return shim_dl_sym(self ? self : RTLD_DEFAULT, name);
 }
 
-XS_EARLY void *xs_dlsym_pick(void *handle, const char *name)
+SHIM_EARLY void *shim_dlsym_pick(void *handle, const char *name)
 {
 	void *real;
 
-	xs_dl_init();
+	shim_dl_init();
 	if (!name || name[0] != 'z' || name[1] != 'e' || !handle)
 		return NULL;
 	real = __atomic_load_n(&zl.handle, __ATOMIC_ACQUIRE);

@@ -61,7 +61,7 @@ void zs_queue_unref(struct zs_queue *q)
  * unverified when the driver reports none (all zero).
  */
 static void zs_device_name(ze_device_handle_t dev, char *out, size_t len,
-			   struct xs_devid *id)
+			   struct devid *id)
 {
 	ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
 
@@ -72,8 +72,8 @@ static void zs_device_name(ze_device_handle_t dev, char *out, size_t len,
 	}
 	snprintf(out, len, "ze:%02x%02x%02x%02x:%.19s", p.uuid.id[0], p.uuid.id[1],
 		 p.uuid.id[2], p.uuid.id[3], p.name);
-	_Static_assert(sizeof(p.uuid.id) == XS_UUID_BYTES, "ze UUID size");
-	xs_devid_set_uuid(id, p.uuid.id);
+	_Static_assert(sizeof(p.uuid.id) == DEVID_UUID_BYTES, "ze UUID size");
+	devid_set_uuid(id, p.uuid.id);
 }
 
 static bool zs_reap_one(struct shim_map_node *n, void *arg)
@@ -108,7 +108,7 @@ void zs_queue_created(const void *h, bool is_list, ze_context_handle_t ctx,
 	static pthread_once_t reap_once = PTHREAD_ONCE_INIT;
 	struct xq_config cfg = { .level = 1 };
 	struct zs_queue *q = calloc(1, sizeof(*q)), *old;
-	struct xs_devid id;
+	struct devid id;
 	char device[32];
 	int rc;
 
@@ -135,7 +135,7 @@ void zs_queue_created(const void *h, bool is_list, ze_context_handle_t ctx,
 	q->dev = dev;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->idle, NULL);
-	xs_agent_register(q->xq);
+	agent_register(q->xq);
 	if (desc->priority == ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH ||
 	    desc->priority == ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_LOW) {
 		int64_t hint[XQ_HINTS];
@@ -171,7 +171,7 @@ ze_result_t zs_queue_destroyed(const void *h)
 	while (q->users)
 		pthread_cond_wait(&q->idle, &q->mu);
 	pthread_mutex_unlock(&q->mu);
-	xs_agent_unregister(q->xq);
+	agent_unregister(q->xq);
 	xq_destroy(q->xq, XS_DESTROY_DRAIN);
 	rc = xal_ze_hwq_error(q->hwq);
 	q->hwq->ops->hwq_destroy(q->hwq);
@@ -238,7 +238,7 @@ void zs_issued(const struct xal_ze_cmd *c, ze_result_t rc)
 
 uint64_t zs_deadline(uint64_t timeout_ns)
 {
-	uint64_t now = xs_now_ns();
+	uint64_t now = clock_now_ns();
 
 	if (timeout_ns == UINT64_MAX || timeout_ns > UINT64_MAX - now)
 		return UINT64_MAX;
@@ -251,7 +251,7 @@ uint64_t zs_remaining(uint64_t deadline)
 
 	if (deadline == UINT64_MAX)
 		return UINT64_MAX;
-	now = xs_now_ns();
+	now = clock_now_ns();
 	return deadline > now ? deadline - now : 0;
 }
 
@@ -280,11 +280,11 @@ static bool zs_wait_entered(struct zs_queue *q, uint64_t seq, uint64_t deadline)
 
 		if (xq_query(q->xq, seq) != -EBUSY)
 			return true;
-		now = xs_now_ns();
+		now = clock_now_ns();
 		if (now >= deadline)
 			return false;
-		xs_sleep_until(now + XS_MIN(pause, deadline - now));
-		pause = XS_MIN(2 * pause, (uint64_t)ZS_POLL_MAX_NS);
+		clock_sleep_until(now + BASE_MIN(pause, deadline - now));
+		pause = BASE_MIN(2 * pause, (uint64_t)ZS_POLL_MAX_NS);
 	}
 }
 

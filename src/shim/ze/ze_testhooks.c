@@ -9,9 +9,9 @@
 #include "shim/ze/ze_shim.h"
 
 /* How many XQueues the shim created. */
-XS_ZE_HOOK int xs_ze_queues(void);
+XS_ZE_HOOK int ze_test_queues(void);
 
-int xs_ze_queues(void)
+int ze_test_queues(void)
 {
 	return zs_queue_count();
 }

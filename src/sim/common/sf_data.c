@@ -67,6 +67,6 @@ int sf_pattern_run(uint8_t *dst, bool reg, const void *pattern, size_t psize, si
 		return 0;
 	}
 	for (off = 0; off < bytes; off += psize)
-		memcpy(dst + off, pattern, XS_MIN(psize, bytes - off));
+		memcpy(dst + off, pattern, BASE_MIN(psize, bytes - off));
 	return 0;
 }

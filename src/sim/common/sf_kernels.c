@@ -11,14 +11,14 @@
  * the memory registry when the kernel runs; a bad one is a device fault
  * (-EFAULT), which each driver reports in its own API's terms.
  *
- *   xs_spin(uint64 ns)                          occupies the device ns
- *   xs_fill(ptr p, uint32 v, uint64 n)          p[i] = v
- *   xs_add(ptr a, ptr b, ptr c, uint64 n)       c[i] = a[i] + b[i]
- *   xs_inc(ptr p, uint64 n)                     p[i] += 1
- *   xs_scale(ptr p, uint32 k, uint64 n)         p[i] *= k
- *   xs_checksum(ptr p, uint64 n, ptr out)       *(uint64 *)out = FNV-1a 64
+ *   sf_spin(uint64 ns)                          occupies the device ns
+ *   sf_fill(ptr p, uint32 v, uint64 n)          p[i] = v
+ *   sf_add(ptr a, ptr b, ptr c, uint64 n)       c[i] = a[i] + b[i]
+ *   sf_inc(ptr p, uint64 n)                     p[i] += 1
+ *   sf_scale(ptr p, uint32 k, uint64 n)         p[i] *= k
+ *   sf_checksum(ptr p, uint64 n, ptr out)       *(uint64 *)out = FNV-1a 64
  *                                               of the n BYTES at p
- *   xs_fail()                                   fails (-EIO)
+ *   sf_fail()                                   fails (-EIO)
  */
 #include "sim/common/sf.h"
 
@@ -167,13 +167,13 @@ static int sf_fail_run(const uint8_t *params)
 }
 
 const struct sf_kernel_def sf_kernels[] = {
-	{ "xs_spin", 1, { 0 }, { 8 }, 8, sf_spin_run, sf_spin_ns },
-	{ "xs_fill", 3, { 0, 8, 16 }, { 8, 4, 8 }, 24, sf_fill_run, sf_ns_at16 },
-	{ "xs_add", 4, { 0, 8, 16, 24 }, { 8, 8, 8, 8 }, 32, sf_add_run, sf_ns_at24 },
-	{ "xs_inc", 2, { 0, 8 }, { 8, 8 }, 16, sf_inc_run, sf_ns_at8 },
-	{ "xs_scale", 3, { 0, 8, 16 }, { 8, 4, 8 }, 24, sf_scale_run, sf_ns_at16 },
-	{ "xs_checksum", 3, { 0, 8, 16 }, { 8, 8, 8 }, 24, sf_checksum_run, sf_ns_at8 },
-	{ "xs_fail", 0, { 0 }, { 0 }, 0, sf_fail_run, sf_min_ns },
+	{ "sf_spin", 1, { 0 }, { 8 }, 8, sf_spin_run, sf_spin_ns },
+	{ "sf_fill", 3, { 0, 8, 16 }, { 8, 4, 8 }, 24, sf_fill_run, sf_ns_at16 },
+	{ "sf_add", 4, { 0, 8, 16, 24 }, { 8, 8, 8, 8 }, 32, sf_add_run, sf_ns_at24 },
+	{ "sf_inc", 2, { 0, 8 }, { 8, 8 }, 16, sf_inc_run, sf_ns_at8 },
+	{ "sf_scale", 3, { 0, 8, 16 }, { 8, 4, 8 }, 24, sf_scale_run, sf_ns_at16 },
+	{ "sf_checksum", 3, { 0, 8, 16 }, { 8, 8, 8 }, 24, sf_checksum_run, sf_ns_at8 },
+	{ "sf_fail", 0, { 0 }, { 0 }, 0, sf_fail_run, sf_min_ns },
 };
 
 const size_t sf_nkernels = sizeof(sf_kernels) / sizeof(sf_kernels[0]);

@@ -199,7 +199,7 @@ ze_result_t zeDeviceGetGlobalTimestamps(ze_device_handle_t hDevice, uint64_t *ho
 		return r;
 	if (!deviceTimestamp)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	now = xs_now_ns();
+	now = clock_now_ns();
 	*hostTimestamp = now;
 	*deviceTimestamp = now;
 	return ZE_RESULT_SUCCESS;

@@ -26,7 +26,7 @@
  */
 void sz_event_signal(struct sz_event *ev, bool instant)
 {
-	uint64_t now = xs_now_ns();
+	uint64_t now = clock_now_ns();
 
 	if (instant)
 		atomic_store_explicit(&ev->ts_start, now, memory_order_relaxed);

@@ -201,7 +201,7 @@ ze_result_t zeKernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t global
 		return ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION;
 	x = sz_divisor(globalSizeX, 256);
 	y = sz_divisor(globalSizeY, SZ_GROUP_MAX / x);
-	z = sz_divisor(globalSizeZ, XS_MIN(64u, SZ_GROUP_MAX / (x * y)));
+	z = sz_divisor(globalSizeZ, BASE_MIN(64u, SZ_GROUP_MAX / (x * y)));
 	*groupSizeX = x;
 	*groupSizeY = y;
 	*groupSizeZ = z;

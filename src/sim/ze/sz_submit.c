@@ -124,7 +124,7 @@ static int sz_cmd_data(const struct sz_cmd *c)
 	case SZ_C_TIMESTAMP:
 		if (c->u.ts.reg && !sf_mem_accessible(c->u.ts.dst, sizeof(uint64_t)))
 			return -EFAULT;
-		__atomic_store_n(c->u.ts.dst, xs_now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(c->u.ts.dst, clock_now_ns(), __ATOMIC_RELAXED);
 		return 0;
 	case SZ_C_RESET:
 		sz_event_clear(c->u.reset);
@@ -140,7 +140,7 @@ static int sz_cmd_run(void *arg)
 	struct sz_cmd *c = arg;
 
 	if (c->signal)
-		atomic_store_explicit(&c->signal->ts_start, xs_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&c->signal->ts_start, clock_now_ns(), memory_order_relaxed);
 	if (!atomic_load(&c->ctx->fault) && sz_cmd_data(c) < 0)
 		sz_ctx_fault(c->ctx);
 	if (c->transient)

@@ -34,7 +34,7 @@ int sz_wait(struct sz_waitq *wq, bool (*done)(const void *arg), const void *arg,
 	if (timeout_ns == 0)
 		return -EBUSY;
 	if (timeout_ns != UINT64_MAX) {
-		now = xs_now_ns();
+		now = clock_now_ns();
 		deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
 	}
 	for (;;) {
@@ -44,12 +44,12 @@ int sz_wait(struct sz_waitq *wq, bool (*done)(const void *arg), const void *arg,
 		if (done(arg))
 			return 0;
 		if (deadline != UINT64_MAX) {
-			now = xs_now_ns();
+			now = clock_now_ns();
 			if (now >= deadline)
 				return -EBUSY;
 			left = deadline - now;
 		}
-		xs_futex_wait(&wq->word, v, left, false);
+		futex_wait(&wq->word, v, left, false);
 	}
 }
 
@@ -59,5 +59,5 @@ int sz_wait(struct sz_waitq *wq, bool (*done)(const void *arg), const void *arg,
  */
 void sz_wake(struct sz_waitq *wq)
 {
-	xs_futex_wake(&wq->word, 0x7fffffff, false);
+	futex_wake(&wq->word, 0x7fffffff, false);
 }

@@ -1,5 +1,5 @@
 /*
- * XSCHED_LOG (see xs_log.h).
+ * XSCHED_LOG (see xlog.h).
  *
  * Why a library logs here: STYLE.md has libraries return errors and
  * programs log them, but the shims run inside applications that never
@@ -11,9 +11,9 @@
  * on stderr per cause, once per process, naming the cause and what
  * happens instead. Nothing else in xsched writes to stderr, and nothing
  * here is on the per-command path at the default level: hot-path callers
- * test xs_log_on() (one relaxed load) before formatting anything.
+ * test xlog_on() (one relaxed load) before formatting anything.
  */
-#include "base/xs_log.h"
+#include "base/xlog.h"
 #include "base/compiler.h"
 
 #include <errno.h>
@@ -23,70 +23,70 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XS_LOG_LINE 1024
+#define XLOG_LINE 1024
 
-_Atomic int xs_log_max;
+_Atomic int xlog_max;
 
-static void xs_log_write(const char *fmt, va_list ap)
+static void xlog_write(const char *fmt, va_list ap)
 {
-	char buf[XS_LOG_LINE];
+	char buf[XLOG_LINE];
 	int n, err = errno;
 	size_t len;
 
 	memcpy(buf, "xsched: ", 8);
 	n = vsnprintf(buf + 8, sizeof(buf) - 8 - 1, fmt, ap);
-	len = n < 0 ? 8 : XS_MIN(8 + (size_t)n, sizeof(buf) - 2);
+	len = n < 0 ? 8 : BASE_MIN(8 + (size_t)n, sizeof(buf) - 2);
 	buf[len++] = '\n';
 	if (write(STDERR_FILENO, buf, len) < 0)
 		(void)errno;
 	errno = err;
 }
 
-static void xs_log_say(const char *fmt, ...)
+static void xlog_say(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	xs_log_write(fmt, ap);
+	xlog_write(fmt, ap);
 	va_end(ap);
 }
 
-int xs_log_init(void)
+int xlog_init(void)
 {
 	static const char *const names[] = { NULL, "error", "warn", "info", "debug" };
 	const char *v = getenv("XSCHED_LOG");
 	int level = 0, prev = 0;
 
-	for (int i = XS_LOG_ERROR; i <= XS_LOG_DEBUG && v && *v; i++)
+	for (int i = XLOG_ERROR; i <= XLOG_DEBUG && v && *v; i++)
 		if (!strcmp(v, names[i]))
 			level = i;
 	/* Threads racing here agree; only the one that sets it complains. */
-	if (atomic_compare_exchange_strong(&xs_log_max, &prev, level ? level : XS_LOG_WARN) &&
+	if (atomic_compare_exchange_strong(&xlog_max, &prev, level ? level : XLOG_WARN) &&
 	    !level && v && *v)
-		xs_log_say("XSCHED_LOG=%s is not error, warn, info or debug: using warn", v);
-	return atomic_load(&xs_log_max);
+		xlog_say("XSCHED_LOG=%s is not error, warn, info or debug: using warn", v);
+	return atomic_load(&xlog_max);
 }
 
-void xs_log(enum xs_log_level level, const char *fmt, ...)
+void xlog(enum xlog_level level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!xs_log_on(level))
+	if (!xlog_on(level))
 		return;
 	va_start(ap, fmt);
-	xs_log_write(fmt, ap);
+	xlog_write(fmt, ap);
 	va_end(ap);
 }
 
-bool xs_log_once(_Atomic bool *said, enum xs_log_level level, const char *fmt, ...)
+bool xlog_once(_Atomic bool *said, enum xlog_level level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (atomic_load_explicit(said, memory_order_relaxed) || !xs_log_on(level) ||
+	if (atomic_load_explicit(said, memory_order_relaxed) || !xlog_on(level) ||
 	    atomic_exchange(said, true))
 		return false;
 	va_start(ap, fmt);
-	xs_log_write(fmt, ap);
+	xlog_write(fmt, ap);
 	va_end(ap);
 	return true;
 }
