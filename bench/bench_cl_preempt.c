@@ -214,7 +214,7 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 {
 	char args[MAX_KERNELS * 4 + 8][24], pre[4200];
 	char *argv[MAX_KERNELS * 4 + 10];
-	int fds[2], na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0;
+	int na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0;
 	unsigned at;
 	unsigned long long v;
 	long r;
@@ -240,20 +240,10 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 		want += ks[k].n;
 	}
 	argv[na] = NULL;
-	if (pipe(fds) < 0)
+	pid = bench_fork_piped(&in);
+	if (pid < 0)
 		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
 	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
 		putenv(pre);
 		putenv("XSCHED_SCHEDULER=local");
@@ -262,14 +252,6 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 		unsetenv("XSCHED_PRIORITY");
 		execv("/proc/self/exe", argv);
 		_exit(127);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	if (!in) {
-		close(fds[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
 	}
 	while (fscanf(in, " %c %d", &tag, &k) == 2 && k >= 0 && k < o->nk) {
 		struct cell *c = &cells[k];

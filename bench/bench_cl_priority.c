@@ -158,11 +158,10 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 		   FILE **out)
 {
 	char a[8][32], pre[4200], sock[400], pr[32];
-	int fds[2];
+	char *argv[] = { "bench_cl_priority", "--child", (char *)role, a[0], a[1], a[2],
+			 a[3], a[4], a[5], a[6], a[7], NULL };
 	pid_t pid;
 
-	if (pipe(fds) < 0)
-		return -1;
 	snprintf(a[0], 32, "%d", r->o.round_samples);
 	snprintf(a[1], 32, "%u", r->o.period_us);
 	snprintf(a[2], 32, "%u", r->o.fg_iters);
@@ -171,53 +170,32 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 	snprintf(a[5], 32, "%d", r->o.bg_width);
 	snprintf(a[6], 32, "%d", r->o.bg_depth);
 	snprintf(a[7], 32, "%d", r->o.bg_local);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
+	pid = bench_fork_piped(out);
+	if (pid != 0)
+		return pid;
+	unsetenv("LD_PRELOAD");
+	unsetenv("XSCHED_DISABLE");
+	unsetenv("XSCHED_SHARE");
+	unsetenv("XSCHED_DEADLINE_US");
+	unsetenv("XSCHED_LAXITY_US");
+	unsetenv("XSCHED_PRIORITY");
+	unsetenv("XSCHED_OPENCL_LV2");
+	if (env != ENV_NATIVE) {
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
+		putenv(pre);
 	}
-	if (pid == 0) {
-		char *argv[] = { "bench_cl_priority", "--child", (char *)role, a[0], a[1], a[2],
-				 a[3], a[4], a[5], a[6], a[7], NULL };
-
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		unsetenv("LD_PRELOAD");
-		unsetenv("XSCHED_DISABLE");
-		unsetenv("XSCHED_SHARE");
-		unsetenv("XSCHED_DEADLINE_US");
-		unsetenv("XSCHED_LAXITY_US");
-		unsetenv("XSCHED_PRIORITY");
-		unsetenv("XSCHED_OPENCL_LV2");
-		if (env != ENV_NATIVE) {
-			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
-			putenv(pre);
-		}
-		putenv(env == ENV_XSCHED_LV1 ? "XSCHED_OPENCL_LV2=0" : "XSCHED_OPENCL_LV2=1");
-		if (env == ENV_XSCHED || env == ENV_XSCHED_LV1) {
-			snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
-			snprintf(pr, sizeof(pr), "XSCHED_PRIORITY=%d", prio);
-			putenv(sock);
-			putenv(pr);
-			putenv("XSCHED_SCHEDULER=global");
-		} else if (env == ENV_SHIM_NONE) {
-			putenv("XSCHED_SCHEDULER=none");
-		}
-		execv("/proc/self/exe", argv);
-		_exit(127);
+	putenv(env == ENV_XSCHED_LV1 ? "XSCHED_OPENCL_LV2=0" : "XSCHED_OPENCL_LV2=1");
+	if (env == ENV_XSCHED || env == ENV_XSCHED_LV1) {
+		snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
+		snprintf(pr, sizeof(pr), "XSCHED_PRIORITY=%d", prio);
+		putenv(sock);
+		putenv(pr);
+		putenv("XSCHED_SCHEDULER=global");
+	} else if (env == ENV_SHIM_NONE) {
+		putenv("XSCHED_SCHEDULER=none");
 	}
-	close(fds[1]);
-	*out = fdopen(fds[0], "r");
-	if (!*out) {
-		close(fds[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
+	execv("/proc/self/exe", argv);
+	_exit(127);
 }
 
 static void *bg_reader(void *arg)

@@ -8,12 +8,15 @@
 #define XS_BENCH_UTIL_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/sim.h"
@@ -214,6 +217,44 @@ static inline void bench_print_machine(FILE *out)
 	getloadavg(load, 3);
 	fprintf(out, "machine: %ld online CPUs (%s), load average %.2f %.2f %.2f\n",
 		sysconf(_SC_NPROCESSORS_ONLN), model, load[0], load[1], load[2]);
+}
+
+/*
+ * Forks a child whose stdout is a pipe to the parent. In the parent:
+ * returns the child's pid, the pipe's read end in *@in; in the child:
+ * returns 0, stdout the pipe's write end, killed when the parent dies.
+ * -1 if something failed (no child is left behind).
+ */
+static inline pid_t bench_fork_piped(FILE **in)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		return 0;
+	}
+	close(fds[1]);
+	*in = fdopen(fds[0], "r");
+	if (!*in) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
 }
 
 #endif
