@@ -38,6 +38,7 @@ struct xal_cl_hwq {
 	cl_mem ctl_zero;                /* a control word never set, as @ctl */
 	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
 	cl_event forced_last;           /* the newest forced pass (a reference); glock */
+	_Atomic uint32_t completing;    /* threads inside xg_completed() */
 };
 
 static inline struct xal_cl_hwq *to_hwq(struct xal_hwq *h)

@@ -13,6 +13,7 @@
 #include "shim/opencl/cl_guard_rw.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,11 +159,29 @@ void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 	out->rec_svm = c->g.rec_svm;
 }
 
-/* Tells the creator that guarded @c is complete for good, once. */
+/*
+ * Tells the creator that guarded @c is complete for good, once. Two
+ * threads may find out at the same time (the driver's callback and a
+ * sync); the one that loses must not let its caller see the command done
+ * before the creator heard of it, hence @completing, counted before the
+ * race (xal_cl_hwq_wait_completing()).
+ */
 static void xg_completed(struct xal_cl_cmd *c)
 {
+	struct xal_cl_hwq *h = to_hwq(c->hwq);
+
+	atomic_fetch_add(&h->completing, 1);
 	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
 		c->ops->completed(c);
+	atomic_fetch_sub(&h->completing, 1);
+}
+
+void xal_cl_hwq_wait_completing(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	while (atomic_load(&h->completing))
+		sched_yield();
 }
 
 /*

@@ -323,6 +323,23 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc)
 
 /* --- application calls on events -------------------------------------------------- */
 
+/*
+ * Before answering for a proxy still pending: a guarded launch's proxy is
+ * bound by whichever thread learns first that the launch is complete for
+ * good, so an application that learnt it another way (its clFinish
+ * returned) could find the binding still on its way; it is waited for.
+ */
+static void clp_settle(struct cl_proxy *p)
+{
+	int state;
+
+	pthread_mutex_lock(&p->lock);
+	state = p->state;
+	pthread_mutex_unlock(&p->lock);
+	if (state == CLP_PENDING)
+		xal_cl_hwq_wait_completing(p->q->hwq);
+}
+
 static cl_int clp_answer(size_t size, void *value, size_t *ret, const void *src, size_t len)
 {
 	if (value) {
@@ -365,6 +382,7 @@ XS_CL_HOOK cl_int clGetEventInfo(cl_event ev, cl_event_info param, size_t size, 
 		rc = clp_answer(size, value, ret, &refs, sizeof(refs));
 		break;
 	case CL_EVENT_COMMAND_EXECUTION_STATUS:
+		clp_settle(p);
 		pthread_mutex_lock(&p->lock);
 		if (p->state == CLP_PENDING)
 			st = CL_QUEUED;
@@ -393,6 +411,7 @@ XS_CL_HOOK cl_int clGetEventProfilingInfo(cl_event ev, cl_profiling_info param, 
 	if (!p)
 		return cl_load() < 0 ? CL_INVALID_EVENT
 				     : cl_real.clGetEventProfilingInfo(ev, param, size, value, ret);
+	clp_settle(p);
 	real = cl_proxy_real(p, &failed);
 	rc = real ? cl_real.clGetEventProfilingInfo(real, param, size, value, ret)
 		  : CL_PROFILING_INFO_NOT_AVAILABLE;
