@@ -90,8 +90,8 @@ static void xal_cl_hwq_destroy(struct xal_hwq *hwq)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
 
-	if (h->lv2)
-		xg_hwq_fini(h);
+	if (h->lv2 && !xg_hwq_fini(h))
+		return;
 	free(h);
 }
 

@@ -161,12 +161,14 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq);
 int xal_cl_hwq_settle(struct xal_hwq *hwq);
 
 /*
- * Waits until no thread is telling a creator that a guarded launch of
- * @hwq is complete (ops->completed). A thread that learnt of a completion
- * otherwise (its sync returned, a clFinish) calls it before reading what
- * completed() sets. Never from completed() itself; no lock held.
+ * Waits until no thread is telling a creator that a guarded launch is
+ * complete (ops->completed, any hwq of the process: it takes no hwq, so
+ * it is safe whatever the application released). A thread that learnt of
+ * a completion otherwise (its sync returned, a clFinish) calls it before
+ * reading what completed() sets. Never from completed() itself; no lock
+ * held.
  */
-void xal_cl_hwq_wait_completing(struct xal_hwq *hwq);
+void xal_cl_wait_completing(void);
 
 /* How the control word of @hwq reaches the device ("svm", "write"), or NULL. */
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);

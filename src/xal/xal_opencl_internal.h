@@ -38,7 +38,7 @@ struct xal_cl_hwq {
 	cl_mem ctl_zero;                /* a control word never set, as @ctl */
 	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
 	cl_event forced_last;           /* the newest forced pass (a reference); glock */
-	_Atomic uint32_t completing;    /* threads inside xg_completed() */
+	_Atomic uint32_t callbacks;     /* xg_done_cb() registered, not returned */
 };
 
 static inline struct xal_cl_hwq *to_hwq(struct xal_hwq *h)
@@ -70,7 +70,9 @@ int xg_deactivate(struct xal_hwq *hwq);
 int xg_reactivate(struct xal_hwq *hwq);
 void xg_wait_quiet(struct xal_hwq *hwq);
 /* What an Lv2 queue holds, freed with it. */
-void xg_hwq_fini(struct xal_cl_hwq *h);
+/* Frees what Lv2 made; false (nothing freed: leave @h allocated) if a
+ * driver callback still holds it after a second. */
+bool xg_hwq_fini(struct xal_cl_hwq *h);
 /* What a guarded command leaves in its queue's lists, at its last release. */
 void xg_cmd_fini(struct xal_cl_cmd *c);
 

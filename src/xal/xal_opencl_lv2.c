@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const uint32_t xg_one = 1, xg_zero;
 
@@ -159,28 +160,28 @@ void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 	out->rec_svm = c->g.rec_svm;
 }
 
+/* Threads inside xg_completed(), of every hwq (xal_cl_wait_completing()). */
+static _Atomic uint32_t xg_completing;
+
 /*
  * Tells the creator that guarded @c is complete for good, once. Two
  * threads may find out at the same time (the driver's callback and a
  * sync); the one that loses must not let its caller see the command done
- * before the creator heard of it, hence @completing, counted before the
- * race (xal_cl_hwq_wait_completing()).
+ * before the creator heard of it, hence xg_completing, counted before the
+ * race. Nothing of the hwq is touched after completed(): the application
+ * may release the queue as soon as it sees the command done.
  */
 static void xg_completed(struct xal_cl_cmd *c)
 {
-	struct xal_cl_hwq *h = to_hwq(c->hwq);
-
-	atomic_fetch_add(&h->completing, 1);
+	atomic_fetch_add(&xg_completing, 1);
 	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
 		c->ops->completed(c);
-	atomic_fetch_sub(&h->completing, 1);
+	atomic_fetch_sub(&xg_completing, 1);
 }
 
-void xal_cl_hwq_wait_completing(struct xal_hwq *hwq)
+void xal_cl_wait_completing(void)
 {
-	struct xal_cl_hwq *h = to_hwq(hwq);
-
-	while (atomic_load(&h->completing))
+	while (atomic_load(&xg_completing))
 		sched_yield();
 }
 
@@ -412,8 +413,11 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	pthread_mutex_unlock(&h->glock);
 	if (guarded && c->rc == CL_SUCCESS && c->ev && c->g.rec_svm && h->cl->clSetEventCallback) {
 		atomic_fetch_add(&c->refs, 1);
-		if (h->cl->clSetEventCallback(c->ev, CL_COMPLETE, xg_done_cb, c) != CL_SUCCESS)
+		atomic_fetch_add(&h->callbacks, 1);
+		if (h->cl->clSetEventCallback(c->ev, CL_COMPLETE, xg_done_cb, c) != CL_SUCCESS) {
 			xal_cl_cmd_release(c);
+			atomic_fetch_sub(&h->callbacks, 1);
+		}
 	}
 	h->cl->clFlush(h->queue);
 	atomic_store(&c->launched, 1);
@@ -447,7 +451,10 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
 	pthread_mutex_unlock(&h->glock);
 	if (full)
 		xg_completed(c);
+	/* Its last reference may be this one, whose release reads the hwq:
+	 * the hwq is freed only once no callback is left (xg_hwq_fini()). */
 	xal_cl_cmd_release(c);
+	atomic_fetch_sub(&h->callbacks, 1);
 }
 
 int xal_cl_hwq_settle(struct xal_hwq *hwq)
@@ -554,8 +561,18 @@ int xg_sync_all(struct xal_cl_hwq *h)
 	return rc;
 }
 
-void xg_hwq_fini(struct xal_cl_hwq *h)
+bool xg_hwq_fini(struct xal_cl_hwq *h)
 {
+	/* Every command completed (the XQueue drained): their callbacks are
+	 * due; a driver that never calls them (torn down at exit) costs the
+	 * hwq's memory, not a use after free. */
+	for (int i = 0; atomic_load(&h->callbacks); i++) {
+		struct timespec ms = { 0, 1000000 };
+
+		if (i == 1000)
+			return false;
+		nanosleep(&ms, NULL);
+	}
 	if (h->last)
 		h->cl->clReleaseEvent(h->last);
 	if (h->side)
@@ -572,6 +589,7 @@ void xg_hwq_fini(struct xal_cl_hwq *h)
 		h->cl->clReleaseEvent(h->forced_last);
 	pthread_mutex_destroy(&h->settle_lock);
 	pthread_mutex_destroy(&h->glock);
+	return true;
 }
 
 void xg_cmd_fini(struct xal_cl_cmd *c)

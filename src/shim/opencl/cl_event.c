@@ -337,7 +337,7 @@ static void clp_settle(struct cl_proxy *p)
 	state = p->state;
 	pthread_mutex_unlock(&p->lock);
 	if (state == CLP_PENDING)
-		xal_cl_hwq_wait_completing(p->q->hwq);
+		xal_cl_wait_completing();
 }
 
 static cl_int clp_answer(size_t size, void *value, size_t *ret, const void *src, size_t len)
