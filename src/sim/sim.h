@@ -42,6 +42,13 @@ enum sim_cmd_kind {
 			      * wait_hwq of the same device finished wait_seq */
 };
 
+/*
+ * Inside a KERNEL command's fn: the CLOCK_MONOTONIC time at which the
+ * device started the command (its duration counts from there, whenever
+ * fn itself gets the CPU). 0 on any other thread.
+ */
+uint64_t sim_cmd_started_ns(void);
+
 /* A command descriptor; copied by sim_hwq_launch(). */
 struct sim_cmd {
 	uint32_t kind;

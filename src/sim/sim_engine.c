@@ -246,6 +246,14 @@ static int sim_entry_data(struct sim_entry *e)
  * Runs the rest of @e. Returns true when it finished, false when a Lv3
  * interrupt stopped it (its remaining time is kept).
  */
+/* When the entry whose data part runs on this thread started (sim.h). */
+static _Thread_local uint64_t sim_started;
+
+uint64_t sim_cmd_started_ns(void)
+{
+	return sim_started;
+}
+
 static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
 {
 	const _Atomic uint32_t *ctl = &hq->shm->ctl;
@@ -254,8 +262,11 @@ static bool sim_entry_run(struct sim_hwq *hq, struct sim_entry *e, int *status)
 
 	*status = 0;
 	if (!e->data_done) {
-		int rc = sim_entry_data(e);
+		int rc;
 
+		sim_started = start;
+		rc = sim_entry_data(e);
+		sim_started = 0;
 		e->data_done = true;
 		if (rc < 0)
 			*status = rc;

@@ -139,8 +139,10 @@ static int sz_cmd_run(void *arg)
 {
 	struct sz_cmd *c = arg;
 
+	/* The device's start, not this thread's: its duration counts from there. */
 	if (c->signal)
-		atomic_store_explicit(&c->signal->ts_start, clock_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&c->signal->ts_start, sim_cmd_started_ns(),
+				      memory_order_relaxed);
 	if (!atomic_load(&c->ctx->fault) && sz_cmd_data(c) < 0)
 		sz_ctx_fault(c->ctx);
 	if (c->transient)
