@@ -70,6 +70,7 @@
 
 struct opts {
 	int nk, rounds, groups, local, depth;
+	long long dev_offset;           /* device profiling clock - host raw clock */
 	unsigned kernel_ms[MAX_KERNELS];
 	int samples[MAX_KERNELS];       /* over all rounds */
 	unsigned seed;
@@ -90,6 +91,60 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The clock PoCL stamps profiling events with; dev_clock_offset() checks. */
+static uint64_t raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* @w's queue again, with profiling (before anything was enqueued on it). */
+static void profile_queue(struct clw *w)
+{
+	cl_queue_properties props[] = { CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0 };
+	cl_int err;
+
+	clReleaseCommandQueue(w->q);
+	w->q = clCreateCommandQueueWithProperties(w->ctx, w->dev, props, &err);
+	if (!w->q) {
+		fprintf(stderr, "bench_cl_preempt: a profiled queue: error %d\n", err);
+		exit(1);
+	}
+}
+
+/*
+ * The device's profiling clock minus the host's CLOCK_MONOTONIC_RAW (ns),
+ * from the queued stamps of a few launches against the host time around
+ * their enqueue calls (the narrowest bracket wins; its width, the
+ * uncertainty, into *@bracket). @w's queue is profiled.
+ */
+static long long dev_clock_offset(struct clw *w, uint64_t *bracket)
+{
+	long long best = 0;
+
+	*bracket = UINT64_MAX;
+	for (int i = 0; i < 16; i++) {
+		cl_ulong queued = 0;
+		uint64_t r0, r1;
+		cl_event ev;
+
+		r0 = raw_ns();
+		clw_enqueue(w, &ev);
+		r1 = raw_ns();
+		clWaitForEvents(1, &ev);
+		if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof(queued),
+					    &queued, NULL) == CL_SUCCESS &&
+		    r1 - r0 < *bracket) {
+			*bracket = r1 - r0;
+			best = (long long)queued - (long long)(r0 + (r1 - r0) / 2);
+		}
+		clReleaseEvent(ev);
+	}
+	return best;
 }
 
 static void sleep_until_mono(uint64_t ns)
@@ -124,43 +179,77 @@ static uint64_t kernel_median_ns(struct clw *w, int n)
 typedef int (*preempt_fn)(cl_command_queue, int);
 typedef int (*level_fn)(cl_command_queue);
 typedef long (*relaunch_fn)(cl_command_queue);
+typedef unsigned long long (*quiet_end_fn)(cl_command_queue);
+
+/*
+ * The device-side latency of a sample: from the host's request to the end
+ * of the last command the device ran for the queue, in the device's
+ * profiling clock (@offset from the host's): at Lv2 what the shim read
+ * when the device went quiet (cl_test_quiet_end(), @qend), at Lv1 the end
+ * of the kernel in flight (one per sample only). Negative when it ended
+ * before the request; INT64_MIN when not known.
+ */
+static long long dev_latency(int lv, int depth, cl_event ev, unsigned long long qend,
+			     unsigned long long prev_qend, long long offset, uint64_t t0raw)
+{
+	cl_ulong end = 0;
+
+	if (lv == 2 && qend && qend != prev_qend)
+		end = qend;
+	else if (lv == 1 && depth == 1 &&
+		 clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end,
+					 NULL) != CL_SUCCESS)
+		end = 0;
+	if (!end)
+		return INT64_MIN;
+	return (long long)end - offset - (long long)t0raw;
+}
 
 /*
  * Prints, per kernel k: "K k duration_ns level", one "S k latency_ns
- * in_flight delay_permille" per sample (the delay in thousandths of the
- * duration), then "R k relaunches".
+ * in_flight delay_permille device_latency_ns" per sample (the delay in
+ * thousandths of the duration; the device-side latency, dev_latency(), or
+ * "-"), then "R k relaunches".
  */
-static int child(int groups, int local, int depth, int nk, const struct kspec *ks)
+static int child(int groups, int local, int depth, int nk, long long offset,
+		 const struct kspec *ks)
 {
 	preempt_fn preempt = (preempt_fn)dlsym(RTLD_DEFAULT, "cl_test_preempt");
 	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "cl_test_level");
 	relaunch_fn relaunches = (relaunch_fn)dlsym(RTLD_DEFAULT, "cl_test_relaunches");
+	quiet_end_fn quiet_end = (quiet_end_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_end");
+	unsigned long long prev_qend = 0;
 	struct clw w;
 
-	if (!preempt || !level || !relaunches) {
+	if (!preempt || !level || !relaunches || !quiet_end) {
 		fprintf(stderr, "bench_cl_preempt: not under the test build of the OpenCL shim "
 			"(no cl_test_preempt)\n");
 		return 1;
 	}
 	prctl(PR_SET_TIMERSLACK, 1);
 	clw_open(&w, ks[0].iters, (size_t)groups * (size_t)local);
+	profile_queue(&w);
 	clw_set_local(&w, (size_t)local);
 	for (int k = 0; k < nk; k++) {
 		unsigned short xs[3] = { 0x330e, (unsigned short)ks[k].seed,
 					 (unsigned short)(ks[k].seed >> 16) };
+		int lv;
 		long r0;
 		uint64_t dur;
 
 		clw_set_iters(&w, ks[k].iters);
 		kernel_median_ns(&w, 2); /* warm-up */
 		dur = kernel_median_ns(&w, ks[k].nominal_ns > 20 * MS ? 5 : 9);
-		printf("K %d %llu %d\n", k, (unsigned long long)dur, level(w.q));
+		lv = level(w.q);
+		printf("K %d %llu %d\n", k, (unsigned long long)dur, lv);
 		r0 = relaunches(w.q);
 		/* Until @n suspensions found the kernel running (at most 3n tries). */
 		for (int i = 0, got = 0; got < ks[k].n && i < 3 * ks[k].n; i++) {
 			uint64_t delay = (uint64_t)(erand48(xs) * (double)dur);
 			cl_int st = CL_COMPLETE;
-			uint64_t t0, t1;
+			uint64_t t0, t1, t0raw;
+			unsigned long long qend;
+			long long dl;
 			cl_event ev;
 			int rc;
 
@@ -172,9 +261,11 @@ static int child(int groups, int local, int depth, int nk, const struct kspec *k
 			sleep_until_mono(t0 + delay);
 			clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
 				       NULL);
+			t0raw = raw_ns();
 			t0 = mono_ns();
 			rc = preempt(w.q, 2);
 			t1 = mono_ns();
+			qend = quiet_end(w.q);
 			if (rc) {
 				fprintf(stderr, "bench_cl_preempt: cl_test_preempt: %s\n",
 					strerror(-rc));
@@ -185,10 +276,16 @@ static int child(int groups, int local, int depth, int nk, const struct kspec *k
 				fprintf(stderr, "bench_cl_preempt: clFinish failed\n");
 				return 1;
 			}
+			dl = dev_latency(lv, depth, ev, qend, prev_qend, offset, t0raw);
+			prev_qend = qend;
 			clReleaseEvent(ev);
 			got += st != CL_COMPLETE;
-			printf("S %d %llu %d %u\n", k, (unsigned long long)(t1 - t0),
+			printf("S %d %llu %d %u ", k, (unsigned long long)(t1 - t0),
 			       st != CL_COMPLETE, (unsigned)(delay * 1000 / (dur ? dur : 1)));
+			if (dl == INT64_MIN)
+				printf("-\n");
+			else
+				printf("%lld\n", dl);
 		}
 		printf("R %d %ld\n", k, relaunches(w.q) - r0);
 	}
@@ -199,8 +296,12 @@ static int child(int groups, int local, int depth, int nk, const struct kspec *k
 /* --- the parent ----------------------------------------------------------- */
 
 /* One level's results for one kernel, pooled over rounds. */
+#define DLAT_UNKNOWN UINT64_MAX
+
 struct cell {
 	uint64_t *lat;                  /* samples whose kernel was in flight */
+	uint64_t *dlat;                 /* their device-side latencies, DLAT_UNKNOWN */
+	int dn, dearly;                 /* known; of those, ended before the request */
 	unsigned *at;                   /* their delays, thousandths of the duration */
 	int n, cap, done_before, level_seen;
 	long cut;
@@ -212,7 +313,7 @@ struct cell {
 static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 		     struct cell *cells)
 {
-	char args[MAX_KERNELS * 4 + 8][24], pre[4200];
+	char args[MAX_KERNELS * 4 + 8][24], pre[4200], dev[32];
 	char *argv[MAX_KERNELS * 4 + 10];
 	int na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0;
 	unsigned at;
@@ -228,14 +329,15 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 	snprintf(args[1], 24, "%d", o->local);
 	snprintf(args[2], 24, "%d", o->depth);
 	snprintf(args[3], 24, "%d", o->nk);
-	for (int i = 0; i < 4; i++)
+	snprintf(args[4], 24, "%lld", o->dev_offset);
+	for (int i = 0; i < 5; i++)
 		argv[na++] = args[i];
 	for (k = 0; k < o->nk; k++) {
-		snprintf(args[4 + 4 * k], 24, "%u", ks[k].iters);
-		snprintf(args[5 + 4 * k], 24, "%llu", (unsigned long long)ks[k].nominal_ns);
-		snprintf(args[6 + 4 * k], 24, "%d", ks[k].n);
-		snprintf(args[7 + 4 * k], 24, "%u", ks[k].seed);
-		for (int i = 4 + 4 * k; i < 8 + 4 * k; i++)
+		snprintf(args[5 + 4 * k], 24, "%u", ks[k].iters);
+		snprintf(args[6 + 4 * k], 24, "%llu", (unsigned long long)ks[k].nominal_ns);
+		snprintf(args[7 + 4 * k], 24, "%d", ks[k].n);
+		snprintf(args[8 + 4 * k], 24, "%u", ks[k].seed);
+		for (int i = 5 + 4 * k; i < 9 + 4 * k; i++)
 			argv[na++] = args[i];
 		want += ks[k].n;
 	}
@@ -260,8 +362,15 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 			c->dur_sum += (double)v;
 			c->dur_n++;
 			c->level_seen = lvl;
-		} else if (tag == 'S' && fscanf(in, "%llu %d %u", &v, &in_flight, &at) == 3) {
+		} else if (tag == 'S' && fscanf(in, "%llu %d %u %31s", &v, &in_flight, &at, dev) ==
+						 4) {
 			if (in_flight && got < want && c->n < c->cap) {
+				long long d = strcmp(dev, "-") ? atoll(dev) : 0;
+
+				c->dlat[c->n] = strcmp(dev, "-") ? (d < 0 ? 0 : (uint64_t)d)
+								 : DLAT_UNKNOWN;
+				c->dn += c->dlat[c->n] != DLAT_UNKNOWN;
+				c->dearly += d < 0;
 				c->at[c->n] = at;
 				c->lat[c->n++] = v;
 				got++;
@@ -315,22 +424,23 @@ static int parse_list(const char *s, unsigned *v)
 }
 
 static int parse_child(int argc, char **argv, int *groups, int *local, int *depth, int *nk,
-		       struct kspec *ks)
+		       long long *offset, struct kspec *ks)
 {
-	if (argc < 6)
+	if (argc < 7)
 		return -1;
 	*groups = atoi(argv[2]);
 	*local = atoi(argv[3]);
 	*depth = atoi(argv[4]);
 	*nk = atoi(argv[5]);
+	*offset = atoll(argv[6]);
 	if (*groups < 1 || *local < 1 || *depth < 1 || *nk < 1 || *nk > MAX_KERNELS ||
-	    argc != 6 + 4 * *nk)
+	    argc != 7 + 4 * *nk)
 		return -1;
 	for (int k = 0; k < *nk; k++) {
-		ks[k].iters = (unsigned)strtoul(argv[6 + 4 * k], NULL, 10);
-		ks[k].nominal_ns = strtoull(argv[7 + 4 * k], NULL, 10);
-		ks[k].n = atoi(argv[8 + 4 * k]);
-		ks[k].seed = (unsigned)strtoul(argv[9 + 4 * k], NULL, 10);
+		ks[k].iters = (unsigned)strtoul(argv[7 + 4 * k], NULL, 10);
+		ks[k].nominal_ns = strtoull(argv[8 + 4 * k], NULL, 10);
+		ks[k].n = atoi(argv[9 + 4 * k]);
+		ks[k].seed = (unsigned)strtoul(argv[10 + 4 * k], NULL, 10);
 	}
 	return 0;
 }
@@ -363,36 +473,52 @@ static FILE *out_file(const struct opts *o, const char *name)
 }
 
 /*
- * --out: @c's latencies (us, one per line) and, in samples_lv<L>-<K>ms.tsv,
- * each with its delay (the fraction of the duration at which the
- * suspension came: how many work-groups were left to skip). 0 or -1.
+ * --out: @c's latencies (us, one per line; host-side in lat_lv<L>-<K>ms.txt,
+ * the known device-side ones in dlat_lv<L>-<K>ms.txt) and, in
+ * samples_lv<L>-<K>ms.tsv, each with its delay (the fraction of the
+ * duration at which the suspension came: how many work-groups were left
+ * to skip) and its device-side latency ("-": unknown). 0 or -1.
  */
 static int write_samples(const struct opts *o, int k, int lv, const struct cell *c)
 {
-	char name[2][64];
-	FILE *f[2];
+	char name[3][64];
+	FILE *f[3];
 	int rc = 0;
 
 	snprintf(name[0], sizeof(name[0]), "lat_lv%d-%ums.txt", lv, o->kernel_ms[k]);
 	snprintf(name[1], sizeof(name[1]), "samples_lv%d-%ums.tsv", lv, o->kernel_ms[k]);
-	if (!(f[0] = out_file(o, name[0])))
-		return -1;
-	if (!(f[1] = out_file(o, name[1]))) {
-		fclose(f[0]);
-		return -1;
+	snprintf(name[2], sizeof(name[2]), "dlat_lv%d-%ums.txt", lv, o->kernel_ms[k]);
+	for (int i = 0; i < 3; i++) {
+		if (!(f[i] = out_file(o, name[i]))) {
+			while (i--)
+				fclose(f[i]);
+			return -1;
+		}
 	}
-	fprintf(f[1], "delay_fraction\tlatency_us\n");
+	fprintf(f[1], "delay_fraction\tlatency_us\tdevice_latency_us\n");
 	for (int i = 0; i < c->n; i++) {
 		fprintf(f[0], "%.1f\n", (double)c->lat[i] / 1e3);
-		fprintf(f[1], "%.3f\t%.1f\n", c->at[i] / 1e3, (double)c->lat[i] / 1e3);
+		fprintf(f[1], "%.3f\t%.1f\t", c->at[i] / 1e3, (double)c->lat[i] / 1e3);
+		if (c->dlat[i] == DLAT_UNKNOWN) {
+			fprintf(f[1], "-\n");
+		} else {
+			fprintf(f[1], "%.1f\n", (double)c->dlat[i] / 1e3);
+			fprintf(f[2], "%.1f\n", (double)c->dlat[i] / 1e3);
+		}
 	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (fclose(f[i])) {
 			fprintf(stderr, "bench_cl_preempt: %s: write error\n", name[i]);
 			rc = -1;
 		}
 	}
 	return rc;
+}
+
+/* "met" or "**missed**": whether @v <= @limit. */
+static const char *verdict(double v, double limit)
+{
+	return v <= limit ? "met" : "**missed**";
 }
 
 /*
@@ -403,31 +529,41 @@ static int write_samples(const struct opts *o, int k, int lv, const struct cell 
 static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned cu, FILE *tsv)
 {
 	double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o->groups * cu;
-	double p50, p99, mx, in_groups;
-	char goal[128] = "-";
+	double p50, p99, mx, d50 = 0, d99 = 0, dmx = 0;
+	char goal[160] = "-", dev[96] = "- | - | -";
+	size_t n;
 
 	if (o->out && write_samples(o, k, lv, c) < 0)
 		return -1;
 	p50 = (double)bench_pct(c->lat, (size_t)c->n, 50);
 	p99 = (double)bench_pct(c->lat, (size_t)c->n, 99);
 	mx = (double)bench_pct(c->lat, (size_t)c->n, 100);
-	in_groups = group > 0 ? p99 / group : 0;
-	if (lv == 2) {
-		snprintf(goal, sizeof(goal), "<= 2 groups: %s",
-			 p99 <= 2 * group ? "met" : "**missed**");
-		if (o->kernel_ms[k] >= 50)
-			snprintf(goal + strlen(goal), sizeof(goal) - strlen(goal), "; <= 1 ms: %s",
-				 p99 <= 1e6 ? "met" : "**missed**");
+	/* The known device-side latencies first (DLAT_UNKNOWN sorts last). */
+	qsort(c->dlat, (size_t)c->n, sizeof(*c->dlat), bench_cmp_u64);
+	if (c->dn) {
+		d50 = (double)bench_pct(c->dlat, (size_t)c->dn, 50);
+		d99 = (double)bench_pct(c->dlat, (size_t)c->dn, 99);
+		dmx = (double)bench_pct(c->dlat, (size_t)c->dn, 100);
+		snprintf(dev, sizeof(dev), "%.1f | %.1f | %.1f", d50 / 1e3, d99 / 1e3, dmx / 1e3);
 	}
-	printf("| Lv%d%s | %u ms | %d (%d) | %ld | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | "
-	       "%s |\n", lv, lv == 2 && c->level_seen != 2 ? " (queue NOT at level 2)" : "",
-	       o->kernel_ms[k], c->n, c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3,
-	       p99 / 1e3, mx / 1e3, in_groups, goal);
+	if (lv == 2 && group > 0) {
+		n = (size_t)snprintf(goal, sizeof(goal), "<= 2 groups: device %s, host %s",
+				     c->dn ? verdict(d99, 2 * group) : "unknown",
+				     verdict(p99, 2 * group));
+		if (o->kernel_ms[k] >= 50)
+			snprintf(goal + n, sizeof(goal) - n, "; <= 1 ms: device %s, host %s",
+				 c->dn ? verdict(d99, 1e6) : "unknown", verdict(p99, 1e6));
+	}
+	printf("| Lv%d%s | %u ms | %d (%d) | %ld | %.2f | %.1f | %.1f | %.1f | %.1f | %s | "
+	       "%.2f | %.2f | %s |\n", lv,
+	       lv == 2 && c->level_seen != 2 ? " (queue NOT at level 2)" : "", o->kernel_ms[k],
+	       c->n, c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3, p99 / 1e3,
+	       mx / 1e3, dev, group > 0 ? d99 / group : 0, group > 0 ? p99 / group : 0, goal);
 	if (tsv)
 		fprintf(tsv, "Lv%d\t%u\t%d\t%d\t%d\t%d\t%d\t%ld\t%.3f\t%.1f\t%.1f\t%.1f\t"
-			"%.1f\t%.2f\n", lv, o->kernel_ms[k], o->groups, o->local, o->depth, c->n,
-			c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3, p99 / 1e3,
-			mx / 1e3, in_groups);
+			"%.1f\t%d\t%.1f\t%.1f\t%.1f\n", lv, o->kernel_ms[k], o->groups, o->local,
+			o->depth, c->n, c->done_before, c->cut, dur / 1e6, group / 1e3, p50 / 1e3,
+			p99 / 1e3, mx / 1e3, c->dn, d50 / 1e3, d99 / 1e3, dmx / 1e3);
 	return 0;
 }
 
@@ -440,6 +576,7 @@ int main(int argc, char **argv)
 	struct kspec ks[MAX_KERNELS];
 	uint64_t nominal[MAX_KERNELS];
 	unsigned iters[MAX_KERNELS], cu, v[MAX_KERNELS];
+	uint64_t bracket;
 	bool samples_set = false;
 	FILE *tsv = NULL;
 	const char *why;
@@ -448,10 +585,11 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--child")) {
 		int groups, local, depth, nk;
+		long long offset;
 
-		if (parse_child(argc, argv, &groups, &local, &depth, &nk, ks) < 0)
+		if (parse_child(argc, argv, &groups, &local, &depth, &nk, &offset, ks) < 0)
 			usage();
-		return child(groups, local, depth, nk, ks);
+		return child(groups, local, depth, nk, offset, ks);
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -505,6 +643,7 @@ int main(int argc, char **argv)
 	for (int l = 0; l < 2; l++)
 		for (int k = 0; k < o.nk; k++)
 			if (!(cells[l][k].lat = calloc((size_t)o.samples[k], sizeof(uint64_t))) ||
+			    !(cells[l][k].dlat = calloc((size_t)o.samples[k], sizeof(uint64_t))) ||
 			    !(cells[l][k].at = calloc((size_t)o.samples[k], sizeof(unsigned)))) {
 				perror("bench_cl_preempt");
 				goto out;
@@ -515,8 +654,10 @@ int main(int argc, char **argv)
 	bench_print_machine(stdout);
 	/* Calibrated natively, by this process, on the machine as it is. */
 	clw_open(&w, 1, (size_t)o.groups * (size_t)o.local);
+	profile_queue(&w);
 	clw_set_local(&w, (size_t)o.local);
 	cu = clw_compute_units(&w);
+	o.dev_offset = dev_clock_offset(&w, &bracket);
 	for (int k = 0; k < o.nk; k++) {
 		iters[k] = clw_calibrate(&w, (uint64_t)o.kernel_ms[k] * MS);
 		nominal[k] = kernel_median_ns(&w, 5);
@@ -527,6 +668,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < o.nk; k++)
 		printf(" %u ms = %u iterations (%.2f ms)", o.kernel_ms[k], iters[k],
 		       (double)nominal[k] / 1e6);
+	printf("\ndevice clock: host CLOCK_MONOTONIC_RAW %+.1f us (+-%.1f us)", o.dev_offset / 1e3,
+	       (double)bracket / 2e3);
 	printf("\nshim: %s (XSCHED_SCHEDULER=local); Lv1 = XSCHED_OPENCL_LV2=0, Lv2 = the "
 	       "guardian; %d kernel(s) enqueued per sample; %d round(s), the same delays for "
 	       "both levels in a round\n", o.shim, o.depth, o.rounds);
@@ -558,18 +701,29 @@ int main(int argc, char **argv)
 		goto out;
 	if (tsv)
 		fprintf(tsv, "level\tkernel_ms\tgroups\tlocal\tdepth\tsamples\tdone_before\tcut\t"
-			"duration_ms\tgroup_us\tp50_us\tp99_us\tmax_us\tp99_groups\n");
+			"duration_ms\tgroup_us\tp50_us\tp99_us\tmax_us\tdevice_samples\t"
+			"device_p50_us\tdevice_p99_us\tdevice_max_us\n");
 	bench_print_machine(stdout);
 	printf("\n| level | kernel | samples (done before) | cut | duration ms | group us | "
-	       "P50 us | P99 us | max us | P99 / group | goal (Lv2) |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "host P50 us | host P99 us | host max us | device P50 us | device P99 us | "
+	       "device max us | device P99 / group | host P99 / group | goal (Lv2) |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int k = 0; k < o.nk; k++)
 		for (int l = 0; l < 2; l++)
 			if (report(&o, k, l + 1, &cells[l][k], cu, tsv) < 0)
 				goto out;
 	printf("(samples: suspensions that found the kernel running; done before: the delay "
 	       "reached past its end; cut: launches the guardian stopped and the shim "
-	       "launched again; group: duration / %d groups x %u threads)\n", o.groups, cu);
+	       "launched again; group: duration / %d groups x %u threads; host: until the "
+	       "synchronous suspension returned; device: until the last command the device "
+	       "ran for the queue ended, by its profiling clock)\n", o.groups, cu);
+	for (int k = 0; k < o.nk; k++)
+		for (int l = 0; l < 2; l++)
+			if (cells[l][k].dn < cells[l][k].n || cells[l][k].dearly)
+				printf("(Lv%d %u ms: device-side latency known for %d of %d samples; "
+				       "%d ended before the request, counted as 0)\n", l + 1,
+				       o.kernel_ms[k], cells[l][k].dn, cells[l][k].n,
+				       cells[l][k].dearly);
 	rc = 0;
 out:
 	if (tsv && fclose(tsv)) {
@@ -579,6 +733,7 @@ out:
 	for (int l = 0; l < 2; l++)
 		for (int k = 0; k < MAX_KERNELS; k++) {
 			free(cells[l][k].lat);
+			free(cells[l][k].dlat);
 			free(cells[l][k].at);
 		}
 	return rc;

@@ -166,10 +166,14 @@ label() {
 	case ${sc:-}:$1 in
 	priority_cl:xsched) echo "xsched Lv2 (OpenCL shim, guardian)"; return ;;
 	priority_cl:xsched-lv1) echo "xsched Lv1 (OpenCL shim, guardian off)"; return ;;
+	preempt_cl:lv1) echo "Lv1 (guardian off), host side"; return ;;
+	preempt_cl:lv2) echo "Lv2 (guardian), host side"; return ;;
 	esac
 	case $1 in
 	lv1) echo "Lv1 (guardian off)" ;;
 	lv2) echo "Lv2 (guardian)" ;;
+	lv1-dev) echo "Lv1 (guardian off), device side" ;;
+	lv2-dev) echo "Lv2 (guardian), device side" ;;
 	standalone) echo "standalone" ;;
 	native) echo "native (round-robin)" ;;
 	xsched-lv1) echo "xsched Lv1 (CUDA shim)" ;;
@@ -190,6 +194,8 @@ color() {
 	case $1 in
 	lv1) echo "#1f77b4" ;;
 	lv2) echo "#2ca02c" ;;
+	lv1-dev) echo "#aec7e8" ;;
+	lv2-dev) echo "#98df8a" ;;
 	standalone) echo "#000000" ;;
 	native) echo "#d62728" ;;
 	xsched-lv1 | xsched | hhpf | edf) echo "#1f77b4" ;;
@@ -548,7 +554,9 @@ plot_preempt() {
 
 # preempt_cl/summary.tsv (bench_cl_preempt --out): level kernel_ms groups
 # local depth samples done_before cut duration_ms group_us p50_us p99_us
-# max_us p99_groups; lat_lv<L>-<K>ms.txt.
+# max_us device_samples device_p50_us device_p99_us device_max_us;
+# lat_lv<L>-<K>ms.txt (host side: until the suspension returned) and
+# dlat_lv<L>-<K>ms.txt (device side: until the device ran nothing more).
 plot_preempt_cl() {
 	local d=$1 s=$1/summary.tsv machine k g specs lv
 	need_cols "$s" level kernel_ms groups local group_us
@@ -557,9 +565,10 @@ plot_preempt_cl() {
 		specs=()
 		for lv in lv1 lv2; do
 			[[ -s $d/lat_$lv-${k}ms.txt ]] && specs+=("$lv|$d/lat_$lv-${k}ms.txt")
+			[[ -s $d/dlat_$lv-${k}ms.txt ]] && specs+=("$lv-dev|$d/dlat_$lv-${k}ms.txt")
 		done
 		cdf_logx=1 cdf_vlabel="2 work-groups (Lv2 goal)" cdf_plot "$out/preempt_cl_cdf_${k}ms.png" \
-			"OpenCL shim on PoCL: preemption latency (suspend to device quiet), ${k} ms kernel of $(awk -F'\t' -v c="$(col "$s" kernel_ms)" -v z="$k" -v gc="$(col "$s" groups)" -v lc="$(col "$s" local)" 'NR > 1 && $c == z { print $gc " groups x " $lc; exit }' "$s")" \
+			"OpenCL shim on PoCL: preemption latency (suspend to quiet: host / device side), ${k} ms kernel of $(awk -F'\t' -v c="$(col "$s" kernel_ms)" -v z="$k" -v gc="$(col "$s" groups)" -v lc="$(col "$s" local)" 'NR > 1 && $c == z { print $gc " groups x " $lc; exit }' "$s")" \
 			"$machine" "$g" "${specs[@]}"
 	done < <(awk -F'\t' -v c="$(col "$s" kernel_ms)" -v l="$(col "$s" level)" -v gu="$(col "$s" group_us)" \
 		'NR > 1 && $l == "Lv2" { printf "%s\t%g\n", $c, 2 * $gu / 1000 }' "$s")

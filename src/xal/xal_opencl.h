@@ -21,7 +21,8 @@
  *   second queue once the launch completed (nothing is enqueued behind a
  *   launch: a driver may never run what follows a failed command). A
  *   launch that completed
- *   with fewer groups claimed than it has is cut: sync()/query() report
+ *   with groups skipped in it is cut (unless a forced pass, below, ran
+ *   them): sync()/query() report
  *   -ECANCELED (XAL_CAP_FLUSH) once the driver queue drained, and the
  *   XQueue launches it again, with the same record and NDRange, before
  *   anything after it; the groups that ran skip themselves.
@@ -107,9 +108,9 @@ struct xal_cl_guard {
 	int state;              /* launched, final or cut */
 	cl_mem rec;             /* the progress record (owned), or */
 	uint32_t *rec_svm;      /* the record in fine-grain SVM (owned) */
-	uint32_t host[2];       /* claimed and skipped, read once each launch completed */
-	bool counted;           /* @host read for this launch */
-	uint32_t skipped_before; /* host[1] before this launch */
+	uint32_t skipped;       /* CLG_REC_SKIPPED, read once each launch completed */
+	bool counted;           /* @skipped read for this launch */
+	uint32_t skipped_before; /* @skipped before this launch */
 	struct xal_cl_cmd *next; /* the hwq's unresolved launches */
 	bool listed;
 	_Atomic bool launches_done; /* ops->completed called */
@@ -169,6 +170,16 @@ int xal_cl_hwq_settle(struct xal_hwq *hwq);
  * held.
  */
 void xal_cl_wait_completing(void);
+
+/*
+ * When the device last went quiet for Lv2 queue @hwq, in the device's
+ * profiling clock (ns): the end of the last command it ran before the
+ * wait_quiet() that returned last, i.e. after a synchronous suspension
+ * the moment the device stopped running the queue's work (a cut launch's
+ * last work-group), not the moment the host heard of it. 0 when unknown:
+ * a queue without CL_QUEUE_PROFILING_ENABLE, or nothing was in flight.
+ */
+uint64_t xal_cl_hwq_quiet_end(struct xal_hwq *hwq);
 
 /* How the control word of @hwq reaches the device ("svm", "write"), or NULL. */
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);

@@ -39,6 +39,9 @@ struct xal_cl_hwq {
 	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
 	cl_event forced_last;           /* the newest forced pass (a reference); glock */
 	_Atomic uint32_t callbacks;     /* xg_done_cb() registered, not returned */
+	/* --- profiled queues (CL_QUEUE_PROFILING_ENABLE) --- */
+	bool profiled;
+	_Atomic uint64_t quiet_end;     /* xal_cl_hwq_quiet_end() */
 };
 
 static inline struct xal_cl_hwq *to_hwq(struct xal_hwq *h)

@@ -129,13 +129,15 @@ static int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	if (c->g.counted)
 		return 0;
 	if (c->g.rec_svm) {
-		memcpy(c->g.host, c->g.rec_svm, sizeof(c->g.host));
+		c->g.skipped = c->g.rec_svm[CLG_REC_SKIPPED];
 	} else {
 		if (!h->side)
 			h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
-		if (!h->side || h->cl->clEnqueueReadBuffer(h->side, c->g.rec, CL_TRUE, 0,
-							    sizeof(c->g.host), c->g.host, 0, NULL,
-							    NULL) != CL_SUCCESS)
+		if (!h->side ||
+		    h->cl->clEnqueueReadBuffer(h->side, c->g.rec, CL_TRUE,
+					       CLG_REC_SKIPPED * sizeof(uint32_t),
+					       sizeof(c->g.skipped), &c->g.skipped, 0, NULL,
+					       NULL) != CL_SUCCESS)
 			return -EIO;
 	}
 	c->g.counted = true;
@@ -186,10 +188,11 @@ void xal_cl_wait_completing(void)
 }
 
 /*
- * Whether launch @c was cut: groups are missing and some skipped in this
- * launch (the control word; missing groups without a skip would be a
- * miscount, and launching again could never find them). A launch that
- * failed is not cut: its error is its result.
+ * Whether launch @c was cut: groups skipped in this launch (the control
+ * word), and no forced pass ran them since (a forced pass never skips and
+ * runs every group not started; xg_resolve() resolves @c only once its
+ * forced pass completed). A launch that failed is not cut: its error is
+ * its result.
  */
 static bool xg_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
@@ -198,9 +201,9 @@ static bool xg_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	if (c->ev && h->cl->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
 					   &st, NULL) == CL_SUCCESS && st < 0)
 		return false;
-	if (xg_count(h, c) < 0)
+	if (c->g.forced || xg_count(h, c) < 0)
 		return false;
-	return c->g.host[0] < c->g.groups && c->g.host[1] > c->g.skipped_before;
+	return c->g.skipped > c->g.skipped_before;
 }
 
 /*
@@ -253,13 +256,19 @@ static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	return XG_FINAL;
 }
 
-/* Whether every command launched on @h completed (-EBUSY before). */
-static int xg_drained(struct xal_cl_hwq *h, bool wait)
+/*
+ * Whether every command launched on @h completed (-EBUSY before); @end,
+ * if not NULL, gets the device time at which the last one ended (0 when
+ * unknown: nothing launched, or the queue is not profiled).
+ */
+static int xg_drained(struct xal_cl_hwq *h, bool wait, cl_ulong *end)
 {
 	cl_event last = NULL;
 	cl_int st = CL_COMPLETE;
 	int rc = 0;
 
+	if (end)
+		*end = 0;
 	pthread_mutex_lock(&h->glock);
 	if (h->last && h->cl->clRetainEvent(h->last) == CL_SUCCESS)
 		last = h->last;
@@ -272,6 +281,10 @@ static int xg_drained(struct xal_cl_hwq *h, bool wait)
 				  NULL) == CL_SUCCESS &&
 	    st > CL_COMPLETE)
 		rc = -EBUSY;
+	if (!rc && end && h->profiled &&
+	    h->cl->clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(*end), end,
+					   NULL) != CL_SUCCESS)
+		*end = 0;
 	h->cl->clReleaseEvent(last);
 	return rc;
 }
@@ -357,7 +370,7 @@ again:
 		return 0;
 	}
 	/* Cut: once nothing of the queue runs any more, it launches again. */
-	if (xg_drained(h, wait) == -EBUSY)
+	if (xg_drained(h, wait, NULL) == -EBUSY)
 		return -EBUSY;
 	return -ECANCELED;
 }
@@ -393,7 +406,7 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		}
 		c->g.launches++;
 		c->g.state = XG_LAUNCHED;
-		c->g.skipped_before = c->g.counted ? c->g.host[1] : 0;
+		c->g.skipped_before = c->g.counted ? c->g.skipped : 0;
 		c->g.counted = false;
 		if (c->g.launches == 1)
 			rc = xg_prepare(h, c);
@@ -429,7 +442,8 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 /*
  * Driver callback at the completion of a guarded launch with an SVM
  * record: when it and every unresolved launch before it ran all their
- * groups, nothing can cut it any more, so its submitter learns at once
+ * groups (no skip counted in their latest launches), nothing can cut it
+ * any more, so its submitter learns at once
  * (its proxy event completes) instead of at the XQueue's next sync. The
  * XQueue still resolves it as usual. Holds a command reference.
  */
@@ -442,9 +456,10 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
 	(void)ev;
 	pthread_mutex_lock(&h->glock);
 	if (full && c->g.state == XG_LAUNCHED && c->g.listed) {
-		full = c->g.rec_svm[CLG_REC_CLAIMED] >= c->g.groups;
+		full = c->g.rec_svm[CLG_REC_SKIPPED] == c->g.skipped_before;
 		for (struct xal_cl_cmd *p = h->head; full && p && p != c; p = p->g.next)
-			full = p->g.rec_svm && p->g.rec_svm[CLG_REC_CLAIMED] >= p->g.groups;
+			full = p->g.rec_svm &&
+			       p->g.rec_svm[CLG_REC_SKIPPED] == p->g.skipped_before;
 	} else {
 		full = false;
 	}
@@ -541,7 +556,16 @@ int xg_reactivate(struct xal_hwq *hwq)
 
 void xg_wait_quiet(struct xal_hwq *hwq)
 {
-	xg_drained(to_hwq(hwq), true);
+	struct xal_cl_hwq *h = to_hwq(hwq);
+	cl_ulong end;
+
+	xg_drained(h, true, &end);
+	atomic_store(&h->quiet_end, end);
+}
+
+uint64_t xal_cl_hwq_quiet_end(struct xal_hwq *hwq)
+{
+	return atomic_load(&to_hwq(hwq)->quiet_end);
 }
 
 int xg_sync_all(struct xal_cl_hwq *h)
@@ -651,6 +675,7 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
+	cl_command_queue_properties props = 0;
 	cl_device_id dev;
 
 	if (h->ooo)
@@ -669,6 +694,10 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
 		return -ENOTSUP;
 	if (xg_make_ctl(h, dev) < 0)
 		return -ENOTSUP;
+	if (h->cl->clGetEventProfilingInfo &&
+	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_PROPERTIES, sizeof(props), &props,
+					 NULL) == CL_SUCCESS)
+		h->profiled = props & CL_QUEUE_PROFILING_ENABLE;
 	pthread_mutex_init(&h->glock, NULL);
 	pthread_mutex_init(&h->settle_lock, NULL);
 	h->lv2 = true;

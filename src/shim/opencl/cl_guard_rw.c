@@ -7,8 +7,8 @@
  * the queue's control word; set, the group counts itself skipped and the
  * group returns; clear, it claims its bit in the launch's record, and a
  * group whose bit was already set (it started in an earlier launch of the
- * same record) returns, otherwise it counts itself claimed and runs the
- * body. The answer reaches the other work-items through a __local word
+ * same record) returns, otherwise it runs the body. One atomic per group
+ * while the queue runs: a launch that counted no skip ran every group. The answer reaches the other work-items through a __local word
  * and a barrier. The barrier is unconditional: PoCL 3.1 miscompiles an
  * early `return` in a body that follows a barrier inside an `if`, even a
  * uniform one (the work-items past the return run on). A started group
@@ -258,13 +258,11 @@ static const char clg_prologue[] =
 	"get_local_id(1) == 0 && get_local_id(2) == 0) { unsigned int __xsched_g = (unsigned "
 	"int)(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * "
 	"get_group_id(2))); unsigned int __xsched_b = 1u << (__xsched_g & 31u); if (*" CLG_CTL
-	") { atomic_inc(&" CLG_REC "[1]); __xsched_go = 0u; } else if (atomic_or(&" CLG_REC
-	"[4u + (__xsched_g >> 5)], __xsched_b) & __xsched_b) { __xsched_go = 0u; } else { "
-	"atomic_inc(&" CLG_REC "[0]); __xsched_go = 1u; } } barrier(CLK_LOCAL_MEM_FENCE); if "
-	"(" CLG_CTL " && !__xsched_go) return;";
+	") { atomic_inc(&" CLG_REC "[0]); __xsched_go = 0u; } else { __xsched_go = "
+	"(atomic_or(&" CLG_REC "[1u + (__xsched_g >> 5)], __xsched_b) & __xsched_b) ? 0u : 1u; "
+	"} } barrier(CLK_LOCAL_MEM_FENCE); if (" CLG_CTL " && !__xsched_go) return;";
 
-_Static_assert(CLG_REC_CLAIMED == 0 && CLG_REC_SKIPPED == 1 && CLG_REC_BITMAP == 4,
-	       "the prologue's record layout");
+_Static_assert(CLG_REC_SKIPPED == 0 && CLG_REC_BITMAP == 1, "the prologue's record layout");
 
 struct edit {
 	size_t pos, cut;        /* replace @cut bytes at @pos */

@@ -37,14 +37,16 @@
 #define CLG_REC "__xsched_rec"
 
 /*
- * The progress record of one launch, in 32-bit words: CLG_REC_CLAIMED
- * counts the work-groups that started (over every launch of the same
- * record), CLG_REC_SKIPPED those that returned because the queue was
- * deactivated; from CLG_REC_BITMAP on, one bit per work-group (linear
- * group id) set by the group that started. A fresh launch starts from
- * zeros; a relaunch reuses the record, so started groups skip.
+ * The progress record of one launch, in 32-bit words: CLG_REC_SKIPPED
+ * counts the work-groups that returned because the queue was deactivated
+ * (over every launch of the same record); from CLG_REC_BITMAP on, one bit
+ * per work-group (linear group id) set by the group that started. A fresh
+ * launch starts from zeros; a relaunch reuses the record, so started
+ * groups skip. A launch whose skip count did not grow started every group
+ * it had left: nothing counts the started ones (one atomic less per
+ * group).
  */
-enum { CLG_REC_CLAIMED = 0, CLG_REC_SKIPPED = 1, CLG_REC_BITMAP = 4 };
+enum { CLG_REC_SKIPPED = 0, CLG_REC_BITMAP = 1 };
 
 /* Bytes of the record of a launch of @groups work-groups. */
 static inline size_t clg_rec_size(uint64_t groups)

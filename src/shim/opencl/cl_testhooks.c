@@ -25,11 +25,13 @@ int cl_test_queues(void)
  * Lv2 once the launch in flight ran or skipped all its work-groups, at
  * Lv1 once the commands in flight completed; bench/bench_cl_preempt.c
  * times this call). Returns 0, or a negative errno (-ENOENT for a queue
- * the shim does not schedule). Also the queue's level, and how many
+ * the shim does not schedule). Also the queue's level, how many
  * commands its device cut short and it launched again
- * (tests/test_opencl_lv2.sh).
+ * (tests/test_opencl_lv2.sh), and when the device went quiet at the last
+ * synchronous suspension (bench_cl_preempt's device-side latency).
  */
 XS_CL_HOOK int cl_test_preempt(cl_command_queue queue, int on);
+XS_CL_HOOK unsigned long long cl_test_quiet_end(cl_command_queue queue);
 XS_CL_HOOK int cl_test_level(cl_command_queue queue);
 XS_CL_HOOK long cl_test_relaunches(cl_command_queue queue);
 
@@ -42,6 +44,17 @@ int cl_test_preempt(cl_command_queue queue, int on)
 	if (!on)
 		return xq_resume(q->xq);
 	return xq_suspend(q->xq, on == 2 ? XS_SUSPEND_SYNC : 0);
+}
+
+/*
+ * After a synchronous suspension of a profiled Lv2 queue: when the device
+ * went quiet, in its profiling clock (xal_cl_hwq_quiet_end(); 0 unknown).
+ */
+unsigned long long cl_test_quiet_end(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+
+	return q && q->hwq ? xal_cl_hwq_quiet_end(q->hwq) : 0;
 }
 
 int cl_test_level(cl_command_queue queue)
