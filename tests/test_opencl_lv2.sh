@@ -2,13 +2,15 @@
 # Lv2 on PoCL through the guardian (src/shim/opencl/cl_guard_rw.h): the
 # corpus of tests/opencl/cl_lv2_prog.c runs natively, under the shim with
 # the guardian, under the shim while a thread suspends and resumes its
-# queue every few hundred microseconds (hundreds of times), and with
-# XSCHED_OPENCL_LV2=0. The preempted run also maps a buffer without
+# queue every few hundred microseconds (hundreds of times), both again
+# with the control word and records in buffers (XSCHED_OPENCL_LV2=buffer:
+# what a device without fine-grain SVM gets, e.g. NVIDIA's OpenCL), and
+# with XSCHED_OPENCL_LV2=0. The preempted run also maps a buffer without
 # blocking while its queue is suspended under a cut kernel (the map must
 # see the whole kernel). Every run must check out against the host
 # references and print the same hashes as the native run (bit for bit);
-# the preempted run must be at level 2 and must have had launches cut and
-# launched again.
+# the preempted runs must be at level 2, must have had launches cut and
+# launched again, and the buffer one must have used buffers.
 #   tests/test_opencl_lv2.sh SHIM PROG
 # Exits 0, 1 (a failure) or 77 (no OpenCL platform runs natively).
 set -u
@@ -40,13 +42,19 @@ run() { # name, env..., -- args
 }
 run guarded LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog"
 run preempted LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog" preempt
+run guarded-buffer LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=buffer "$prog"
+run preempted-buffer LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=buffer "$prog" preempt
 run off LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=0 "$prog"
-if [[ -f $dir/preempted.err ]]; then
-	read -r _ level _ toggles _ relaunches _ waited < <(grep '^level' "$dir/preempted.err")
-	echo "preempted: level ${level:-?} toggles ${toggles:-?} relaunches ${relaunches:-?}" \
-		"maps that waited for a resume ${waited:-?}"
-	if [[ ${level:-0} != 2 ]]; then echo "FAIL: queue not at level 2"; fail=1; fi
-	if [[ ${toggles:-0} -lt 100 ]]; then echo "FAIL: fewer than 100 suspensions"; fail=1; fi
-	if [[ ${relaunches:-0} -lt 1 ]]; then echo "FAIL: no launch was cut"; fail=1; fi
-fi
+for name in preempted preempted-buffer; do
+	[[ -f $dir/$name.err ]] || continue
+	read -r _ level _ toggles _ relaunches _ waited _ ctl < <(grep '^level' "$dir/$name.err")
+	echo "$name: level ${level:-?} toggles ${toggles:-?} relaunches ${relaunches:-?}" \
+		"maps that waited for a resume ${waited:-?} control word ${ctl:-?}"
+	if [[ ${level:-0} != 2 ]]; then echo "FAIL: $name: queue not at level 2"; fail=1; fi
+	if [[ ${toggles:-0} -lt 100 ]]; then echo "FAIL: $name: fewer than 100 suspensions"; fail=1; fi
+	if [[ ${relaunches:-0} -lt 1 ]]; then echo "FAIL: $name: no launch was cut"; fail=1; fi
+	if [[ $name == *-buffer && ${ctl:-} != write ]]; then
+		echo "FAIL: $name: control word in '${ctl:-?}', not in a buffer"; fail=1
+	fi
+done
 exit $fail

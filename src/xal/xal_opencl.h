@@ -142,12 +142,17 @@ int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_
 		      const char *device, struct xal_hwq **out);
 
 /*
- * Enables Lv2 on @hwq (an in-order queue): makes its control word and
- * sets XAL_CAP_LV2 | XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY. Before the hwq is
- * given to an XQueue. Errors: -ENOTSUP (out-of-order queue, or the driver
- * refused the control word), -ENOMEM.
+ * Enables Lv2 on @hwq (an in-order queue): makes its control word (@flags:
+ * 0 or XAL_CL_LV2_BUFFERS) and sets XAL_CAP_LV2 | XAL_CAP_FLUSH |
+ * XAL_CAP_SYNC_ANY. Before the hwq is given to an XQueue. Errors:
+ * -ENOTSUP (out-of-order queue, or the driver refused the control word),
+ * -ENOMEM.
  */
-int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq);
+int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq, unsigned flags);
+
+/* xal_cl_hwq_enable_lv2() flags: the control word and the records in
+ * buffers even where the device has fine-grain SVM. */
+#define XAL_CL_LV2_BUFFERS 1u
 
 /*
  * Before a call that goes to the driver at once on @hwq's queue, after
@@ -181,7 +186,8 @@ void xal_cl_wait_completing(void);
  */
 uint64_t xal_cl_hwq_quiet_end(struct xal_hwq *hwq);
 
-/* How the control word of @hwq reaches the device ("svm", "write"), or NULL. */
+/* How the control word of @hwq reaches the device ("svm", "write"), or NULL
+ * (not at Lv2). */
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);
 
 /*

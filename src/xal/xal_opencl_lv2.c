@@ -631,14 +631,14 @@ void xg_cmd_fini(struct xal_cl_cmd *c)
 
 /*
  * The control word, and a second one never set for forced passes:
- * fine-grain SVM where the device has it, else buffers.
+ * fine-grain SVM where the device has it (and @flags allow), else buffers.
  */
-static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
+static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev, unsigned flags)
 {
 	cl_device_svm_capabilities svm = 0;
 	cl_int rc;
 
-	if (h->cl->clSVMAlloc && h->cl->clSVMFree &&
+	if (!(flags & XAL_CL_LV2_BUFFERS) && h->cl->clSVMAlloc && h->cl->clSVMFree &&
 	    h->cl->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) ==
 		    CL_SUCCESS &&
 	    (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) &&
@@ -672,7 +672,7 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev)
 	return 0;
 }
 
-int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
+int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq, unsigned flags)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
 	cl_command_queue_properties props = 0;
@@ -692,7 +692,7 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq)
 	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) !=
 		    CL_SUCCESS)
 		return -ENOTSUP;
-	if (xg_make_ctl(h, dev) < 0)
+	if (xg_make_ctl(h, dev, flags) < 0)
 		return -ENOTSUP;
 	if (h->cl->clGetEventProfilingInfo &&
 	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_PROPERTIES, sizeof(props), &props,

@@ -392,12 +392,15 @@ int main(int argc, char **argv)
 			(int (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_level");
 		long (*relaunches)(cl_command_queue) =
 			(long (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_relaunches");
+		const char *(*ctl_kind)(cl_command_queue) =
+			(const char *(*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_ctl_kind");
 
 		atomic_store(&done, true);
 		pthread_join(th, NULL);
-		fprintf(stderr, "level %d toggles %ld relaunches %ld maps-waited-for-resume %ld\n",
-			level ? level(queue) : -1, atomic_load(&toggles),
-			relaunches ? relaunches(queue) : -1, atomic_load(&rescued));
+		fprintf(stderr, "level %d toggles %ld relaunches %ld maps-waited-for-resume %ld "
+			"control-word %s\n", level ? level(queue) : -1, atomic_load(&toggles),
+			relaunches ? relaunches(queue) : -1, atomic_load(&rescued),
+			ctl_kind ? ctl_kind(queue) : "?");
 	}
 	clReleaseMemObject(ma);
 	clReleaseMemObject(mb);

@@ -52,9 +52,9 @@ static pthread_mutex_t clpg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct clpg *clpg_head;
 
 static pthread_once_t clpg_env_once = PTHREAD_ONCE_INIT;
-static bool clpg_enabled;
+static bool clpg_enabled, clpg_buffers;
 
-/* On unless XSCHED_OPENCL_LV2=0. */
+/* On unless XSCHED_OPENCL_LV2=0; "buffer": on, never in SVM. */
 static void clpg_env_read(void)
 {
 	const char *v = getenv("XSCHED_OPENCL_LV2");
@@ -64,8 +64,10 @@ static void clpg_env_read(void)
 		return;
 	if (!strcmp(v, "0"))
 		clpg_enabled = false;
+	else if (!strcmp(v, "buffer"))
+		clpg_buffers = true;
 	else
-		XLOG_ONCE(XLOG_WARN, "XSCHED_OPENCL_LV2=%s is neither 0 nor 1: ignored "
+		XLOG_ONCE(XLOG_WARN, "XSCHED_OPENCL_LV2=%s is not 0, 1 or buffer: ignored "
 			  "(the guardian is on)", v);
 }
 
@@ -73,6 +75,12 @@ bool cl_guard_enabled(void)
 {
 	pthread_once(&clpg_env_once, clpg_env_read);
 	return clpg_enabled;
+}
+
+bool cl_guard_buffers(void)
+{
+	pthread_once(&clpg_env_once, clpg_env_read);
+	return clpg_buffers;
 }
 
 /* The record of @p (the application's or the instrumented program), lock held. */

@@ -220,7 +220,7 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	/* Lv2 once its kernels are instrumented (cl_q_note_kernel()). */
 	if (!cl_guard_enabled())
 		snprintf(q->why, sizeof(q->why), "the guardian is off (XSCHED_OPENCL_LV2=0)");
-	else if (xal_cl_hwq_enable_lv2(q->hwq) < 0)
+	else if (xal_cl_hwq_enable_lv2(q->hwq, cl_guard_buffers() ? XAL_CL_LV2_BUFFERS : 0) < 0)
 		snprintf(q->why, sizeof(q->why), "%s", q->ooo ? "an out-of-order queue" :
 			 "the device refused the guardian's control word");
 	q->hwq->id = id;

@@ -183,6 +183,9 @@ cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guar
 
 /* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2=0: no; default on). */
 bool cl_guard_enabled(void);
+/* Whether its control words and records must be buffers, never SVM
+ * ($XSCHED_OPENCL_LV2=buffer). */
+bool cl_guard_buffers(void);
 
 /* The program kernels of the application's @p are made from (its
  * instrumented twin once built), else @p. */

@@ -27,11 +27,13 @@ int cl_test_queues(void)
  * times this call). Returns 0, or a negative errno (-ENOENT for a queue
  * the shim does not schedule). Also the queue's level, how many
  * commands its device cut short and it launched again
- * (tests/test_opencl_lv2.sh), and when the device went quiet at the last
- * synchronous suspension (bench_cl_preempt's device-side latency).
+ * (tests/test_opencl_lv2.sh), how its control word reaches the device,
+ * and when the device went quiet at the last synchronous suspension
+ * (bench_cl_preempt's device-side latency).
  */
 XS_CL_HOOK int cl_test_preempt(cl_command_queue queue, int on);
 XS_CL_HOOK unsigned long long cl_test_quiet_end(cl_command_queue queue);
+XS_CL_HOOK const char *cl_test_ctl_kind(cl_command_queue queue);
 XS_CL_HOOK int cl_test_level(cl_command_queue queue);
 XS_CL_HOOK long cl_test_relaunches(cl_command_queue queue);
 
@@ -55,6 +57,16 @@ unsigned long long cl_test_quiet_end(cl_command_queue queue)
 	struct cl_q *q = cl_q_of(queue);
 
 	return q && q->hwq ? xal_cl_hwq_quiet_end(q->hwq) : 0;
+}
+
+/* How the guardian's control word reaches the device ("svm", "write"), or
+ * "none" (not at Lv2, or a queue the shim does not schedule). */
+const char *cl_test_ctl_kind(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+	const char *kind = q && q->hwq ? xal_cl_hwq_ctl_kind(q->hwq) : NULL;
+
+	return kind ? kind : "none";
 }
 
 int cl_test_level(cl_command_queue queue)
