@@ -259,17 +259,31 @@ int main(int argc, char **argv)
 	if (with_preempt)
 		pthread_create(&th, NULL, preempter, NULL);
 
-	/* update, ROUNDS times, in place (each launch depends on the last). */
+	/*
+	 * update, ROUNDS times, in place (each launch depends on the last),
+	 * each launch also waiting on the event of the one before it, as
+	 * array libraries do (pyopencl): under the shim that event is a
+	 * guarded launch's proxy, final only once the shim resolved it.
+	 */
 	memcpy(ref, a, sizeof(ref));
-	for (int r = 0; r < ROUNDS; r++) {
-		cl_uint m = N - 5;
+	{
+		cl_event prev = NULL, ev;
 
-		for (uint32_t i = 0; i < m; i++)
-			ref[i] = ref[i] * 3u + b[i];
-		CK(clSetKernelArg(kupd, 0, sizeof(ma), &ma));
-		CK(clSetKernelArg(kupd, 1, sizeof(mb), &mb));
-		CK(clSetKernelArg(kupd, 2, sizeof(m), &m));
-		CK(clEnqueueNDRangeKernel(queue, kupd, 1, NULL, &g, &l, 0, NULL, NULL));
+		for (int r = 0; r < ROUNDS; r++) {
+			cl_uint m = N - 5;
+
+			for (uint32_t i = 0; i < m; i++)
+				ref[i] = ref[i] * 3u + b[i];
+			CK(clSetKernelArg(kupd, 0, sizeof(ma), &ma));
+			CK(clSetKernelArg(kupd, 1, sizeof(mb), &mb));
+			CK(clSetKernelArg(kupd, 2, sizeof(m), &m));
+			CK(clEnqueueNDRangeKernel(queue, kupd, 1, NULL, &g, &l, prev ? 1 : 0,
+						  prev ? &prev : NULL, &ev));
+			if (prev)
+				CK(clReleaseEvent(prev));
+			prev = ev;
+		}
+		CK(clReleaseEvent(prev));
 	}
 	CK(clEnqueueReadBuffer(queue, ma, CL_TRUE, 0, sizeof(out), out, 0, NULL, NULL));
 	check("update", out, ref, N);

@@ -234,6 +234,7 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 {
 	struct cl_cmd *k = to_k(c);
 	cl_event small[8], *w = small;
+	cl_uint n = 0;
 	cl_int rc;
 
 	if (k->reject) {
@@ -253,12 +254,22 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 	if (k->nwait > 8 && !(w = malloc(k->nwait * sizeof(*w))))
 		return CL_OUT_OF_HOST_MEMORY;
 	for (cl_uint i = 0; i < k->nwait; i++) {
-		bool failed;
+		bool failed = false;
 		cl_event real = k->wproxy[i] ? cl_proxy_real(k->wproxy[i], &failed) : NULL;
 		cl_int st = CL_COMPLETE;
 
+		/*
+		 * A guarded launch of this queue not final yet: the queue's
+		 * order runs it (and its relaunch, if it is cut) first, and
+		 * its user event completes only once the XQueue resolved it,
+		 * which may take a sync on this very command: waiting on it
+		 * here could never end. (Should it fail on the device, this
+		 * command is not failed with it, as a driver would do.)
+		 */
+		if (!real && !failed && k->wproxy[i] && cl_proxy_queue(k->wproxy[i]) == k->q)
+			continue;
 		/* A failed or unlaunched proxy stays the user event it is. */
-		w[i] = real ? real : k->wait[i];
+		w[n] = real ? real : k->wait[i];
 		/*
 		 * An event that failed before the command reaches the driver
 		 * fails the command here: a driver may never complete a
@@ -267,14 +278,15 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 		 * later, as it would have natively.
 		 */
 		if (k->deferred &&
-		    cl_real.clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
+		    cl_real.clGetEventInfo(w[n], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
 					   &st, NULL) == CL_SUCCESS && st < 0) {
 			if (w != small)
 				free(w);
 			return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
 		}
+		n++;
 	}
-	rc = clc_issue_op(k, cq, k->nwait, k->nwait ? w : NULL, ev);
+	rc = clc_issue_op(k, cq, n, n ? w : NULL, ev);
 	if (w != small)
 		free(w);
 	return rc;
