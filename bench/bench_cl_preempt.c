@@ -35,6 +35,9 @@
  * checked (issue 17): Lv2 P99 <= two work-groups' time, and <= 1 ms for a
  * 50 ms kernel.
  *
+ * --buffers runs Lv2 with XSCHED_OPENCL_LV2=buffer: the control word is a
+ * buffer written on a second queue, as on devices without fine-grain SVM.
+ *
  * --depth N enqueues N kernels back to back per sample (the delay still
  * within the first): the device is quiet only once all of them ran or,
  * at Lv2, skipped every group, as with a background that keeps several
@@ -49,7 +52,7 @@
  *
  * Usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]
  *          [--rounds N] [--groups N] [--local N] [--depth N] [--seed S]
- *          [--quick] [--shim PATH] [--out DIR]
+ *          [--buffers] [--quick] [--shim PATH] [--out DIR]
  */
 #include "cl_work.h"
 #include "bench_util.h"
@@ -71,6 +74,7 @@
 struct opts {
 	int nk, rounds, groups, local, depth;
 	long long dev_offset;           /* device profiling clock - host raw clock */
+	bool buffers;                   /* Lv2 with XSCHED_OPENCL_LV2=buffer */
 	unsigned kernel_ms[MAX_KERNELS];
 	int samples[MAX_KERNELS];       /* over all rounds */
 	unsigned seed;
@@ -349,7 +353,8 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
 		putenv(pre);
 		putenv("XSCHED_SCHEDULER=local");
-		putenv(lv2 ? "XSCHED_OPENCL_LV2=1" : "XSCHED_OPENCL_LV2=0");
+		putenv(!lv2 ? "XSCHED_OPENCL_LV2=0" :
+		       o->buffers ? "XSCHED_OPENCL_LV2=buffer" : "XSCHED_OPENCL_LV2=1");
 		unsetenv("XSCHED_DISABLE");
 		unsetenv("XSCHED_PRIORITY");
 		execv("/proc/self/exe", argv);
@@ -398,7 +403,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]\n"
 		"         [--rounds N] [--groups N] [--local N] [--depth N] [--seed S]\n"
-		"         [--quick] [--shim PATH] [--out DIR]\n");
+		"         [--buffers] [--quick] [--shim PATH] [--out DIR]\n");
 	exit(2);
 }
 
@@ -622,6 +627,8 @@ int main(int argc, char **argv)
 			o.seed = (unsigned)strtoul(val, NULL, 10), i++;
 		} else if (!strcmp(a, "--shim") && val) {
 			o.shim = val, i++;
+		} else if (!strcmp(a, "--buffers")) {
+			o.buffers = true;
 		} else if (!strcmp(a, "--out") && val) {
 			o.out = val, i++;
 		} else {
@@ -671,8 +678,10 @@ int main(int argc, char **argv)
 	printf("\ndevice clock: host CLOCK_MONOTONIC_RAW %+.1f us (+-%.1f us)", o.dev_offset / 1e3,
 	       (double)bracket / 2e3);
 	printf("\nshim: %s (XSCHED_SCHEDULER=local); Lv1 = XSCHED_OPENCL_LV2=0, Lv2 = the "
-	       "guardian; %d kernel(s) enqueued per sample; %d round(s), the same delays for "
-	       "both levels in a round\n", o.shim, o.depth, o.rounds);
+	       "guardian%s; %d kernel(s) enqueued per sample; %d round(s), the same delays for "
+	       "both levels in a round\n", o.shim,
+	       o.buffers ? " with its control word in a buffer (XSCHED_OPENCL_LV2=buffer)" : "",
+	       o.depth, o.rounds);
 	fflush(stdout);
 
 	for (int r = 0; r < o.rounds; r++) {
