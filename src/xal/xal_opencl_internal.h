@@ -25,7 +25,7 @@ struct xal_cl_hwq {
 	cl_context ctx;
 	cl_mem ctl;                     /* the control word as a buffer, or NULL */
 	_Atomic uint32_t *ctl_svm;      /* as fine-grain SVM, or NULL */
-	cl_command_queue side;          /* writes @ctl when not SVM (made on first use) */
+	cl_command_queue side;          /* writes @ctl, reads records (not SVM) */
 	cl_device_id dev;
 	pthread_mutex_t glock;          /* below */
 	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */

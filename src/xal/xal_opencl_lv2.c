@@ -21,25 +21,24 @@
 static const uint32_t xg_one = 1, xg_zero;
 
 
-/* Sets the control word to @v; @in_order: on the hwq's own queue. glock held. */
-static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v, bool in_order)
+/*
+ * Sets the control word to @v. A buffer is written on the second queue
+ * only (made with it, xg_make_ctl()), so that the writes land in the
+ * order they were made: a clear on the hwq's own queue and a set on the
+ * second one could land in either order (and race in the driver). A
+ * clear may then land after the next kernel started: its first groups
+ * skip, and it is cut and launched again. glock held.
+ */
+static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v)
 {
 	if (h->ctl_svm) {
 		atomic_store(h->ctl_svm, *v);
 		return;
 	}
-	if (!in_order && !h->side) {
-		cl_int rc;
-
-		h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
-		/* None to be had: in order, the next kernel sees it. */
-		in_order = !h->side;
-	}
 	/* Static sources: the writes never block and never race a reuse. */
-	h->cl->clEnqueueWriteBuffer(in_order ? h->queue : h->side, h->ctl, CL_FALSE, 0,
-				    sizeof(*v), v, 0, NULL, NULL);
-	if (!in_order)
-		h->cl->clFlush(h->side);
+	h->cl->clEnqueueWriteBuffer(h->side, h->ctl, CL_FALSE, 0, sizeof(*v), v, 0, NULL,
+				    NULL);
+	h->cl->clFlush(h->side);
 }
 
 /* Replaces the hwq's last event with @ev (a reference taken). glock held. */
@@ -124,17 +123,12 @@ static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
  */
 static int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
-	cl_int rc;
-
 	if (c->g.counted)
 		return 0;
 	if (c->g.rec_svm) {
 		c->g.skipped = c->g.rec_svm[CLG_REC_SKIPPED];
 	} else {
-		if (!h->side)
-			h->side = h->cl->clCreateCommandQueue(h->ctx, h->dev, 0, &rc);
-		if (!h->side ||
-		    h->cl->clEnqueueReadBuffer(h->side, c->g.rec, CL_TRUE,
+		if (h->cl->clEnqueueReadBuffer(h->side, c->g.rec, CL_TRUE,
 					       CLG_REC_SKIPPED * sizeof(uint32_t),
 					       sizeof(c->g.skipped), &c->g.skipped, 0, NULL,
 					       NULL) != CL_SUCCESS)
@@ -389,7 +383,7 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	pthread_mutex_lock(&h->glock);
 	if (h->clear_pending && !atomic_load(&h->unresolved)) {
 		h->clear_pending = false;
-		xg_ctl_set(h, &xg_zero, true);
+		xg_ctl_set(h, &xg_zero);
 	}
 	pthread_mutex_unlock(&h->glock);
 	/* A relaunch replaces the events of the launch before. */
@@ -535,7 +529,7 @@ int xg_deactivate(struct xal_hwq *hwq)
 
 	pthread_mutex_lock(&h->glock);
 	h->clear_pending = false;
-	xg_ctl_set(h, &xg_one, false);
+	xg_ctl_set(h, &xg_one);
 	pthread_mutex_unlock(&h->glock);
 	return 0;
 }
@@ -549,7 +543,7 @@ int xg_reactivate(struct xal_hwq *hwq)
 	if (atomic_load(&h->unresolved))
 		h->clear_pending = true;
 	else
-		xg_ctl_set(h, &xg_zero, true);
+		xg_ctl_set(h, &xg_zero);
 	pthread_mutex_unlock(&h->glock);
 	return 0;
 }
@@ -669,6 +663,15 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev, unsigned flags)
 		return -ENOTSUP;
 	}
 	h->dev = dev;
+	/* Every write of the control word and every read of a record goes
+	 * here (xg_ctl_set(), xg_count()): without it, no Lv2. */
+	h->side = h->cl->clCreateCommandQueue(h->ctx, dev, 0, &rc);
+	if (!h->side) {
+		h->cl->clReleaseMemObject(h->ctl_zero);
+		h->cl->clReleaseMemObject(h->ctl);
+		h->ctl_zero = h->ctl = NULL;
+		return -ENOTSUP;
+	}
 	return 0;
 }
 
