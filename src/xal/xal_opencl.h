@@ -114,6 +114,7 @@ struct xal_cl_guard {
 	struct xal_cl_cmd *next; /* the hwq's unresolved launches */
 	bool listed;
 	_Atomic bool launches_done; /* ops->completed called */
+	cl_event cb_ev;         /* the launch xg_done_cb() may judge (glock) */
 	bool forcing;           /* its forced pass is being issued (settle) */
 	bool forced;            /* ... was issued: the record is read again */
 	bool recounted;

@@ -417,6 +417,9 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	xg_set_last(h, c->done);
 	if (guarded && c->rc == CL_SUCCESS)
 		xg_list_add(h, c);
+	/* A callback of an earlier launch of @c, late, must not judge this
+	 * one by its record (xg_done_cb()). */
+	c->g.cb_ev = c->ev;
 	pthread_mutex_unlock(&h->glock);
 	if (guarded && c->rc == CL_SUCCESS && c->ev && c->g.rec_svm && h->cl->clSetEventCallback) {
 		atomic_fetch_add(&c->refs, 1);
@@ -447,9 +450,8 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
 	struct xal_cl_hwq *h = to_hwq(c->hwq);
 	bool full = status == CL_COMPLETE;
 
-	(void)ev;
 	pthread_mutex_lock(&h->glock);
-	if (full && c->g.state == XG_LAUNCHED && c->g.listed) {
+	if (full && c->g.state == XG_LAUNCHED && c->g.listed && ev == c->g.cb_ev) {
 		full = c->g.rec_svm[CLG_REC_SKIPPED] == c->g.skipped_before;
 		for (struct xal_cl_cmd *p = h->head; full && p && p != c; p = p->g.next)
 			full = p->g.rec_svm &&
