@@ -287,8 +287,9 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg);
 
 /*
  * Forced passes (xal_cl_hwq_settle()) ran the groups their launches did
- * not: once the newest is done, their records are read again, so that no
- * launch is taken for cut while its forced pass runs or after it did.
+ * not: once the newest is done, they are marked so (recounted), and only
+ * then resolved, as final (xg_cut()): no launch is taken for cut while
+ * its forced pass runs or after it did.
  * Waits for a settle in progress (@wait), or answers -EBUSY. Returns 0,
  * -EBUSY, or -EIO when a forced pass failed.
  */
@@ -315,7 +316,6 @@ static int xg_after_forced(struct xal_cl_hwq *h, bool wait)
 	pthread_mutex_lock(&h->glock);
 	for (struct xal_cl_cmd *p = h->head; p; p = p->g.next)
 		if (p->g.forced && !p->g.recounted) {
-			p->g.counted = false;
 			p->g.recounted = true;
 		}
 	pthread_mutex_unlock(&h->glock);

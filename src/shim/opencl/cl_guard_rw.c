@@ -8,7 +8,8 @@
  * group returns; clear, it claims its bit in the launch's record, and a
  * group whose bit was already set (it started in an earlier launch of the
  * same record) returns, otherwise it runs the body. One atomic per group
- * while the queue runs: a launch that counted no skip ran every group. The answer reaches the other work-items through a __local word
+ * while the queue runs: a launch that counted no skip ran every group.
+ * The answer reaches the other work-items through a __local word
  * and a barrier. The barrier is unconditional: PoCL 3.1 miscompiles an
  * early `return` in a body that follows a barrier inside an `if`, even a
  * uniform one (the work-items past the return run on). A started group
