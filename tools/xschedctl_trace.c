@@ -93,9 +93,10 @@ static void tr_event(void *arg, const struct xbpf_trace_event *e)
 	if (e->type == 0 || e->type >= XBPF_TR_MAX)
 		return;
 	if (s->live && s->ctl->out == CTL_OUT_JSON) {
-		printf("{\"t_us\":%.3f,\"tid\":%u,\"queue\":%u,\"event\":\"%s\",\"seq\":%llu,"
-		       "\"ns\":%llu}\n", (double)(e->ts_ns - s->t0) / 1e3, e->tid, e->queue,
-		       tr_names[e->type], (unsigned long long)e->arg, (unsigned long long)e->ns);
+		printf("{\"t_us\":%.3f,\"mono_ns\":%llu,\"tid\":%u,\"queue\":%u,\"event\":\"%s\","
+		       "\"seq\":%llu,\"ns\":%llu}\n", (double)(e->ts_ns - s->t0) / 1e3,
+		       (unsigned long long)e->ts_ns, e->tid, e->queue, tr_names[e->type],
+		       (unsigned long long)e->arg, (unsigned long long)e->ns);
 	} else if (s->live) {
 		printf("%12.3f ms  tid %-7u queue %-3u %-12s", (double)(e->ts_ns - s->t0) / 1e6,
 		       e->tid, e->queue, tr_names[e->type]);
