@@ -41,6 +41,10 @@ static const struct clg_kernel *kernel(const struct clg_result *r, const char *n
 	return NULL;
 }
 
+/* The prologue's first and last bytes (cl_guard_rw.c). */
+#define PRO_START " if (" CLG_CTL ") { unsigned int __xsched_g"
+#define PRO_END ") return; } } }"
+
 /*
  * Removes what the rewriter inserts (the hidden parameters with their
  * comma, the prologue): what is left must be @orig, byte for byte.
@@ -49,14 +53,14 @@ static void assert_only_inserted(const char *out, const char *orig)
 {
 	char *s = strdup(out), *p;
 	const char *params = "__global volatile unsigned int *" CLG_CTL
-			     ", __global volatile unsigned int *" CLG_REC;
+			     ", __global volatile unsigned int *" CLG_REC ", unsigned int " CLG_ATT;
 
 	assert_non_null(s);
-	while ((p = strstr(s, " __local unsigned int __xsched_go;"))) {
-		char *end = strstr(p, "&& !__xsched_go) return;");
+	while ((p = strstr(s, PRO_START))) {
+		char *end = strstr(p, PRO_END);
 
 		assert_non_null(end);
-		end += strlen("&& !__xsched_go) return;");
+		end += strlen(PRO_END);
 		memmove(p, end, strlen(end) + 1);
 	}
 	while ((p = strstr(s, params))) {
@@ -99,13 +103,14 @@ static void rewrites_plain_kernels(void **state)
 	assert_int_equal(r.n, 2);
 	assert_null(kernel(&r, "add")->reason);
 	assert_null(kernel(&r, "scale")->reason);
-	assert_int_equal(count(r.src, CLG_CTL ", __global volatile unsigned int *" CLG_REC),
+	assert_int_equal(count(r.src, CLG_CTL ", __global volatile unsigned int *" CLG_REC
+				", unsigned int " CLG_ATT),
 			 2);
-	assert_int_equal(count(r.src, "__local unsigned int __xsched_go;"), 2);
+	assert_int_equal(count(r.src, PRO_START), 2);
 	/* Inserted after the right braces, on the same lines. */
 	assert_non_null(strstr(r.src, "int n, __global volatile"));
 	assert_non_null(strstr(r.src, "global float *a, __global volatile"));
-	assert_non_null(strstr(r.src, "(float))) { __local unsigned int __xsched_go;"));
+	assert_non_null(strstr(r.src, "(float))) {" PRO_START));
 	assert_int_equal(lines(r.src), lines(src));
 	assert_int_equal(r.len, strlen(r.src));
 	assert_only_inserted(r.src, src);
@@ -148,9 +153,9 @@ static void kernels_named_elsewhere_stay(void **state)
 	assert_non_null(kernel(&r, "proto")->reason);
 	assert_non_null(kernel(&r, "lonely")->reason);
 	/* Only the caller changed; the call still has its one argument. */
-	assert_int_equal(count(r.src, "__local unsigned int __xsched_go;"), 1);
+	assert_int_equal(count(r.src, PRO_START), 1);
 	assert_non_null(strstr(r.src, "__kernel void helper(__global int *p) { p[0] = 1; }"));
-	assert_non_null(strstr(r.src, "return; helper(p); }"));
+	assert_non_null(strstr(r.src, PRO_END " helper(p); }"));
 	assert_string_equal(clg_reason(&r, "helper"), kernel(&r, "helper")->reason);
 	assert_only_inserted(r.src, src);
 	clg_result_fini(&r);
@@ -185,7 +190,7 @@ static void macros_and_directives(void **state)
 	/* The kernel a macro makes is not one the rewriter saw. */
 	assert_null(strstr(r.src, "void n(__global int *p, __global"));
 	assert_non_null(strstr(clg_reason(&r, "made"), "macro"));
-	assert_int_equal(count(r.src, "__local unsigned int __xsched_go;"), 1);
+	assert_int_equal(count(r.src, PRO_START), 1);
 	assert_int_equal(lines(r.src), lines(src));
 	assert_only_inserted(r.src, src);
 	clg_result_fini(&r);
@@ -194,7 +199,7 @@ static void macros_and_directives(void **state)
 static void whole_program_refusals(void **state)
 {
 	static const char *const srcs[] = {
-		"#define barrier(x) mem_fence(x)\n__kernel void k(__global int *p) { p[0] = 1; }\n",
+		"#define atomic_cmpxchg(p, a, b) 0\n__kernel void k(__global int *p) { p[0] = 1; }\n",
 		"  #  define get_group_id(d) 0\n__kernel void k(__global int *p) { p[0] = 1; }\n",
 		"__kernel void k(__global int *__xsched_mine) { __xsched_mine[0] = 1; }\n",
 		"__kernel void k(__global int *p) { p[0] = 1; } /* unterminated\n",
@@ -242,18 +247,20 @@ static void build_options(void **state)
 	(void)state;
 	assert_null(clg_options_conflict(NULL));
 	assert_null(clg_options_conflict("-cl-fast-relaxed-math -DTYPE=float -D N=4"));
-	assert_null(clg_options_conflict("-I/usr/include/barrier -DMY_barrier"));
-	assert_string_equal(clg_options_conflict("-O2 -Dbarrier(x)=x"), "barrier");
-	assert_string_equal(clg_options_conflict("-D get_local_id=foo"), "get_local_id");
+	assert_null(clg_options_conflict("-I/usr/include/atomic_inc -DMY_atomic_inc"));
+	assert_string_equal(clg_options_conflict("-O2 -Datomic_inc(x)=x"), "atomic_inc");
+	assert_string_equal(clg_options_conflict("-D get_group_id=foo"), "get_group_id");
+	/* No longer in the prologue: an application may define them. */
+	assert_null(clg_options_conflict("-Dbarrier(x)=x -D get_local_id=foo"));
 	assert_string_equal(clg_options_conflict("-D__xsched_x"), "__xsched");
 }
 
 static void record_size(void **state)
 {
 	(void)state;
-	assert_int_equal(clg_rec_size(1), (CLG_REC_BITMAP + 1) * 4);
-	assert_int_equal(clg_rec_size(32), (CLG_REC_BITMAP + 1) * 4);
-	assert_int_equal(clg_rec_size(33), (CLG_REC_BITMAP + 2) * 4);
+	assert_int_equal(clg_rec_size(1), (CLG_REC_GROUPS + 1) * 4);
+	assert_int_equal(clg_rec_size(32), (CLG_REC_GROUPS + 32) * 4);
+	assert_int_equal(clg_rec_size(33), (CLG_REC_GROUPS + 33) * 4);
 }
 
 static const struct CMUnitTest tests[] = {

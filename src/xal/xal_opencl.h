@@ -68,6 +68,7 @@ struct xal_cl_guard_args {
 	void *ctl_svm;
 	cl_mem rec;
 	void *rec_svm;          /* the record as an SVM pointer instead */
+	cl_uint attempt;        /* CLG_ATT: which issue of the record this is */
 };
 
 struct xal_cl_cmd_ops {
@@ -105,6 +106,7 @@ struct xal_cl_guard {
 	uint64_t groups;        /* its work-groups (set by the creator) */
 	/* --- backend --- */
 	uint32_t launches;      /* issued so far (1: the first) */
+	uint32_t attempt;       /* launches and forced passes issued (CLG_ATT) */
 	int state;              /* launched, final or cut */
 	cl_mem rec;             /* the progress record (owned), or */
 	uint32_t *rec_svm;      /* the record in fine-grain SVM (owned) */

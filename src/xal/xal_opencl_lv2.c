@@ -154,6 +154,7 @@ void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 	}
 	out->rec = c->g.rec;
 	out->rec_svm = c->g.rec_svm;
+	out->attempt = c->g.attempt;
 }
 
 /* Threads inside xg_completed(), of every hwq (xal_cl_wait_completing()). */
@@ -399,6 +400,7 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 			pthread_mutex_unlock(&h->glock);
 		}
 		c->g.launches++;
+		c->g.attempt++;
 		c->g.state = XG_LAUNCHED;
 		c->g.skipped_before = c->g.counted ? c->g.skipped : 0;
 		c->g.counted = false;
@@ -489,6 +491,8 @@ int xal_cl_hwq_settle(struct xal_hwq *hwq)
 				continue;
 			atomic_fetch_add(&p->refs, 1);
 			p->g.forcing = true;
+			/* A new attempt: the groups its launch ran skip. */
+			p->g.attempt++;
 			todo[n++] = p;
 		}
 		if (!todo)

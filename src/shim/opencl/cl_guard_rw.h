@@ -6,13 +6,13 @@
  * literals and preprocessor directives are recognised and left as they
  * are; a kernel is a `__kernel` or `kernel` keyword outside any directive,
  * its name the identifier before its parameter list, its body the `{`
- * that follows (attributes skipped). A kernel it rewrites gets two hidden
- * trailing parameters (CLG_CTL, CLG_REC) and, right after its opening
+ * that follows (attributes skipped). A kernel it rewrites gets three hidden
+ * trailing parameters (CLG_CTL, CLG_REC, CLG_ATT) and, right after its opening
  * brace, the guardian prologue (cl_guard_rw.c); both are inserted on the
  * lines where they go, so line numbers (__LINE__, build logs) do not move.
  * The body itself is never touched: `return` anywhere, barriers, `__local`
  * declarations at kernel scope keep their meaning, and a NULL control
- * argument leaves of the prologue two branches not taken and a barrier.
+ * argument leaves of the prologue one branch not taken.
  *
  * Whatever it cannot rewrite with certainty it leaves as it is, with a
  * reason: a kernel whose name appears anywhere else in the program
@@ -35,23 +35,31 @@
  * may not use them). */
 #define CLG_CTL "__xsched_ctl"
 #define CLG_REC "__xsched_rec"
+#define CLG_ATT "__xsched_att"
+/* How many: the control word, the record, the launch's attempt number. */
+enum { CLG_HIDDEN = 3 };
 
 /*
  * The progress record of one launch, in 32-bit words: CLG_REC_SKIPPED
  * counts the work-groups that returned because the queue was deactivated
- * (over every launch of the same record); from CLG_REC_BITMAP on, one bit
- * per work-group (linear group id) set by the group that started. A fresh
- * launch starts from zeros; a relaunch reuses the record, so started
- * groups skip. A launch whose skip count did not grow started every group
- * it had left: nothing counts the started ones (one atomic less per
- * group).
+ * (over every launch of the same record); from CLG_REC_GROUPS on, one word
+ * per work-group (linear group id): 0 until a launch decided for it, then
+ * the number of the attempt (CLG_ATT, 1 for the first launch, one more for
+ * each relaunch or forced pass of the same record) that ran it, or that
+ * number | CLG_SKIP_BIT when that attempt skipped it. The first work-item
+ * of a group to arrive decides by a compare-and-swap, and the group's
+ * others read its answer there: one uniform decision per group, without a
+ * barrier or local memory. A relaunch reuses the record, so groups that
+ * ran skip. A launch whose skip count did not grow started every group it
+ * had left: nothing counts the started ones.
  */
-enum { CLG_REC_SKIPPED = 0, CLG_REC_BITMAP = 1 };
+enum { CLG_REC_SKIPPED = 0, CLG_REC_GROUPS = 1 };
+#define CLG_SKIP_BIT 0x80000000u
 
 /* Bytes of the record of a launch of @groups work-groups. */
 static inline size_t clg_rec_size(uint64_t groups)
 {
-	return (CLG_REC_BITMAP + (size_t)((groups + 31) / 32)) * sizeof(uint32_t);
+	return (CLG_REC_GROUPS + (size_t)groups) * sizeof(uint32_t);
 }
 
 struct clg_kernel {

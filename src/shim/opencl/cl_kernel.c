@@ -152,14 +152,14 @@ static bool clk_arg_named(cl_kernel k, cl_uint idx, const char *name)
 }
 
 /*
- * Whether @k (of @nargs arguments) carries the guardian: its last two
- * arguments have the rewriter's reserved names, which only the rewriter
- * gives (cl_guard_rw.h).
+ * Whether @k (of @nargs arguments) carries the guardian: its last
+ * CLG_HIDDEN arguments have the rewriter's reserved names, which only the
+ * rewriter gives (cl_guard_rw.h).
  */
 static bool clk_guarded(cl_kernel k, cl_uint nargs)
 {
-	return nargs >= 2 && clk_arg_named(k, nargs - 2, CLG_CTL) &&
-	       clk_arg_named(k, nargs - 1, CLG_REC);
+	return nargs >= CLG_HIDDEN && clk_arg_named(k, nargs - 3, CLG_CTL) &&
+	       clk_arg_named(k, nargs - 2, CLG_REC) && clk_arg_named(k, nargs - 1, CLG_ATT);
 }
 
 /* A new record of the application's kernel @k, or NULL (out of memory). */
@@ -178,7 +178,7 @@ static struct clk_rec *clk_new(cl_kernel k)
 	if (cl_real.clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL) ==
 	    CL_SUCCESS) {
 		if (clk_guarded(k, nargs))
-			r->hidden = (int32_t)(nargs -= 2);
+			r->hidden = (int32_t)(nargs -= CLG_HIDDEN);
 		shim_kargs_init(&r->args, nargs, true);
 	} else {
 		shim_kargs_init(&r->args, 0, false);
@@ -345,9 +345,13 @@ cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guar
 	if (hidden < 0)
 		return CL_SUCCESS;
 	if (!g || (!g->ctl && !g->ctl_svm)) {
+		cl_uint none = 0;
+
 		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden, sizeof(cl_mem), NULL);
 		if (rc == CL_SUCCESS)
 			rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), NULL);
+		if (rc == CL_SUCCESS)
+			rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 2, sizeof(none), &none);
 		return rc;
 	}
 	if (g->ctl_svm)
@@ -358,6 +362,8 @@ cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guar
 		rc = cl_real.clSetKernelArgSVMPointer(k, (cl_uint)hidden + 1, g->rec_svm);
 	else if (rc == CL_SUCCESS)
 		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), &g->rec);
+	if (rc == CL_SUCCESS)
+		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 2, sizeof(g->attempt), &g->attempt);
 	return rc;
 }
 
