@@ -169,6 +169,9 @@ static void *xal_cl_cmd_blocked_on(struct xal_cmd *cmd)
 	/* Nothing that cannot be cut goes behind a launch that may be. */
 	if (h && h->lv2 && !c->g.on && atomic_load(&h->unresolved))
 		return h;
+	/* Nothing goes before a cut launch's relaunch (xg_behind_cut()). */
+	if (h && h->lv2 && xg_behind_cut(h, c))
+		return h;
 	return c->ops->blocked_on ? c->ops->blocked_on(c) : NULL;
 }
 

@@ -78,5 +78,7 @@ void xg_wait_quiet(struct xal_hwq *hwq);
 bool xg_hwq_fini(struct xal_cl_hwq *h);
 /* What a guarded command leaves in its queue's lists, at its last release. */
 void xg_cmd_fini(struct xal_cl_cmd *c);
+/* Whether @c must wait for the relaunch of a cut launch (its gate). */
+bool xg_behind_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
 
 #endif

@@ -382,7 +382,10 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 	c->cl = h->cl;
 	pthread_mutex_lock(&h->glock);
-	if (h->clear_pending && !atomic_load(&h->unresolved)) {
+	/* Not for a launch that a cut one found after the gate let it
+	 * through (xg_behind_cut()): it skips whole, and goes again after. */
+	if (h->clear_pending && !atomic_load(&h->unresolved) &&
+	    (!h->cut_waiting || (guarded && c->g.state == XG_CUT))) {
 		h->clear_pending = false;
 		xg_ctl_set(h, &xg_zero);
 	}
@@ -614,6 +617,28 @@ bool xg_hwq_fini(struct xal_cl_hwq *h)
 	pthread_mutex_destroy(&h->settle_lock);
 	pthread_mutex_destroy(&h->glock);
 	return true;
+}
+
+/*
+ * Whether launching @c now would put it ahead of the relaunch of a cut
+ * launch. The XQueue learns of a cut only at its next sync or query of
+ * it, and until then may launch what comes after (its relaunch barrier
+ * holds only from a suspend to the first empty window, and a sync
+ * resolves outside its lock). Seen in the heterogeneous scenario: a
+ * later launch found the control word clear, ran whole before the cut
+ * one's remaining groups, was resolved final, and the XQueue retired the
+ * cut launches before it with it: never relaunched, their proxies never
+ * completed (cl_load's flood hung). A cut launch itself goes (the XQueue
+ * relaunches in order, so none before it waits). Lock: the XQueue's.
+ */
+bool xg_behind_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+{
+	bool behind;
+
+	pthread_mutex_lock(&h->glock);
+	behind = h->cut_waiting && !(c->g.on && c->g.state == XG_CUT);
+	pthread_mutex_unlock(&h->glock);
+	return behind;
 }
 
 void xg_cmd_fini(struct xal_cl_cmd *c)
