@@ -32,7 +32,8 @@ struct xal_cl_hwq {
 	_Atomic uint32_t unresolved;
 	bool clear_pending;             /* reactivated: clear once all resolved */
 	cl_event last;                  /* the last command launched (a reference) */
-	uint32_t cut_waiting;           /* resolved cut, not launched again yet */
+	_Atomic uint32_t cut_waiting;   /* resolved cut, not launched again yet (glock; read
+	                                 * without it as a hint) */
 	/* --- forced passes (xal_cl_hwq_settle()) --- */
 	pthread_mutex_t settle_lock;    /* held while forced passes are issued */
 	cl_mem ctl_zero;                /* a control word never set, as @ctl */

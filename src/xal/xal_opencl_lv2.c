@@ -635,6 +635,9 @@ bool xg_behind_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	bool behind;
 
+	/* Every command of the queue asks: no lock while nothing is cut. */
+	if (!atomic_load(&h->cut_waiting))
+		return false;
 	pthread_mutex_lock(&h->glock);
 	behind = h->cut_waiting && !(c->g.on && c->g.state == XG_CUT);
 	pthread_mutex_unlock(&h->glock);
