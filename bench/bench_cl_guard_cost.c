@@ -13,7 +13,10 @@
  * clEnqueueFillBuffer before each launch, which is not timed), and the
  * attempt number 1 (a first launch). So each guarded work-group pays what
  * it pays under the shim: a read of its record word by each work-item,
- * and by the first one a read of the control word and a compare-and-swap.
+ * and by the first one a read of the control word and the write of its
+ * decision, with the prologue the shim would choose for the device (on a
+ * CPU device a plain store, elsewhere a compare-and-swap; --atomic: the
+ * compare-and-swap on every device).
  *
  * Workloads, each at local sizes 64 and 256 on the same global size (so
  * the smaller local size has four times the work-groups, and the guardian
@@ -38,7 +41,7 @@
  * device it prints "bench_cl_guard_cost: skipped: why" and exits 0; an
  * OpenCL error prints the call and its number and exits 1.
  *
- * Usage: bench_cl_guard_cost [--reps N] [--quick] [--out DIR]
+ * Usage: bench_cl_guard_cost [--reps N] [--quick] [--atomic] [--out DIR]
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -136,6 +139,7 @@ struct dev {
 	cl_context ctx;
 	cl_command_queue q;
 	bool svm;               /* fine-grain SVM buffers: the hidden words in SVM */
+	unsigned flags;         /* clg_rewrite()'s, as the shim chooses them */
 	char name[128];
 };
 
@@ -165,6 +169,7 @@ static const char *dev_open(struct dev *d)
 	static char why[96];
 	cl_platform_id ps[8];
 	cl_device_svm_capabilities svm = 0;
+	cl_device_type type = 0;
 	cl_uint np = 0;
 	cl_int err;
 
@@ -186,6 +191,9 @@ static const char *dev_open(struct dev *d)
 	    CL_SUCCESS)
 		svm = 0;
 	d->svm = svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER;
+	if (clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS)
+		type = 0;
+	d->flags = type & CL_DEVICE_TYPE_CPU ? CLG_SERIAL_GROUPS : 0;
 	d->ctx = clCreateContext(NULL, 1, &d->id, NULL, NULL, &err);
 	CK(err);
 	{
@@ -250,7 +258,7 @@ static void bench_setup(struct dev *d, const struct workload *w, struct bench *b
 
 	memset(b, 0, sizeof(*b));
 	b->w = w;
-	if (clg_rewrite(w->src, strlen(w->src), &r) < 0) {
+	if (clg_rewrite(w->src, strlen(w->src), d->flags, &r) < 0) {
 		fprintf(stderr, NAME ": clg_rewrite: out of memory\n");
 		exit(1);
 	}
@@ -462,7 +470,7 @@ static int measure(struct dev *d, struct bench *b, size_t local, int reps, struc
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: " NAME " [--reps N] [--quick] [--out DIR]\n");
+	fprintf(stderr, "usage: " NAME " [--reps N] [--quick] [--atomic] [--out DIR]\n");
 	exit(2);
 }
 
@@ -471,7 +479,7 @@ int main(int argc, char **argv)
 	struct row rows[NWORK * NLOCAL];
 	const char *out = NULL, *why;
 	int reps = 100, nrows = 0;
-	bool reps_set = false;
+	bool reps_set = false, atomic = false;
 	FILE *tsv = NULL;
 	struct dev d;
 
@@ -488,6 +496,8 @@ int main(int argc, char **argv)
 			if (end == val || *end || n < 1 || n > 1000000)
 				usage();
 			reps = (int)n, reps_set = true, i++;
+		} else if (!strcmp(a, "--atomic")) {
+			atomic = true;
 		} else if (!strcmp(a, "--out") && val) {
 			out = val, i++;
 		} else {
@@ -499,6 +509,8 @@ int main(int argc, char **argv)
 		printf(NAME ": skipped: %s\n", why);
 		return 0;
 	}
+	if (atomic)
+		d.flags = 0;
 	if (out) {
 		char path[4096];
 
@@ -514,10 +526,12 @@ int main(int argc, char **argv)
 	}
 
 	bench_print_machine(stdout);
-	printf("device: %s; hidden words in %s; %d pairs per row after %d warm-up launches "
-	       "of each variant\n", d.name,
+	printf("device: %s; hidden words in %s; groups decide by %s; %d pairs per row after %d "
+	       "warm-up launches of each variant\n", d.name,
 	       d.svm ? "fine-grain SVM (record zeroed by the host)" :
-		       "buffers (record zeroed by clEnqueueFillBuffer)", reps, WARMUP);
+		       "buffers (record zeroed by clEnqueueFillBuffer)",
+	       d.flags & CLG_SERIAL_GROUPS ? "a plain store (a CPU device)" : "compare-and-swap",
+	       reps, WARMUP);
 	fflush(stdout);
 	for (size_t w = 0; w < NWORK; w++) {
 		const struct workload *wl = &workloads[w];

@@ -29,7 +29,7 @@ static size_t lines(const char *s)
 /* The rewrite of @src, asserting it succeeded. */
 static void rewrite(const char *src, struct clg_result *r)
 {
-	assert_int_equal(clg_rewrite(src, strlen(src), r), 0);
+	assert_int_equal(clg_rewrite(src, strlen(src), 0, r), 0);
 }
 
 static const struct clg_kernel *kernel(const struct clg_result *r, const char *name)
@@ -217,7 +217,7 @@ static void whole_program_refusals(void **state)
 		clg_result_fini(&r);
 	}
 	/* A NUL inside the given length is refused, not read as the end. */
-	assert_int_equal(clg_rewrite("__kernel void k() {}\0x", 22, &r), 0);
+	assert_int_equal(clg_rewrite("__kernel void k() {}\0x", 22, 0, &r), 0);
 	assert_null(r.src);
 	assert_non_null(r.reason);
 	clg_result_fini(&r);
@@ -232,14 +232,46 @@ static void only_the_given_length_is_read(void **state)
 	(void)state;
 	memset(buf, 'x', sizeof(buf));
 	memcpy(buf, "__kernel void k() { } /*", 24);
-	assert_int_equal(clg_rewrite(buf, 24, &r), 0);
+	assert_int_equal(clg_rewrite(buf, 24, 0, &r), 0);
 	assert_null(r.src);
 	clg_result_fini(&r);
 	memcpy(buf, "__kernel void k() { }", 21);
-	assert_int_equal(clg_rewrite(buf, 21, &r), 0);
+	assert_int_equal(clg_rewrite(buf, 21, 0, &r), 0);
 	assert_non_null(r.src);
 	assert_int_equal(strlen(r.src), r.len);
 	clg_result_fini(&r);
+}
+
+/*
+ * The two ways a group's first work-item records its decision: a
+ * compare-and-swap by default, a plain store of the decision into the
+ * group's word for CPU devices (CLG_SERIAL_GROUPS); otherwise the same
+ * insertions, at the same places.
+ */
+static void serial_groups_store(void **state)
+{
+	const char *src = "__kernel void k(__global int *p)\n{\n\tp[get_global_id(0)] = 1;\n}\n";
+	const char *store = CLG_REC "[__xsched_g] = __xsched_w;";
+	struct clg_result cas, serial;
+
+	(void)state;
+	assert_int_equal(clg_rewrite(src, strlen(src), 0, &cas), 0);
+	assert_int_equal(clg_rewrite(src, strlen(src), CLG_SERIAL_GROUPS, &serial), 0);
+	assert_non_null(cas.src);
+	assert_non_null(serial.src);
+	assert_int_equal(count(cas.src, "atomic_cmpxchg("), 1);
+	assert_int_equal(count(cas.src, store), 0);
+	assert_int_equal(count(serial.src, "atomic_cmpxchg("), 0);
+	assert_int_equal(count(serial.src, store), 1);
+	/* Both still count a skip, and mark the common path as likely. */
+	assert_int_equal(count(cas.src, "atomic_inc(&" CLG_REC "[0])"), 1);
+	assert_int_equal(count(serial.src, "atomic_inc(&" CLG_REC "[0])"), 1);
+	assert_int_equal(count(serial.src, "__builtin_expect("), 1);
+	assert_int_equal(lines(serial.src), lines(src));
+	assert_only_inserted(cas.src, src);
+	assert_only_inserted(serial.src, src);
+	clg_result_fini(&cas);
+	clg_result_fini(&serial);
 }
 
 static void build_options(void **state)
@@ -250,6 +282,7 @@ static void build_options(void **state)
 	assert_null(clg_options_conflict("-I/usr/include/atomic_inc -DMY_atomic_inc"));
 	assert_string_equal(clg_options_conflict("-O2 -Datomic_inc(x)=x"), "atomic_inc");
 	assert_string_equal(clg_options_conflict("-D get_group_id=foo"), "get_group_id");
+	assert_string_equal(clg_options_conflict("-D__builtin_expect(x,y)=x"), "__builtin_expect");
 	/* No longer in the prologue: an application may define them. */
 	assert_null(clg_options_conflict("-Dbarrier(x)=x -D get_local_id=foo"));
 	assert_string_equal(clg_options_conflict("-D__xsched_x"), "__xsched");
@@ -270,6 +303,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(macros_and_directives),
 	cmocka_unit_test(whole_program_refusals),
 	cmocka_unit_test(only_the_given_length_is_read),
+	cmocka_unit_test(serial_groups_store),
 	cmocka_unit_test(build_options),
 	cmocka_unit_test(record_size),
 };

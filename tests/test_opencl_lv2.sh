@@ -3,9 +3,11 @@
 # corpus of tests/opencl/cl_lv2_prog.c runs natively, under the shim with
 # the guardian, under the shim while a thread suspends and resumes its
 # queue every few hundred microseconds (hundreds of times), both again
-# with the control word and records in buffers (XSCHED_OPENCL_LV2=buffer:
-# what a device without fine-grain SVM gets, e.g. NVIDIA's OpenCL), and
-# with XSCHED_OPENCL_LV2=0. The preempted run also maps a buffer without
+# with the control word and records in buffers and work-groups deciding by
+# compare-and-swap (XSCHED_OPENCL_LV2=buffer,atomic: what a GPU without
+# fine-grain SVM gets, e.g. NVIDIA's OpenCL; PoCL, a CPU device, gets a
+# plain store otherwise), the preempted run once more with only the
+# compare-and-swap (XSCHED_OPENCL_LV2=atomic), and with XSCHED_OPENCL_LV2=0. The preempted run also maps a buffer without
 # blocking while its queue is suspended under a cut kernel (the map must
 # see the whole kernel). Every run must check out against the host
 # references and print the same hashes as the native run (bit for bit);
@@ -41,11 +43,12 @@ run() { # name, env..., -- args
 	echo "PASS: $name ($(wc -l <"$dir/$name") outputs identical)"
 }
 run guarded LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog"
-run preempted LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 "$prog" preempt
-run guarded-buffer LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=buffer "$prog"
-run preempted-buffer LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=buffer "$prog" preempt
+run preempted LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=1 XSCHED_LOG=debug "$prog" preempt
+run guarded-buffer LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=buffer,atomic "$prog"
+run preempted-buffer LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=buffer,atomic "$prog" preempt
+run preempted-atomic LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=atomic XSCHED_LOG=debug "$prog" preempt
 run off LD_PRELOAD="$shim" XSCHED_OPENCL_LV2=0 "$prog"
-for name in preempted preempted-buffer; do
+for name in preempted preempted-buffer preempted-atomic; do
 	[[ -f $dir/$name.err ]] || continue
 	read -r _ level _ toggles _ relaunches _ waited _ ctl < <(grep '^level' "$dir/$name.err")
 	echo "$name: level ${level:-?} toggles ${toggles:-?} relaunches ${relaunches:-?}" \
@@ -53,6 +56,12 @@ for name in preempted preempted-buffer; do
 	if [[ ${level:-0} != 2 ]]; then echo "FAIL: $name: queue not at level 2"; fail=1; fi
 	if [[ ${toggles:-0} -lt 100 ]]; then echo "FAIL: $name: fewer than 100 suspensions"; fail=1; fi
 	if [[ ${relaunches:-0} -lt 1 ]]; then echo "FAIL: $name: no launch was cut"; fail=1; fi
+	# PoCL is a CPU device: a plain store unless told atomic.
+	decide="a plain store"
+	[[ $name == preempted-atomic ]] && decide="compare-and-swap"
+	if [[ $name != *-buffer ]] && ! grep -q "work-groups deciding by $decide" "$dir/$name.err"; then
+		echo "FAIL: $name: work-groups do not decide by $decide"; fail=1
+	fi
 	if [[ $name == *-buffer && ${ctl:-} != write ]]; then
 		echo "FAIL: $name: control word in '${ctl:-?}', not in a buffer"; fail=1
 	fi

@@ -5,15 +5,18 @@
  *
  * The prologue makes one decision per work-group, in the group's word of
  * the launch's record (cl_guard_rw.h): the first work-item to arrive finds
- * it undecided for this attempt and sets it by a compare-and-swap, to
- * "ran" when the queue's control word is clear, else to "skipped" (and
- * counts the skip); every later work-item of the group reads the answer
- * its swap lost to, or the word. A group that ran in an earlier attempt
- * returns. So one atomic per group while the queue runs, and no barrier:
- * a barrier at kernel entry made the device split every kernel in two
- * (PoCL runs the work-items of a group in loops between barriers), which
- * cost copy-like kernels 14-19% of their device time. A started group
- * always runs to its end, so no kernel has to be idempotent.
+ * it undecided for this attempt and sets it, to "ran" when the queue's
+ * control word is clear, else to "skipped" (and counts the skip); every
+ * later work-item of the group reads the answer there. A group that ran in
+ * an earlier attempt returns. Where a group's work-items may run at once
+ * the first one sets the word by a compare-and-swap (a loser takes the
+ * winner's answer); on devices that run them one after another on one
+ * thread (CPU devices, CLG_SERIAL_GROUPS) by a plain store: one locked
+ * instruction per group cost copy-like kernels 2-3% there. No barrier: a
+ * barrier at kernel entry made the device split every kernel in two (PoCL
+ * runs the work-items of a group in loops between barriers), which cost
+ * copy-like kernels 14-19% of their device time. A started group always
+ * runs to its end, so no kernel has to be idempotent.
  */
 #include "shim/opencl/cl_guard_rw.h"
 
@@ -237,8 +240,8 @@ static size_t skip_attributes(const struct lex *l, size_t i)
 
 /* What the prologue names: redefining any of them changes its meaning. */
 static const char *const clg_used[] = {
-	"get_group_id", "get_num_groups", "atomic_inc", "atomic_cmpxchg", "__global",
-	"global", "volatile", "unsigned", "int", "if", "else", "return",
+	"get_group_id", "get_num_groups", "atomic_inc", "atomic_cmpxchg", "__builtin_expect",
+	"__global", "global", "volatile", "unsigned", "int", "if", "else", "return",
 };
 
 static bool clg_is_used(const char *s, size_t len)
@@ -253,17 +256,35 @@ static bool clg_is_used(const char *s, size_t len)
 	"__global volatile unsigned int *" CLG_CTL ", __global volatile unsigned int *" CLG_REC \
 	", unsigned int " CLG_ATT
 
-/* One line: inserted right after a kernel's opening brace. */
-static const char clg_prologue[] =
-	" if (" CLG_CTL ") { unsigned int __xsched_g = 1u + (unsigned int)(get_group_id(0) + "
-	"get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))), "
-	"__xsched_v = " CLG_REC "[__xsched_g]; if (__xsched_v != " CLG_ATT ") { if (__xsched_v "
-	"&& (__xsched_v == (" CLG_ATT " | 0x80000000u) || !(__xsched_v & 0x80000000u))) "
-	"return; { unsigned int __xsched_w = *" CLG_CTL " ? (" CLG_ATT " | 0x80000000u) : "
-	CLG_ATT ", __xsched_p = atomic_cmpxchg(&" CLG_REC "[__xsched_g], __xsched_v, "
-	"__xsched_w); if (__xsched_p != __xsched_v) __xsched_w = __xsched_p; else if "
-	"(__xsched_w != " CLG_ATT ") atomic_inc(&" CLG_REC "[0]); if (__xsched_w != " CLG_ATT
-	") return; } } }";
+/*
+ * The prologue, one line inserted right after a kernel's opening brace, in
+ * two variants that differ in how the first work-item of a group records
+ * its decision. Every work-item reads its group's word; the one that finds
+ * no decision of this attempt there reads the control word and writes the
+ * decision. Where the work-items of a group may run at once (GPUs), that
+ * write is a compare-and-swap and a loser takes the winner's answer; where
+ * they run one after another on one thread (CLG_SERIAL_GROUPS), a plain
+ * store, which spares every group a locked instruction. The check that
+ * every work-item makes is marked unlikely to fail, so that compilers lay
+ * the decision out of the work-item's straight path.
+ */
+#define CLG_PRO_HEAD                                                                      \
+	" if (" CLG_CTL ") { unsigned int __xsched_g = 1u + (unsigned int)(get_group_id(0) + " \
+	"get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2))), "       \
+	"__xsched_v = " CLG_REC "[__xsched_g]; if (__builtin_expect(__xsched_v != " CLG_ATT   \
+	", 0)) { if (__xsched_v && (__xsched_v == (" CLG_ATT " | 0x80000000u) || "             \
+	"!(__xsched_v & 0x80000000u))) return; { unsigned int __xsched_w = *" CLG_CTL " ? ("  \
+	CLG_ATT " | 0x80000000u) : " CLG_ATT
+#define CLG_PRO_TAIL                                                                  \
+	" if (__xsched_w != " CLG_ATT ") atomic_inc(&" CLG_REC "[0]); if (__xsched_w != " \
+	CLG_ATT ") return; } } }"
+
+static const char clg_prologue_cas[] =
+	CLG_PRO_HEAD ", __xsched_p = atomic_cmpxchg(&" CLG_REC "[__xsched_g], __xsched_v, "
+	"__xsched_w); if (__xsched_p != __xsched_v) __xsched_w = __xsched_p; else" CLG_PRO_TAIL;
+
+static const char clg_prologue_serial[] =
+	CLG_PRO_HEAD "; " CLG_REC "[__xsched_g] = __xsched_w;" CLG_PRO_TAIL;
 
 _Static_assert(CLG_REC_SKIPPED == 0 && CLG_REC_GROUPS == 1 && CLG_SKIP_BIT == 0x80000000u,
 	       "the prologue's record layout");
@@ -284,7 +305,7 @@ struct found {
  * Reads the kernel declaration whose keyword is token @i into @f; returns
  * the token after what it read.
  */
-static size_t scan_kernel(const struct lex *l, size_t i, struct found *f)
+static size_t scan_kernel(const struct lex *l, size_t i, const char *prologue, struct found *f)
 {
 	size_t j = skip_attributes(l, i + 1), open, close, body, name;
 
@@ -333,7 +354,7 @@ static size_t scan_kernel(const struct lex *l, size_t i, struct found *f)
 	} else {
 		f->e[f->ne++] = (struct edit){ l->t[close].pos, 0, ", " CLG_PARAMS };
 	}
-	f->e[f->ne++] = (struct edit){ l->t[body].pos + 1, 0, clg_prologue };
+	f->e[f->ne++] = (struct edit){ l->t[body].pos + 1, 0, prologue };
 	return body + 1;
 }
 
@@ -388,8 +409,9 @@ static int apply_edits(const char *src, size_t len, const struct edit *e, size_t
 	return 0;
 }
 
-int clg_rewrite(const char *src, size_t len, struct clg_result *out)
+int clg_rewrite(const char *src, size_t len, unsigned flags, struct clg_result *out)
 {
+	const char *prologue = flags & CLG_SERIAL_GROUPS ? clg_prologue_serial : clg_prologue_cas;
 	struct lex l = { .s = src, .len = len };
 	struct found *f = NULL;
 	struct edit *e = NULL;
@@ -419,7 +441,7 @@ int clg_rewrite(const char *src, size_t len, struct clg_result *out)
 	nf = 0;
 	for (size_t i = 0; i < l.n;) {
 		if (!l.t[i].dir && (tok_is(&l, i, "__kernel") || tok_is(&l, i, "kernel")))
-			i = scan_kernel(&l, i, &f[nf++]);
+			i = scan_kernel(&l, i, prologue, &f[nf++]);
 		else
 			i++;
 	}

@@ -47,9 +47,9 @@ enum { CLG_HIDDEN = 3 };
  * the number of the attempt (CLG_ATT, 1 for the first launch, one more for
  * each relaunch or forced pass of the same record) that ran it, or that
  * number | CLG_SKIP_BIT when that attempt skipped it. The first work-item
- * of a group to arrive decides by a compare-and-swap, and the group's
- * others read its answer there: one uniform decision per group, without a
- * barrier or local memory. A relaunch reuses the record, so groups that
+ * of a group to arrive decides (by a compare-and-swap, or a plain store
+ * under CLG_SERIAL_GROUPS), and the group's others read its answer there:
+ * one uniform decision per group, without a barrier or local memory. A relaunch reuses the record, so groups that
  * ran skip. A launch whose skip count did not grow started every group it
  * had left: nothing counts the started ones.
  */
@@ -77,12 +77,23 @@ struct clg_result {
 };
 
 /*
+ * How the prologue records a group's decision. CLG_SERIAL_GROUPS: by a
+ * plain store, for programs whose every device runs the work-items of a
+ * work-group one after another on one thread (CPU devices: PoCL, and every
+ * CPU runtime, which implement barriers by splitting the work-item loop or
+ * by switching stacks on that thread). Without it, by a compare-and-swap,
+ * which is right on any device.
+ */
+enum { CLG_SERIAL_GROUPS = 1 };
+
+/*
  * Rewrites the @len bytes of @src into *@out (zeroed first; release with
  * clg_result_fini()). out->src is NULL when no kernel was rewritten (then
- * out->reason or each kernel's reason says why). Returns 0, or -ENOMEM.
+ * out->reason or each kernel's reason says why); @flags: CLG_SERIAL_GROUPS
+ * or 0. Returns 0, or -ENOMEM.
  * Pure function of its input; any thread.
  */
-int clg_rewrite(const char *src, size_t len, struct clg_result *out);
+int clg_rewrite(const char *src, size_t len, unsigned flags, struct clg_result *out);
 
 void clg_result_fini(struct clg_result *r);
 

@@ -52,23 +52,37 @@ static pthread_mutex_t clpg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct clpg *clpg_head;
 
 static pthread_once_t clpg_env_once = PTHREAD_ONCE_INIT;
-static bool clpg_enabled, clpg_buffers;
+static bool clpg_enabled, clpg_buffers, clpg_atomic;
 
-/* On unless XSCHED_OPENCL_LV2=0; "buffer": on, never in SVM. */
+/*
+ * XSCHED_OPENCL_LV2: "0" turns the guardian off; else a comma-separated
+ * list of "1" (on: the default), "buffer" (the control word and records
+ * never in SVM) and "atomic" (work-groups decide by compare-and-swap on
+ * CPU devices too).
+ */
 static void clpg_env_read(void)
 {
 	const char *v = getenv("XSCHED_OPENCL_LV2");
 
 	clpg_enabled = true;
-	if (!v || !*v || !strcmp(v, "1"))
+	if (!v || !*v)
 		return;
-	if (!strcmp(v, "0"))
+	if (!strcmp(v, "0")) {
 		clpg_enabled = false;
-	else if (!strcmp(v, "buffer"))
-		clpg_buffers = true;
-	else
-		XLOG_ONCE(XLOG_WARN, "XSCHED_OPENCL_LV2=%s is not 0, 1 or buffer: ignored "
-			  "(the guardian is on)", v);
+		return;
+	}
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 6 && !strncmp(p, "buffer", n))
+			clpg_buffers = true;
+		else if (n == 6 && !strncmp(p, "atomic", n))
+			clpg_atomic = true;
+		else if (n != 1 || *p != '1')
+			XLOG_ONCE(XLOG_WARN, "XSCHED_OPENCL_LV2=%s: '%.*s' is not 0, 1, buffer or "
+				  "atomic: ignored (the guardian is on)", v, (int)n, p);
+		p += n + (p[n] == ',');
+	}
 }
 
 bool cl_guard_enabled(void)
@@ -81,6 +95,36 @@ bool cl_guard_buffers(void)
 {
 	pthread_once(&clpg_env_once, clpg_env_read);
 	return clpg_buffers;
+}
+
+/*
+ * The rewriter's flags for a program of @ctx: CLG_SERIAL_GROUPS when every
+ * device of the context is a CPU (unless XSCHED_OPENCL_LV2 says atomic),
+ * else 0; 0 too when the driver does not say.
+ */
+static unsigned clpg_flags(cl_context ctx)
+{
+	cl_device_id *devs = NULL;
+	size_t size = 0, n;
+	unsigned flags = 0;
+
+	if (clpg_atomic || !cl_real.clGetContextInfo ||
+	    cl_real.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, 0, NULL, &size) != CL_SUCCESS ||
+	    !(n = size / sizeof(*devs)) || !(devs = malloc(size)) ||
+	    cl_real.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, size, devs, NULL) != CL_SUCCESS)
+		goto out;
+	flags = CLG_SERIAL_GROUPS;
+	for (size_t i = 0; i < n && flags; i++) {
+		cl_device_type type = 0;
+
+		if (cl_real.clGetDeviceInfo(devs[i], CL_DEVICE_TYPE, sizeof(type), &type, NULL) !=
+			    CL_SUCCESS ||
+		    !(type & CL_DEVICE_TYPE_CPU))
+			flags = 0;
+	}
+out:
+	free(devs);
+	return flags;
 }
 
 /* The record of @p (the application's or the instrumented program), lock held. */
@@ -161,6 +205,7 @@ XS_CL_HOOK cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count,
 	cl_program p;
 	size_t total = 0, at = 0;
 	char *src = NULL;
+	unsigned flags;
 
 	if (cl_load() < 0) {
 		if (err)
@@ -183,17 +228,24 @@ XS_CL_HOOK cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count,
 	}
 	src[at] = '\0';
 	r->app = p;
-	if (clg_rewrite(src, total, &r->rw) < 0) {
+	flags = clpg_flags(ctx);
+	if (clg_rewrite(src, total, flags, &r->rw) < 0) {
 		r->why = "the shim ran out of memory rewriting it";
 	} else if (!r->rw.src) {
 		r->why = r->rw.reason;
 	} else {
 		const char *s = r->rw.src;
+		size_t guarded = 0;
 		cl_int e;
 
 		r->inst = cl_real.clCreateProgramWithSource(ctx, 1, &s, &r->rw.len, &e);
 		if (!r->inst)
 			r->why = "the driver refused the rewritten source";
+		for (size_t i = 0; i < r->rw.n; i++)
+			guarded += !r->rw.k[i].reason;
+		xlog(XLOG_DEBUG, "OpenCL program %p: the guardian in %zu of %zu kernels, work-groups "
+		     "deciding by %s", (void *)p, guarded, r->rw.n,
+		     flags & CLG_SERIAL_GROUPS ? "a plain store (CPU devices)" : "compare-and-swap");
 	}
 	pthread_mutex_lock(&clpg_lock);
 	r->next = clpg_head;
