@@ -23,8 +23,10 @@
  * four times the decisions): copy (out[i] = in[i] on float4, the least
  * work per work-item), bandwidth (each work-item sums 16 float4 loads
  * strided by the global size and writes one float) and compute (a
- * dependent chain of float4 fma, one store at the end). The global sizes
- * give launches of a few ms on PoCL on a 2-CPU VM.
+ * dependent chain of float4 fma, one store at the end), and gemm (a
+ * 256 x 256 SGEMM, one element of C per work-item, the row of A through
+ * local memory between barriers). The global sizes give launches of a few
+ * ms on PoCL on a 2-CPU VM.
  *
  * Per (workload, local size): one launch of each variant whose outputs
  * must match byte for byte (and whose record must show every group
@@ -119,12 +121,41 @@ static const char compute_src[] =
 	"	out[i] = v;\n"
 	"}\n";
 
+/* C = A B for N x N matrices, A then B in @in: each work-item one element
+ * of C, a work-group a run of one row of it, which takes the row of A
+ * through local memory a tile (its own size) at a time, between barriers:
+ * the shape of a tiled GEMM (CLBlast's kernels tile both matrices), with
+ * local memory and barriers after the prologue. fma() for bit-equal
+ * results, as in compute. */
+static const char gemm_src[] =
+	"#define N 256\n"
+	"__kernel void gemm(__global const float *in, __global float *out)\n"
+	"{\n"
+	"	__local float a[256];\n"
+	"	size_t i = get_global_id(0), r = i / N, c = i % N;\n"
+	"	size_t l = get_local_id(0), n = get_local_size(0);\n"
+	"	__global const float *b = in + N * N;\n"
+	"	float s = 0.0f;\n"
+	"\n"
+	"	for (size_t k0 = 0; k0 < N; k0 += n) {\n"
+	"		a[l] = in[r * N + k0 + l];\n"
+	"		barrier(CLK_LOCAL_MEM_FENCE);\n"
+	"		for (size_t k = 0; k < n; k++)\n"
+	"			s = fma(a[k], b[(k0 + k) * N + c], s);\n"
+	"		barrier(CLK_LOCAL_MEM_FENCE);\n"
+	"	}\n"
+	"	out[i] = s;\n"
+	"}\n";
+
 #define F4 (4 * sizeof(cl_float))
+#define GEMM_N 256
 
 static const struct workload workloads[] = {
 	{ "copy", copy_src, 1u << 22, 1u << 22, (1u << 22) * F4 },
 	{ "bandwidth", bandwidth_src, 1u << 19, 16u << 19, (1u << 19) * sizeof(cl_float) },
 	{ "compute", compute_src, 1u << 14, 1u << 14, (1u << 14) * F4 },
+	{ "gemm", gemm_src, GEMM_N * GEMM_N, 2 * GEMM_N * GEMM_N / 4,
+	  GEMM_N * GEMM_N * sizeof(cl_float) },
 };
 
 #define NWORK (sizeof(workloads) / sizeof(workloads[0]))

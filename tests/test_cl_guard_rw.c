@@ -42,7 +42,7 @@ static const struct clg_kernel *kernel(const struct clg_result *r, const char *n
 }
 
 /* The prologue's first and last bytes (cl_guard_rw.c). */
-#define PRO_START " if (" CLG_CTL ") { unsigned int __xsched_g"
+#define PRO_START " if (" CLG_ATT ") { unsigned int __xsched_g"
 #define PRO_END ") return; } } }"
 
 /*

@@ -11,8 +11,9 @@
  * brace, the guardian prologue (cl_guard_rw.c); both are inserted on the
  * lines where they go, so line numbers (__LINE__, build logs) do not move.
  * The body itself is never touched: `return` anywhere, barriers, `__local`
- * declarations at kernel scope keep their meaning, and a NULL control
- * argument leaves of the prologue one branch not taken.
+ * declarations at kernel scope keep their meaning, and an attempt number
+ * of 0 (what the shim passes, with NULL pointers, to a launch it does not
+ * guard) leaves of the prologue one branch not taken.
  *
  * Whatever it cannot rewrite with certainty it leaves as it is, with a
  * reason: a kernel whose name appears anywhere else in the program
