@@ -46,9 +46,12 @@
  * --out DIR writes summary.tsv (the table), lat_lv<L>-<K>ms.txt (the
  * latencies in us, one per line, for CDFs: tools/plots.sh) and
  * samples_lv<L>-<K>ms.tsv (each latency with its delay as a fraction of
- * the duration: at Lv2 an early suspension leaves more groups to skip). Without the
- * test shim or an OpenCL device it prints "bench_cl_preempt: skipped: why"
- * and exits 0.
+ * the duration: at Lv2 an early suspension leaves more groups to skip;
+ * and whether the kernel had started on the device at the request). After
+ * the table, per Lv2 kernel, the device side of the suspensions that found
+ * the kernel running on the device (a kernel still being started is the
+ * device's start-up, not the guardian). Without the test shim or an
+ * OpenCL device it prints "bench_cl_preempt: skipped: why" and exits 0.
  *
  * Usage: bench_cl_preempt [--kernels-ms MS[,MS...]] [--samples N[,N...]]
  *          [--rounds N] [--groups N] [--local N] [--depth N] [--seed S]
@@ -210,10 +213,31 @@ static long long dev_latency(int lv, int depth, cl_event ev, unsigned long long 
 }
 
 /*
+ * Whether the kernel of a sample had started on the device before the
+ * request: its start in the device's clock (@start: at Lv2 the shim's
+ * cl_test_quiet_start(), at Lv1 the event's own) against the request's
+ * time; 1, 0, or -1 when not known.
+ */
+static int dev_started(int lv, int depth, cl_event ev, unsigned long long start,
+		       long long offset, uint64_t t0raw)
+{
+	cl_ulong s = lv == 2 ? start : 0;
+
+	if (lv == 1 && depth == 1 &&
+	    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(s), &s, NULL) !=
+		    CL_SUCCESS)
+		s = 0;
+	if (!s)
+		return -1;
+	return (long long)s - offset <= (long long)t0raw;
+}
+
+/*
  * Prints, per kernel k: "K k duration_ns level", one "S k latency_ns
- * in_flight delay_permille device_latency_ns" per sample (the delay in
- * thousandths of the duration; the device-side latency, dev_latency(), or
- * "-"), then "R k relaunches".
+ * in_flight delay_permille device_latency_ns started" per sample (the
+ * delay in thousandths of the duration; the device-side latency,
+ * dev_latency(), or "-"; whether the kernel had started, dev_started(), or
+ * -1), then "R k relaunches".
  */
 static int child(int groups, int local, int depth, int nk, long long offset,
 		 const struct kspec *ks)
@@ -222,10 +246,11 @@ static int child(int groups, int local, int depth, int nk, long long offset,
 	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "cl_test_level");
 	relaunch_fn relaunches = (relaunch_fn)dlsym(RTLD_DEFAULT, "cl_test_relaunches");
 	quiet_end_fn quiet_end = (quiet_end_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_end");
+	quiet_end_fn quiet_start = (quiet_end_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_start");
 	unsigned long long prev_qend = 0;
 	struct clw w;
 
-	if (!preempt || !level || !relaunches || !quiet_end) {
+	if (!preempt || !level || !relaunches || !quiet_end || !quiet_start) {
 		fprintf(stderr, "bench_cl_preempt: not under the test build of the OpenCL shim "
 			"(no cl_test_preempt)\n");
 		return 1;
@@ -252,7 +277,7 @@ static int child(int groups, int local, int depth, int nk, long long offset,
 			uint64_t delay = (uint64_t)(erand48(xs) * (double)dur);
 			cl_int st = CL_COMPLETE;
 			uint64_t t0, t1, t0raw;
-			unsigned long long qend;
+			unsigned long long qend, qstart;
 			long long dl;
 			cl_event ev;
 			int rc;
@@ -270,6 +295,7 @@ static int child(int groups, int local, int depth, int nk, long long offset,
 			rc = preempt(w.q, 2);
 			t1 = mono_ns();
 			qend = quiet_end(w.q);
+			qstart = quiet_start(w.q);
 			if (rc) {
 				fprintf(stderr, "bench_cl_preempt: cl_test_preempt: %s\n",
 					strerror(-rc));
@@ -282,14 +308,16 @@ static int child(int groups, int local, int depth, int nk, long long offset,
 			}
 			dl = dev_latency(lv, depth, ev, qend, prev_qend, offset, t0raw);
 			prev_qend = qend;
-			clReleaseEvent(ev);
 			got += st != CL_COMPLETE;
 			printf("S %d %llu %d %u ", k, (unsigned long long)(t1 - t0),
 			       st != CL_COMPLETE, (unsigned)(delay * 1000 / (dur ? dur : 1)));
 			if (dl == INT64_MIN)
-				printf("-\n");
+				printf("- ");
 			else
-				printf("%lld\n", dl);
+				printf("%lld ", dl);
+			printf("%d\n", dev_started(lv, depth, ev, dl == INT64_MIN ? 0 : qstart,
+						    offset, t0raw));
+			clReleaseEvent(ev);
 		}
 		printf("R %d %ld\n", k, relaunches(w.q) - r0);
 	}
@@ -307,6 +335,9 @@ struct cell {
 	uint64_t *dlat;                 /* their device-side latencies, DLAT_UNKNOWN */
 	int dn, dearly;                 /* known; of those, ended before the request */
 	unsigned *at;                   /* their delays, thousandths of the duration */
+	signed char *started;           /* their kernels had started: 1, 0, -1 unknown */
+	int run_n, wait_n;              /* known device latencies with it started, not */
+	double run_pct[3];              /* P50, P90, P99 of those with it started (ns) */
 	int n, cap, done_before, level_seen;
 	long cut;
 	double dur_sum;
@@ -319,7 +350,7 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 {
 	char args[MAX_KERNELS * 4 + 8][24], pre[4200], dev[32];
 	char *argv[MAX_KERNELS * 4 + 10];
-	int na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0;
+	int na = 0, st = 0, k, in_flight, lvl, got = 0, want = 0, started;
 	unsigned at;
 	unsigned long long v;
 	long r;
@@ -367,8 +398,8 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 			c->dur_sum += (double)v;
 			c->dur_n++;
 			c->level_seen = lvl;
-		} else if (tag == 'S' && fscanf(in, "%llu %d %u %31s", &v, &in_flight, &at, dev) ==
-						 4) {
+		} else if (tag == 'S' && fscanf(in, "%llu %d %u %31s %d", &v, &in_flight, &at, dev,
+						&started) == 5) {
 			if (in_flight && got < want && c->n < c->cap) {
 				long long d = strcmp(dev, "-") ? atoll(dev) : 0;
 
@@ -377,6 +408,7 @@ static int run_child(const struct opts *o, bool lv2, const struct kspec *ks,
 				c->dn += c->dlat[c->n] != DLAT_UNKNOWN;
 				c->dearly += d < 0;
 				c->at[c->n] = at;
+				c->started[c->n] = (signed char)started;
 				c->lat[c->n++] = v;
 				got++;
 			} else if (!in_flight) {
@@ -482,7 +514,8 @@ static FILE *out_file(const struct opts *o, const char *name)
  * the known device-side ones in dlat_lv<L>-<K>ms.txt) and, in
  * samples_lv<L>-<K>ms.tsv, each with its delay (the fraction of the
  * duration at which the suspension came: how many work-groups were left
- * to skip) and its device-side latency ("-": unknown). 0 or -1.
+ * to skip), its device-side latency and whether its kernel had started
+ * ("-": unknown). 0 or -1.
  */
 static int write_samples(const struct opts *o, int k, int lv, const struct cell *c)
 {
@@ -500,16 +533,20 @@ static int write_samples(const struct opts *o, int k, int lv, const struct cell 
 			return -1;
 		}
 	}
-	fprintf(f[1], "delay_fraction\tlatency_us\tdevice_latency_us\n");
+	fprintf(f[1], "delay_fraction\tlatency_us\tdevice_latency_us\tstarted\n");
 	for (int i = 0; i < c->n; i++) {
 		fprintf(f[0], "%.1f\n", (double)c->lat[i] / 1e3);
 		fprintf(f[1], "%.3f\t%.1f\t", c->at[i] / 1e3, (double)c->lat[i] / 1e3);
 		if (c->dlat[i] == DLAT_UNKNOWN) {
-			fprintf(f[1], "-\n");
+			fprintf(f[1], "-\t");
 		} else {
-			fprintf(f[1], "%.1f\n", (double)c->dlat[i] / 1e3);
+			fprintf(f[1], "%.1f\t", (double)c->dlat[i] / 1e3);
 			fprintf(f[2], "%.1f\n", (double)c->dlat[i] / 1e3);
 		}
+		if (c->started[i] < 0)
+			fprintf(f[1], "-\n");
+		else
+			fprintf(f[1], "%d\n", c->started[i]);
 	}
 	for (int i = 0; i < 3; i++) {
 		if (fclose(f[i])) {
@@ -518,6 +555,34 @@ static int write_samples(const struct opts *o, int k, int lv, const struct cell 
 		}
 	}
 	return rc;
+}
+
+/*
+ * Splits @c's known device-side latencies by whether the kernel had
+ * started when the request came: the percentiles of those it had (a
+ * running kernel stopped), the count of those it had not (the device
+ * still starting a kernel it was told to skip). Before report() sorts.
+ */
+static void split_started(struct cell *c)
+{
+	uint64_t *run = calloc((size_t)c->n + 1, sizeof(*run));
+	static const int pct[3] = { 50, 90, 99 };
+
+	c->run_n = c->wait_n = 0;
+	if (!run)
+		return;
+	for (int i = 0; i < c->n; i++) {
+		if (c->dlat[i] == DLAT_UNKNOWN || c->started[i] < 0)
+			continue;
+		if (c->started[i])
+			run[c->run_n++] = c->dlat[i];
+		else
+			c->wait_n++;
+	}
+	qsort(run, (size_t)c->run_n, sizeof(*run), bench_cmp_u64);
+	for (int i = 0; i < 3; i++)
+		c->run_pct[i] = c->run_n ? (double)bench_pct(run, (size_t)c->run_n, pct[i]) : 0;
+	free(run);
 }
 
 /* "met" or "**missed**": whether @v <= @limit. */
@@ -540,6 +605,7 @@ static int report(const struct opts *o, int k, int lv, struct cell *c, unsigned 
 
 	if (o->out && write_samples(o, k, lv, c) < 0)
 		return -1;
+	split_started(c);
 	p50 = (double)bench_pct(c->lat, (size_t)c->n, 50);
 	p99 = (double)bench_pct(c->lat, (size_t)c->n, 99);
 	mx = (double)bench_pct(c->lat, (size_t)c->n, 100);
@@ -651,7 +717,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < o.nk; k++)
 			if (!(cells[l][k].lat = calloc((size_t)o.samples[k], sizeof(uint64_t))) ||
 			    !(cells[l][k].dlat = calloc((size_t)o.samples[k], sizeof(uint64_t))) ||
-			    !(cells[l][k].at = calloc((size_t)o.samples[k], sizeof(unsigned)))) {
+			    !(cells[l][k].at = calloc((size_t)o.samples[k], sizeof(unsigned))) ||
+			    !(cells[l][k].started = calloc((size_t)o.samples[k], 1))) {
 				perror("bench_cl_preempt");
 				goto out;
 			} else {
@@ -726,6 +793,19 @@ int main(int argc, char **argv)
 	       "launched again; group: duration / %d groups x %u threads; host: until the "
 	       "synchronous suspension returned; device: until the last command the device "
 	       "ran for the queue ended, by its profiling clock)\n", o.groups, cu);
+	for (int k = 0; k < o.nk; k++) {
+		const struct cell *c = &cells[1][k];
+		double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o.groups * cu;
+
+		if (!c->run_n || group <= 0)
+			continue;
+		printf("(Lv2 %u ms, device side: the kernel had started at the request in %d "
+		       "samples: P50 / P90 / P99 %.1f / %.1f / %.1f us = %.2f / %.2f / %.2f "
+		       "groups; it had not yet in %d)\n", o.kernel_ms[k], c->run_n,
+		       c->run_pct[0] / 1e3, c->run_pct[1] / 1e3, c->run_pct[2] / 1e3,
+		       c->run_pct[0] / group, c->run_pct[1] / group, c->run_pct[2] / group,
+		       c->wait_n);
+	}
 	for (int k = 0; k < o.nk; k++)
 		for (int l = 0; l < 2; l++)
 			if (cells[l][k].dn < cells[l][k].n || cells[l][k].dearly)
@@ -744,6 +824,7 @@ out:
 			free(cells[l][k].lat);
 			free(cells[l][k].dlat);
 			free(cells[l][k].at);
+			free(cells[l][k].started);
 		}
 	return rc;
 }

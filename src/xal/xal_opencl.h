@@ -189,6 +189,14 @@ void xal_cl_wait_completing(void);
  */
 uint64_t xal_cl_hwq_quiet_end(struct xal_hwq *hwq);
 
+/*
+ * When that last command started on the device, in the same clock (0
+ * when unknown): a synchronous suspension that came before it tells how
+ * long the device took to start a kernel it was then told to skip, not
+ * how long a running one took to stop (bench/bench_cl_preempt.c).
+ */
+uint64_t xal_cl_hwq_quiet_start(struct xal_hwq *hwq);
+
 /* How the control word of @hwq reaches the device ("svm", "write"), or NULL
  * (not at Lv2). */
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);

@@ -43,6 +43,7 @@ struct xal_cl_hwq {
 	/* --- profiled queues (CL_QUEUE_PROFILING_ENABLE) --- */
 	bool profiled;
 	_Atomic uint64_t quiet_end;     /* xal_cl_hwq_quiet_end() */
+	_Atomic uint64_t quiet_start;   /* xal_cl_hwq_quiet_start() */
 };
 
 static inline struct xal_cl_hwq *to_hwq(struct xal_hwq *h)

@@ -252,18 +252,18 @@ static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 }
 
 /*
- * Whether every command launched on @h completed (-EBUSY before); @end,
- * if not NULL, gets the device time at which the last one ended (0 when
- * unknown: nothing launched, or the queue is not profiled).
+ * Whether every command launched on @h completed (-EBUSY before); @span,
+ * if not NULL, gets the device times at which the last one started and
+ * ended (0 when unknown: nothing launched, or the queue is not profiled).
  */
-static int xg_drained(struct xal_cl_hwq *h, bool wait, cl_ulong *end)
+static int xg_drained(struct xal_cl_hwq *h, bool wait, cl_ulong span[2])
 {
 	cl_event last = NULL;
 	cl_int st = CL_COMPLETE;
 	int rc = 0;
 
-	if (end)
-		*end = 0;
+	if (span)
+		span[0] = span[1] = 0;
 	pthread_mutex_lock(&h->glock);
 	if (h->last && h->cl->clRetainEvent(h->last) == CL_SUCCESS)
 		last = h->last;
@@ -276,10 +276,12 @@ static int xg_drained(struct xal_cl_hwq *h, bool wait, cl_ulong *end)
 				  NULL) == CL_SUCCESS &&
 	    st > CL_COMPLETE)
 		rc = -EBUSY;
-	if (!rc && end && h->profiled &&
-	    h->cl->clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(*end), end,
-					   NULL) != CL_SUCCESS)
-		*end = 0;
+	if (!rc && span && h->profiled &&
+	    (h->cl->clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_START, sizeof(span[0]),
+					    &span[0], NULL) != CL_SUCCESS ||
+	     h->cl->clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(span[1]),
+					    &span[1], NULL) != CL_SUCCESS))
+		span[0] = span[1] = 0;
 	h->cl->clReleaseEvent(last);
 	return rc;
 }
@@ -560,15 +562,21 @@ int xg_reactivate(struct xal_hwq *hwq)
 void xg_wait_quiet(struct xal_hwq *hwq)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
-	cl_ulong end;
+	cl_ulong span[2];
 
-	xg_drained(h, true, &end);
-	atomic_store(&h->quiet_end, end);
+	xg_drained(h, true, span);
+	atomic_store(&h->quiet_start, span[0]);
+	atomic_store(&h->quiet_end, span[1]);
 }
 
 uint64_t xal_cl_hwq_quiet_end(struct xal_hwq *hwq)
 {
 	return atomic_load(&to_hwq(hwq)->quiet_end);
+}
+
+uint64_t xal_cl_hwq_quiet_start(struct xal_hwq *hwq)
+{
+	return atomic_load(&to_hwq(hwq)->quiet_start);
 }
 
 int xg_sync_all(struct xal_cl_hwq *h)

@@ -33,6 +33,7 @@ int cl_test_queues(void)
  */
 XS_CL_HOOK int cl_test_preempt(cl_command_queue queue, int on);
 XS_CL_HOOK unsigned long long cl_test_quiet_end(cl_command_queue queue);
+XS_CL_HOOK unsigned long long cl_test_quiet_start(cl_command_queue queue);
 XS_CL_HOOK const char *cl_test_ctl_kind(cl_command_queue queue);
 XS_CL_HOOK int cl_test_level(cl_command_queue queue);
 XS_CL_HOOK long cl_test_relaunches(cl_command_queue queue);
@@ -57,6 +58,14 @@ unsigned long long cl_test_quiet_end(cl_command_queue queue)
 	struct cl_q *q = cl_q_of(queue);
 
 	return q && q->hwq ? xal_cl_hwq_quiet_end(q->hwq) : 0;
+}
+
+/* When that last command started, in the same clock (xal_cl_hwq_quiet_start()). */
+unsigned long long cl_test_quiet_start(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+
+	return q && q->hwq ? xal_cl_hwq_quiet_start(q->hwq) : 0;
 }
 
 /* How the guardian's control word reaches the device ("svm", "write"), or
