@@ -80,10 +80,11 @@ struct clg_result {
 /*
  * How the prologue records a group's decision. CLG_SERIAL_GROUPS: by a
  * plain store, for programs whose every device runs the work-items of a
- * work-group one after another on one thread (CPU devices: PoCL, and every
- * CPU runtime, which implement barriers by splitting the work-item loop or
- * by switching stacks on that thread). Without it, by a compare-and-swap,
- * which is right on any device.
+ * work-group one after another on one thread (CPU devices, as PoCL does:
+ * CPU runtimes make barriers by splitting the work-item loop or by
+ * switching stacks on that thread; XSCHED_OPENCL_LV2=atomic is the way
+ * out for one that would not). Without it, by a compare-and-swap, which
+ * is right on any device.
  */
 enum { CLG_SERIAL_GROUPS = 1 };
 
