@@ -186,7 +186,7 @@ static uint64_t kernel_median_ns(struct clw *w, int n)
 typedef int (*preempt_fn)(cl_command_queue, int);
 typedef int (*level_fn)(cl_command_queue);
 typedef long (*relaunch_fn)(cl_command_queue);
-typedef unsigned long long (*quiet_end_fn)(cl_command_queue);
+typedef unsigned long long (*dev_time_fn)(cl_command_queue);
 
 /*
  * The device-side latency of a sample: from the host's request to the end
@@ -245,8 +245,8 @@ static int child(int groups, int local, int depth, int nk, long long offset,
 	preempt_fn preempt = (preempt_fn)dlsym(RTLD_DEFAULT, "cl_test_preempt");
 	level_fn level = (level_fn)dlsym(RTLD_DEFAULT, "cl_test_level");
 	relaunch_fn relaunches = (relaunch_fn)dlsym(RTLD_DEFAULT, "cl_test_relaunches");
-	quiet_end_fn quiet_end = (quiet_end_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_end");
-	quiet_end_fn quiet_start = (quiet_end_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_start");
+	dev_time_fn quiet_end = (dev_time_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_end");
+	dev_time_fn quiet_start = (dev_time_fn)dlsym(RTLD_DEFAULT, "cl_test_quiet_start");
 	unsigned long long prev_qend = 0;
 	struct clw w;
 

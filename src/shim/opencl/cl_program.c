@@ -100,7 +100,8 @@ bool cl_guard_buffers(void)
 /*
  * The rewriter's flags for a program of @ctx: CLG_SERIAL_GROUPS when every
  * device of the context is a CPU (unless XSCHED_OPENCL_LV2 says atomic),
- * else 0; 0 too when the driver does not say.
+ * else 0; 0 too when the driver does not say. After cl_guard_enabled()
+ * (the environment read).
  */
 static unsigned clpg_flags(cl_context ctx)
 {
@@ -241,7 +242,7 @@ XS_CL_HOOK cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count,
 		r->inst = cl_real.clCreateProgramWithSource(ctx, 1, &s, &r->rw.len, &e);
 		if (!r->inst)
 			r->why = "the driver refused the rewritten source";
-		for (size_t i = 0; i < r->rw.n; i++)
+		for (size_t i = 0; xlog_on(XLOG_DEBUG) && i < r->rw.n; i++)
 			guarded += !r->rw.k[i].reason;
 		xlog(XLOG_DEBUG, "OpenCL program %p: the guardian in %zu of %zu kernels, work-groups "
 		     "deciding by %s", (void *)p, guarded, r->rw.n,
