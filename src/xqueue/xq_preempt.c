@@ -59,7 +59,10 @@ int xq_suspend(struct xq *q, unsigned flags)
 	if (q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
 		q->relaunch_barrier = true;
 	until = q->launched_seq;
-	if (had_work && q->level >= 2 && q->worker_running && q->worker_idle)
+	/* The worker times an asynchronous stall (a caller that waits times it
+	 * itself): a wakeup is CPU time the device may be sharing. */
+	if (had_work && q->level >= 2 && !(flags & XS_SUSPEND_SYNC) && q->worker_running &&
+	    q->worker_idle)
 		pthread_cond_signal(&q->wcond);
 	pthread_mutex_unlock(&q->lock);
 	atomic_fetch_add(&q->kick_word, 1);
