@@ -23,7 +23,9 @@
  * the same random fractions of the duration in a round, so that a noisy
  * machine's drift hits both and the percentiles are pooled over the
  * rounds. The kernels' iteration counts are calibrated once, natively, by
- * this process (run it on an idle machine).
+ * this process (run it on an idle machine). Before that, under the
+ * machine line, "CPU gaps": the time the CPUs lose to interrupts and the
+ * hypervisor (print_cpu_gaps()), which sets the floor of the tail here.
  *
  * Reported per level and kernel: the samples, suspensions that found the
  * kernel still running (a delay near the kernel's end can find it done:
@@ -61,6 +63,8 @@
 #include "bench_util.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -107,6 +111,83 @@ static uint64_t raw_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One CPU's share of print_cpu_gaps(). */
+struct cpu_gaps {
+	int cpu;
+	unsigned ms;
+	uint64_t span_ns, lost_ns, max_ns;
+	uint64_t n20;                   /* gaps of 20 us or more */
+};
+
+static void *cpu_gaps_run(void *arg)
+{
+	struct cpu_gaps *g = arg;
+	uint64_t t0, prev, now;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(g->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		return NULL;
+	t0 = prev = raw_ns();
+	do {
+		uint64_t d;
+
+		now = raw_ns();
+		d = now - prev;
+		prev = now;
+		if (d > 5 * US) {
+			g->lost_ns += d;
+			g->n20 += d >= 20 * US;
+			g->max_ns = d > g->max_ns ? d : g->max_ns;
+		}
+	} while (now - t0 < (uint64_t)g->ms * MS);
+	g->span_ns = now - t0;
+	return NULL;
+}
+
+/*
+ * The time the CPUs of this process's mask (the first 64) lose to what
+ * runs instead of it (interrupts, the timer tick, a hypervisor): one
+ * thread per CPU reads the clock for @ms, and a gap of over 5 us between
+ * two reads is time lost. PoCL's groups run on these CPUs: a gap inside a
+ * suspension's window lengthens it, so this sets the floor of the tail.
+ */
+static void print_cpu_gaps(unsigned ms)
+{
+	struct cpu_gaps g[64];
+	pthread_t t[64];
+	bool started[64];
+	uint64_t span = 0, lost = 0, n20 = 0, max = 0;
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && n < 64; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		g[n] = (struct cpu_gaps){ .cpu = c, .ms = ms };
+		started[n] = !pthread_create(&t[n], NULL, cpu_gaps_run, &g[n]);
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!started[i])
+			continue;
+		pthread_join(t[i], NULL);
+		span += g[i].span_ns;
+		lost += g[i].lost_ns;
+		n20 += g[i].n20;
+		max = g[i].max_ns > max ? g[i].max_ns : max;
+	}
+	if (!span)
+		return;
+	printf("CPU gaps: %.2f%% of the CPUs' time lost in gaps over 5 us (interrupts, the "
+	       "hypervisor); %.0f gaps of 20 us or more per second per CPU; the longest %.0f us "
+	       "(%d CPUs, %u ms each)\n", 100.0 * (double)lost / (double)span,
+	       (double)n20 * 1e9 / (double)span, (double)max / 1e3, n, ms);
 }
 
 /* @w's queue again, with profiling (before anything was enqueued on it). */
@@ -726,6 +807,7 @@ int main(int argc, char **argv)
 			}
 
 	bench_print_machine(stdout);
+	print_cpu_gaps(1000);
 	/* Calibrated natively, by this process, on the machine as it is. */
 	clw_open(&w, 1, (size_t)o.groups * (size_t)o.local);
 	profile_queue(&w);
