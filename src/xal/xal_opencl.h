@@ -94,10 +94,18 @@ struct xal_cl_cmd_ops {
 	/*
 	 * Optional, for guarded launches: called once when the command is
 	 * complete for good (its last launch's event is @c->ev, complete),
-	 * from the thread that found out (a sync without the lock, or a
-	 * query with it). Must not block or call into the XQueue.
+	 * from the thread that found out (a sync without the lock, a query
+	 * with it, or the driver's completion callback: then @unlocked, no
+	 * lock of the XQueue or the backend held). Must not block or call
+	 * into the XQueue.
 	 */
-	void (*completed)(struct xal_cl_cmd *c);
+	void (*completed)(struct xal_cl_cmd *c, bool unlocked);
+	/*
+	 * Optional: after an @unlocked completed(), on the same thread, out
+	 * of what xal_cl_wait_completing() waits for: where the creator runs
+	 * what may call the application.
+	 */
+	void (*completed_after)(struct xal_cl_cmd *c);
 };
 
 /* What the backend keeps of a guarded launch (xal_cl_cmd.g). */

@@ -168,11 +168,11 @@ static _Atomic uint32_t xg_completing;
  * race. Nothing of the hwq is touched after completed(): the application
  * may release the queue as soon as it sees the command done.
  */
-static void xg_completed(struct xal_cl_cmd *c)
+static void xg_completed(struct xal_cl_cmd *c, bool unlocked)
 {
 	atomic_fetch_add(&xg_completing, 1);
 	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
-		c->ops->completed(c);
+		c->ops->completed(c, unlocked);
 	atomic_fetch_sub(&xg_completing, 1);
 }
 
@@ -244,7 +244,7 @@ static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		p = h->head;
 		p->g.state = XG_FINAL;
 		xg_list_del(h, p);
-		xg_completed(p);
+		xg_completed(p, false);
 	}
 	c->g.state = XG_FINAL;
 	xg_list_del(h, c);
@@ -339,7 +339,7 @@ int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
 		c->g.state = XG_FINAL;
 		xg_list_del(h, c);
 		pthread_mutex_unlock(&h->glock);
-		xg_completed(c);
+		xg_completed(c, false);
 		return -EIO;
 	}
 again:
@@ -359,11 +359,11 @@ again:
 	}
 	pthread_mutex_unlock(&h->glock);
 	if (state < 0) {
-		xg_completed(c);
+		xg_completed(c, false);
 		return state;
 	}
 	if (state == XG_FINAL) {
-		xg_completed(c);
+		xg_completed(c, false);
 		return 0;
 	}
 	/* Cut: once nothing of the queue runs any more, it launches again. */
@@ -467,8 +467,11 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
 		full = false;
 	}
 	pthread_mutex_unlock(&h->glock);
-	if (full)
-		xg_completed(c);
+	if (full) {
+		xg_completed(c, true);
+		if (c->ops->completed_after)
+			c->ops->completed_after(c);
+	}
 	/* Its last reference may be this one, whose release reads the hwq:
 	 * the hwq is freed only once no callback is left (xg_hwq_fini()). */
 	xal_cl_cmd_release(c);

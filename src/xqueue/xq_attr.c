@@ -48,6 +48,11 @@ void *xq_blocked_on_locked(struct xq *q)
 	return q->blocked_on;
 }
 
+bool xq_gated(struct xq *q)
+{
+	return atomic_load(&q->gated);
+}
+
 static int xq_hint_check(enum xs_hint hint, int64_t value)
 {
 	switch (hint) {

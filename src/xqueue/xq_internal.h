@@ -76,6 +76,7 @@ struct xq {
 	bool stopping;
 	bool relaunch_barrier;        /* flush mode: no launch until in-flight resolved */
 	void *blocked_on;             /* the head's gate (xal_cmd_ops.blocked_on) */
+	_Atomic bool gated;           /* blocked_on != NULL, for xq_gated() */
 
 	struct xq_list pending;       /* submitted, not launched */
 	struct xq_list inflight;      /* launched, not retired; ordered by seq */

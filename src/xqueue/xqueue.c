@@ -277,6 +277,18 @@ static bool xq_gate_open(struct xq *q, struct xal_cmd *c)
 {
 	void *on = c->ops->blocked_on ? c->ops->blocked_on(c) : NULL;
 
+	/*
+	 * Published before a second look: whoever opens the gate after the
+	 * first look and then reads xq_gated() either is seen by the second
+	 * look or sees the flag (and kicks).
+	 */
+	if (on && !atomic_load(&q->gated)) {
+		atomic_store(&q->gated, true);
+		atomic_thread_fence(memory_order_seq_cst);
+		on = c->ops->blocked_on(c);
+	}
+	if (!on)
+		atomic_store(&q->gated, false);
 	if (on != q->blocked_on) {
 		q->blocked_on = on;
 		xq_notify(q, on ? XQ_EVENT_BLOCKED : XQ_EVENT_UNBLOCKED);

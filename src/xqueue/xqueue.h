@@ -177,6 +177,14 @@ uint64_t xq_launched(struct xq *q);
  */
 void xq_kick(struct xq *q);
 
+/*
+ * Whether @q's next command waits at its gate, read without the lock. A
+ * thread that opens a gate and then (after a sequentially consistent
+ * fence) finds this false need not kick: the gate's owner looks again
+ * after it publishes the flag.
+ */
+bool xq_gated(struct xq *q);
+
 #define XQ_GATE_POLL_NS 1000000
 
 int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns);

@@ -175,6 +175,100 @@ void ph_callbacks(void)
 	clReleaseKernel(k);
 }
 
+/* A completion callback's view of another command's event. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	cl_event other;
+	cl_int seen;
+	int fired;
+} asks = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void CL_CALLBACK on_done_ask(cl_event e, cl_int status, void *data)
+{
+	cl_int st = -1;
+
+	(void)e;
+	(void)status;
+	(void)data;
+	clGetEventInfo(asks.other, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+	pthread_mutex_lock(&asks.mu);
+	asks.seen = st;
+	asks.fired++;
+	pthread_cond_broadcast(&asks.cv);
+	pthread_mutex_unlock(&asks.mu);
+}
+
+/*
+ * Kernels' completion callbacks ask for the status of a later kernel held
+ * back by a user event (under the shim: a stand-in whose command is not
+ * complete): each gets an answer, "not complete", and returns, whatever
+ * thread runs it. Eight times: which thread learns first of a completion
+ * varies from run to run.
+ */
+void ph_callback_asks(void)
+{
+	static cl_uint host[N], want[N], want2[N];
+	cl_kernel k = clp_kernel("axpb");
+	cl_mem m = clp_buffer(sizeof(host)), m2 = clp_buffer(sizeof(host));
+	cl_event eb, u = user_event();
+	cl_command_queue q2;
+	cl_int err;
+	int ok = 1, i;
+
+	/* The other kernels on a queue of their own, not behind the held one. */
+	q2 = clCreateCommandQueueWithProperties(clp.ctx, clp.dev, NULL, &err);
+	CK(err);
+	asks.fired = 0;
+	clp_iota(want, N, 4);
+	clp_write(clp.q, m, want, N);
+	clp_axpb(clp.q, k, m, 3, 1, 1, &u, &eb);
+	clp_axpb_ref(want, N, 3, 1);
+	asks.other = eb;
+	CK(clFlush(clp.q));
+	clp_iota(want2, N, 6);
+	clp_write(q2, m2, want2, N);
+	for (i = 0; i < 8 && ok; i++) {
+		struct timespec end;
+		cl_event ea;
+		int fired;
+
+		asks.seen = -1;
+		clp_axpb(q2, k, m2, 5, 2, 0, NULL, &ea);
+		clp_axpb_ref(want2, N, 5, 2);
+		CK(clSetEventCallback(ea, CL_COMPLETE, on_done_ask, NULL));
+		CK(clFlush(q2));
+		clock_gettime(CLOCK_REALTIME, &end);
+		end.tv_sec += 10;
+		pthread_mutex_lock(&asks.mu);
+		while (asks.fired == i &&
+		       pthread_cond_timedwait(&asks.cv, &asks.mu, &end) != ETIMEDOUT)
+			;
+		fired = asks.fired;
+		pthread_mutex_unlock(&asks.mu);
+		ok &= clp_check("callback_asks", fired == i + 1,
+				"kernel %d: %d callbacks in all after 10 s", i, fired);
+		ok &= clp_check("callback_asks", !ok || asks.seen > CL_COMPLETE,
+				"kernel %d: the held kernel's status in the callback: %d", i,
+				asks.seen);
+		CK(clFinish(q2));
+		clReleaseEvent(ea);
+	}
+	CK(clSetUserEventStatus(u, CL_COMPLETE));
+	CK(clFinish(clp.q));
+	clp_read(clp.q, m, host, N);
+	ok &= clp_same_u32("callback_asks", "held data", host, want, N);
+	clp_read(q2, m2, host, N);
+	ok &= clp_same_u32("callback_asks", "data", host, want2, N);
+	printf("callback_asks: %s\n", ok ? "ok" : "failed");
+	clReleaseEvent(eb);
+	clReleaseEvent(u);
+	clReleaseCommandQueue(q2);
+	clReleaseMemObject(m2);
+	clReleaseMemObject(m);
+	clReleaseKernel(k);
+}
+
 /* --- profiling --------------------------------------------------------------- */
 
 /* 1 if @e's times are all set and in order, 0 if not, or the error code. */

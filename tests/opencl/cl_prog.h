@@ -107,6 +107,7 @@ void ph_map(void);
 void ph_many(void);
 void ph_image(void);
 void ph_callbacks(void);
+void ph_callback_asks(void);
 void ph_profiling(void);
 void ph_eventinfo(void);
 void ph_retain(void);

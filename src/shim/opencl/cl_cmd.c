@@ -313,13 +313,19 @@ static void clc_learn_task_type(cl_event ev)
 }
 
 /* A guarded launch complete for good: its proxy follows the last launch. */
-static void clc_completed(struct xal_cl_cmd *c)
+static void clc_completed(struct xal_cl_cmd *c, bool unlocked)
 {
 	struct cl_cmd *k = to_k(c);
 	uintptr_t old = atomic_exchange(&k->link, CLC_LAUNCHED);
 
 	if (old && old != CLC_LAUNCHED)
-		cl_proxy_bind((struct cl_proxy *)old, c->ev, CL_SUCCESS);
+		cl_proxy_bind((struct cl_proxy *)old, c->ev, CL_SUCCESS, unlocked);
+}
+
+static void clc_completed_after(struct xal_cl_cmd *c)
+{
+	(void)c;
+	cl_proxy_run_local();
 }
 
 static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
@@ -341,7 +347,7 @@ static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 	}
 	old = atomic_exchange(&k->link, CLC_LAUNCHED);
 	if (old && old != CLC_LAUNCHED)
-		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc);
+		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc, false);
 	/* The driver holds what it needs now. */
 	clc_drop_waits(k);
 	cl_kernel_snap_free(k->snap);
@@ -458,6 +464,7 @@ static const struct xal_cl_cmd_ops clc_ops = {
 	.blocked_on = clc_blocked_on,
 	.deferred = clc_deferred,
 	.completed = clc_completed,
+	.completed_after = clc_completed_after,
 };
 
 /* --- the common path ---------------------------------------------------------- */

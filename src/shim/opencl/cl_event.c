@@ -134,6 +134,46 @@ static void clp_defer(void (*fn)(void *), void *arg)
 
 /* Set while the shim registers callbacks from under an XQueue lock. */
 static _Thread_local bool clp_binding;
+/*
+ * Set while a driver's callback binds (cl_proxy_bind(..., true)): what may
+ * call the application waits in clp_local, in order, until the thread is
+ * out of ops->completed() (cl_proxy_run_local()): inside, an application
+ * callback asking about a pending proxy would wait for itself
+ * (xal_cl_wait_completing()).
+ */
+static _Thread_local bool clp_later;
+static _Thread_local struct clp_job *clp_local, **clp_local_tail; /* NULL: &clp_local */
+
+/* Runs @fn(@arg) here, later on this thread, or on the helper thread. */
+static void clp_run(void (*fn)(void *), void *arg)
+{
+	struct clp_job *j;
+
+	if (clp_later && (j = malloc(sizeof(*j)))) {
+		j->fn = fn;
+		j->arg = arg;
+		j->next = NULL;
+		*(clp_local_tail ? clp_local_tail : &clp_local) = j;
+		clp_local_tail = &j->next;
+	} else if (clp_binding || clp_later) {
+		clp_defer(fn, arg);
+	} else {
+		fn(arg);
+	}
+}
+
+void cl_proxy_run_local(void)
+{
+	while (clp_local) {
+		struct clp_job *j = clp_local;
+
+		clp_local = j->next;
+		if (!clp_local)
+			clp_local_tail = NULL;
+		j->fn(j->arg);
+		free(j);
+	}
+}
 
 /* --- records ---------------------------------------------------------------- */
 
@@ -248,10 +288,7 @@ static void CL_CALLBACK clp_real_done(cl_event ev, cl_int status, void *arg)
 {
 	(void)ev;
 	(void)status;
-	if (clp_binding)
-		clp_defer(clp_finish, arg);
-	else
-		clp_finish(arg);
+	clp_run(clp_finish, arg);
 }
 
 /* An application callback on a proxy, called with the real event's news. */
@@ -270,10 +307,7 @@ static void CL_CALLBACK clp_cb_relay(cl_event ev, cl_int status, void *arg)
 
 	(void)ev;
 	cb->type = status;
-	if (clp_binding)
-		clp_defer(clp_cb_run, cb);
-	else
-		clp_cb_run(cb);
+	clp_run(clp_cb_run, cb);
 }
 
 /* Registers @cb on the real event (the caller holds a reference for it). */
@@ -286,8 +320,9 @@ static void clp_cb_attach(struct cl_proxy *p, struct cl_cb *cb)
 	}
 }
 
-void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc)
+void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 {
+	bool binding = clp_binding, later = clp_later;
 	struct cl_cb *cbs;
 
 	pthread_mutex_lock(&p->lock);
@@ -301,7 +336,10 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc)
 	cbs = p->cbs;
 	p->cbs = NULL;
 	pthread_mutex_unlock(&p->lock);
-	clp_binding = true;
+	/* A driver's callback thread runs them itself, once out of
+	 * completed(): a thread wakeup less per launch. */
+	clp_binding = !unlocked;
+	clp_later = unlocked;
 	while (cbs) {
 		struct cl_cb *cb = cbs;
 
@@ -311,13 +349,14 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc)
 		} else {
 			cb->p = p;
 			cb->type = p->rc < 0 ? p->rc : CL_INVALID_OPERATION;
-			clp_defer(clp_cb_run, cb);
+			clp_run(clp_cb_run, cb);
 		}
 	}
 	if (p->state != CLP_LAUNCHED ||
 	    cl_real.clSetEventCallback(p->real, CL_COMPLETE, clp_real_done, p) != CL_SUCCESS)
-		clp_defer(clp_finish, p);
-	clp_binding = false;
+		clp_run(clp_finish, p);
+	clp_binding = binding;
+	clp_later = later;
 	cl_q_kick_all();
 }
 

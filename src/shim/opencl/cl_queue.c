@@ -37,13 +37,19 @@ struct cl_q *cl_q_of(cl_command_queue queue)
 
 static bool clq_kick(struct shim_map_node *n, void *arg)
 {
+	struct xq *xq = ((struct cl_q *)n)->xq;
+
 	(void)arg;
-	xq_kick(((struct cl_q *)n)->xq);
+	/* Only a queue at its gate: every proxy bound wakes nobody else. */
+	if (xq_gated(xq))
+		xq_kick(xq);
 	return true;
 }
 
 void cl_q_kick_all(void)
 {
+	/* What the caller changed (a proxy bound) before the gates are read. */
+	atomic_thread_fence(memory_order_seq_cst);
 	shim_map_each(&clq_table, clq_kick, NULL);
 }
 

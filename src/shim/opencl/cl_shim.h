@@ -125,9 +125,14 @@ struct cl_q *cl_proxy_queue(struct cl_proxy *p);
 /*
  * Ties @p to its command's outcome: @ev (launched, its real event) or the
  * enqueue error @rc. Any thread, XQueue lock possibly held: work that may
- * call application callbacks runs later, on another thread.
+ * call application callbacks runs later, on another thread; with
+ * @unlocked (a driver's callback, no lock of the shim's held), on this one
+ * at cl_proxy_run_local().
  */
-void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc);
+void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked);
+
+/* Runs what binds with @unlocked left to this thread; no lock held. */
+void cl_proxy_run_local(void);
 
 /* --- kernels (cl_kernel.c) --------------------------------------------------- */
 
