@@ -1626,7 +1626,6 @@ static void daemon_command_line(void **state)
 
 /* --- 7. Malformed input and limits ----------------------------------------- */
 
-/* Open descriptors of process @pid. */
 /* Prints what @pid's descriptors are, for a failure message. */
 static void print_fds(pid_t pid)
 {
@@ -1650,6 +1649,7 @@ static void print_fds(pid_t pid)
 	closedir(dir);
 }
 
+/* Open descriptors of process @pid. */
 static int count_fds(pid_t pid)
 {
 	char path[64];

@@ -287,7 +287,8 @@ static bool xq_gate_open(struct xq *q, struct xal_cmd *c)
 		atomic_thread_fence(memory_order_seq_cst);
 		on = c->ops->blocked_on(c);
 	}
-	if (!on)
+	/* Every launch comes here: a store only when the flag changes. */
+	if (!on && atomic_load_explicit(&q->gated, memory_order_relaxed))
 		atomic_store(&q->gated, false);
 	if (on != q->blocked_on) {
 		q->blocked_on = on;

@@ -72,9 +72,41 @@ struct clp_job {
 	void *arg;
 };
 
+/* Jobs in order (the helper thread's; a thread's own, clp_later). */
+struct clp_jobs {
+	struct clp_job *head, **tail;   /* tail NULL: &head */
+};
+
+static struct clp_job *clp_job_new(void (*fn)(void *), void *arg)
+{
+	struct clp_job *j = malloc(sizeof(*j));
+
+	if (j) {
+		j->fn = fn;
+		j->arg = arg;
+	}
+	return j;
+}
+
+static void clp_jobs_push(struct clp_jobs *l, struct clp_job *j)
+{
+	j->next = NULL;
+	*(l->tail ? l->tail : &l->head) = j;
+	l->tail = &j->next;
+}
+
+static struct clp_job *clp_jobs_pop(struct clp_jobs *l)
+{
+	struct clp_job *j = l->head;
+
+	if (j && !(l->head = j->next))
+		l->tail = NULL;
+	return j;
+}
+
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
-static struct clp_job *job_head, **job_tail = &job_head;
+static struct clp_jobs jobs;
 static bool job_thread;
 
 static void *clp_job_main(void *arg)
@@ -84,12 +116,8 @@ static void *clp_job_main(void *arg)
 	for (;;) {
 		struct clp_job *j;
 
-		while (!job_head)
+		while (!(j = clp_jobs_pop(&jobs)))
 			pthread_cond_wait(&job_cond, &job_lock);
-		j = job_head;
-		job_head = j->next;
-		if (!job_head)
-			job_tail = &job_head;
 		pthread_mutex_unlock(&job_lock);
 		j->fn(j->arg);
 		free(j);
@@ -101,16 +129,13 @@ static void *clp_job_main(void *arg)
 /* Runs @fn(@arg) on the helper thread; on the caller's if none can start. */
 static void clp_defer(void (*fn)(void *), void *arg)
 {
-	struct clp_job *j = malloc(sizeof(*j));
+	struct clp_job *j = clp_job_new(fn, arg);
 	pthread_t t;
 
 	if (!j) {
 		fn(arg);
 		return;
 	}
-	j->fn = fn;
-	j->arg = arg;
-	j->next = NULL;
 	pthread_mutex_lock(&job_lock);
 	if (!job_thread) {
 		pthread_attr_t attr;
@@ -126,8 +151,7 @@ static void clp_defer(void (*fn)(void *), void *arg)
 			return;
 		}
 	}
-	*job_tail = j;
-	job_tail = &j->next;
+	clp_jobs_push(&jobs, j);
 	pthread_cond_signal(&job_cond);
 	pthread_mutex_unlock(&job_lock);
 }
@@ -142,34 +166,26 @@ static _Thread_local bool clp_binding;
  * (xal_cl_wait_completing()).
  */
 static _Thread_local bool clp_later;
-static _Thread_local struct clp_job *clp_local, **clp_local_tail; /* NULL: &clp_local */
+static _Thread_local struct clp_jobs clp_local;
 
 /* Runs @fn(@arg) here, later on this thread, or on the helper thread. */
 static void clp_run(void (*fn)(void *), void *arg)
 {
 	struct clp_job *j;
 
-	if (clp_later && (j = malloc(sizeof(*j)))) {
-		j->fn = fn;
-		j->arg = arg;
-		j->next = NULL;
-		*(clp_local_tail ? clp_local_tail : &clp_local) = j;
-		clp_local_tail = &j->next;
-	} else if (clp_binding || clp_later) {
+	if (clp_later && (j = clp_job_new(fn, arg)))
+		clp_jobs_push(&clp_local, j);
+	else if (clp_binding || clp_later)
 		clp_defer(fn, arg);
-	} else {
+	else
 		fn(arg);
-	}
 }
 
 void cl_proxy_run_local(void)
 {
-	while (clp_local) {
-		struct clp_job *j = clp_local;
+	struct clp_job *j;
 
-		clp_local = j->next;
-		if (!clp_local)
-			clp_local_tail = NULL;
+	while ((j = clp_jobs_pop(&clp_local))) {
 		j->fn(j->arg);
 		free(j);
 	}

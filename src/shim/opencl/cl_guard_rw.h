@@ -51,8 +51,9 @@ enum { CLG_HIDDEN = 3 };
  * of a group to arrive decides (by a compare-and-swap, or a plain store
  * under CLG_SERIAL_GROUPS), and the group's others read its answer there:
  * one uniform decision per group, without a barrier or local memory. A
- * relaunch reuses the record, so groups that ran skip. A launch whose skip count did not grow started every group it
- * had left: nothing counts the started ones.
+ * relaunch reuses the record, so groups that ran skip. A launch whose
+ * skip count did not grow started every group it had left: nothing counts
+ * the started ones.
  */
 enum { CLG_REC_SKIPPED = 0, CLG_REC_GROUPS = 1 };
 #define CLG_SKIP_BIT 0x80000000u
