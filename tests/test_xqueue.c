@@ -1030,6 +1030,7 @@ struct events {
 	pthread_mutex_t lock;
 	unsigned n;
 	unsigned progress;          /* XQ_EVENT_PROGRESS calls */
+	uint64_t preemptions;       /* the count at the last of them */
 	enum xq_event ev[MAX_EVENTS];
 };
 
@@ -1037,11 +1038,14 @@ static void events_observer(struct xq *q, enum xq_event ev, void *ctx)
 {
 	struct events *e = ctx;
 
-	(void)q;
 	pthread_mutex_lock(&e->lock);
 	if (ev == XQ_EVENT_PROGRESS) {
-		/* Counted apart: completions, not state changes. */
+		struct xq_counters c;
+
+		/* Counted apart: counters, not state changes. */
+		xq_counters_locked(q, &c);
 		e->progress++;
+		e->preemptions = c.preemptions;
 	} else {
 		if (e->n < MAX_EVENTS)
 			e->ev[e->n] = ev;
@@ -1272,6 +1276,44 @@ static void xq_preempt_stats_lv3_sync(void **state)
 	st = fx_stats(f);
 	assert_int_equal(st.suspended, 0);
 	assert_int_equal(st.completed, 3);
+	rec_check_once_in_order(r, 3);
+	fx_fini(f);
+	rec_free(r);
+}
+
+/*
+ * An observer hears of a preemption when it is counted: a queue stalled at
+ * Lv2 may complete nothing (no other occasion to publish) until resumed.
+ */
+static void xq_observer_told_of_preemption(void **state)
+{
+	struct events e = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct gate g = { 0 };
+	struct rec *r = rec_new(3);
+	unsigned before;
+	struct fx *f;
+
+	(void)state;
+	f = fx_new("observer3", 3, false);
+	fx_queue(f, false, 2, 0, 0, XS_BUDGET_NONE);
+	xq_set_observer(f->q, events_observer, &e);
+	r->args[0].gate = &g;
+	rec_submit(f->q, r, 0, 3, 100 * US);
+	WAIT_UNTIL(atomic_load(&g.entered));
+	pthread_mutex_lock(&e.lock);
+	before = e.progress;
+	assert_int_equal(e.preemptions, 0);
+	pthread_mutex_unlock(&e.lock);
+	assert_int_equal(xq_suspend(f->q, 0), 0);
+	pthread_mutex_lock(&e.lock);
+	assert_int_equal(e.progress, before + 1);
+	assert_int_equal(e.preemptions, 1);
+	pthread_mutex_unlock(&e.lock);
+	assert_int_equal(fx_stats(f).completed, 0);
+	atomic_store(&g.open, 1);
+	assert_int_equal(xq_resume(f->q), 0);
+	assert_int_equal(xq_wait_all(f->q), 0);
+	xq_set_observer(f->q, NULL, NULL);
 	rec_check_once_in_order(r, 3);
 	fx_fini(f);
 	rec_free(r);
@@ -1775,6 +1817,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(xq_level_clamped_lv1),
 	cmocka_unit_test(xq_level_default_is_device_max_lv2),
 	cmocka_unit_test(xq_preempt_stats_lv3_sync),
+	cmocka_unit_test(xq_observer_told_of_preemption),
 	cmocka_unit_test(xq_preempt_sync_lv1_drains_inflight),
 	cmocka_unit_test(xq_gate_inflight_drained),
 	cmocka_unit_test(xq_gate_inflight_lv3_suspend),

@@ -54,8 +54,11 @@ int xq_suspend(struct xq *q, unsigned flags)
 	q->susp_ns = clock_now_ns();
 	XQ_PROBE2(suspend, q->trace_id, q->level);
 	had_work = q->susp_had_work = q->inflight.n > 0;
-	if (had_work || q->pending.n)
+	if (had_work || q->pending.n) {
+		/* Told now: a stalled queue may complete nothing until resumed. */
 		q->st.preemptions++;
+		xq_notify(q, XQ_EVENT_PROGRESS);
+	}
 	if (q->level >= 2 && (q->hwq->caps & XAL_CAP_FLUSH))
 		q->relaunch_barrier = true;
 	until = q->launched_seq;

@@ -44,7 +44,7 @@ enum xq_event {
 	XQ_EVENT_READY = 1, /* first command into an idle queue */
 	XQ_EVENT_IDLE = 2,  /* every submitted command completed */
 	XQ_EVENT_HINT = 3,  /* a hint changed */
-	XQ_EVENT_PROGRESS = 4, /* commands completed (counters moved) */
+	XQ_EVENT_PROGRESS = 4, /* counters moved: commands completed, a preemption */
 	XQ_EVENT_BLOCKED = 5,  /* the next command waits for something (xq_blocked_on_locked) */
 	XQ_EVENT_UNBLOCKED = 6,
 	XQ_EVENT_RESYNC = 7,   /* on request (xq_resync): publish your state again */
