@@ -47,6 +47,11 @@
  *          [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]
  *          [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]
  *          [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]
+ *          [--thread-slice-us US]
+ *
+ * --thread-slice-us sets xsched's threads' CPU slice (xschedd's
+ * thread_slice_us and XSCHED_THREAD_SLICE_US; 0: the kernel's), to compare
+ * with the default (100 us) in runs that alternate.
  */
 #include "cl_work.h"
 #include "bench_util.h"
@@ -77,6 +82,7 @@ struct opts {
 	int samples, rounds, round_samples, fg_cmds, bg_width, bg_local, bg_depth;
 	unsigned period_us, fg_iters, bg_iters, alone_ms, fg_us, bg_us;
 	const char *shim, *daemon, *policy;
+	const char *thread_slice;       /* --thread-slice-us; NULL: the defaults */
 };
 
 /* --- the two OpenCL programs (workload in cl_work.c) ---------------------- */
@@ -304,6 +310,8 @@ static int write_config(const struct run *r)
 	if (!f)
 		return -1;
 	fprintf(f, "[policy]\nname = %s\n[limits]\npriority_ceiling = 100\n", r->o.policy);
+	if (r->o.thread_slice)
+		fprintf(f, "[daemon]\nthread_slice_us = %s\n", r->o.thread_slice);
 	return fclose(f);
 }
 
@@ -465,7 +473,8 @@ static void usage(void)
 		"usage: bench_cl_priority [--samples N] [--rounds N] [--period-us P]\n"
 		"         [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]\n"
 		"         [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]\n"
-		"         [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]\n");
+		"         [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]\n"
+		"         [--thread-slice-us US]\n");
 	exit(2);
 }
 
@@ -570,6 +579,10 @@ int main(int argc, char **argv)
 			r.o.daemon = v, i++;
 		} else if (!strcmp(a, "--policy") && v) {
 			r.o.policy = v, i++;
+		} else if (!strcmp(a, "--thread-slice-us") && v) {
+			/* xschedd's and the shim's (the children inherit it) */
+			r.o.thread_slice = v, i++;
+			setenv("XSCHED_THREAD_SLICE_US", v, 1);
 		} else {
 			usage();
 		}

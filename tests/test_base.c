@@ -2,20 +2,29 @@
  * src/base: the log-linear histogram (index/bucket round trip, monotonicity,
  * bucket width, quantiles against exact ranks, empty and extreme values),
  * the futex wrappers (timeout, changed value, wake-up, both private and
- * shared) and the clock helpers (sleeps and spins never end early, even
- * when signals interrupt them).
+ * shared), the clock helpers (sleeps and spins never end early, even
+ * when signals interrupt them) and the threads' CPU slice
+ * (XSCHED_THREAD_SLICE_US: parsed strictly; the nice value and another
+ * policy are kept; the kernel reports the slice on 6.12 and later).
  */
 #include "test_util.h"
 
 #include "base/clock.h"
 #include "base/futex.h"
 #include "base/hist.h"
+#include "base/slice.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 static uint64_t lcg_state = 0x243f6a8885a308d3ull;
 
@@ -403,6 +412,108 @@ static void clock_helpers(void **state)
 	assert_true(clock_now_ns() >= deadline);
 }
 
+static void slice_env(void **state)
+{
+	static const struct {
+		const char *v;
+		uint32_t us;
+	} cases[] = {
+		{ NULL, SLICE_DEFAULT_US }, { "", SLICE_DEFAULT_US }, { "0", 0 },
+		{ "100", 100 }, { "250", 250 }, { "100000", 100000 },
+		{ "99", SLICE_DEFAULT_US }, { "100001", SLICE_DEFAULT_US },
+		{ "-5", SLICE_DEFAULT_US }, { "2ms", SLICE_DEFAULT_US },
+		{ "abc", SLICE_DEFAULT_US },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].v)
+			setenv("XSCHED_THREAD_SLICE_US", cases[i].v, 1);
+		else
+			unsetenv("XSCHED_THREAD_SLICE_US");
+		assert_int_equal(slice_wanted_us(), cases[i].us);
+	}
+	unsetenv("XSCHED_THREAD_SLICE_US");
+}
+
+/* The kernel's view of the calling thread (the first 48 bytes). */
+struct test_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+/* Whether the kernel has per-thread slices (Linux 6.12). */
+static bool kernel_has_slices(void)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 12);
+}
+
+/* What slice_thread() saw: asserted on the test's own thread. */
+struct slice_seen {
+	int renice, set, reset, batch, set_batch;
+	struct test_sched_attr after_set, after_reset, after_batch;
+};
+
+static struct test_sched_attr thread_attr(void)
+{
+	struct test_sched_attr at = { 0 };
+
+	if (syscall(SYS_sched_getattr, 0, &at, (unsigned)sizeof(at), 0))
+		at.size = 0;
+	return at;
+}
+
+/* In a thread of its own: the test changes the thread's nice and policy. */
+static void *slice_thread(void *arg)
+{
+	struct slice_seen *s = arg;
+	struct sched_param none = { 0 };
+
+	s->renice = setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 7);
+	s->set = slice_set_thread(250);
+	s->after_set = thread_attr();
+	s->reset = slice_set_thread(0);         /* the kernel's own slice again */
+	s->after_reset = thread_attr();
+	/* A thread the operator put under another policy is left alone. */
+	s->batch = sched_setscheduler(0, SCHED_BATCH, &none);
+	s->set_batch = slice_set_thread(250);
+	s->after_batch = thread_attr();
+	return NULL;
+}
+
+static void slice_thread_kept(void **state)
+{
+	struct slice_seen s;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, slice_thread, &s), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(s.renice, 0);
+	assert_int_equal(s.set, 0);
+	assert_int_equal(s.after_set.size, sizeof(s.after_set));
+	assert_int_equal(s.after_set.policy, SCHED_OTHER);
+	assert_int_equal(s.after_set.nice, 7);          /* kept */
+	assert_int_equal(s.reset, 0);
+	assert_int_equal(s.after_reset.nice, 7);
+	if (kernel_has_slices()) {
+		assert_int_equal(s.after_set.runtime, 250000);
+		assert_int_not_equal(s.after_reset.runtime, 250000);
+	}
+	assert_int_equal(s.batch, 0);
+	assert_int_equal(s.set_batch, -EAGAIN);
+	assert_int_equal(s.after_batch.policy, SCHED_BATCH);
+	assert_int_equal(s.after_batch.nice, 7);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(hist_index_roundtrip),
 	cmocka_unit_test(hist_index_monotonic),
@@ -415,6 +526,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(futex_wake_wakes_waiter),
 	cmocka_unit_test(sleep_until_not_early),
 	cmocka_unit_test(clock_helpers),
+	cmocka_unit_test(slice_env),
+	cmocka_unit_test(slice_thread_kept),
 };
 
 TU_MAIN(tests)

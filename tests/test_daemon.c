@@ -25,6 +25,8 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 
 #define WAIT_MS 10000        /* for anything that should take milliseconds */
 
@@ -1568,6 +1570,104 @@ static int prog_run(struct it_env *e, const char *path, uid_t uid, const char *c
 /* xschedd with these arguments must exit @rc with @what in its output. */
 #define XSD_EXPECT(e, rc, what, ...) PROG_EXPECT(e, XSD_BIN, (uid_t)-1, rc, what, __VA_ARGS__)
 
+/* The CPU slice the kernel gives thread @tid, in ns (0: unknown). */
+static uint64_t thread_slice_ns(pid_t tid)
+{
+	struct {
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t priority;
+		uint64_t runtime, deadline, period;
+	} at = { 0 };
+
+	if (syscall(SYS_sched_getattr, tid, &at, (unsigned)sizeof(at), 0) || at.policy != SCHED_OTHER)
+		return 0;
+	return at.runtime;
+}
+
+/* The slice of @pid's thread named @comm; 0 if no such thread. */
+static uint64_t named_thread_slice_ns(pid_t pid, const char *comm)
+{
+	char path[320], name[32];
+	struct dirent *d;
+	uint64_t ns = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (!ns && (d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) && !strncmp(name, comm, strlen(comm)))
+			ns = thread_slice_ns((pid_t)atoi(d->d_name));
+		fclose(f);
+	}
+	closedir(dir);
+	return ns;
+}
+
+/* Whether the kernel keeps a slice per thread (Linux 6.12). */
+static bool kernel_has_slices(void)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 12);
+}
+
+/*
+ * Short CPU slices for the threads that carry decisions: the daemon's
+ * ([daemon] thread_slice_us, applied at start and at a reload, 0 giving the
+ * kernel's back) and a process's agent and XQueue worker
+ * (XSCHED_THREAD_SLICE_US); the application's own threads keep theirs. A
+ * value the kernel would clamp is an error in the file.
+ */
+static void daemon_thread_slices(void **state)
+{
+	struct it_env *e = *state;
+	const char *const vars[] = { "XSCHED_THREAD_SLICE_US=400", NULL };
+	uint64_t main_ns;
+	pid_t lo;
+
+	if (!kernel_has_slices())
+		skip();
+	it_guard(60);
+	it_config(e, "[daemon]\nthread_slice_us = 50\n");
+	XSD_EXPECT(e, 1, "bad value for [daemon] thread_slice_us = 50", "--check-config",
+		   "--config", e->conf);
+	it_config(e, "[daemon]\nthread_slice_us = 300\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_int_equal(thread_slice_ns(e->daemon), 300000);
+
+	lo = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "1000", "--flood",
+				      "--duration-s", "60", "--wait-connected-ms", "10000"));
+	wait_ready(e, lo);
+	assert_true(IT_WAIT_UNTIL(named_thread_slice_ns(lo, "xsched-agent") == 400000 &&
+				  named_thread_slice_ns(lo, "xsched-worker") == 400000, WAIT_MS));
+	main_ns = thread_slice_ns(lo);
+	assert_true(main_ns > 0);
+	assert_int_not_equal(main_ns, 400000);
+
+	it_config(e, "[daemon]\nthread_slice_us = 0\n");
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(thread_slice_ns(e->daemon), main_ns);   /* the kernel's */
+	it_kill(e, lo);
+	case_done(e);
+}
+
 /*
  * The command line: --version; --check-config reports every problem of a
  * file (a key given twice names both lines) and exits 0 or 1; a directory
@@ -2982,6 +3082,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_security_uid, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_policy_switch_keeps_hints, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_thread_slices, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_log_on_terminal, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),

@@ -21,6 +21,7 @@
  */
 #include "agent/agent_internal.h"
 #include "base/compiler.h"
+#include "base/slice.h"
 #include "base/xlog.h"
 
 #include <errno.h>
@@ -260,6 +261,7 @@ static void *agent_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "xsched-agent");
+	slice_apply();
 	for (;;) {
 		struct pollfd pfd[3];
 		nfds_t n = 0;

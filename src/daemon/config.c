@@ -17,6 +17,7 @@
 #include "xsched/xsched.h"
 
 #include "base/compiler.h"
+#include "base/slice.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -187,6 +188,16 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		NUM("daemon", "max_clients_per_uid", 1, 65536, c->max_clients_per_uid)
 		NUM("daemon", "max_queues_per_client", 1, XSD_MAX_QUEUES, c->max_queues_per_client)
 		NUM("daemon", "max_message_size", 256, IPC_MSG_MAX, c->max_message_size)
+		if (!strcmp(name, "thread_slice_us")) {
+			rc = parse_i64(v, 0, SLICE_MAX_US, &x, why);
+			if (rc == 0 && x && x < SLICE_MIN_US) {
+				*why = "expected 0 or 100 to 100000";
+				rc = -EINVAL;
+			}
+			if (rc == 0)
+				c->thread_slice_us = (uint32_t)x;
+			return rc;
+		}
 	}
 	if (!strcmp(sec, "policy")) {
 		if (!strcmp(name, "name"))
@@ -438,6 +449,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->max_clients_per_uid = 256;
 	c->max_queues_per_client = 256;
 	c->max_message_size = IPC_MSG_MAX;
+	c->thread_slice_us = SLICE_DEFAULT_US;
 	strcpy(c->policy, "hpf");
 	c->pconf.size = sizeof(c->pconf);
 	c->starvation_guard_pct = XSD_GUARD_PCT_DEFAULT;

@@ -55,6 +55,7 @@ struct xsd_config {
 	uint32_t max_clients_per_uid;      /* for non-root users */
 	uint32_t max_queues_per_client;
 	uint32_t max_message_size;
+	uint32_t thread_slice_us;          /* the loop's CPU slice (base/slice.h); 0: kernel's */
 	char policy[128];
 	struct xs_policy_conf pconf;
 	uint32_t starvation_guard_pct;     /* 0: off; XSD_GUARD_PCT_DEFAULT */

@@ -12,6 +12,7 @@
 #include "daemon/notify.h"
 #include "daemon/observe.h"
 #include "base/clock.h"
+#include "base/slice.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -114,6 +115,23 @@ static int load_config(struct xsd *d, const struct overrides *o, struct xsd_conf
 	return 0;
 }
 
+/*
+ * [daemon] thread_slice_us for the loop's thread (base/slice.h). Under
+ * another policy than SCHED_OTHER (chrt, the unit's CPUSchedulingPolicy=)
+ * the thread is left as the operator set it.
+ */
+static void apply_slice(uint32_t us)
+{
+	int rc = slice_set_thread(us);
+
+	if (rc == -EAGAIN)
+		xsd_info("thread_slice_us: the daemon does not run under SCHED_OTHER; "
+			 "its scheduling is left as it is");
+	else if (rc < 0)
+		xsd_warn("thread_slice_us = %u: sched_setattr: %s; the kernel's slice stays",
+			 us, strerror(-rc));
+}
+
 /* First line of @msg, for one-line reports (sd_notify STATUS=, xschedctl). */
 static void first_line(char *dst, size_t len, const char *msg)
 {
@@ -168,6 +186,8 @@ static void reload(struct xsd *d, const struct overrides *o)
 		}
 	}
 	xsd_sched_reconfigure(&d->sched, &next);
+	if (next.thread_slice_us != d->cfg.thread_slice_us)
+		apply_slice(next.thread_slice_us);
 	/* Sockets were bound at start: keep their paths. */
 	if (strcmp(next.socket, d->cfg.socket) || strcmp(next.control_socket, d->cfg.control_socket))
 		xsd_warn("reload: the socket paths change only at the next start");
@@ -316,6 +336,8 @@ int main(int argc, char **argv)
 		log_lines(XSD_ERR, err);
 		return 1;
 	}
+	if (d.cfg.thread_slice_us)
+		apply_slice(d.cfg.thread_slice_us);
 	grp = getgrnam(d.cfg.control_group);
 	d.control_gid = grp ? grp->gr_gid : (gid_t)-1;
 	if (!grp)

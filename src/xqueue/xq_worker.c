@@ -9,6 +9,7 @@
 #include "xqueue/xq_internal.h"
 #include "base/clock.h"
 #include "base/futex.h"
+#include "base/slice.h"
 
 #include <errno.h>
 #include <sys/prctl.h>
@@ -155,6 +156,7 @@ static void *xq_worker_main(void *arg)
 	bool napped = false;            /* the last wait was a nap that timed out */
 
 	pthread_setname_np(pthread_self(), "xsched-worker");
+	slice_apply();
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		if (q->garbage.n && q->syncers == 0) {

@@ -1,0 +1,52 @@
+/*
+ * A short CPU time slice for xsched's own threads (XSCHED_THREAD_SLICE_US).
+ *
+ * The threads that carry a scheduling decision (the daemon's loop, each
+ * process's agent, an XQueue's worker) sleep most of the
+ * time and run for microseconds when woken. Under Linux's EEVDF scheduler
+ * (6.6 and later) a thread woken on a CPU busy with another normal thread
+ * waits until that thread has had its slice (~1-3 ms here), and on a
+ * kernel with a 250 Hz tick the check happens at the next tick: up to 4 ms
+ * per hop. Since 6.12 a thread that asks for a shorter slice
+ * (sched_setattr(), SCHED_OTHER with sched_runtime, no privilege needed)
+ * preempts such a thread when it wakes. This matters where the device's
+ * work runs on the CPUs (PoCL): there the background's kernels keep every
+ * CPU busy, and each hop from the foreground's submission to the
+ * background's suspension used to wait for a tick. Older kernels ignore
+ * the request.
+ */
+#ifndef XS_BASE_SLICE_H
+#define XS_BASE_SLICE_H
+
+#include <stdint.h>
+
+/* The default slice, and the range the kernel accepts (it clamps). */
+#define SLICE_DEFAULT_US 100u
+#define SLICE_MIN_US 100u
+#define SLICE_MAX_US 100000u
+
+/*
+ * XSCHED_THREAD_SLICE_US: the slice in microseconds (SLICE_MIN_US to
+ * SLICE_MAX_US), 0 for the kernel's own. Unset, empty, malformed or out of
+ * range (said once, at XLOG_WARN): SLICE_DEFAULT_US. Read at each call.
+ */
+uint32_t slice_wanted_us(void);
+
+/*
+ * Asks the kernel to give the calling thread a slice of @us microseconds
+ * (0: the kernel's default again). Only a thread of the normal policy (SCHED_OTHER)
+ * is changed, and its nice value is kept: a process run under SCHED_IDLE,
+ * SCHED_BATCH or a real-time policy (chrt) keeps what it was given.
+ * Returns 0 when asked (a kernel before 6.12 accepts and ignores it),
+ * -EPERM where something forbids the call (a seccomp filter), -EAGAIN for
+ * a thread of another policy (left alone), or another negative errno.
+ */
+int slice_set_thread(uint32_t us);
+
+/*
+ * slice_set_thread(slice_wanted_us()), nothing when that is 0 (the thread
+ * keeps what it inherited): what the libraries' threads call first.
+ */
+int slice_apply(void);
+
+#endif
