@@ -23,7 +23,6 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 static uint64_t lcg_state = 0x243f6a8885a308d3ull;
@@ -445,17 +444,6 @@ struct test_sched_attr {
 	uint64_t runtime, deadline, period;
 };
 
-/* Whether the kernel has per-thread slices (Linux 6.12). */
-static bool kernel_has_slices(void)
-{
-	struct utsname u;
-	unsigned major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return false;
-	return major > 6 || (major == 6 && minor >= 12);
-}
-
 /* What slice_thread() saw: asserted on the test's own thread. */
 struct slice_seen {
 	int renice, set, reset, batch, set_batch;
@@ -504,7 +492,7 @@ static void slice_thread_kept(void **state)
 	assert_int_equal(s.after_set.nice, 7);          /* kept */
 	assert_int_equal(s.reset, 0);
 	assert_int_equal(s.after_reset.nice, 7);
-	if (kernel_has_slices()) {
+	if (tu_kernel_at_least(6, 12)) {
 		assert_int_equal(s.after_set.runtime, 250000);
 		assert_int_not_equal(s.after_reset.runtime, 250000);
 	}

@@ -26,7 +26,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 
 #define WAIT_MS 10000        /* for anything that should take milliseconds */
 
@@ -1615,17 +1614,6 @@ static uint64_t named_thread_slice_ns(pid_t pid, const char *comm)
 	return ns;
 }
 
-/* Whether the kernel keeps a slice per thread (Linux 6.12). */
-static bool kernel_has_slices(void)
-{
-	struct utsname u;
-	unsigned major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return false;
-	return major > 6 || (major == 6 && minor >= 12);
-}
-
 /*
  * Short CPU slices for the threads that carry decisions: the daemon's
  * ([daemon] thread_slice_us, applied at start and at a reload, 0 giving the
@@ -1640,7 +1628,7 @@ static void daemon_thread_slices(void **state)
 	uint64_t main_ns;
 	pid_t lo;
 
-	if (!kernel_has_slices())
+	if (!tu_kernel_at_least(6, 12))
 		skip();
 	it_guard(60);
 	it_config(e, "[daemon]\nthread_slice_us = 50\n");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -45,6 +46,17 @@ static inline void test_dev_cleanup(void)
 
 	for (i = 0; i < test_dev_count; i++)
 		sim_dev_unlink(test_dev_names[i]);
+}
+
+/* Whether the running kernel is Linux @major.@minor or later. */
+static inline bool tu_kernel_at_least(unsigned major, unsigned minor)
+{
+	struct utsname u;
+	unsigned ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
 }
 
 static inline void tu_no_mode(int argc, char **argv)
