@@ -38,7 +38,7 @@ int xq_suspend(struct xq *q, unsigned flags)
 {
 	uint64_t gen, until;
 	bool had_work;
-	int rc;
+	int level, rc;
 
 	if (!q || (flags & ~XS_SUSPEND_SYNC))
 		return -EINVAL;
@@ -77,21 +77,23 @@ int xq_suspend(struct xq *q, unsigned flags)
 		xq_pub_inflight(q);
 		xq_unlock(q);
 	}
+	/* Read where it is written (xq_apply_level() holds ctl_lock). */
+	level = q->level;
 	pthread_mutex_unlock(&q->ctl_lock);
 	if (!had_work)
 		return rc;
 	/* An interrupt takes effect within microseconds: measure it here,
 	 * exactly; a Lv2 stall may take a whole command, so the worker
 	 * measures it unless the caller asked to wait. */
-	if (!(flags & XS_SUSPEND_SYNC) && q->level != 3)
+	if (!(flags & XS_SUSPEND_SYNC) && level != 3)
 		return rc;
-	if (q->level >= 2 && q->ops->wait_quiet) {
+	if (level >= 2 && q->ops->wait_quiet) {
 		q->ops->wait_quiet(q->hwq);
 		pthread_mutex_lock(&q->lock);
 		if (gen == q->susp_gen && q->measured_gen != gen)
 			xq_record_preemption(q);
 		xq_unlock(q);
-	} else if (q->level == 1) {
+	} else if (level == 1) {
 		pthread_mutex_lock(&q->lock);
 		if (gen == q->susp_gen)
 			xq_complete_through(q, until);
