@@ -18,6 +18,7 @@
 #include "it_util.h"
 
 #include "agent/agent.h"
+#include "base/slice.h"
 #include "xsched/policy.h"
 
 #include <dirent.h>
@@ -25,7 +26,6 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #define WAIT_MS 10000        /* for anything that should take milliseconds */
 
@@ -1572,15 +1572,9 @@ static int prog_run(struct it_env *e, const char *path, uid_t uid, const char *c
 /* The CPU slice the kernel gives thread @tid, in ns (0: unknown). */
 static uint64_t thread_slice_ns(pid_t tid)
 {
-	struct {
-		uint32_t size, policy;
-		uint64_t flags;
-		int32_t nice;
-		uint32_t priority;
-		uint64_t runtime, deadline, period;
-	} at = { 0 };
+	struct slice_attr at;
 
-	if (syscall(SYS_sched_getattr, tid, &at, (unsigned)sizeof(at), 0) || at.policy != SCHED_OTHER)
+	if (slice_getattr(tid, &at) < 0 || at.policy != SCHED_OTHER)
 		return 0;
 	return at.runtime;
 }

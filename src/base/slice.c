@@ -1,7 +1,6 @@
 /*
- * Short slices for xsched's threads (see slice.h). sched_setattr() is
- * called directly: glibc 2.36 has no wrapper, and its struct is the
- * kernel's (the first 48 bytes, SCHED_ATTR_SIZE_VER1, are all we use).
+ * Short slices for xsched's threads (see slice.h). sched_getattr() and
+ * sched_setattr() are called directly: glibc 2.36 has no wrappers.
  */
 #include "base/slice.h"
 #include "base/xlog.h"
@@ -17,19 +16,6 @@
 #ifndef SCHED_FLAG_RESET_ON_FORK
 #define SCHED_FLAG_RESET_ON_FORK 0x01
 #endif
-
-struct slice_attr {
-	uint32_t size;
-	uint32_t policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime;       /* for SCHED_OTHER since 6.12: the slice, ns */
-	uint64_t deadline;
-	uint64_t period;
-	uint32_t util_min;
-	uint32_t util_max;
-};
 
 uint32_t slice_wanted_us(void)
 {
@@ -50,13 +36,24 @@ uint32_t slice_wanted_us(void)
 	return SLICE_DEFAULT_US;
 }
 
-int slice_set_thread(uint32_t us)
+int slice_getattr(pid_t tid, struct slice_attr *out)
 {
 	struct slice_attr at;
 
 	memset(&at, 0, sizeof(at));
-	if (syscall(SYS_sched_getattr, 0, &at, (unsigned)sizeof(at), 0))
+	if (syscall(SYS_sched_getattr, tid, &at, (unsigned)sizeof(at), 0))
 		return -errno;
+	*out = at;
+	return 0;
+}
+
+int slice_set_thread(uint32_t us)
+{
+	struct slice_attr at;
+	int rc = slice_getattr(0, &at);
+
+	if (rc < 0)
+		return rc;
 	if (at.policy != SCHED_OTHER)
 		return -EAGAIN;
 	/* Everything else as it was: the nice value above all. */

@@ -19,11 +19,32 @@
 #define XS_BASE_SLICE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The default slice, and the range the kernel accepts (it clamps). */
 #define SLICE_DEFAULT_US 100u
 #define SLICE_MIN_US 100u
 #define SLICE_MAX_US 100000u
+
+/* The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER1, 56 bytes). */
+struct slice_attr {
+	uint32_t size;
+	uint32_t policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime;       /* for SCHED_OTHER since 6.12: the slice, ns */
+	uint64_t deadline;
+	uint64_t period;
+	uint32_t util_min;
+	uint32_t util_max;
+};
+
+/*
+ * The scheduling attributes of thread @tid (0: the caller) into *@out.
+ * Returns 0 or a negative errno (-ESRCH: no such thread).
+ */
+int slice_getattr(pid_t tid, struct slice_attr *out);
 
 /*
  * XSCHED_THREAD_SLICE_US: the slice in microseconds (SLICE_MIN_US to
