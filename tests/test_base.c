@@ -5,7 +5,8 @@
  * shared), the clock helpers (sleeps and spins never end early, even
  * when signals interrupt them) and the threads' CPU slice
  * (XSCHED_THREAD_SLICE_US: parsed strictly; the nice value and another
- * policy are kept; the kernel reports the slice on 6.12 and later).
+ * policy are kept; the kernel reports the slice on 6.12 and later; a
+ * refusal, here by a seccomp filter, is said once).
  */
 #include "test_util.h"
 
@@ -13,6 +14,14 @@
 #include "base/futex.h"
 #include "base/hist.h"
 #include "base/slice.h"
+#include "base/xlog.h"
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -487,6 +496,80 @@ static void slice_thread_kept(void **state)
 	assert_int_equal(s.after_batch.nice, 7);
 }
 
+/*
+ * In a child whose sched_setattr() a seccomp filter refuses (EPERM, as a
+ * container profile may): slice_apply() twice at log level @level with
+ * XSCHED_THREAD_SLICE_US=@env (NULL: unset). Returns what the child wrote
+ * on stderr; *@rc gets slice_apply()'s first answer (as -errno) or 99.
+ */
+static void slice_refused(const char *env, int level, char *out, size_t size, int *rc)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setattr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+	int p[2], st;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int first;
+
+		dup2(p[1], 2);
+		close(p[0]);
+		if (env)
+			setenv("XSCHED_THREAD_SLICE_US", env, 1);
+		else
+			unsetenv("XSCHED_THREAD_SLICE_US");
+		atomic_store(&xlog_max, level);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(99);
+		first = slice_apply();
+		slice_apply();
+		_exit(-first);
+	}
+	close(p[1]);
+	while ((n = read(p[0], out + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	*rc = -WEXITSTATUS(st);
+}
+
+static void slice_refusal_said(void **state)
+{
+	const char *said = "xsched: xsched's threads cannot have a 300 us CPU slice "
+			   "(sched_setattr: Operation not permitted): they keep the kernel's\n";
+	char out[1024];
+	int rc;
+
+	(void)state;
+	/* Asked for: a warning, once however many threads ask. */
+	slice_refused("300", XLOG_WARN, out, sizeof(out), &rc);
+	assert_int_equal(rc, -EPERM);
+	assert_string_equal(out, said);
+	/* The default slice: information, not shown at the default level ... */
+	slice_refused(NULL, XLOG_WARN, out, sizeof(out), &rc);
+	assert_int_equal(rc, -EPERM);
+	assert_string_equal(out, "");
+	/* ... but at XSCHED_LOG=info. */
+	slice_refused(NULL, XLOG_INFO, out, sizeof(out), &rc);
+	assert_non_null(strstr(out, "cannot have a 100 us CPU slice"));
+	/* Nothing asked (0): nothing tried, nothing said. */
+	slice_refused("0", XLOG_DEBUG, out, sizeof(out), &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, "");
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(hist_index_roundtrip),
 	cmocka_unit_test(hist_index_monotonic),
@@ -501,6 +584,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(clock_helpers),
 	cmocka_unit_test(slice_env),
 	cmocka_unit_test(slice_thread_kept),
+	cmocka_unit_test(slice_refusal_said),
 };
 
 TU_MAIN(tests)

@@ -67,7 +67,18 @@ int slice_set_thread(uint32_t us)
 
 int slice_apply(void)
 {
+	static _Atomic bool said;
 	uint32_t us = slice_wanted_us();
+	int rc = us ? slice_set_thread(us) : 0;
 
-	return us ? slice_set_thread(us) : 0;
+	/*
+	 * Another policy is someone's choice (-EAGAIN), not a failure. A
+	 * refusal (a seccomp profile: -EPERM) costs only latency, so it is
+	 * a warning where the slice was asked for, else information.
+	 */
+	if (rc < 0 && rc != -EAGAIN)
+		xlog_once(&said, getenv("XSCHED_THREAD_SLICE_US") ? XLOG_WARN : XLOG_INFO,
+			  "xsched's threads cannot have a %u us CPU slice (sched_setattr: %s): "
+			  "they keep the kernel's", us, strerror(-rc));
+	return rc;
 }

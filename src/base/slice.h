@@ -66,7 +66,9 @@ int slice_set_thread(uint32_t us);
 
 /*
  * slice_set_thread(slice_wanted_us()), nothing when that is 0 (the thread
- * keeps what it inherited): what the libraries' threads call first.
+ * keeps what it inherited): what the libraries' threads call first. A
+ * refusal other than -EAGAIN is said once per process: at XLOG_WARN when
+ * XSCHED_THREAD_SLICE_US is set, else at XLOG_INFO.
  */
 int slice_apply(void);
 
