@@ -61,8 +61,9 @@ static int xal_cl_sync(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flags)
 	struct xal_cl_cmd *c = to_cmd(cmd);
 
 	(void)flags;
-	if (c->g.on && to_hwq(hwq)->lv2)
-		return xg_state(to_hwq(hwq), c, true);
+	if (to_hwq(hwq)->lv2)
+		return c->g.on ? xg_state(to_hwq(hwq), c, true)
+			       : xg_plain_state(to_hwq(hwq), c, true);
 	return xal_cl_event_state(to_hwq(hwq)->cl, c->done, true);
 }
 
@@ -81,8 +82,9 @@ static int xal_cl_query(struct xal_hwq *hwq, struct xal_cmd *cmd)
 {
 	struct xal_cl_cmd *c = to_cmd(cmd);
 
-	if (c->g.on && to_hwq(hwq)->lv2)
-		return xg_state(to_hwq(hwq), c, false);
+	if (to_hwq(hwq)->lv2)
+		return c->g.on ? xg_state(to_hwq(hwq), c, false)
+			       : xg_plain_state(to_hwq(hwq), c, false);
 	return xal_cl_event_state(to_hwq(hwq)->cl, c->done, false);
 }
 

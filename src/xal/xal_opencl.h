@@ -128,6 +128,11 @@ struct xal_cl_guard {
 	bool forcing;           /* its forced pass is being issued (settle) */
 	bool forced;            /* ... was issued: the record is read again */
 	bool recounted;
+	/* Lv2, every command (glock): launches begun, and one being issued
+	 * (its events not set yet); a sync on another thread holds its own
+	 * references to the events of the launch it judges (xg_state()). */
+	uint32_t issues;
+	bool issuing;
 };
 
 struct xal_cl_cmd {

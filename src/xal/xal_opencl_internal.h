@@ -68,6 +68,8 @@ void xal_cl_cmd_release(struct xal_cl_cmd *c);
 int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
 /* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
 int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
+/* ... of any other command of an Lv2 queue: 0, -EIO or -EBUSY. */
+int xg_plain_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
 /* sync_all()'s part after clFinish: the newest unresolved launch answers. */
 int xg_sync_all(struct xal_cl_hwq *h);
 /* Lv2 ops of the table: see xal.h. */

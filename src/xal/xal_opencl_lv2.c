@@ -25,9 +25,16 @@ static const uint32_t xg_one = 1, xg_zero;
  * Sets the control word to @v. A buffer is written on the second queue
  * only (made with it, xg_make_ctl()), so that the writes land in the
  * order they were made: a clear on the hwq's own queue and a set on the
- * second one could land in either order (and race in the driver). A
- * clear may then land after the next kernel started: its first groups
- * skip, and it is cut and launched again. glock held.
+ * second one could land in either order (and race in the driver).
+ *
+ * A set lands when it lands: the deactivation is asynchronous. A clear
+ * has landed when this returns (a blocking write, behind any set still on
+ * its way), for it comes right before a launch (xg_launch()) or once
+ * nothing launched may be cut (xg_reactivate()): a clear that landed
+ * after the next kernel started would cut that kernel's first groups
+ * while the kernels queued behind it ran those groups whole, ahead of the
+ * cut one's relaunch (wrong results). No kernel that reads the word is
+ * running then, so the write does not wait for one. glock held.
  */
 static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v)
 {
@@ -35,10 +42,11 @@ static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v)
 		atomic_store(h->ctl_svm, *v);
 		return;
 	}
-	/* Static sources: the writes never block and never race a reuse. */
-	h->cl->clEnqueueWriteBuffer(h->side, h->ctl, CL_FALSE, 0, sizeof(*v), v, 0, NULL,
-				    NULL);
-	h->cl->clFlush(h->side);
+	/* Static sources: the writes never race a reuse. */
+	h->cl->clEnqueueWriteBuffer(h->side, h->ctl, *v ? CL_FALSE : CL_TRUE, 0, sizeof(*v), v,
+				    0, NULL, NULL);
+	if (*v)
+		h->cl->clFlush(h->side);
 }
 
 /* Replaces the hwq's last event with @ev (a reference taken). glock held. */
@@ -325,25 +333,79 @@ static int xg_after_forced(struct xal_cl_hwq *h, bool wait)
 	return 0;
 }
 
+/*
+ * The launch of @c that a sync is about to judge: its number in *@issue,
+ * and a reference on its sync point in *@done (NULL: none). A sync runs
+ * outside the XQueue's lock, so another thread's sync may find @c cut
+ * meanwhile and the XQueue launch it again, which drops the events of
+ * this launch. Returns -EBUSY while a launch of @c is being issued (the
+ * XQueue's flush made the sync's answer moot), else 0.
+ */
+static int xg_take(struct xal_cl_hwq *h, struct xal_cl_cmd *c, uint32_t *issue, cl_event *done)
+{
+	int rc = 0;
+
+	*done = NULL;
+	pthread_mutex_lock(&h->glock);
+	*issue = c->g.issues;
+	if (c->g.issuing)
+		rc = -EBUSY;
+	else if (c->done && h->cl->clRetainEvent(c->done) == CL_SUCCESS)
+		*done = c->done;
+	pthread_mutex_unlock(&h->glock);
+	return rc;
+}
+
+int xg_plain_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
+{
+	uint32_t issue;
+	cl_event done;
+	int rc = xg_take(h, c, &issue, &done);
+
+	if (rc < 0)
+		return rc;
+	rc = xal_cl_event_state(h->cl, done, wait);
+	if (done)
+		h->cl->clReleaseEvent(done);
+	return rc;
+}
+
 int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
 {
-	int rc = xal_cl_event_state(h->cl, c->done, wait), state;
+	uint32_t issue;
+	cl_event done;
+	int rc = xg_take(h, c, &issue, &done), state;
 
+	if (rc < 0)
+		return rc;
+	rc = xal_cl_event_state(h->cl, done, wait);
+	if (done)
+		h->cl->clReleaseEvent(done);
 	if (rc == 0)
 		rc = xg_after_forced(h, wait);
 	if (rc < 0 && rc != -EIO)
 		return rc;
+	pthread_mutex_lock(&h->glock);
+	/* Launched again meanwhile: nothing here is about that launch. */
+	if (c->g.issues != issue) {
+		pthread_mutex_unlock(&h->glock);
+		return -EBUSY;
+	}
 	if (rc == -EIO || c->rc != CL_SUCCESS) {
 		/* Failed: final as it is; its event says so. */
-		pthread_mutex_lock(&h->glock);
 		c->g.state = XG_FINAL;
 		xg_list_del(h, c);
 		pthread_mutex_unlock(&h->glock);
 		xg_completed(c, false);
 		return -EIO;
 	}
+	pthread_mutex_unlock(&h->glock);
 again:
 	pthread_mutex_lock(&h->glock);
+	if (c->g.issues != issue) {
+		pthread_mutex_unlock(&h->glock);
+		return -EBUSY;
+	}
 	state = xg_resolve(h, c);
 	if (state == -EBUSY) {
 		pthread_mutex_unlock(&h->glock);
@@ -380,6 +442,7 @@ again:
 int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	bool guarded = c->g.on;
+	cl_event old_ev, old_done, ev = NULL, done = NULL;
 	cl_int rc = CL_SUCCESS;
 
 	c->cl = h->cl;
@@ -391,36 +454,41 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		h->clear_pending = false;
 		xg_ctl_set(h, &xg_zero);
 	}
-	pthread_mutex_unlock(&h->glock);
-	/* A relaunch replaces the events of the launch before. */
-	if (c->ev)
-		h->cl->clReleaseEvent(c->ev);
-	if (c->done)
-		h->cl->clReleaseEvent(c->done);
-	c->ev = c->done = NULL;
 	if (guarded) {
-		if (c->g.state == XG_CUT) {
-			pthread_mutex_lock(&h->glock);
+		if (c->g.state == XG_CUT)
 			h->cut_waiting--;
-			pthread_mutex_unlock(&h->glock);
-		}
 		c->g.launches++;
 		c->g.attempt++;
 		c->g.state = XG_LAUNCHED;
 		c->g.skipped_before = c->g.counted ? c->g.skipped : 0;
 		c->g.counted = false;
-		if (c->g.launches == 1)
-			rc = xg_prepare(h, c);
 	}
+	/* A relaunch replaces the events of the launch before, which a sync
+	 * on another thread may be judging still (xg_take()). */
+	old_ev = c->ev;
+	old_done = c->done;
+	c->ev = c->done = NULL;
+	c->g.issues++;
+	c->g.issuing = true;
+	pthread_mutex_unlock(&h->glock);
+	if (old_ev)
+		h->cl->clReleaseEvent(old_ev);
+	if (old_done)
+		h->cl->clReleaseEvent(old_done);
+	if (guarded && c->g.launches == 1)
+		rc = xg_prepare(h, c);
 	if (rc == CL_SUCCESS)
-		c->rc = c->ops->issue(c, h->queue, &c->ev);
+		c->rc = c->ops->issue(c, h->queue, &ev);
 	else
 		c->rc = rc;
 	if (c->rc != CL_SUCCESS)
-		c->ev = NULL;
-	if (c->ev && h->cl->clRetainEvent(c->ev) == CL_SUCCESS)
-		c->done = c->ev;
+		ev = NULL;
+	if (ev && h->cl->clRetainEvent(ev) == CL_SUCCESS)
+		done = ev;
 	pthread_mutex_lock(&h->glock);
+	c->ev = ev;
+	c->done = done;
+	c->g.issuing = false;
 	xg_set_last(h, c->done);
 	if (guarded && c->rc == CL_SUCCESS)
 		xg_list_add(h, c);

@@ -170,7 +170,8 @@ static void *preempter(void *arg)
 
 static int bad;
 
-static void check(const char *what, const uint32_t *got, const uint32_t *want, size_t n)
+/* Checks @got against @want; returns how many elements differ. */
+static size_t check(const char *what, const uint32_t *got, const uint32_t *want, size_t n)
 {
 	size_t wrong = 0;
 
@@ -181,6 +182,79 @@ static void check(const char *what, const uint32_t *got, const uint32_t *want, s
 		bad = 1;
 	}
 	printf("%s %016llx\n", what, (unsigned long long)fnv(got, n * sizeof(*got)));
+	return wrong;
+}
+
+/*
+ * Applies compute rounds @order[0..@n) (round numbers) to @x, as the
+ * kernel does to an element it writes.
+ */
+static uint32_t compute_rounds(uint32_t x, const int *order, int n)
+{
+	for (int k = 0; k < n; k++)
+		x = mix(x ^ lcg((uint32_t)order[k]));
+	return x;
+}
+
+/*
+ * After @rounds (at most ROUNDS) compute rounds from @from went wrong:
+ * what happened to each wrong work-group, as far as one round lost, run
+ * twice, or run after a later one explains its first element (a cut
+ * launch's groups never run again, run in two attempts, or run by a
+ * kernel behind it first). For the failure's report only.
+ */
+static void explain_compute(const uint32_t *from, const uint32_t *got, int rounds)
+{
+	for (uint32_t g = 0; g < N / LOCAL; g++) {
+		int order[ROUNDS + 1], n, lost = -1, twice = -1, late = -1, ahead = -1;
+		uint32_t i = g * LOCAL;
+
+		/* The group's first element that the kernel writes. */
+		while (i % 7u == 3u)
+			i++;
+		for (n = 0; n < rounds; n++)
+			order[n] = n;
+		if (got[i] == compute_rounds(from[i], order, rounds))
+			continue;
+		for (int m = 0; m < rounds && lost < 0 && twice < 0 && late < 0; m++) {
+			/* m lost, m twice */
+			n = 0;
+			for (int r = 0; r < rounds; r++)
+				if (r != m)
+					order[n++] = r;
+			if (got[i] == compute_rounds(from[i], order, n))
+				lost = m;
+			for (int r = n = 0; r < rounds; r++) {
+				order[n++] = r;
+				if (r == m)
+					order[n++] = r;
+			}
+			if (got[i] == compute_rounds(from[i], order, n))
+				twice = m;
+			/* m after a later round w */
+			for (int w = m + 1; w < rounds && late < 0; w++) {
+				for (int r = n = 0; r < rounds; r++) {
+					if (r != m)
+						order[n++] = r;
+					if (r == w)
+						order[n++] = m;
+				}
+				if (got[i] == compute_rounds(from[i], order, n)) {
+					late = m;
+					ahead = w;
+				}
+			}
+		}
+		if (lost >= 0)
+			fprintf(stderr, "compute: group %u: round %d lost\n", g, lost);
+		else if (twice >= 0)
+			fprintf(stderr, "compute: group %u: round %d ran twice\n", g, twice);
+		else if (late >= 0)
+			fprintf(stderr, "compute: group %u: round %d ran after round %d\n", g, late,
+				ahead);
+		else
+			fprintf(stderr, "compute: group %u: not one round lost, twice or late\n", g);
+	}
 }
 
 /* Enqueues the compute kernel over the whole buffer @m with @salt, and
@@ -199,7 +273,7 @@ static void compute(cl_kernel k, cl_mem m, cl_uint salt, uint32_t *ref)
 
 int main(int argc, char **argv)
 {
-	static uint32_t a[N], b[N], ref[N], out[N], bins[BINS], rbins[BINS];
+	static uint32_t a[N], b[N], ref[N], out[N], before[N], bins[BINS], rbins[BINS];
 	bool with_preempt = argc > 1 && !strcmp(argv[1], "preempt");
 	cl_platform_id plat;
 	cl_device_id dev;
@@ -289,10 +363,12 @@ int main(int argc, char **argv)
 	check("update", out, ref, N);
 
 	/* compute: long, cut often; salts differ per round. */
+	memcpy(before, ref, sizeof(before));
 	for (int r = 0; r < ROUNDS / 4; r++)
 		compute(kcomp, ma, lcg((uint32_t)r), ref);
 	CK(clEnqueueReadBuffer(queue, ma, CL_TRUE, 0, sizeof(out), out, 0, NULL, NULL));
-	check("compute", out, ref, N);
+	if (check("compute", out, ref, N))
+		explain_compute(before, out, ROUNDS / 4);
 
 	/*
 	 * map: a long kernel, the queue suspended under it (preempt), then a
