@@ -9,7 +9,9 @@
 # plain store otherwise), the preempted run once more with only the
 # compare-and-swap (XSCHED_OPENCL_LV2=atomic), and with XSCHED_OPENCL_LV2=0. The preempted run also maps a buffer without
 # blocking while its queue is suspended under a cut kernel (the map must
-# see the whole kernel). Every run must check out against the host
+# see the whole kernel), and resumes its queue while a kernel issued behind
+# a cut one is held on the device (it must not run ahead of the cut one's
+# relaunch). Every run must check out against the host
 # references and print the same hashes as the native run (bit for bit);
 # the preempted runs must be at level 2, must have had launches cut and
 # launched again, and the buffer one must have used buffers.

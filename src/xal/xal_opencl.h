@@ -214,6 +214,10 @@ uint64_t xal_cl_hwq_quiet_start(struct xal_hwq *hwq);
  * (not at Lv2). */
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);
 
+/* How many launches of Lv2 queue @hwq were found cut and wait to be
+ * launched again (0 when not at Lv2): tests/opencl/cl_lv2_prog.c. */
+uint32_t xal_cl_hwq_cut_waiting(struct xal_hwq *hwq);
+
 /*
  * The guardian arguments for the launch of @c being issued (from
  * ops->issue): its record and the hwq's control word when the launch is

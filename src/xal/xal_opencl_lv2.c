@@ -447,6 +447,15 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 	c->cl = h->cl;
 	pthread_mutex_lock(&h->glock);
+	/* Launched behind a cut one after the gate let it through
+	 * (xg_behind_cut()), and back from the XQueue's flush with it: that
+	 * launch is done (drained before the flush): its skips are counted
+	 * (unread, this launch is judged cut if it skips nothing: it goes
+	 * again, which only costs time). */
+	if (guarded && c->g.listed) {
+		xg_count(h, c);
+		xg_list_del(h, c);
+	}
 	/* Not for a launch that a cut one found after the gate let it
 	 * through (xg_behind_cut()): it skips whole, and goes again after. */
 	if (h->clear_pending && !atomic_load(&h->unresolved) &&
@@ -470,6 +479,8 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	c->ev = c->done = NULL;
 	c->g.issues++;
 	c->g.issuing = true;
+	if (guarded)
+		h->launching++;
 	pthread_mutex_unlock(&h->glock);
 	if (old_ev)
 		h->cl->clReleaseEvent(old_ev);
@@ -489,6 +500,8 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	c->ev = ev;
 	c->done = done;
 	c->g.issuing = false;
+	if (guarded)
+		h->launching--;
 	xg_set_last(h, c->done);
 	if (guarded && c->rc == CL_SUCCESS)
 		xg_list_add(h, c);
@@ -621,8 +634,13 @@ int xg_reactivate(struct xal_hwq *hwq)
 	struct xal_cl_hwq *h = to_hwq(hwq);
 
 	pthread_mutex_lock(&h->glock);
-	/* While a launch may be cut, kernels behind it must keep skipping. */
-	if (atomic_load(&h->unresolved))
+	/* While a launch may be cut, kernels behind it must keep skipping;
+	 * so must those already issued behind a cut one (resolved cut with
+	 * it, xg_resolve(), but still queued on the device), and those behind
+	 * a launch on its way to the list, which may have started skipping
+	 * already. The relaunch of the first cut one clears (xg_launch()),
+	 * once the launches behind it drained. */
+	if (atomic_load(&h->unresolved) || h->cut_waiting || h->launching)
 		h->clear_pending = true;
 	else
 		xg_ctl_set(h, &xg_zero);
@@ -829,4 +847,11 @@ const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq)
 	if (!h->lv2)
 		return NULL;
 	return h->ctl_svm ? "svm" : "write";
+}
+
+uint32_t xal_cl_hwq_cut_waiting(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	return h->lv2 ? atomic_load(&h->cut_waiting) : 0;
 }

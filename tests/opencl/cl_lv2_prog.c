@@ -18,7 +18,9 @@
  * without blocking: the map, a call the shim hands to the driver at once,
  * must see the whole kernel, and should not wait for the queue to resume
  * (it may, when the kernel was found cut before the map: the preempter
- * then resumes the queue after 200 ms, and the count is printed).
+ * then resumes the queue after 200 ms, and the count is printed). The
+ * order phase (order()) then stages, step by step, a resume while a
+ * launch issued behind a cut one is still held on the device.
  *
  * Usage: cl_lv2_prog [preempt]. Exit 0, or 1 on an error or a wrong result.
  */
@@ -271,6 +273,80 @@ static void compute(cl_kernel k, cl_mem m, cl_uint salt, uint32_t *ref)
 	CK(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL));
 }
 
+/*
+ * order: two compute launches, each waiting on a user event of its own.
+ * Under "preempt" the queue is suspended once both reached the driver,
+ * then the first is let run (every group skips: cut), its event queried
+ * until the shim found it cut (and the second, issued behind it, with
+ * it), the queue resumed while the second is still held on the device,
+ * and only then the second let run: it must not run ahead of the first
+ * one's relaunch. Natively and without "preempt", the same two rounds.
+ */
+static void order(cl_context ctx, cl_kernel k, cl_mem m, uint32_t *ref, bool with_preempt)
+{
+	long (*in_flight)(cl_command_queue) =
+		(long (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_in_flight");
+	long (*cut_waiting)(cl_command_queue) =
+		(long (*)(cl_command_queue))dlsym(RTLD_DEFAULT, "cl_test_cut_waiting");
+	static uint32_t from[N], out[N];
+	struct timespec ms = { 0, 1000000 };
+	size_t g = N, l = LOCAL;
+	cl_event u[2], ev[2];
+	int i;
+
+	memcpy(from, ref, sizeof(from));
+	for (int r = 0; r < 2; r++) {
+		cl_uint salt = lcg((uint32_t)r);
+
+		u[r] = clCreateUserEvent(ctx, &err);
+		CK(err);
+		for (uint32_t e = 0; e < N; e++)
+			if (e % 7u != 3u)
+				ref[e] = mix(ref[e] ^ salt);
+		CK(clSetKernelArg(k, 0, sizeof(m), &m));
+		CK(clSetKernelArg(k, 1, sizeof(salt), &salt));
+		CK(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 1, &u[r], &ev[r]));
+	}
+	CK(clFlush(queue));
+	if (with_preempt && (!in_flight || !cut_waiting)) {
+		fprintf(stderr, "order: the shim has no cl_test_in_flight or cl_test_cut_waiting\n");
+		exit(1);
+	}
+	if (with_preempt) {
+		for (i = 0; i < 10000 && in_flight(queue) < 2; i++)
+			nanosleep(&ms, NULL);
+		if (i == 10000) {
+			fprintf(stderr, "order: %ld of 2 launches reached the driver\n",
+				in_flight(queue));
+			bad = 1;
+		}
+		preempt(queue, 1);
+	}
+	CK(clSetUserEventStatus(u[0], CL_COMPLETE));
+	if (with_preempt) {
+		for (i = 0; i < 10000 && cut_waiting(queue) < 2; i++) {
+			cl_int st;
+
+			CK(clGetEventInfo(ev[0], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+					  NULL));
+			nanosleep(&ms, NULL);
+		}
+		if (i == 10000) {
+			fprintf(stderr, "order: %ld of 2 launches found cut\n", cut_waiting(queue));
+			bad = 1;
+		}
+		preempt(queue, 0);
+	}
+	CK(clSetUserEventStatus(u[1], CL_COMPLETE));
+	CK(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, sizeof(out), out, 0, NULL, NULL));
+	if (check("order", out, ref, N))
+		explain_compute(from, out, 2);
+	for (int r = 0; r < 2; r++) {
+		CK(clReleaseEvent(ev[r]));
+		CK(clReleaseEvent(u[r]));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static uint32_t a[N], b[N], ref[N], out[N], before[N], bins[BINS], rbins[BINS];
@@ -399,6 +475,7 @@ int main(int argc, char **argv)
 		check("map", out, ref, N);
 	}
 	CK(clFinish(queue));
+	order(ctx, kcomp, ma, ref, with_preempt);
 	atomic_store(&paused, false);
 
 	/* reduce: one sum per group. */

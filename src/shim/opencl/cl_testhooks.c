@@ -27,7 +27,9 @@ int cl_test_queues(void)
  * times this call). Returns 0, or a negative errno (-ENOENT for a queue
  * the shim does not schedule). Also the queue's level, how many
  * commands its device cut short and it launched again
- * (tests/test_opencl_lv2.sh), how its control word reaches the device,
+ * (tests/test_opencl_lv2.sh), how many it launched and has not seen
+ * complete, how many it found cut and has not launched again yet
+ * (cl_lv2_prog's order phase), how its control word reaches the device,
  * and when the device went quiet at the last synchronous suspension
  * (bench_cl_preempt's device-side latency).
  */
@@ -37,6 +39,8 @@ XS_CL_HOOK unsigned long long cl_test_quiet_start(cl_command_queue queue);
 XS_CL_HOOK const char *cl_test_ctl_kind(cl_command_queue queue);
 XS_CL_HOOK int cl_test_level(cl_command_queue queue);
 XS_CL_HOOK long cl_test_relaunches(cl_command_queue queue);
+XS_CL_HOOK long cl_test_in_flight(cl_command_queue queue);
+XS_CL_HOOK long cl_test_cut_waiting(cl_command_queue queue);
 
 int cl_test_preempt(cl_command_queue queue, int on)
 {
@@ -99,4 +103,25 @@ long cl_test_relaunches(cl_command_queue queue)
 	memset(&st, 0, sizeof(st));
 	xq_stats(q->xq, &st);
 	return (long)st.relaunches;
+}
+
+long cl_test_in_flight(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+	xs_queue_stats st;
+
+	if (!q)
+		return -ENOENT;
+	memset(&st, 0, sizeof(st));
+	xq_stats(q->xq, &st);
+	return (long)st.in_flight;
+}
+
+long cl_test_cut_waiting(cl_command_queue queue)
+{
+	struct cl_q *q = cl_q_of(queue);
+
+	if (!q)
+		return -ENOENT;
+	return q->hwq ? (long)xal_cl_hwq_cut_waiting(q->hwq) : 0;
 }
