@@ -93,28 +93,31 @@ int cl_test_level(cl_command_queue queue)
 	return info.level;
 }
 
-long cl_test_relaunches(cl_command_queue queue)
+/* The XQueue statistics of @queue in @st; -ENOENT for a queue the shim
+ * does not schedule. */
+static int clt_stats(cl_command_queue queue, xs_queue_stats *st)
 {
 	struct cl_q *q = cl_q_of(queue);
-	xs_queue_stats st;
 
+	memset(st, 0, sizeof(*st));
 	if (!q)
 		return -ENOENT;
-	memset(&st, 0, sizeof(st));
-	xq_stats(q->xq, &st);
-	return (long)st.relaunches;
+	xq_stats(q->xq, st);
+	return 0;
+}
+
+long cl_test_relaunches(cl_command_queue queue)
+{
+	xs_queue_stats st;
+
+	return clt_stats(queue, &st) < 0 ? -ENOENT : (long)st.relaunches;
 }
 
 long cl_test_in_flight(cl_command_queue queue)
 {
-	struct cl_q *q = cl_q_of(queue);
 	xs_queue_stats st;
 
-	if (!q)
-		return -ENOENT;
-	memset(&st, 0, sizeof(st));
-	xq_stats(q->xq, &st);
-	return (long)st.in_flight;
+	return clt_stats(queue, &st) < 0 ? -ENOENT : (long)st.in_flight;
 }
 
 long cl_test_cut_waiting(cl_command_queue queue)
