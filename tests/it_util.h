@@ -1043,6 +1043,15 @@ static inline void it_dump_log(struct it_env *e)
 	close(fd);
 }
 
+/* After a failed case, where its teardown is: cmocka prints a failed
+ * assertion's message only once teardown returned, so a hang there ends
+ * at the alarm guard without it. */
+static inline void it_teardown_step(struct it_env *e, const char *step)
+{
+	if (!e->ok)
+		fprintf(stderr, "teardown: %s\n", step);
+}
+
 static int it_teardown(void **state)
 {
 	struct it_env *e = *state;
@@ -1052,9 +1061,21 @@ static int it_teardown(void **state)
 		return 0;
 	alarm(0);
 	it_guard(30);
-	if (!e->ok)
+	if (!e->ok) {
 		it_dump_log(e);
-	/* Children first: a queue of ours suspended behind one then drains. */
+		/* A case that failed may have left the daemon stopped, or out
+		 * of descriptors, holding a queue of ours suspended: without
+		 * it, that queue runs again (its agent lost the daemon). */
+		it_teardown_step(e, "killing the daemon");
+		if (e->daemon > 0) {
+			kill(e->daemon, SIGKILL);
+			waitpid(e->daemon, NULL, 0);
+			e->daemon = 0;
+		}
+		it_teardown_step(e, "killing the children");
+	}
+	/* Children before the daemon (in a case that passed): a queue of ours
+	 * suspended behind one then drains. */
 	for (i = 0; i < IT_MAX_KIDS; i++) {
 		if (e->kid[i] > 0) {
 			kill(e->kid[i], SIGKILL);
@@ -1062,10 +1083,12 @@ static int it_teardown(void **state)
 			e->kid[i] = 0;
 		}
 	}
+	it_teardown_step(e, "destroying the case's queues");
 	for (i = e->nq - 1; i >= 0; i--) {
 		xs_queue_destroy(e->q[i], XS_DESTROY_DISCARD);
 		xs_hwq_destroy(e->hwq[i]);
 	}
+	it_teardown_step(e, "closing the control connection and the daemon");
 	sim_dev_close(e->sim);
 	it_ctl_close(e);
 	it_kill_all(e);
