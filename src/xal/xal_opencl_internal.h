@@ -30,7 +30,7 @@ struct xal_cl_hwq {
 	pthread_mutex_t glock;          /* below */
 	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */
 	_Atomic uint32_t unresolved;
-	uint32_t launching;             /* guarded launches issued, not listed yet */
+	uint32_t launching;             /* guarded launches being issued (not listed yet) */
 	bool clear_pending;             /* reactivated: clear once all resolved */
 	cl_event last;                  /* the last command launched (a reference) */
 	_Atomic uint32_t cut_waiting;   /* resolved cut, not launched again yet (glock; read

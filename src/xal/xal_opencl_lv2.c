@@ -447,11 +447,11 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 	c->cl = h->cl;
 	pthread_mutex_lock(&h->glock);
-	/* Launched behind a cut one after the gate let it through
-	 * (xg_behind_cut()), and back from the XQueue's flush with it: that
-	 * launch is done (drained before the flush): its skips are counted
-	 * (unread, this launch is judged cut if it skips nothing: it goes
-	 * again, which only costs time). */
+	/* Still listed: its last launch passed the gate (xg_behind_cut())
+	 * just as a launch before it was found cut, and the XQueue's flush
+	 * sends it again. That launch is done (drained before the flush):
+	 * count its skips and take it off the list. Should the count fail,
+	 * this launch is judged cut, which only costs a relaunch. */
 	if (guarded && c->g.listed) {
 		xg_count(h, c);
 		xg_list_del(h, c);
