@@ -47,11 +47,14 @@
  *          [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]
  *          [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]
  *          [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]
- *          [--thread-slice-us US]
+ *          [--thread-slice-us US] [--rt-priority N]
  *
  * --thread-slice-us sets xsched's threads' CPU slice (xschedd's
  * thread_slice_us and XSCHED_THREAD_SLICE_US; 0: the kernel's), to compare
- * with the default (100 us) in runs that alternate.
+ * with the default (100 us) in runs that alternate. --rt-priority runs
+ * xschedd's loop and each process's agent thread under SCHED_FIFO at N
+ * (xschedd's realtime_priority and XSCHED_THREAD_RTPRIO; needs root or
+ * CAP_SYS_NICE, else they keep the normal policy and say so).
  */
 #include "cl_work.h"
 #include "bench_util.h"
@@ -83,6 +86,7 @@ struct opts {
 	unsigned period_us, fg_iters, bg_iters, alone_ms, fg_us, bg_us;
 	const char *shim, *daemon, *policy;
 	const char *thread_slice;       /* --thread-slice-us; NULL: the defaults */
+	const char *rt_prio;            /* --rt-priority; NULL: none */
 };
 
 /* --- the two OpenCL programs (workload in cl_work.c) ---------------------- */
@@ -310,8 +314,12 @@ static int write_config(const struct run *r)
 	if (!f)
 		return -1;
 	fprintf(f, "[policy]\nname = %s\n[limits]\npriority_ceiling = 100\n", r->o.policy);
+	if (r->o.thread_slice || r->o.rt_prio)
+		fprintf(f, "[daemon]\n");
 	if (r->o.thread_slice)
-		fprintf(f, "[daemon]\nthread_slice_us = %s\n", r->o.thread_slice);
+		fprintf(f, "thread_slice_us = %s\n", r->o.thread_slice);
+	if (r->o.rt_prio)
+		fprintf(f, "realtime_priority = %s\n", r->o.rt_prio);
 	return fclose(f);
 }
 
@@ -474,7 +482,7 @@ static void usage(void)
 		"         [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]\n"
 		"         [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]\n"
 		"         [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]\n"
-		"         [--thread-slice-us US]\n");
+		"         [--thread-slice-us US] [--rt-priority N]\n");
 	exit(2);
 }
 
@@ -583,6 +591,10 @@ int main(int argc, char **argv)
 			/* xschedd's and the shim's (the children inherit it) */
 			r.o.thread_slice = v, i++;
 			setenv("XSCHED_THREAD_SLICE_US", v, 1);
+		} else if (!strcmp(a, "--rt-priority") && v) {
+			/* xschedd's loop and the agents' (the children inherit it) */
+			r.o.rt_prio = v, i++;
+			setenv("XSCHED_THREAD_RTPRIO", v, 1);
 		} else {
 			usage();
 		}
@@ -629,7 +641,9 @@ int main(int argc, char **argv)
 		       r.o.shim, r.o.daemon);
 	else
 		printf("xsched: %s under xschedd (policy %s), foreground priority 10, "
-		       "background 0\n", r.o.shim, r.o.policy);
+		       "background 0%s%s\n", r.o.shim, r.o.policy,
+		       r.o.rt_prio ? "; xschedd's loop and the agents at SCHED_FIFO " : "",
+		       r.o.rt_prio ? r.o.rt_prio : "");
 	fflush(stdout);
 	if (xsched && daemon_start(&r) < 0)
 		goto out;

@@ -498,11 +498,12 @@ static void slice_thread_kept(void **state)
 
 /*
  * In a child whose sched_setattr() a seccomp filter refuses (EPERM, as a
- * container profile may): slice_apply() twice at log level @level with
- * XSCHED_THREAD_SLICE_US=@env (NULL: unset). Returns what the child wrote
- * on stderr; *@rc gets slice_apply()'s first answer (as -errno) or 99.
+ * container profile may): @apply twice at log level @level with @var=@env
+ * (NULL: unset). Returns what the child wrote on stderr; *@rc gets
+ * @apply's first answer (as -errno) or 99.
  */
-static void slice_refused(const char *env, int level, char *out, size_t size, int *rc)
+static void refused_with(const char *var, const char *env, int (*apply)(void), int level,
+			 char *out, size_t size, int *rc)
 {
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -524,15 +525,15 @@ static void slice_refused(const char *env, int level, char *out, size_t size, in
 		dup2(p[1], 2);
 		close(p[0]);
 		if (env)
-			setenv("XSCHED_THREAD_SLICE_US", env, 1);
+			setenv(var, env, 1);
 		else
-			unsetenv("XSCHED_THREAD_SLICE_US");
+			unsetenv(var);
 		atomic_store(&xlog_max, level);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
 			_exit(99);
-		first = slice_apply();
-		slice_apply();
+		first = apply();
+		apply();
 		_exit(-first);
 	}
 	close(p[1]);
@@ -543,6 +544,11 @@ static void slice_refused(const char *env, int level, char *out, size_t size, in
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
 	*rc = -WEXITSTATUS(st);
+}
+
+static void slice_refused(const char *env, int level, char *out, size_t size, int *rc)
+{
+	refused_with("XSCHED_THREAD_SLICE_US", env, slice_apply, level, out, size, rc);
 }
 
 static void slice_refusal_said(void **state)
@@ -570,6 +576,111 @@ static void slice_refusal_said(void **state)
 	assert_string_equal(out, "");
 }
 
+static void slice_rt_env(void **state)
+{
+	static const struct {
+		const char *v;
+		uint32_t prio;
+	} cases[] = {
+		{ NULL, 0 }, { "", 0 }, { "0", 0 }, { "1", 1 }, { "99", 99 },
+		{ "100", 0 }, { "-1", 0 }, { "1x", 0 }, { "fifo", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].v)
+			setenv("XSCHED_THREAD_RTPRIO", cases[i].v, 1);
+		else
+			unsetenv("XSCHED_THREAD_RTPRIO");
+		assert_int_equal(slice_rt_wanted(), cases[i].prio);
+	}
+	unsetenv("XSCHED_THREAD_RTPRIO");
+}
+
+/* What rt_thread() saw, asserted on the test's own thread. */
+struct rt_seen {
+	int renice, set, created, back, again, bad;
+	struct slice_attr after_set, child, after_back;
+};
+
+static void *rt_child(void *arg)
+{
+	slice_getattr(0, arg);
+	return NULL;
+}
+
+/* In a thread of its own: real-time priority, a thread it creates, back. */
+static void *rt_thread(void *arg)
+{
+	struct rt_seen *s = arg;
+	pthread_t c;
+
+	s->renice = setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
+	s->set = slice_set_rt(1);
+	if (s->set < 0)
+		return NULL;
+	slice_getattr(0, &s->after_set);
+	s->created = pthread_create(&c, NULL, rt_child, &s->child);
+	if (!s->created)
+		pthread_join(c, NULL);
+	s->back = slice_set_rt(0);
+	slice_getattr(0, &s->after_back);
+	s->again = slice_set_rt(0);              /* already the normal policy */
+	s->bad = slice_set_rt(SLICE_RT_MAX + 1);
+	return NULL;
+}
+
+/*
+ * slice_set_rt(): SCHED_FIFO at the priority, reset on fork (a thread it
+ * creates has the normal policy), and back to SCHED_OTHER with the nice
+ * value kept. Needs CAP_SYS_NICE (root): skipped without.
+ */
+static void slice_rt_thread(void **state)
+{
+	struct rt_seen s = { 0 };
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, rt_thread, &s), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	if (s.set == -EPERM)
+		skip();
+	assert_int_equal(s.renice, 0);
+	assert_int_equal(s.set, 0);
+	assert_int_equal(s.after_set.policy, SCHED_FIFO);
+	assert_int_equal(s.after_set.priority, 1);
+	assert_true(s.after_set.flags & SCHED_FLAG_RESET_ON_FORK);
+	assert_int_equal(s.created, 0);
+	assert_int_equal(s.child.policy, SCHED_OTHER);
+	assert_int_equal(s.back, 0);
+	assert_int_equal(s.after_back.policy, SCHED_OTHER);
+	assert_int_equal(s.after_back.nice, 5);
+	assert_int_equal(s.again, -EAGAIN);
+	assert_int_equal(s.bad, -EINVAL);
+}
+
+/* The agent asked for real-time priority and refused it: one warning. */
+static void slice_rt_refusal_said(void **state)
+{
+	const char *said = "xsched: XSCHED_THREAD_RTPRIO=1: the agent thread cannot have "
+			   "real-time priority (sched_setattr: Operation not permitted; it "
+			   "needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 1): it keeps the "
+			   "normal policy\n";
+	char out[1024];
+	int rc;
+
+	(void)state;
+	refused_with("XSCHED_THREAD_RTPRIO", "1", slice_apply_agent, XLOG_WARN, out,
+		     sizeof(out), &rc);
+	assert_int_equal(rc, -EPERM);
+	assert_string_equal(out, said);
+	/* Not asked for: the slice only, whose refusal is information. */
+	refused_with("XSCHED_THREAD_RTPRIO", "0", slice_apply_agent, XLOG_WARN, out,
+		     sizeof(out), &rc);
+	assert_int_equal(rc, -EPERM);
+	assert_string_equal(out, "");
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(hist_index_roundtrip),
 	cmocka_unit_test(hist_index_monotonic),
@@ -585,6 +696,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(slice_env),
 	cmocka_unit_test(slice_thread_kept),
 	cmocka_unit_test(slice_refusal_said),
+	cmocka_unit_test(slice_rt_env),
+	cmocka_unit_test(slice_rt_thread),
+	cmocka_unit_test(slice_rt_refusal_said),
 };
 
 TU_MAIN(tests)

@@ -1579,19 +1579,19 @@ static uint64_t thread_slice_ns(pid_t tid)
 	return at.runtime;
 }
 
-/* The slice of @pid's thread named @comm; 0 if no such thread. */
-static uint64_t named_thread_slice_ns(pid_t pid, const char *comm)
+/* The scheduling attributes of @pid's thread named @comm: 0, or -ESRCH. */
+static int named_thread_attr(pid_t pid, const char *comm, struct slice_attr *at)
 {
 	char path[320], name[32];
 	struct dirent *d;
-	uint64_t ns = 0;
+	int rc = -ESRCH;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
-		return 0;
-	while (!ns && (d = readdir(dir))) {
+		return -ESRCH;
+	while (rc < 0 && (d = readdir(dir))) {
 		FILE *f;
 
 		if (d->d_name[0] == '.')
@@ -1601,11 +1601,48 @@ static uint64_t named_thread_slice_ns(pid_t pid, const char *comm)
 		if (!f)
 			continue;
 		if (fgets(name, sizeof(name), f) && !strncmp(name, comm, strlen(comm)))
-			ns = thread_slice_ns((pid_t)atoi(d->d_name));
+			rc = slice_getattr((pid_t)atoi(d->d_name), at);
 		fclose(f);
 	}
 	closedir(dir);
-	return ns;
+	return rc;
+}
+
+/* The slice of @pid's thread named @comm; 0 if no such thread. */
+static uint64_t named_thread_slice_ns(pid_t pid, const char *comm)
+{
+	struct slice_attr at;
+
+	if (named_thread_attr(pid, comm, &at) < 0 || at.policy != SCHED_OTHER)
+		return 0;
+	return at.runtime;
+}
+
+/* Whether @pid has a thread named @comm under @policy at @prio. */
+static bool named_thread_policy(pid_t pid, const char *comm, uint32_t policy, uint32_t prio)
+{
+	struct slice_attr at;
+
+	return named_thread_attr(pid, comm, &at) == 0 && at.policy == policy &&
+	       at.priority == prio;
+}
+
+/* "Max realtime timeout" of /proc/@pid/limits: soft and hard, in us. */
+static bool rttime_limits(pid_t pid, char soft[32], char hard[32])
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "Max realtime timeout", 20) &&
+			sscanf(line + 20, "%31s %31s", soft, hard) == 2;
+	fclose(f);
+	return found;
 }
 
 /*
@@ -1646,6 +1683,57 @@ static void daemon_thread_slices(void **state)
 	it_daemon_signal(e, SIGHUP);
 	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
 	assert_int_equal(thread_slice_ns(e->daemon), main_ns);   /* the kernel's */
+	it_kill(e, lo);
+	case_done(e);
+}
+
+/*
+ * Real-time priority for the threads that carry decisions, when the
+ * operator asks: [daemon] realtime_priority for the daemon's loop (with an
+ * RLIMIT_RTTIME guard against a runaway loop; 0 at a reload gives the
+ * normal policy and the slice back), XSCHED_THREAD_RTPRIO for a process's
+ * agent thread only (its XQueue workers keep the slice). Needs root.
+ */
+static void daemon_realtime(void **state)
+{
+	struct it_env *e = *state;
+	const char *const vars[] = { "XSCHED_THREAD_RTPRIO=1", NULL };
+	char soft[32], hard[32];
+	struct slice_attr at;
+	pid_t lo;
+
+	if (geteuid() != 0)
+		skip();
+	it_guard(60);
+	it_config(e, "[daemon]\nrealtime_priority = 100\n");
+	XSD_EXPECT(e, 1, "bad value for [daemon] realtime_priority = 100", "--check-config",
+		   "--config", e->conf);
+	it_config(e, "[daemon]\nrealtime_priority = 1\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	assert_int_equal(slice_getattr(e->daemon, &at), 0);
+	assert_int_equal(at.policy, SCHED_FIFO);
+	assert_int_equal(at.priority, 1);
+	assert_true(rttime_limits(e->daemon, soft, hard));
+	assert_string_equal(soft, "500000");
+	assert_string_equal(hard, "1000000");
+
+	lo = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "1000", "--flood",
+				      "--duration-s", "60", "--wait-connected-ms", "10000"));
+	wait_ready(e, lo);
+	assert_true(IT_WAIT_UNTIL(named_thread_policy(lo, "xsched-agent", SCHED_FIFO, 1) &&
+				  named_thread_policy(lo, "xsched-worker", SCHED_OTHER, 0),
+				  WAIT_MS));
+	assert_int_equal(slice_getattr(lo, &at), 0);
+	assert_int_equal(at.policy, SCHED_OTHER);               /* the application's */
+
+	it_config(e, "[daemon]\nrealtime_priority = 0\n");
+	it_daemon_signal(e, SIGHUP);
+	assert_int_equal(it_notify_wait(e, "READY=1", WAIT_MS, NULL, 0), 0);
+	assert_int_equal(slice_getattr(e->daemon, &at), 0);
+	assert_int_equal(at.policy, SCHED_OTHER);
+	if (tu_kernel_at_least(6, 12))
+		assert_int_equal(at.runtime, SLICE_DEFAULT_US * 1000ull);
 	it_kill(e, lo);
 	case_done(e);
 }
@@ -3068,6 +3156,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_policy_switch_keeps_hints, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_sighup_reload, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_thread_slices, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_realtime, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_command_line, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_log_on_terminal, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),

@@ -261,7 +261,7 @@ static void *agent_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "xsched-agent");
-	slice_apply();
+	slice_apply_agent();
 	for (;;) {
 		struct pollfd pfd[3];
 		nfds_t n = 0;

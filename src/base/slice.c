@@ -10,12 +10,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef SCHED_FLAG_RESET_ON_FORK
-#define SCHED_FLAG_RESET_ON_FORK 0x01
-#endif
 
 uint32_t slice_wanted_us(void)
 {
@@ -34,6 +31,24 @@ uint32_t slice_wanted_us(void)
 		  "from %u to %u: ignored, as if unset (%u)", v, SLICE_MIN_US, SLICE_MAX_US,
 		  SLICE_DEFAULT_US);
 	return SLICE_DEFAULT_US;
+}
+
+uint32_t slice_rt_wanted(void)
+{
+	static _Atomic bool said;
+	const char *v = getenv("XSCHED_THREAD_RTPRIO");
+	char *end;
+	long long x;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (!errno && !*end && x >= 0 && x <= SLICE_RT_MAX)
+		return (uint32_t)x;
+	xlog_once(&said, XLOG_WARN, "XSCHED_THREAD_RTPRIO=%s is not an integer from 0 to %u: "
+		  "ignored, as if unset (0: no real-time priority)", v, SLICE_RT_MAX);
+	return 0;
 }
 
 int slice_getattr(pid_t tid, struct slice_attr *out)
@@ -63,6 +78,55 @@ int slice_set_thread(uint32_t us)
 	if (syscall(SYS_sched_setattr, 0, &at, 0))
 		return -errno;
 	return 0;
+}
+
+int slice_set_rt(uint32_t prio)
+{
+	struct slice_attr at;
+	int rc;
+
+	if (prio > SLICE_RT_MAX)
+		return -EINVAL;
+	rc = slice_getattr(0, &at);
+	if (rc < 0)
+		return rc;
+	if (!prio && at.policy != SCHED_FIFO && at.policy != SCHED_RR)
+		return -EAGAIN;
+	if (!prio) {
+		/* sched_getattr() reports no nice value for a real-time
+		 * thread; the kernel kept it, getpriority() tells. */
+		errno = 0;
+		at.nice = getpriority(PRIO_PROCESS, 0);
+		if (errno)
+			return -errno;
+	}
+	at.size = sizeof(at);
+	at.policy = prio ? SCHED_FIFO : SCHED_OTHER;
+	at.priority = prio;
+	at.flags = prio ? SCHED_FLAG_RESET_ON_FORK : (at.flags & SCHED_FLAG_RESET_ON_FORK);
+	at.runtime = at.deadline = at.period = 0;
+	if (syscall(SYS_sched_setattr, 0, &at, 0))
+		return -errno;
+	return 0;
+}
+
+int slice_apply_agent(void)
+{
+	static _Atomic bool said;
+	uint32_t prio = slice_rt_wanted();
+	int rc;
+
+	if (!prio)
+		return slice_apply();
+	rc = slice_set_rt(prio);
+	if (rc < 0) {
+		xlog_once(&said, XLOG_WARN, "XSCHED_THREAD_RTPRIO=%u: the agent thread cannot "
+			  "have real-time priority (sched_setattr: %s; it needs CAP_SYS_NICE or "
+			  "an RLIMIT_RTPRIO of %u): it keeps the normal policy", prio,
+			  strerror(-rc), prio);
+		slice_apply();
+	}
+	return rc;
 }
 
 int slice_apply(void)

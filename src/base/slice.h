@@ -26,6 +26,10 @@
 #define SLICE_MIN_US 100u
 #define SLICE_MAX_US 100000u
 
+#ifndef SCHED_FLAG_RESET_ON_FORK
+#define SCHED_FLAG_RESET_ON_FORK 0x01  /* struct slice_attr flags */
+#endif
+
 /* The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER1, 56 bytes). */
 struct slice_attr {
 	uint32_t size;
@@ -71,5 +75,42 @@ int slice_set_thread(uint32_t us);
  * XSCHED_THREAD_SLICE_US is set, else at XLOG_INFO.
  */
 int slice_apply(void);
+
+/*
+ * A real-time priority for the threads that carry a decision from one
+ * process to another (the daemon's loop, each process's agent), asked for
+ * by the operator: where the device's work runs on the host's CPUs
+ * (PoCL), a thread preempted while it carries a decision waits behind the
+ * device's threads until the next tick, whatever its slice, and a decision
+ * takes two such hops (the foreground's Ready to the daemon, the
+ * daemon's suspension to the background's agent). SCHED_FIFO at a low
+ * priority takes both off the CPU scheduler's queue; those threads sleep
+ * between decisions and run for microseconds each. Threads they create go
+ * back to the normal policy (SCHED_FLAG_RESET_ON_FORK).
+ */
+#define SLICE_RT_MAX 99u
+
+/*
+ * XSCHED_THREAD_RTPRIO: the SCHED_FIFO priority (1 to SLICE_RT_MAX) for
+ * a process's agent thread, 0 or unset for none (the default). Malformed
+ * or out of range (said once, at XLOG_WARN): 0.
+ */
+uint32_t slice_rt_wanted(void);
+
+/*
+ * Puts the calling thread under SCHED_FIFO at @prio (1 to SLICE_RT_MAX),
+ * reset on fork; @prio 0 puts a thread of a real-time policy back under
+ * SCHED_OTHER with the nice value it had (-EAGAIN for one already there).
+ * Returns 0 or a negative errno: -EPERM without CAP_SYS_NICE or an
+ * RLIMIT_RTPRIO of @prio or more (or a filter), -EINVAL out of range.
+ */
+int slice_set_rt(uint32_t prio);
+
+/*
+ * What the agent thread calls first: slice_set_rt(slice_rt_wanted()) when
+ * that is not 0, a refusal said once per process at XLOG_WARN (the thread
+ * then has what slice_apply() gives); else slice_apply().
+ */
+int slice_apply_agent(void);
 
 #endif

@@ -188,6 +188,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		NUM("daemon", "max_clients_per_uid", 1, 65536, c->max_clients_per_uid)
 		NUM("daemon", "max_queues_per_client", 1, XSD_MAX_QUEUES, c->max_queues_per_client)
 		NUM("daemon", "max_message_size", 256, IPC_MSG_MAX, c->max_message_size)
+		NUM("daemon", "realtime_priority", 0, SLICE_RT_MAX, c->realtime_priority)
 		if (!strcmp(name, "thread_slice_us")) {
 			rc = parse_i64(v, 0, SLICE_MAX_US, &x, why);
 			if (rc == 0 && x && x < SLICE_MIN_US) {

@@ -56,6 +56,7 @@ struct xsd_config {
 	uint32_t max_queues_per_client;
 	uint32_t max_message_size;
 	uint32_t thread_slice_us;          /* the loop's CPU slice (base/slice.h); 0: kernel's */
+	uint32_t realtime_priority;        /* the loop's SCHED_FIFO priority; 0: none */
 	char policy[128];
 	struct xs_policy_conf pconf;
 	uint32_t starvation_guard_pct;     /* 0: off; XSD_GUARD_PCT_DEFAULT */

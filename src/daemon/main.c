@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,6 +133,60 @@ static void apply_slice(uint32_t us)
 			 us, strerror(-rc));
 }
 
+/*
+ * A runaway loop at real-time priority would keep its CPU from every
+ * normal thread: unless the operator set RLIMIT_RTTIME (the unit's
+ * LimitRTTIME=), the kernel signals SIGXCPU (fatal: systemd restarts the
+ * daemon) after XSD_RTTIME_US of CPU without a blocking call, where the
+ * loop blocks every few microseconds, and kills it XSD_RTTIME_US later.
+ */
+#define XSD_RTTIME_US 500000
+
+static void rt_guard(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_RTTIME, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY) {
+		rl.rlim_cur = XSD_RTTIME_US;
+		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 2 * XSD_RTTIME_US)
+			rl.rlim_max = 2 * XSD_RTTIME_US;
+		if (setrlimit(RLIMIT_RTTIME, &rl) < 0)
+			xsd_warn("realtime_priority: setrlimit(RLIMIT_RTTIME): %s", strerror(errno));
+	}
+}
+
+/*
+ * The loop thread's CPU policy from @next ([daemon] realtime_priority, else
+ * thread_slice_us), at start (@old NULL) and at a reload. Real-time
+ * priority refused (no CAP_SYS_NICE nor LimitRTPRIO=, the unit's
+ * RestrictRealtime=) is a warning, and the slice applies instead.
+ */
+static void apply_cpu_policy(const struct xsd_config *old, const struct xsd_config *next)
+{
+	uint32_t prio = next->realtime_priority;
+	int rc;
+
+	if (old && old->realtime_priority == prio && old->thread_slice_us == next->thread_slice_us)
+		return;
+	if (prio) {
+		rc = slice_set_rt(prio);
+		if (rc == 0) {
+			rt_guard();
+			xsd_info("realtime_priority = %u: the loop runs under SCHED_FIFO", prio);
+			return;
+		}
+		xsd_warn("realtime_priority = %u: sched_setattr: %s (it needs CAP_SYS_NICE or "
+			 "LimitRTPRIO=%u, and RestrictRealtime=no in the unit); the loop keeps "
+			 "the normal policy", prio, strerror(-rc), prio);
+	} else if (old && old->realtime_priority) {
+		rc = slice_set_rt(0);
+		if (rc < 0 && rc != -EAGAIN)
+			xsd_warn("realtime_priority = 0: sched_setattr: %s", strerror(-rc));
+	}
+	if (next->thread_slice_us || (old && old->thread_slice_us))
+		apply_slice(next->thread_slice_us);
+}
+
 /* First line of @msg, for one-line reports (sd_notify STATUS=, xschedctl). */
 static void first_line(char *dst, size_t len, const char *msg)
 {
@@ -186,8 +241,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 		}
 	}
 	xsd_sched_reconfigure(&d->sched, &next);
-	if (next.thread_slice_us != d->cfg.thread_slice_us)
-		apply_slice(next.thread_slice_us);
+	apply_cpu_policy(&d->cfg, &next);
 	/* Sockets were bound at start: keep their paths. */
 	if (strcmp(next.socket, d->cfg.socket) || strcmp(next.control_socket, d->cfg.control_socket))
 		xsd_warn("reload: the socket paths change only at the next start");
@@ -336,8 +390,7 @@ int main(int argc, char **argv)
 		log_lines(XSD_ERR, err);
 		return 1;
 	}
-	if (d.cfg.thread_slice_us)
-		apply_slice(d.cfg.thread_slice_us);
+	apply_cpu_policy(NULL, &d.cfg);
 	grp = getgrnam(d.cfg.control_group);
 	d.control_gid = grp ? grp->gr_gid : (gid_t)-1;
 	if (!grp)
