@@ -28,7 +28,7 @@
 #   scn_die MSG               print "NAME: MSG" to stderr, exit 1
 #   scn_machine               the machine line (CPUs, model, load, kernel)
 #   scn_device_new            a fresh private simulated device
-#   scn_daemon_start POLICY [KEY=VAL...]   private xschedd; extra [policy] keys
+#   scn_daemon_start POLICY [KEY=VAL...]   private xschedd; extra [policy] keys (daemon.KEY: [daemon])
 #   scn_daemon_stop
 #   scn_env_native / scn_env_shim [VAR=VAL...]   env prefixes for cu_load
 #   scn_env_api [VAR=VAL...]  env for public-API programs (xs_load) + daemon
@@ -131,7 +131,8 @@ scn_device_new() {
 }
 
 # scn_daemon_start POLICY [KEY=VALUE...]: a private xschedd with POLICY and
-# the given extra [policy] keys (e.g. slice_ms=10), on sockets in the work
+# the given extra [policy] keys (e.g. slice_ms=10; daemon.KEY=VALUE: a
+# [daemon] key, e.g. daemon.realtime_priority=1), on sockets in the work
 # directory (XS_SOCK, XS_CTL); returns once it answers `xschedctl status`.
 scn_daemon_start() {
 	local policy=$1 dir kv i
@@ -144,7 +145,14 @@ scn_daemon_start() {
 	XS_CTL=$dir/ctl.sock
 	{
 		printf '[policy]\nname = %s\n' "$policy"
-		for kv in "$@"; do printf '%s = %s\n' "${kv%%=*}" "${kv#*=}"; done
+		for kv in "$@"; do
+			[[ $kv == daemon.* ]] || printf '%s = %s\n' "${kv%%=*}" "${kv#*=}"
+		done
+		printf '[daemon]\n'
+		for kv in "$@"; do
+			[[ $kv == daemon.* ]] && kv=${kv#daemon.} &&
+				printf '%s = %s\n' "${kv%%=*}" "${kv#*=}"
+		done
 		printf '[limits]\npriority_ceiling = 100\n'
 	} >"$dir/xschedd.conf"
 	"$XS_XSCHEDD" --config "$dir/xschedd.conf" --socket "$XS_SOCK" \

@@ -42,9 +42,13 @@
 # Goals (not asserted): a clear win over native on PoCL; at Lv2 with many
 # short background work-groups, P99 / standalone <= 1.15 (issue 17).
 #
+# --rt-priority N runs xschedd's thread and both processes' agent threads
+# under SCHED_FIFO at N (realtime_priority, XSCHED_THREAD_RTPRIO; root).
+#
 # Usage: priority_cl.sh [--smoke] [--tasks N] [--warmup N] [--rounds N]
 #                       [--cmds N] [--cmd-us US] [--load PCT] [--bg-width N]
 #                       [--bg-groups N] [--bg-cmd-us US] [--bg-seconds S] [--policy NAME]
+#                       [--rt-priority N]
 # Environment: BUILD_DIR (default build), XS_RESULTS (default
 # $BUILD_DIR/results). Without an OpenCL device (PoCL) or the OpenCL shim
 # it prints "skipped" and exits 0.
@@ -56,9 +60,9 @@ here=$(dirname "$0")
 . "$here/lib_extra.sh"
 
 tasks=1000 warmup=20 rounds=4 cmds=20 size=500 load=20 bg_width=512 bg_s=2 policy=hpf
-bg_groups='' bg_us=5000
+bg_groups='' bg_us=5000 rt=0
 usage() {
-	sed -n 's/^# Usage: //p; s/^#                       / /p' "$0" | head -4 >&2
+	sed -n 's/^# Usage: //p; s/^#                       / /p' "$0" | head -5 >&2
 	exit 2
 }
 while (($#)); do
@@ -72,6 +76,7 @@ while (($#)); do
 	--policy) policy=$2; shift ;;
 	--bg-groups) bg_groups=$2; shift ;;
 	--bg-cmd-us) bg_us=$2; shift ;;
+	--rt-priority) rt=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -91,8 +96,8 @@ configs=(bg-alone standalone native xsched xsched-lv1)
 # flooding GPU application does.
 bg_cmd() {
 	case $1 in
-	xsched) scn_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=1 ;;
-	xsched-lv1) scn_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=0 ;;
+	xsched) scn_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=1 XSCHED_THREAD_RTPRIO="$rt" ;;
+	xsched-lv1) scn_env_cl_shim XSCHED_PRIORITY=0 XSCHED_OPENCL_LV2=0 XSCHED_THREAD_RTPRIO="$rt" ;;
 	*) scn_env_cl_native ;;
 	esac
 	shift
@@ -110,13 +115,13 @@ run_cfg() {
 		return 0
 	fi
 	if [[ $cfg == xsched* ]]; then
-		scn_daemon_start "$policy"
+		scn_daemon_start "$policy" "daemon.realtime_priority=$rt"
 		mode=$cfg
 	fi
 	[[ $cfg != standalone ]] && bg_cmd "$mode" --trace-file "$XS_WORK/bg.trace"
 	case $mode in
-	xsched) scn_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=1 ;;
-	xsched-lv1) scn_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=0 ;;
+	xsched) scn_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=1 XSCHED_THREAD_RTPRIO="$rt" ;;
+	xsched-lv1) scn_env_cl_shim XSCHED_PRIORITY=10 XSCHED_OPENCL_LV2=0 XSCHED_THREAD_RTPRIO="$rt" ;;
 	*) scn_env_cl_native ;;
 	esac
 	XS_FG_CMD=(env "${XS_ENV[@]}" "$XS_CL_LOAD" --iters "$iters" --cmd-us "$size" --cmds "$cmds"
