@@ -420,12 +420,28 @@ static void clock_helpers(void **state)
 	assert_true(clock_now_ns() >= deadline);
 }
 
+/* Each @var value of @cases (NULL: unset) must read as its number. */
+struct env_case {
+	const char *v;
+	uint32_t want;
+};
+
+static void env_cases(const char *var, const struct env_case *cases, size_t n,
+		      uint32_t (*read)(void))
+{
+	for (size_t i = 0; i < n; i++) {
+		if (cases[i].v)
+			setenv(var, cases[i].v, 1);
+		else
+			unsetenv(var);
+		assert_int_equal(read(), cases[i].want);
+	}
+	unsetenv(var);
+}
+
 static void slice_env(void **state)
 {
-	static const struct {
-		const char *v;
-		uint32_t us;
-	} cases[] = {
+	static const struct env_case cases[] = {
 		{ NULL, SLICE_DEFAULT_US }, { "", SLICE_DEFAULT_US }, { "0", 0 },
 		{ "100", 100 }, { "250", 250 }, { "100000", 100000 },
 		{ "99", SLICE_DEFAULT_US }, { "100001", SLICE_DEFAULT_US },
@@ -434,14 +450,8 @@ static void slice_env(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (cases[i].v)
-			setenv("XSCHED_THREAD_SLICE_US", cases[i].v, 1);
-		else
-			unsetenv("XSCHED_THREAD_SLICE_US");
-		assert_int_equal(slice_wanted_us(), cases[i].us);
-	}
-	unsetenv("XSCHED_THREAD_SLICE_US");
+	env_cases("XSCHED_THREAD_SLICE_US", cases, sizeof(cases) / sizeof(cases[0]),
+		  slice_wanted_us);
 }
 
 /* What slice_thread() saw: asserted on the test's own thread. */
@@ -578,23 +588,14 @@ static void slice_refusal_said(void **state)
 
 static void slice_rt_env(void **state)
 {
-	static const struct {
-		const char *v;
-		uint32_t prio;
-	} cases[] = {
+	static const struct env_case cases[] = {
 		{ NULL, 0 }, { "", 0 }, { "0", 0 }, { "1", 1 }, { "99", 99 },
 		{ "100", 0 }, { "-1", 0 }, { "1x", 0 }, { "fifo", 0 },
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (cases[i].v)
-			setenv("XSCHED_THREAD_RTPRIO", cases[i].v, 1);
-		else
-			unsetenv("XSCHED_THREAD_RTPRIO");
-		assert_int_equal(slice_rt_wanted(), cases[i].prio);
-	}
-	unsetenv("XSCHED_THREAD_RTPRIO");
+	env_cases("XSCHED_THREAD_RTPRIO", cases, sizeof(cases) / sizeof(cases[0]),
+		  slice_rt_wanted);
 }
 
 /* What rt_thread() saw, asserted on the test's own thread. */

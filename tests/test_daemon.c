@@ -1646,6 +1646,25 @@ static bool rttime_limits(pid_t pid, char soft[32], char hard[32])
 }
 
 /*
+ * [daemon] @key = @bad must fail --check-config; then the daemon starts
+ * with @key = @good, and the case talks to it.
+ */
+static void start_after_refusal(struct it_env *e, const char *key, const char *bad,
+				const char *good)
+{
+	char conf[128], why[160];
+
+	snprintf(conf, sizeof(conf), "[daemon]\n%s = %s\n", key, bad);
+	snprintf(why, sizeof(why), "bad value for [daemon] %s = %s", key, bad);
+	it_config(e, conf);
+	XSD_EXPECT(e, 1, why, "--check-config", "--config", e->conf);
+	snprintf(conf, sizeof(conf), "[daemon]\n%s = %s\n", key, good);
+	it_config(e, conf);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+}
+
+/*
  * Short CPU slices for the threads that carry decisions: the daemon's
  * ([daemon] thread_slice_us, applied at start and at a reload, 0 giving the
  * kernel's back) and a process's agent and XQueue worker
@@ -1662,12 +1681,7 @@ static void daemon_thread_slices(void **state)
 	if (!tu_kernel_at_least(6, 12))
 		skip();
 	it_guard(60);
-	it_config(e, "[daemon]\nthread_slice_us = 50\n");
-	XSD_EXPECT(e, 1, "bad value for [daemon] thread_slice_us = 50", "--check-config",
-		   "--config", e->conf);
-	it_config(e, "[daemon]\nthread_slice_us = 300\n");
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
+	start_after_refusal(e, "thread_slice_us", "50", "300");
 	assert_int_equal(thread_slice_ns(e->daemon), 300000);
 
 	lo = it_load(e, vars, IT_ARGS("--level", "3", "--cmd-us", "1000", "--flood",
@@ -1705,12 +1719,7 @@ static void daemon_realtime(void **state)
 	if (geteuid() != 0)
 		skip();
 	it_guard(60);
-	it_config(e, "[daemon]\nrealtime_priority = 100\n");
-	XSD_EXPECT(e, 1, "bad value for [daemon] realtime_priority = 100", "--check-config",
-		   "--config", e->conf);
-	it_config(e, "[daemon]\nrealtime_priority = 1\n");
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
+	start_after_refusal(e, "realtime_priority", "100", "1");
 	assert_int_equal(slice_getattr(e->daemon, &at), 0);
 	assert_int_equal(at.policy, SCHED_FIFO);
 	assert_int_equal(at.priority, 1);

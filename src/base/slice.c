@@ -14,40 +14,48 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* @name as an integer into *@x: 1; unset or empty: 0; anything else: -1. */
+static int env_integer(const char *name, long long *x)
+{
+	const char *v = getenv(name);
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	*x = strtoll(v, &end, 10);
+	return !errno && !*end ? 1 : -1;
+}
+
 uint32_t slice_wanted_us(void)
 {
 	static _Atomic bool said;
-	const char *v = getenv("XSCHED_THREAD_SLICE_US");
-	char *end;
-	long long x;
+	long long x = 0;
+	int rc = env_integer("XSCHED_THREAD_SLICE_US", &x);
 
-	if (!v || !*v)
+	if (rc == 0)
 		return SLICE_DEFAULT_US;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	if (!errno && !*end && (x == 0 || (x >= SLICE_MIN_US && x <= SLICE_MAX_US)))
+	if (rc > 0 && (x == 0 || (x >= SLICE_MIN_US && x <= SLICE_MAX_US)))
 		return (uint32_t)x;
 	xlog_once(&said, XLOG_WARN, "XSCHED_THREAD_SLICE_US=%s is neither 0 nor an integer "
-		  "from %u to %u: ignored, as if unset (%u)", v, SLICE_MIN_US, SLICE_MAX_US,
-		  SLICE_DEFAULT_US);
+		  "from %u to %u: ignored, as if unset (%u)", getenv("XSCHED_THREAD_SLICE_US"),
+		  SLICE_MIN_US, SLICE_MAX_US, SLICE_DEFAULT_US);
 	return SLICE_DEFAULT_US;
 }
 
 uint32_t slice_rt_wanted(void)
 {
 	static _Atomic bool said;
-	const char *v = getenv("XSCHED_THREAD_RTPRIO");
-	char *end;
-	long long x;
+	long long x = 0;
+	int rc = env_integer("XSCHED_THREAD_RTPRIO", &x);
 
-	if (!v || !*v)
+	if (rc == 0)
 		return 0;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	if (!errno && !*end && x >= 0 && x <= SLICE_RT_MAX)
+	if (rc > 0 && x >= 0 && x <= SLICE_RT_MAX)
 		return (uint32_t)x;
 	xlog_once(&said, XLOG_WARN, "XSCHED_THREAD_RTPRIO=%s is not an integer from 0 to %u: "
-		  "ignored, as if unset (0: no real-time priority)", v, SLICE_RT_MAX);
+		  "ignored, as if unset (0: no real-time priority)", getenv("XSCHED_THREAD_RTPRIO"),
+		  SLICE_RT_MAX);
 	return 0;
 }
 
