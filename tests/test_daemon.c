@@ -1701,6 +1701,15 @@ static void daemon_thread_slices(void **state)
 	case_done(e);
 }
 
+/* Whether `xschedctl metrics` (as root) prints @line. */
+static bool metrics_have(struct it_env *e, const char *line)
+{
+	static char out[1 << 16];
+
+	return prog_run(e, XSCTL_BIN, (uid_t)-1, IT_ARGS("--control", e->ctl, "metrics"), out,
+			sizeof(out)) == 0 && strstr(out, line);
+}
+
 /*
  * Real-time priority for the threads that carry decisions, when the
  * operator asks: [daemon] realtime_priority for the daemon's loop (with an
@@ -1723,6 +1732,7 @@ static void daemon_realtime(void **state)
 	assert_int_equal(slice_getattr(e->daemon, &at), 0);
 	assert_int_equal(at.policy, SCHED_FIFO);
 	assert_int_equal(at.priority, 1);
+	assert_true(metrics_have(e, "\nxsched_daemon_realtime_priority 1\n"));
 	assert_true(rttime_limits(e->daemon, soft, hard));
 	assert_string_equal(soft, "500000");
 	assert_string_equal(hard, "1000000");
@@ -1743,6 +1753,7 @@ static void daemon_realtime(void **state)
 	assert_int_equal(at.policy, SCHED_OTHER);
 	if (tu_kernel_at_least(6, 12))
 		assert_int_equal(at.runtime, SLICE_DEFAULT_US * 1000ull);
+	assert_true(metrics_have(e, "\nxsched_daemon_realtime_priority 0\n"));
 	it_kill(e, lo);
 	case_done(e);
 }

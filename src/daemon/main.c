@@ -157,11 +157,13 @@ static void rt_guard(void)
 
 /*
  * The loop thread's CPU policy from @next ([daemon] realtime_priority, else
- * thread_slice_us), at start (@old NULL) and at a reload. Real-time
- * priority refused (no CAP_SYS_NICE nor LimitRTPRIO=, the unit's
+ * thread_slice_us), at start (@old NULL) and at a reload; what is in effect
+ * into d->rt_priority (the metrics' xsched_daemon_realtime_priority). Real-
+ * time priority refused (no CAP_SYS_NICE nor LimitRTPRIO=, the unit's
  * RestrictRealtime=) is a warning, and the slice applies instead.
  */
-static void apply_cpu_policy(const struct xsd_config *old, const struct xsd_config *next)
+static void apply_cpu_policy(struct xsd *d, const struct xsd_config *old,
+			     const struct xsd_config *next)
 {
 	uint32_t prio = next->realtime_priority;
 	int rc;
@@ -171,6 +173,7 @@ static void apply_cpu_policy(const struct xsd_config *old, const struct xsd_conf
 	if (prio) {
 		rc = slice_set_rt(prio);
 		if (rc == 0) {
+			d->rt_priority = prio;
 			rt_guard();
 			xsd_info("realtime_priority = %u: the loop runs under SCHED_FIFO", prio);
 			return;
@@ -178,10 +181,12 @@ static void apply_cpu_policy(const struct xsd_config *old, const struct xsd_conf
 		xsd_warn("realtime_priority = %u: sched_setattr: %s (it needs CAP_SYS_NICE or "
 			 "LimitRTPRIO=%u, and RestrictRealtime=no in the unit); the loop keeps "
 			 "the normal policy", prio, strerror(-rc), prio);
-	} else if (old && old->realtime_priority) {
+	} else if (d->rt_priority) {
 		rc = slice_set_rt(0);
 		if (rc < 0 && rc != -EAGAIN)
 			xsd_warn("realtime_priority = 0: sched_setattr: %s", strerror(-rc));
+		else
+			d->rt_priority = 0;
 	}
 	if (next->thread_slice_us || (old && old->thread_slice_us))
 		apply_slice(next->thread_slice_us);
@@ -241,7 +246,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 		}
 	}
 	xsd_sched_reconfigure(&d->sched, &next);
-	apply_cpu_policy(&d->cfg, &next);
+	apply_cpu_policy(d, &d->cfg, &next);
 	/* Sockets were bound at start: keep their paths. */
 	if (strcmp(next.socket, d->cfg.socket) || strcmp(next.control_socket, d->cfg.control_socket))
 		xsd_warn("reload: the socket paths change only at the next start");
@@ -390,7 +395,7 @@ int main(int argc, char **argv)
 		log_lines(XSD_ERR, err);
 		return 1;
 	}
-	apply_cpu_policy(NULL, &d.cfg);
+	apply_cpu_policy(&d, NULL, &d.cfg);
 	grp = getgrnam(d.cfg.control_group);
 	d.control_gid = grp ? grp->gr_gid : (gid_t)-1;
 	if (!grp)

@@ -329,6 +329,10 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 	put(&t, "# HELP xsched_last_reload_ok 0 while the last reload failed (the previous "
 		"configuration runs).\n# TYPE xsched_last_reload_ok gauge\n"
 		"xsched_last_reload_ok %d\n", d->reload_rc == 0);
+	put(&t, "# HELP xsched_daemon_realtime_priority SCHED_FIFO priority of the daemon's "
+		"thread ([daemon] realtime_priority; 0: the normal policy, also when refused).\n"
+		"# TYPE xsched_daemon_realtime_priority gauge\n"
+		"xsched_daemon_realtime_priority %u\n", d->rt_priority);
 	put(&t, "# HELP xsched_refused_connections_total Connections closed for want of file "
 		"descriptors.\n# TYPE xsched_refused_connections_total counter\n"
 		"xsched_refused_connections_total %llu\n", (unsigned long long)d->refused_fds);
