@@ -1,6 +1,7 @@
 /*
- * Short slices for xsched's threads (see slice.h). sched_getattr() and
- * sched_setattr() are called directly: glibc 2.36 has no wrappers.
+ * Short slices, and real-time priority when asked, for xsched's threads
+ * (see slice.h). sched_getattr() and sched_setattr() are called directly:
+ * glibc 2.36 has no wrappers.
  */
 #include "base/slice.h"
 #include "base/xlog.h"

@@ -1,5 +1,6 @@
 /*
- * A short CPU time slice for xsched's own threads (XSCHED_THREAD_SLICE_US).
+ * A short CPU time slice for xsched's own threads (XSCHED_THREAD_SLICE_US),
+ * and real-time priority for two of them when the operator asks (below).
  *
  * The threads that carry a scheduling decision (the daemon's loop, each
  * process's agent, an XQueue's worker) sleep most of the
