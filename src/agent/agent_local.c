@@ -143,42 +143,23 @@ void agent_local_remove(struct agent_queue *aq)
 	sched_remove(&ag.sched, &aq->sq);
 }
 
-/*
- * The integer in environment variable @name, within @lo..@hi, or @dflt
- * when unset; malformed values are ignored, like the hints', and said once.
- */
-static long local_env(const char *name, long lo, long hi, long dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	long x;
-
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (!errno && !*end && x >= lo && x <= hi)
-		return x;
-	XLOG_ONCE(XLOG_WARN, "%s=%s is not an integer from %ld to %ld: using %ld",
-		  name, v, lo, hi, dflt);
-	return dflt;
-}
-
 int agent_local_init(void)
 {
+	static _Atomic bool said[4];    /* one warning per malformed setting */
 	const char *name = getenv("XSCHED_POLICY");
 	struct xs_policy_conf conf = { .size = sizeof(conf) };
 	const struct xs_policy_ops *ops;
 	struct sched_conf sc = {
-		.contention_window = (uint32_t)local_env("XSCHED_CONTENTION_WINDOW", 0, 64,
-							  SCHED_CONTENTION_WINDOW),
-		.guard_pct = (uint32_t)local_env("XSCHED_STARVATION_GUARD_PCT", 0, 50,
-						 SCHED_GUARD_PCT_DEFAULT),
-		.guard_period_ns = (uint64_t)local_env("XSCHED_STARVATION_PERIOD_MS", 10, 3600000,
-						       SCHED_GUARD_PERIOD_MS_DEFAULT) *
+		.contention_window = (uint32_t)xlog_env_long("XSCHED_CONTENTION_WINDOW", 0, 64,
+							      SCHED_CONTENTION_WINDOW, &said[0]),
+		.guard_pct = (uint32_t)xlog_env_long("XSCHED_STARVATION_GUARD_PCT", 0, 50,
+						     SCHED_GUARD_PCT_DEFAULT, &said[1]),
+		.guard_period_ns = (uint64_t)xlog_env_long("XSCHED_STARVATION_PERIOD_MS", 10,
+							   3600000, SCHED_GUARD_PERIOD_MS_DEFAULT,
+							   &said[2]) *
 				   NSEC_PER_MSEC,
-		.grace_max_ns = (uint64_t)local_env("XSCHED_IDLE_GRACE_US", 0, SCHED_GRACE_US_MAX,
-						    SCHED_GRACE_US_DEFAULT) * 1000,
+		.grace_max_ns = (uint64_t)xlog_env_long("XSCHED_IDLE_GRACE_US", 0, SCHED_GRACE_US_MAX,
+							SCHED_GRACE_US_DEFAULT, &said[3]) * 1000,
 	};
 	void *state = NULL;
 

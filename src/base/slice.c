@@ -15,49 +15,30 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* @name as an integer into *@x: 1; unset or empty: 0; anything else: -1. */
-static int env_integer(const char *name, long long *x)
-{
-	const char *v = getenv(name);
-	char *end;
-
-	if (!v || !*v)
-		return 0;
-	errno = 0;
-	*x = strtoll(v, &end, 10);
-	return !errno && !*end ? 1 : -1;
-}
-
 uint32_t slice_wanted_us(void)
 {
 	static _Atomic bool said;
-	long long x = 0;
-	int rc = env_integer("XSCHED_THREAD_SLICE_US", &x);
+	const char *v = getenv("XSCHED_THREAD_SLICE_US");
+	char *end;
+	long long x;
 
-	if (rc == 0)
+	if (!v || !*v)
 		return SLICE_DEFAULT_US;
-	if (rc > 0 && (x == 0 || (x >= SLICE_MIN_US && x <= SLICE_MAX_US)))
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (!errno && !*end && (x == 0 || (x >= SLICE_MIN_US && x <= SLICE_MAX_US)))
 		return (uint32_t)x;
 	xlog_once(&said, XLOG_WARN, "XSCHED_THREAD_SLICE_US=%s is neither 0 nor an integer "
-		  "from %u to %u: ignored, as if unset (%u)", getenv("XSCHED_THREAD_SLICE_US"),
-		  SLICE_MIN_US, SLICE_MAX_US, SLICE_DEFAULT_US);
+		  "from %u to %u: ignored, as if unset (%u)", v, SLICE_MIN_US, SLICE_MAX_US,
+		  SLICE_DEFAULT_US);
 	return SLICE_DEFAULT_US;
 }
 
 uint32_t slice_rt_wanted(void)
 {
 	static _Atomic bool said;
-	long long x = 0;
-	int rc = env_integer("XSCHED_THREAD_RTPRIO", &x);
 
-	if (rc == 0)
-		return 0;
-	if (rc > 0 && x >= 0 && x <= SLICE_RT_MAX)
-		return (uint32_t)x;
-	xlog_once(&said, XLOG_WARN, "XSCHED_THREAD_RTPRIO=%s is not an integer from 0 to %u: "
-		  "ignored, as if unset (0: no real-time priority)", getenv("XSCHED_THREAD_RTPRIO"),
-		  SLICE_RT_MAX);
-	return 0;
+	return (uint32_t)xlog_env_long("XSCHED_THREAD_RTPRIO", 0, SLICE_RT_MAX, 0, &said);
 }
 
 int slice_getattr(pid_t tid, struct slice_attr *out)
@@ -99,9 +80,9 @@ int slice_set_rt(uint32_t prio)
 	rc = slice_getattr(0, &at);
 	if (rc < 0)
 		return rc;
-	if (!prio && at.policy != SCHED_FIFO && at.policy != SCHED_RR)
-		return -EAGAIN;
 	if (!prio) {
+		if (at.policy != SCHED_FIFO && at.policy != SCHED_RR)
+			return -EAGAIN;
 		/* sched_getattr() reports no nice value for a real-time
 		 * thread; the kernel kept it, getpriority() tells. */
 		errno = 0;

@@ -90,3 +90,20 @@ bool xlog_once(_Atomic bool *said, enum xlog_level level, const char *fmt, ...)
 	va_end(ap);
 	return true;
 }
+
+long xlog_env_long(const char *name, long lo, long hi, long dflt, _Atomic bool *said)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (!errno && !*end && x >= lo && x <= hi)
+		return x;
+	xlog_once(said, XLOG_WARN, "%s=%s is not an integer from %ld to %ld: using %ld", name, v,
+		  lo, hi, dflt);
+	return dflt;
+}

@@ -48,6 +48,14 @@ void xlog(enum xlog_level level, const char *fmt, ...)
 bool xlog_once(_Atomic bool *said, enum xlog_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * The integer in environment variable @name, within @lo..@hi, or @dflt
+ * when unset or empty; anything else is said at XLOG_WARN ("NAME=VALUE is
+ * not an integer from LO to HI: using DFLT"), once per process for @said,
+ * and gives @dflt too.
+ */
+long xlog_env_long(const char *name, long lo, long hi, long dflt, _Atomic bool *said);
+
 /* xlog_once() with a flag of its own at the call site: one cause. */
 #define XLOG_ONCE(level, ...)                                                \
 	do {                                                                 \
