@@ -25,7 +25,9 @@
  * rounds. The kernels' iteration counts are calibrated once, natively, by
  * this process (run it on an idle machine). Before that, under the
  * machine line, "CPU gaps": the time the CPUs lose to interrupts and the
- * hypervisor (print_cpu_gaps()), which sets the floor of the tail here.
+ * hypervisor (probe_cpu_gaps(), again for 300 ms after each round), which
+ * sets the floor of the tail here: after the table, per Lv2 kernel, what an
+ * ideal guardian would take with only those gaps in its way (gap_floor()).
  *
  * Reported per level and kernel: the samples, suspensions that found the
  * kernel still running (a delay near the kernel's end can find it done:
@@ -113,12 +115,16 @@ static uint64_t raw_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* One CPU's share of print_cpu_gaps(). */
+#define MAX_GAPS 65536             /* recorded per CPU (a few thousand in a second here) */
+
+/* One CPU's share of print_cpu_gaps(), and each gap (over 5 us) it saw. */
 struct cpu_gaps {
 	int cpu;
 	unsigned ms;
 	uint64_t span_ns, lost_ns, max_ns;
 	uint64_t n20;                   /* gaps of 20 us or more */
+	uint64_t *at, *len;             /* each gap: its start (ns from the first read), length */
+	size_t n;
 };
 
 static void *cpu_gaps_run(void *arg)
@@ -139,12 +145,16 @@ static void *cpu_gaps_run(void *arg)
 		d = now - prev;
 		prev = now;
 		if (d > 5 * US) {
+			if (g->n < MAX_GAPS) {
+				g->at[g->n] = g->span_ns + (now - d - t0);
+				g->len[g->n++] = d;
+			}
 			g->lost_ns += d;
 			g->n20 += d >= 20 * US;
 			g->max_ns = d > g->max_ns ? d : g->max_ns;
 		}
 	} while (now - t0 < (uint64_t)g->ms * MS);
-	g->span_ns = now - t0;
+	g->span_ns += now - t0;
 	return NULL;
 }
 
@@ -153,30 +163,37 @@ static void *cpu_gaps_run(void *arg)
  * runs instead of it (interrupts, the timer tick, a hypervisor): one
  * thread per CPU reads the clock for @ms, and a gap of over 5 us between
  * two reads is time lost. PoCL's groups run on these CPUs: a gap inside a
- * suspension's window lengthens it, so this sets the floor of the tail.
+ * suspension's window lengthens it, so this sets the floor of the tail
+ * (gap_floor()). The first call (*@n == 0) sets up @g, one per CPU; each
+ * later one adds @ms more to each CPU's trace, as if run on from its end.
  */
-static void print_cpu_gaps(unsigned ms)
+static void probe_cpu_gaps(unsigned ms, struct cpu_gaps g[64], int *n)
 {
-	struct cpu_gaps g[64];
 	pthread_t t[64];
 	bool started[64];
-	uint64_t span = 0, lost = 0, n20 = 0, max = 0;
 	cpu_set_t set;
-	int n = 0;
 
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE && n < 64; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		g[n] = (struct cpu_gaps){ .cpu = c, .ms = ms };
-		started[n] = !pthread_create(&t[n], NULL, cpu_gaps_run, &g[n]);
-		n++;
+	if (*n == 0 && sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int c = 0; c < CPU_SETSIZE && *n < 64; c++)
+			if (CPU_ISSET(c, &set))
+				g[(*n)++] = (struct cpu_gaps){
+					.cpu = c, .at = calloc(MAX_GAPS, sizeof(uint64_t)),
+					.len = calloc(MAX_GAPS, sizeof(uint64_t)) };
+	for (int i = 0; i < *n; i++) {
+		g[i].ms = ms;
+		started[i] = g[i].at && g[i].len &&
+			     !pthread_create(&t[i], NULL, cpu_gaps_run, &g[i]);
 	}
+	for (int i = 0; i < *n; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+}
+
+static void print_cpu_gaps(const struct cpu_gaps *g, int n)
+{
+	uint64_t span = 0, lost = 0, n20 = 0, max = 0;
+
 	for (int i = 0; i < n; i++) {
-		if (!started[i])
-			continue;
-		pthread_join(t[i], NULL);
 		span += g[i].span_ns;
 		lost += g[i].lost_ns;
 		n20 += g[i].n20;
@@ -186,8 +203,82 @@ static void print_cpu_gaps(unsigned ms)
 		return;
 	printf("CPU gaps: %.2f%% of the CPUs' time lost in gaps over 5 us (interrupts, the "
 	       "hypervisor); %.0f gaps of 20 us or more per second per CPU; the longest %.0f us "
-	       "(%d CPUs, %u ms each)\n", 100.0 * (double)lost / (double)span,
-	       (double)n20 * 1e9 / (double)span, (double)max / 1e3, n, ms);
+	       "(%d CPUs, %.0f ms each)\n", 100.0 * (double)lost / (double)span,
+	       (double)n20 * 1e9 / (double)span, (double)max / 1e3, n, (double)span / n / 1e6);
+}
+
+/*
+ * Wall time from @t (ns into @g's trace) until @work ns of CPU time have
+ * run on that CPU, the gaps recorded there taking their share.
+ */
+static uint64_t gap_walk(const struct cpu_gaps *g, uint64_t t, uint64_t work)
+{
+	size_t lo = 0, hi = g->n;
+	uint64_t pos = t;
+
+	/* The first gap that ends after @t. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (g->at[mid] + g->len[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < g->n && g->at[i] < pos + work; i++) {
+		if (g->at[i] > pos)
+			work -= g->at[i] - pos;
+		pos = g->at[i] + g->len[i];
+	}
+	return pos + work - t;
+}
+
+/*
+ * The floor that the CPU gaps of @g (@n CPUs) set on a suspension of a
+ * kernel whose groups take @group_ns on @busy threads, one per CPU: the
+ * latency of an ideal guardian that stopped each running group the moment
+ * it ended, with nothing of the host's in the way. A request at a random
+ * time finds, on each busy CPU, a group with a uniform share of its work
+ * left, and waits for the last of them; the work of a group is its
+ * measured time less that CPU's average loss to gaps. P50 / P90 / P99 of
+ * 20000 such requests into @pct (ns); false when no trace is long enough.
+ */
+static bool gap_floor(const struct cpu_gaps *g, int n, unsigned busy, double group_ns,
+		      unsigned seed, double pct[3])
+{
+	enum { TRIALS = 20000 };
+	unsigned short xs[3] = { 0x330e, (unsigned short)seed, (unsigned short)(seed >> 16) };
+	uint64_t *lat = calloc(TRIALS, sizeof(*lat));
+	int use = (int)busy < n ? (int)busy : n;
+
+	if (!lat || use < 1)
+		goto fail;
+	for (int c = 0; c < use; c++)
+		if (g[c].span_ns < (uint64_t)(20 * group_ns) + 10 * MS)
+			goto fail;
+	for (int i = 0; i < TRIALS; i++) {
+		uint64_t worst = 0;
+
+		for (int c = 0; c < use; c++) {
+			double keep = 1.0 - (double)g[c].lost_ns / (double)g[c].span_ns;
+			uint64_t room = g[c].span_ns - (uint64_t)(20 * group_ns) - 10 * MS;
+			uint64_t t = (uint64_t)(erand48(xs) * (double)room);
+			uint64_t w = (uint64_t)(erand48(xs) * group_ns * keep);
+			uint64_t d = gap_walk(&g[c], t, w);
+
+			worst = d > worst ? d : worst;
+		}
+		lat[i] = worst;
+	}
+	qsort(lat, TRIALS, sizeof(*lat), bench_cmp_u64);
+	pct[0] = (double)bench_pct(lat, TRIALS, 50);
+	pct[1] = (double)bench_pct(lat, TRIALS, 90);
+	pct[2] = (double)bench_pct(lat, TRIALS, 99);
+	free(lat);
+	return true;
+fail:
+	free(lat);
+	return false;
 }
 
 /* @w's queue again, with profiling (before anything was enqueued on it). */
@@ -726,6 +817,7 @@ int main(int argc, char **argv)
 			  .samples = { 300, 90 }, .seed = 1, .shim = XS_TEST_SHIM_PATH };
 	struct cell cells[2][MAX_KERNELS];
 	struct kspec ks[MAX_KERNELS];
+	struct cpu_gaps gaps[64];
 	uint64_t nominal[MAX_KERNELS];
 	unsigned iters[MAX_KERNELS], cu, v[MAX_KERNELS];
 	uint64_t bracket;
@@ -733,7 +825,7 @@ int main(int argc, char **argv)
 	FILE *tsv = NULL;
 	const char *why;
 	struct clw w;
-	int rc = 1, n;
+	int rc = 1, n, ngaps = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "--child")) {
 		int groups, local, depth, nk;
@@ -807,7 +899,8 @@ int main(int argc, char **argv)
 			}
 
 	bench_print_machine(stdout);
-	print_cpu_gaps(1000);
+	probe_cpu_gaps(1000, gaps, &ngaps);
+	print_cpu_gaps(gaps, ngaps);
 	/* Calibrated natively, by this process, on the machine as it is. */
 	clw_open(&w, 1, (size_t)o.groups * (size_t)o.local);
 	profile_queue(&w);
@@ -851,6 +944,8 @@ int main(int argc, char **argv)
 			if (run_child(&o, l == 1, ks, cells[l]) < 0)
 				goto out;
 		}
+		/* More of the gaps, spread over the run like the samples. */
+		probe_cpu_gaps(300, gaps, &ngaps);
 		printf("  round %d/%d done\n", r + 1, o.rounds);
 		fflush(stdout);
 	}
@@ -888,6 +983,23 @@ int main(int argc, char **argv)
 		       c->run_pct[0] / group, c->run_pct[1] / group, c->run_pct[2] / group,
 		       c->wait_n);
 	}
+	if (ngaps) {
+		printf("(over the whole run, between its rounds too) ");
+		print_cpu_gaps(gaps, ngaps);
+	}
+	for (int k = 0; k < o.nk; k++) {
+		const struct cell *c = &cells[1][k];
+		double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o.groups * cu;
+		double f[3];
+
+		if (group <= 0 || !gap_floor(gaps, ngaps, cu, group, o.seed, f))
+			continue;
+		printf("(Lv2 %u ms, the floor the CPU gaps above set: a guardian that stopped each "
+		       "running group the moment it ended, with only those gaps in its way, would "
+		       "take P50 / P90 / P99 %.1f / %.1f / %.1f us = %.2f / %.2f / %.2f groups)\n",
+		       o.kernel_ms[k], f[0] / 1e3, f[1] / 1e3, f[2] / 1e3, f[0] / group,
+		       f[1] / group, f[2] / group);
+	}
 	for (int k = 0; k < o.nk; k++)
 		for (int l = 0; l < 2; l++)
 			if (cells[l][k].dn < cells[l][k].n || cells[l][k].dearly)
@@ -900,6 +1012,10 @@ out:
 	if (tsv && fclose(tsv)) {
 		fprintf(stderr, "bench_cl_preempt: summary.tsv: write error\n");
 		rc = 1;
+	}
+	for (int i = 0; i < ngaps; i++) {
+		free(gaps[i].at);
+		free(gaps[i].len);
 	}
 	for (int l = 0; l < 2; l++)
 		for (int k = 0; k < MAX_KERNELS; k++) {
