@@ -47,26 +47,32 @@
  *          [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]
  *          [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]
  *          [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]
- *          [--thread-slice-us US] [--rt-priority N]
+ *          [--thread-slice-us US] [--rt-priority N] [--out DIR]
  *
  * --thread-slice-us sets xsched's threads' CPU slice (xschedd's
  * thread_slice_us and XSCHED_THREAD_SLICE_US; 0: the kernel's), to compare
  * with the default (100 us) in runs that alternate. --rt-priority runs
  * xschedd's loop and each process's agent thread under SCHED_FIFO at N
  * (xschedd's realtime_priority and XSCHED_THREAD_RTPRIO; needs root or
- * CAP_SYS_NICE, else they keep the normal policy and say so).
+ * CAP_SYS_NICE, else they keep the normal policy and say so). --out DIR
+ * writes each configuration's foreground latencies (us, one per line) to
+ * DIR/lat_<mode>.txt, the files bench/scenarios/pooled.sh takes together
+ * over several runs (a P99 over 4000 tasks rests on its 40 slowest, and
+ * the standalone's own P99 moves from run to run on a noisy machine).
  */
 #include "cl_work.h"
 #include "bench_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -87,6 +93,7 @@ struct opts {
 	const char *shim, *daemon, *policy;
 	const char *thread_slice;       /* --thread-slice-us; NULL: the defaults */
 	const char *rt_prio;            /* --rt-priority; NULL: none */
+	const char *out;                /* --out; NULL: none */
 };
 
 /* --- the two OpenCL programs (workload in cl_work.c) ---------------------- */
@@ -482,7 +489,7 @@ static void usage(void)
 		"         [--fg-iters N | --fg-us US] [--bg-iters N | --bg-us US] [--fg-cmds N]\n"
 		"         [--bg-width N] [--bg-local N] [--bg-depth N] [--alone-ms MS] [--quick]\n"
 		"         [--diag] [--shim PATH] [--daemon PATH] [--policy NAME]\n"
-		"         [--thread-slice-us US] [--rt-priority N]\n");
+		"         [--thread-slice-us US] [--rt-priority N] [--out DIR]\n");
 	exit(2);
 }
 
@@ -595,6 +602,8 @@ int main(int argc, char **argv)
 			/* xschedd's loop and the agents' (the children inherit it) */
 			r.o.rt_prio = v, i++;
 			setenv("XSCHED_THREAD_RTPRIO", v, 1);
+		} else if (!strcmp(a, "--out") && v) {
+			r.o.out = v, i++;
 		} else {
 			usage();
 		}
@@ -603,6 +612,10 @@ int main(int argc, char **argv)
 	    r.o.bg_width < 1 || r.o.bg_depth < 1 || r.o.bg_local < 1 ||
 	    r.o.bg_width % r.o.bg_local)
 		usage();
+	if (r.o.out && mkdir(r.o.out, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "bench_cl_priority: %s: %s\n", r.o.out, strerror(errno));
+		return 1;
+	}
 	r.o.round_samples = (r.o.samples + r.o.rounds - 1) / r.o.rounds;
 	snprintf(r.dir, sizeof(r.dir), "%s/bench_cl_priority.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -675,6 +688,15 @@ int main(int argc, char **argv)
 	if (diag && xsched)
 		printf("(shim-none: both under the shim with XSCHED_SCHEDULER=none: the XQueues' "
 		       "cost without a policy)\n");
+	for (int m = 0; r.o.out && m < nmodes; m++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/lat_%s.txt", r.o.out, modes[m].name);
+		if (bench_write_lat(path, modes[m].lat, modes[m].n) < 0) {
+			fprintf(stderr, "bench_cl_priority: %s: %s\n", path, strerror(errno));
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	daemon_stop(&r);
