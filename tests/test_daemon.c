@@ -3191,7 +3191,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_sigterm_resumes, it_setup, it_teardown),
 	};
 
-	if (!tu_filter(tests, sizeof(tests) / sizeof(tests[0]), argc, argv))
-		return 1;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN(tests, argc, argv);
 }

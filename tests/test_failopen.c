@@ -243,7 +243,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(failopen_cap_lifted, it_setup, fo_teardown),
 	};
 
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN(tests, argc, argv);
 }

@@ -704,7 +704,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(log_priority_clamped, it_setup, log_teardown),
 	};
 
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN(tests, argc, argv);
 }

@@ -1,8 +1,9 @@
 /*
  * Tests of the simulated Level Zero driver (libxsched-sim-ze.so over the
  * simulated XPU), through the real loader as applications reach it: the
- * test's environment names the driver (ZE_ENABLE_ALT_DRIVERS) and each
- * case uses a device of its own. The table getters are also called
+ * loader is pointed at the driver (ZE_ENABLE_ALT_DRIVERS, the build's
+ * unless the environment names another; sz_env()) and each case uses a
+ * device of its own. The table getters are also called
  * directly, on the library opened by path, as the loader calls them.
  *
  * Orderings are shown without timing: host-signalled "gate" events hold a
@@ -1040,4 +1041,12 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sz_shared_device),
 };
 
-TU_MAIN(tests)
+/* Before anything reaches the loader: the driver it is to load. */
+static void sz_env(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	setenv("ZE_ENABLE_ALT_DRIVERS", XS_SIM_ZE_PATH, 0);
+}
+
+TU_MAIN_WITH(tests, sz_env)

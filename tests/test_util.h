@@ -1,7 +1,8 @@
 /*
  * Helpers for the cmocka tests: every test process works on its own
  * simulated device (unique name, removed at exit) so tests run in parallel,
- * and one executable runs one case when CTest passes its name.
+ * and one executable runs one case when CTest passes its name (every case,
+ * each in a process of its own, when run without one).
  */
 #ifndef XS_TEST_UTIL_H
 #define XS_TEST_UTIL_H
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -87,6 +89,52 @@ static inline bool tu_filter(const struct CMUnitTest *tests, size_t n, int argc,
 	return true;
 }
 
+/*
+ * Every case of @tests (@n) in a process of its own, this program run again
+ * with the case's name (@argv0 its argv[0]), as CTest runs them: a case may
+ * need a fresh process (settings read once per process, a driver set up
+ * once). 0 when all passed, else 1 and the failed ones named.
+ */
+static inline int tu_run_each(const struct CMUnitTest *tests, size_t n, const char *argv0)
+{
+	size_t failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid;
+		int st;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			execl("/proc/self/exe", argv0, tests[i].name, (char *)NULL);
+			_exit(127);
+		}
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			printf("[  FAILED  ] %s (in its own process: %s %d)\n", tests[i].name,
+			       WIFSIGNALED(st) ? "signal" : "exit status",
+			       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			failed++;
+		}
+	}
+	printf("[==========] %zu case(s), each in a process of its own: %zu failed\n", n, failed);
+	return failed ? 1 : 0;
+}
+
+/*
+ * What a test program's main runs: without an argument every case, each in
+ * a process of its own (tu_run_each()); with a case's name that case here
+ * (CTest runs each case so); with a cmocka pattern (* or ?) the cases it
+ * matches, all in this process.
+ */
+#define TU_RUN(tests, argc, argv)                                                        \
+	((argc) < 2 ? tu_run_each(tests, sizeof(tests) / sizeof(tests[0]), (argv)[0])    \
+	 : !tu_filter(tests, sizeof(tests) / sizeof(tests[0]), argc, argv) ? 1          \
+	 : cmocka_run_group_tests(tests, NULL, NULL))
+
 /* A test program's main; TU_MAIN_WITH runs @mode(argc, argv) first,
  * for helper modes a test starts the program in (it must not return then). */
 #define TU_MAIN(tests) TU_MAIN_WITH(tests, tu_no_mode)
@@ -95,10 +143,7 @@ static inline bool tu_filter(const struct CMUnitTest *tests, size_t n, int argc,
 	{                                                                     \
 		int rc;                                                       \
 		mode(argc, argv);                                             \
-		if (!tu_filter(tests, sizeof(tests) / sizeof(tests[0]),       \
-			       argc, argv))                                   \
-			return 1;                                             \
-		rc = cmocka_run_group_tests(tests, NULL, NULL);               \
+		rc = TU_RUN(tests, argc, argv);                               \
 		test_dev_cleanup();                                           \
 		return rc;                                                    \
 	}
