@@ -101,7 +101,7 @@ static inline int tu_run_each(const struct CMUnitTest *tests, size_t n, const ch
 
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid;
-		int st;
+		int st = 0;
 
 		fflush(NULL);
 		pid = fork();
