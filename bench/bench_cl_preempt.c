@@ -117,7 +117,7 @@ static uint64_t raw_ns(void)
 
 #define MAX_GAPS 65536             /* recorded per CPU (a few thousand in a second here) */
 
-/* One CPU's share of print_cpu_gaps(), and each gap (over 5 us) it saw. */
+/* One CPU's share of probe_cpu_gaps(), and each gap (over 5 us) it saw. */
 struct cpu_gaps {
 	int cpu;
 	unsigned ms;
@@ -250,21 +250,23 @@ static bool gap_floor(const struct cpu_gaps *g, int n, unsigned busy, double gro
 	unsigned short xs[3] = { 0x330e, (unsigned short)seed, (unsigned short)(seed >> 16) };
 	uint64_t *lat = calloc(TRIALS, sizeof(*lat));
 	int use = (int)busy < n ? (int)busy : n;
+	double room[64], work[64];
 
 	if (!lat || use < 1)
 		goto fail;
-	for (int c = 0; c < use; c++)
+	for (int c = 0; c < use; c++) {
 		if (g[c].span_ns < (uint64_t)(20 * group_ns) + 10 * MS)
 			goto fail;
+		/* Where a request may fall, and a group's work there. */
+		room[c] = (double)(g[c].span_ns - (uint64_t)(20 * group_ns) - 10 * MS);
+		work[c] = group_ns * (1.0 - (double)g[c].lost_ns / (double)g[c].span_ns);
+	}
 	for (int i = 0; i < TRIALS; i++) {
 		uint64_t worst = 0;
 
 		for (int c = 0; c < use; c++) {
-			double keep = 1.0 - (double)g[c].lost_ns / (double)g[c].span_ns;
-			uint64_t room = g[c].span_ns - (uint64_t)(20 * group_ns) - 10 * MS;
-			uint64_t t = (uint64_t)(erand48(xs) * (double)room);
-			uint64_t w = (uint64_t)(erand48(xs) * group_ns * keep);
-			uint64_t d = gap_walk(&g[c], t, w);
+			uint64_t t = (uint64_t)(erand48(xs) * room[c]);
+			uint64_t d = gap_walk(&g[c], t, (uint64_t)(erand48(xs) * work[c]));
 
 			worst = d > worst ? d : worst;
 		}
@@ -970,35 +972,31 @@ int main(int argc, char **argv)
 	       "launched again; group: duration / %d groups x %u threads; host: until the "
 	       "synchronous suspension returned; device: until the last command the device "
 	       "ran for the queue ended, by its profiling clock)\n", o.groups, cu);
-	for (int k = 0; k < o.nk; k++) {
-		const struct cell *c = &cells[1][k];
-		double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o.groups * cu;
-
-		if (!c->run_n || group <= 0)
-			continue;
-		printf("(Lv2 %u ms, device side: the kernel had started at the request in %d "
-		       "samples: P50 / P90 / P99 %.1f / %.1f / %.1f us = %.2f / %.2f / %.2f "
-		       "groups; it had not yet in %d)\n", o.kernel_ms[k], c->run_n,
-		       c->run_pct[0] / 1e3, c->run_pct[1] / 1e3, c->run_pct[2] / 1e3,
-		       c->run_pct[0] / group, c->run_pct[1] / group, c->run_pct[2] / group,
-		       c->wait_n);
-	}
 	if (ngaps) {
 		printf("(over the whole run, between its rounds too) ");
 		print_cpu_gaps(gaps, ngaps);
 	}
+	/* Per Lv2 kernel: its device side, and the floor the gaps set. */
 	for (int k = 0; k < o.nk; k++) {
 		const struct cell *c = &cells[1][k];
 		double dur = c->dur_n ? c->dur_sum / c->dur_n : 0, group = dur / o.groups * cu;
 		double f[3];
 
-		if (group <= 0 || !gap_floor(gaps, ngaps, cu, group, o.seed, f))
+		if (group <= 0)
 			continue;
-		printf("(Lv2 %u ms, the floor the CPU gaps above set: a guardian that stopped each "
-		       "running group the moment it ended, with only those gaps in its way, would "
-		       "take P50 / P90 / P99 %.1f / %.1f / %.1f us = %.2f / %.2f / %.2f groups)\n",
-		       o.kernel_ms[k], f[0] / 1e3, f[1] / 1e3, f[2] / 1e3, f[0] / group,
-		       f[1] / group, f[2] / group);
+		if (c->run_n)
+			printf("(Lv2 %u ms, device side: the kernel had started at the request in "
+			       "%d samples: P50 / P90 / P99 %.1f / %.1f / %.1f us = %.2f / %.2f / "
+			       "%.2f groups; it had not yet in %d)\n", o.kernel_ms[k], c->run_n,
+			       c->run_pct[0] / 1e3, c->run_pct[1] / 1e3, c->run_pct[2] / 1e3,
+			       c->run_pct[0] / group, c->run_pct[1] / group,
+			       c->run_pct[2] / group, c->wait_n);
+		if (gap_floor(gaps, ngaps, cu, group, o.seed, f))
+			printf("(Lv2 %u ms, the floor the CPU gaps above set: a guardian that "
+			       "stopped each running group the moment it ended, with only those "
+			       "gaps in its way, would take P50 / P90 / P99 %.1f / %.1f / %.1f us "
+			       "= %.2f / %.2f / %.2f groups)\n", o.kernel_ms[k], f[0] / 1e3,
+			       f[1] / 1e3, f[2] / 1e3, f[0] / group, f[1] / group, f[2] / group);
 	}
 	for (int k = 0; k < o.nk; k++)
 		for (int l = 0; l < 2; l++)

@@ -101,7 +101,7 @@ static inline int tu_run_each(const struct CMUnitTest *tests, size_t n, const ch
 
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid;
-		int st = 0;
+		int st;
 
 		fflush(NULL);
 		pid = fork();
@@ -113,7 +113,11 @@ static inline int tu_run_each(const struct CMUnitTest *tests, size_t n, const ch
 			execl("/proc/self/exe", argv0, tests[i].name, (char *)NULL);
 			_exit(127);
 		}
-		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		if (waitpid(pid, &st, 0) != pid) {
+			perror("waitpid");
+			return 1;
+		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			printf("[  FAILED  ] %s (in its own process: %s %d)\n", tests[i].name,
 			       WIFSIGNALED(st) ? "signal" : "exit status",
 			       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
