@@ -146,3 +146,87 @@ void ph_errors_pending(void)
 	clReleaseMemObject(junk);
 	clReleaseKernel(ks);
 }
+
+/* Runs bk (x += a) of @p's kernel @k over N items and checks the result. */
+static void build_run(const char *what, cl_kernel k, cl_mem m, cl_uint *want, cl_uint a)
+{
+	static cl_uint got[N];
+
+	CK(clSetKernelArg(k, 0, sizeof(m), &m));
+	CK(clSetKernelArg(k, 1, sizeof(a), &a));
+	clp_range(clp.q, k, N, 0, NULL, NULL);
+	for (size_t i = 0; i < N; i++)
+		want[i] += a;
+	clp_read(clp.q, m, got, N);
+	if (clp_same_u32("builds", what, got, want, N))
+		printf("builds: ok %s\n", what);
+}
+
+/*
+ * Builds and compiles called wrongly (a device count without its list, a
+ * list without its count, user data without a callback, a build while a
+ * kernel of the program exists), each code printed; the program stays
+ * usable after every rejected call. A kernel's argument information is
+ * told as the driver tells it: without -cl-kernel-arg-info PoCL tells
+ * none, although a shim may build its own copy of the program with it.
+ */
+void ph_builds(void)
+{
+	static const char *src = "__kernel void bk(__global uint *x, uint a)\n"
+				 "{\n"
+				 "	x[get_global_id(0)] += a;\n"
+				 "}\n";
+	static cl_uint want[N];
+	char name[16] = "";
+	cl_program p, c;
+	cl_kernel k;
+	cl_mem m = clp_buffer(sizeof(want));
+	int data = 0;
+	cl_int err;
+
+	clp_iota(want, N, 82);
+	clp_write(clp.q, m, want, N);
+	p = clCreateProgramWithSource(clp.ctx, 1, &src, NULL, &err);
+	CK(err);
+	printf("builds: build, count without list %d\n",
+	       clBuildProgram(p, 1, NULL, "", NULL, NULL));
+	printf("builds: build, list without count %d\n",
+	       clBuildProgram(p, 0, &clp.dev, "", NULL, NULL));
+	printf("builds: build, data without callback %d\n",
+	       clBuildProgram(p, 1, &clp.dev, "", NULL, &data));
+	CK(clBuildProgram(p, 1, &clp.dev, "", NULL, NULL));
+	k = clCreateKernel(p, "bk", &err);
+	CK(err);
+	printf("builds: build, kernel attached %d\n", clBuildProgram(p, 1, &clp.dev, "", NULL, NULL));
+	printf("builds: build, kernel attached, count without list %d\n",
+	       clBuildProgram(p, 1, NULL, "", NULL, NULL));
+	printf("builds: arg name, not asked for %d\n",
+	       clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof(name), name, NULL));
+	printf("builds: arg 2, not asked for %d\n",
+	       clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, sizeof(name), name, NULL));
+	build_run("first build", k, m, want, 3);
+	CK(clReleaseKernel(k));
+
+	CK(clBuildProgram(p, 1, &clp.dev, " -cl-kernel-arg-info ", NULL, NULL));
+	k = clCreateKernel(p, "bk", &err);
+	CK(err);
+	for (cl_uint i = 0; i < 3; i++) {
+		err = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, sizeof(name), name, NULL);
+		printf("builds: arg %u name %d %s\n", i, err, err == CL_SUCCESS ? name : "-");
+	}
+	build_run("rebuilt", k, m, want, 5);
+	CK(clReleaseKernel(k));
+
+	c = clCreateProgramWithSource(clp.ctx, 1, &src, NULL, &err);
+	CK(err);
+	printf("builds: compile, count without list %d\n",
+	       clCompileProgram(c, 1, NULL, "", 0, NULL, NULL, NULL, NULL));
+	printf("builds: compile, list without count %d\n",
+	       clCompileProgram(c, 0, &clp.dev, "", 0, NULL, NULL, NULL, NULL));
+	printf("builds: compile, data without callback %d\n",
+	       clCompileProgram(c, 1, &clp.dev, "", 0, NULL, NULL, NULL, &data));
+	printf("builds: compile %d\n", clCompileProgram(c, 1, &clp.dev, "", 0, NULL, NULL, NULL, NULL));
+	CK(clReleaseProgram(c));
+	CK(clReleaseProgram(p));
+	clReleaseMemObject(m);
+}

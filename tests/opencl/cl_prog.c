@@ -96,7 +96,7 @@ static const struct {
 	{ "user_error", ph_user_error }, { "ooo", ph_ooo }, { "args", ph_args },
 	{ "kargs", ph_kargs }, { "kargs_svm", ph_kargs_svm },
 	{ "svm", ph_svm }, { "native", ph_native }, { "errors", ph_errors },
-	{ "errors_pending", ph_errors_pending },
+	{ "errors_pending", ph_errors_pending }, { "builds", ph_builds },
 	{ "release", ph_release }, { "legacy", ph_legacy }, { "threads", ph_threads },
 	{ "contexts", ph_contexts },
 };

@@ -123,6 +123,7 @@ void ph_svm(void);
 void ph_native(void);
 void ph_errors(void);
 void ph_errors_pending(void);
+void ph_builds(void);
 void ph_release(void);
 void ph_legacy(void);
 void ph_threads(void);

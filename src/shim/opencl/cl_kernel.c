@@ -396,11 +396,20 @@ XS_CL_HOOK cl_int clGetKernelInfo(cl_kernel k, cl_kernel_info param, size_t size
 XS_CL_HOOK cl_int clGetKernelArgInfo(cl_kernel k, cl_uint index, cl_kernel_arg_info param,
 				     size_t size, void *value, size_t *ret)
 {
+	cl_program app = NULL;
+	int32_t hidden;
+	cl_int rc;
+
 	if (cl_load() < 0 || !cl_real.clGetKernelArgInfo)
 		return CL_INVALID_KERNEL;
-	if (clk_hidden_arg(k, index))
+	hidden = cl_kernel_hidden(k, &app);
+	if (hidden >= 0 && index >= (cl_uint)hidden)
 		return CL_INVALID_ARG_INDEX;
-	return cl_real.clGetKernelArgInfo(k, index, param, size, value, ret);
+	if (hidden < 0 || !app || !cl_program_hides_arg_info(app))
+		return cl_real.clGetKernelArgInfo(k, index, param, size, value, ret);
+	/* As the application's own build would answer: its other errors, else none. */
+	rc = cl_real.clGetKernelArgInfo(k, index, param, 0, NULL, NULL);
+	return rc == CL_SUCCESS ? CL_KERNEL_ARG_INFO_NOT_AVAILABLE : rc;
 }
 
 /* --- hooks ------------------------------------------------------------------ */

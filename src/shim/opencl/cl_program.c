@@ -198,6 +198,100 @@ static struct clpg *clpg_twin(cl_program p)
 	return r && r->app == p && r->inst ? r : NULL;
 }
 
+/*
+ * Whether build options @opts ask for kernel argument information
+ * (-cl-kernel-arg-info as one of their words).
+ */
+static bool clpg_asks_arg_info(const char *opts)
+{
+	static const char word[] = "-cl-kernel-arg-info";
+
+	for (const char *o = opts; o && *o;) {
+		size_t n;
+
+		o += strspn(o, " \t\n\r\f\v");
+		n = strcspn(o, " \t\n\r\f\v");
+		if (n == sizeof(word) - 1 && !strncmp(o, word, n))
+			return true;
+		o += n;
+	}
+	return false;
+}
+
+/*
+ * Whether the driver of @dev tells the argument information of a kernel
+ * built without -cl-kernel-arg-info (the specification lets it refuse,
+ * and PoCL does; others answer anyway). Asked once per platform, by
+ * building a program of one empty kernel on @ctx; true when that cannot
+ * be done (the twin's answers then stand, as before the question).
+ */
+static bool clpg_driver_tells_arg_info(cl_context ctx, cl_device_id dev)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		cl_platform_id platform;
+		bool tells;
+	} known[8];
+	static unsigned nknown;
+	static const char *src = "kernel void xsched_arg_info_probe(global int *a) { }";
+	cl_platform_id platform = NULL;
+	cl_program prog = NULL;
+	cl_kernel k = NULL;
+	bool tells = true;
+	size_t len = 0;
+	cl_int e;
+
+	if (cl_real.clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(platform), &platform,
+				    NULL) != CL_SUCCESS)
+		return true;
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < nknown; i++)
+		if (known[i].platform == platform) {
+			tells = known[i].tells;
+			goto out;
+		}
+	prog = cl_real.clCreateProgramWithSource(ctx, 1, &src, NULL, &e);
+	if (prog && cl_real.clBuildProgram(prog, 1, &dev, "", NULL, NULL) == CL_SUCCESS &&
+	    (k = cl_real.clCreateKernel(prog, "xsched_arg_info_probe", &e)))
+		tells = cl_real.clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, 0, NULL, &len) !=
+			CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+	if (k && nknown < sizeof(known) / sizeof(known[0])) {
+		known[nknown].platform = platform;
+		known[nknown++].tells = tells;
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	if (k)
+		cl_real.clReleaseKernel(k);
+	if (prog)
+		cl_real.clReleaseProgram(prog);
+	return tells;
+}
+
+bool cl_program_hides_arg_info(cl_program app)
+{
+	cl_context ctx = NULL;
+	cl_device_id *devs = NULL;
+	size_t size = 0;
+	struct clpg *r;
+	bool asked = true, hides = false;
+
+	pthread_mutex_lock(&clpg_lock);
+	r = clpg_twin(app);
+	if (r && r->use_inst)
+		asked = clpg_asks_arg_info(r->options);
+	pthread_mutex_unlock(&clpg_lock);
+	if (!asked &&
+	    cl_real.clGetProgramInfo(app, CL_PROGRAM_CONTEXT, sizeof(ctx), &ctx, NULL) ==
+		    CL_SUCCESS &&
+	    cl_real.clGetProgramInfo(app, CL_PROGRAM_DEVICES, 0, NULL, &size) == CL_SUCCESS &&
+	    size >= sizeof(*devs) && (devs = malloc(size)) &&
+	    cl_real.clGetProgramInfo(app, CL_PROGRAM_DEVICES, size, devs, NULL) == CL_SUCCESS)
+		hides = !clpg_driver_tells_arg_info(ctx, devs[0]);
+	free(devs);
+	return hides;
+}
+
 XS_CL_HOOK cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count,
 						const char **strings, const size_t *lengths,
 						cl_int *err)
@@ -288,80 +382,110 @@ static char *clpg_inst_options(const char *opts)
 }
 
 /*
- * Whether to try the instrumented program for a build with @opts; sets
- * r->why when not. Lock held.
+ * Whether a build or compile call's device list and callback are as the
+ * specification allows (a list with its length, user data only with a
+ * callback). The shim reads the list; a call that is not goes to the
+ * driver untouched, for its error.
  */
-static bool clpg_try_inst(struct clpg *r, const char *opts)
+static bool clpg_call_valid(cl_uint ndev, const cl_device_id *devs, bool notify, void *data)
 {
-	const char *name = clg_options_conflict(opts);
+	return !ndev == !devs && (notify || !data);
+}
 
-	if (name) {
-		r->why = "the build options define a name the guardian uses";
+/*
+ * Whether @rc rejects the call itself, leaving the program and its last
+ * build as they were (the driver built nothing).
+ */
+static bool clpg_rejected(cl_int rc)
+{
+	switch (rc) {
+	case CL_INVALID_PROGRAM:
+	case CL_INVALID_VALUE:
+	case CL_INVALID_DEVICE:
+	case CL_INVALID_BINARY:
+	case CL_INVALID_BUILD_OPTIONS:
+	case CL_INVALID_COMPILER_OPTIONS:
+	case CL_INVALID_OPERATION:
+		return true;
+	default:
 		return false;
 	}
-	return true;
 }
 
 /*
  * A build or compile of @p begins: its record (NULL when passed through or
- * not from source), with the options and devices noted, and in *@inst the
- * instrumented twin to build first (NULL: build the original only).
+ * not from source), and in *@inst the instrumented twin to build first
+ * (NULL: build the original only, and *@why says why when there is a twin).
  */
-static struct clpg *clpg_build_start(cl_program p, const char *opts, cl_uint ndev,
-				     const cl_device_id *devs, cl_program *inst)
+static struct clpg *clpg_build_start(cl_program p, const char *opts, cl_program *inst,
+				     const char **why)
 {
 	struct clpg *r;
 
 	*inst = NULL;
+	*why = NULL;
 	pthread_mutex_lock(&clpg_lock);
 	r = cl_passthrough() ? NULL : clpg_twin(p);
-	if (r) {
-		clpg_note(r, opts, ndev, devs);
-		if (clpg_try_inst(r, opts))
-			*inst = r->inst;
-	}
+	if (r && clg_options_conflict(opts))
+		*why = "the build options define a name the guardian uses";
+	else if (r)
+		*inst = r->inst;
 	pthread_mutex_unlock(&clpg_lock);
 	return r;
+}
+
+/*
+ * A build or compile of @r's program the driver accepted (not rejected):
+ * its options and devices, where kernels now come from, and why not from
+ * the twin (@why, NULL: unchanged).
+ */
+static void clpg_build_end(struct clpg *r, const char *opts, cl_uint ndev,
+			   const cl_device_id *devs, bool use_inst, bool compiled, bool app_built,
+			   const char *why)
+{
+	pthread_mutex_lock(&clpg_lock);
+	clpg_note(r, opts, ndev, devs);
+	r->use_inst = use_inst;
+	r->compiled = compiled;
+	r->app_built = app_built;
+	if (why)
+		r->why = why;
+	pthread_mutex_unlock(&clpg_lock);
 }
 
 XS_CL_HOOK cl_int clBuildProgram(cl_program p, cl_uint ndev, const cl_device_id *devs,
 				 const char *opts,
 				 void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
-	struct clpg *r;
+	struct clpg *r = NULL;
 	cl_program inst = NULL;
+	const char *why = NULL;
 	char *o = NULL;
 	cl_int rc;
 
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
-	r = clpg_build_start(p, opts, ndev, devs, &inst);
+	if (clpg_call_valid(ndev, devs, notify != NULL, data))
+		r = clpg_build_start(p, opts, &inst, &why);
 	if (!inst || !(o = clpg_inst_options(opts)))
 		goto original;
 	/* Synchronous (no callback): then the application's, with its handle. */
 	rc = cl_real.clBuildProgram(inst, ndev, devs, o, NULL, NULL);
 	free(o);
 	if (rc == CL_SUCCESS) {
-		pthread_mutex_lock(&clpg_lock);
-		r->use_inst = true;
-		r->compiled = false;
-		r->app_built = false;
-		pthread_mutex_unlock(&clpg_lock);
+		clpg_build_end(r, opts, ndev, devs, true, false, false, NULL);
 		if (notify)
 			notify(p, data);
 		return CL_SUCCESS;
 	}
-	pthread_mutex_lock(&clpg_lock);
-	r->why = "the rewritten source did not build";
-	pthread_mutex_unlock(&clpg_lock);
+	/* Kernels of the application's program exist (they are the twin's). */
+	if (rc == CL_INVALID_OPERATION)
+		return rc;
+	why = "the rewritten source did not build";
 original:
 	rc = cl_real.clBuildProgram(p, ndev, devs, opts, notify, data);
-	if (r) {
-		pthread_mutex_lock(&clpg_lock);
-		r->use_inst = false;
-		r->app_built = rc == CL_SUCCESS;
-		pthread_mutex_unlock(&clpg_lock);
-	}
+	if (r && !clpg_rejected(rc))
+		clpg_build_end(r, opts, ndev, devs, false, false, rc == CL_SUCCESS, why);
 	return rc;
 }
 
@@ -370,29 +494,30 @@ XS_CL_HOOK cl_int clCompileProgram(cl_program p, cl_uint ndev, const cl_device_i
 				   const char **hdr_names,
 				   void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
-	struct clpg *r;
+	struct clpg *r = NULL;
 	cl_program inst = NULL;
+	const char *why = NULL;
 	char *o = NULL;
 	cl_int rc, irc = CL_BUILD_PROGRAM_FAILURE;
 
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
-	r = clpg_build_start(p, opts, ndev, devs, &inst);
+	if (clpg_call_valid(ndev, devs, notify != NULL, data))
+		r = clpg_build_start(p, opts, &inst, &why);
 	if (inst && (o = clpg_inst_options(opts)))
 		irc = cl_real.clCompileProgram(inst, ndev, devs, o, nhdr, hdrs, hdr_names, NULL,
 					       NULL);
 	free(o);
+	/* Kernels of the application's program exist (they are the twin's). */
+	if (irc == CL_INVALID_OPERATION)
+		return irc;
+	if (inst && irc != CL_SUCCESS)
+		why = "the rewritten source did not compile";
 	/* The original too: a link with the instrumented object may fail. */
 	rc = cl_real.clCompileProgram(p, ndev, devs, opts, nhdr, hdrs, hdr_names, notify, data);
-	if (r) {
-		pthread_mutex_lock(&clpg_lock);
-		r->use_inst = irc == CL_SUCCESS && rc == CL_SUCCESS;
-		r->compiled = true;
-		r->app_built = rc == CL_SUCCESS;
-		if (inst && irc != CL_SUCCESS)
-			r->why = "the rewritten source did not compile";
-		pthread_mutex_unlock(&clpg_lock);
-	}
+	if (r && !clpg_rejected(rc))
+		clpg_build_end(r, opts, ndev, devs, irc == CL_SUCCESS && rc == CL_SUCCESS, true,
+			       rc == CL_SUCCESS, why);
 	return rc;
 }
 

@@ -203,4 +203,12 @@ cl_program cl_program_app_of(cl_program real);
  * (static text). */
 const char *cl_program_why(cl_program real, const char *kernel);
 
+/*
+ * Whether kernels of the application's @app, built from its twin (which
+ * the shim builds with -cl-kernel-arg-info), must not tell their argument
+ * information: the application did not ask for it, and the driver gives
+ * none without (probed once per platform, with a build). Any thread.
+ */
+bool cl_program_hides_arg_info(cl_program app);
+
 #endif
