@@ -28,6 +28,18 @@
 #                      every output tensor must be the same bit for bit,
 #                      and its layers must have gone through the shim's
 #                      queues (at least 10 commands per inference)
+#   ffmpeg             a video filter graph on OpenCL (avgblur, unsharp,
+#                      convolution and sobel filters on 20 frames of a test
+#                      pattern): every frame's MD5 must be the same
+#   python3-simtk + libopenmm-plugins
+#                      OpenMM's own installation test: forces of a test
+#                      system on its platforms; Reference vs OpenCL must
+#                      be the same (the CPU platform's figures vary from
+#                      run to run: dropped)
+#   piglit             piglit's OpenCL tests (tests/opencl/piglit_each.sh):
+#                      the API tests, and cl-program-tester on its
+#                      hand-written kernel tests (122 programs); each test's
+#                      result and exit status must be the same
 #
 # The shim runs first, on a cold PoCL kernel cache private to this run, so
 # PoCL's compiler and linker child processes run with the shim preloaded;
@@ -53,7 +65,7 @@ shim=${XSCHED_CL_SHIM:-}
 daemon=
 ctl=
 check_stats=${XSCHED_CL_APPS_STATS:-1}
-apps=${XSCHED_CL_APPS:-"clinfo clpeak clblast pyopencl hashcat dnn"}
+apps=${XSCHED_CL_APPS:-"clinfo clpeak clblast pyopencl hashcat dnn ffmpeg openmm piglit"}
 keep=0
 py=/usr/bin/python3     # Debian's: a pyenv python3 first on PATH lacks pyopencl
 pyopencl_examples=/usr/share/doc/python-pyopencl-doc/examples
@@ -286,6 +298,24 @@ norm_dnn() {
 	grep -E '^(infer|target|all) '
 }
 
+# ffmpeg -f framemd5: one line per frame with its MD5.
+norm_framemd5() {
+	grep -E '^[0-9]+, '
+}
+
+# OpenMM's testInstallation: the platforms, whether each computed its
+# forces, and the differences that do not involve the CPU platform (the
+# compiler's warning counts depend on the kernel cache: dropped).
+norm_openmm() {
+	grep -v ' generated\.$' |
+		grep -E '^[0-9]+ [A-Za-z]+ |Successfully computed|rror|^Reference vs\. OpenCL'
+}
+
+# piglit_each.sh: each test's name, result lines and exit status.
+norm_piglit() {
+	grep -E '^(TEST |PIGLIT: |exit )'
+}
+
 # --- applications ---------------------------------------------------------------
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -386,6 +416,42 @@ app_dnn() {
 		"$py" "$here/opencl/cl_dnn.py" run 8
 }
 
+app_ffmpeg() {
+	local f
+	if ! have ffmpeg || ! ffmpeg -hide_banner -filters 2>/dev/null | grep -q avgblur_opencl; then
+		skip "ffmpeg with OpenCL filters not installed (package ffmpeg)"
+		return
+	fi
+	f='format=yuv420p,hwupload,avgblur_opencl=5,unsharp_opencl'
+	f+=',convolution_opencl=0 1 0 1 -4 1 0 1 0:0 1 0 1 -4 1 0 1 0:0 1 0 1 -4 1 0 1 0'
+	f+=':0 1 0 1 -4 1 0 1 0,sobel_opencl,hwdownload,format=yuv420p'
+	want_cmds=20
+	check ffmpeg norm_framemd5 1 120 ffmpeg -hide_banner -nostdin -loglevel error -nostats \
+		-init_hw_device opencl=ocl:0.0 -filter_hw_device ocl \
+		-f lavfi -i testsrc=size=320x240:rate=10 -frames:v 20 -vf "$f" -f framemd5 -
+}
+
+app_openmm() {
+	if ! "$py" -c 'import openmm' 2>/dev/null; then
+		skip "OpenMM not importable by $py (packages python3-simtk libopenmm-plugins)"
+		return
+	fi
+	check openmm norm_openmm 1 300 "$py" -m openmm.testInstallation
+}
+
+app_piglit() {
+	local d dir=
+	for d in /usr/lib/*/piglit; do
+		[[ -x $d/bin/cl-program-tester ]] && dir=$d
+	done
+	if [[ -z $dir ]]; then
+		skip "piglit not installed (package piglit)"
+		return
+	fi
+	check piglit/api norm_piglit 1 300 "$here/opencl/piglit_each.sh" "$dir" api
+	check piglit/program norm_piglit 1 900 "$here/opencl/piglit_each.sh" "$dir" program
+}
+
 # --- main -------------------------------------------------------------------------
 
 echo "shim: $shim"
@@ -398,7 +464,7 @@ if [[ -n $daemon ]]; then
 fi
 for app in $apps; do
 	case $app in
-	clinfo | clpeak | clblast | pyopencl | hashcat | dnn) "app_$app" ;;
+	clinfo | clpeak | clblast | pyopencl | hashcat | dnn | ffmpeg | openmm | piglit) "app_$app" ;;
 	*) fail "unknown application $app" ;;
 	esac
 done

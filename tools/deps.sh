@@ -7,7 +7,7 @@
 # test every shim and tool (PoCL and the OpenCL loader, Level Zero,
 # libbpf, bpftool, <sys/sdt.h>, clang and libFuzzer, systemd's tools); --apps: the real
 # third-party OpenCL applications of tests/test_cl_apps.sh (slow to
-# install, their test takes a few minutes); --plots: gnuplot for figures;
+# install, their test takes about ten minutes); --plots: gnuplot for figures;
 # --demo: what tools/demo.sh runs (PoCL, gnuplot); --package: what building
 # and checking the .deb needs; --cluster: the container runtime, Slurm and
 # the CDI schema of the cluster tests (tests/test_cdi.sh, test_podman.sh,
@@ -54,6 +54,10 @@ apps=(
   hashcat              # its MD5 mask attack
   python3-opencv       # OpenCV's DNN module on its OpenCL target
   python3-onnx         # writes the model it runs
+  ffmpeg               # its OpenCL video filters
+  python3-simtk        # OpenMM's installation test
+  libopenmm-plugins    # OpenMM's OpenCL platform
+  piglit               # its OpenCL API and kernel tests
 )
 plots=(
   gnuplot-nox

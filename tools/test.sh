@@ -5,7 +5,8 @@
 # clang ...), so that the OpenCL and Level Zero tests run too.
 #   tools/test.sh [--apps] [cmake options...]
 # --apps also installs the real OpenCL applications of test_cl_apps
-# (clinfo, clpeak, CLBlast's tuners, pyopencl's tests: a few minutes more;
+# (clinfo, clpeak, CLBlast's tuners, pyopencl, hashcat, OpenCV, ffmpeg,
+# OpenMM, piglit: a few minutes of installing, about ten of testing;
 # without them that test is skipped, or runs those already installed).
 # Environment: BUILD_DIR (default build), JOBS (default nproc).
 set -euo pipefail
