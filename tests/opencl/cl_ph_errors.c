@@ -165,8 +165,8 @@ static void build_run(const char *what, cl_kernel k, cl_mem m, cl_uint *want, cl
 /*
  * Builds and compiles called wrongly (a device count without its list, a
  * list without its count, user data without a callback, a build while a
- * kernel of the program exists), each code printed; the program stays
- * usable after every rejected call. A kernel's argument information is
+ * kernel of the program exists, an option the compiler does not know),
+ * each code printed, and whether the program is still usable after. A kernel's argument information is
  * told as the driver tells it: without -cl-kernel-arg-info PoCL tells
  * none, although a shim may build its own copy of the program with it.
  */
@@ -206,6 +206,14 @@ void ph_builds(void)
 	       clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, sizeof(name), name, NULL));
 	build_run("first build", k, m, want, 3);
 	CK(clReleaseKernel(k));
+	printf("builds: build, unknown option %d\n",
+	       clBuildProgram(p, 1, &clp.dev, "-cl-no-such-option", NULL, NULL));
+	k = clCreateKernel(p, "bk", &err);
+	printf("builds: kernel after it %d\n", err);
+	if (k) {
+		build_run("after a rejected build", k, m, want, 4);
+		CK(clReleaseKernel(k));
+	}
 
 	CK(clBuildProgram(p, 1, &clp.dev, " -cl-kernel-arg-info ", NULL, NULL));
 	k = clCreateKernel(p, "bk", &err);
