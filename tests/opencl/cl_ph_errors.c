@@ -165,7 +165,9 @@ static void build_run(const char *what, cl_kernel k, cl_mem m, cl_uint *want, cl
 /*
  * Builds and compiles called wrongly (a device count without its list, a
  * list without its count, user data without a callback, a build while a
- * kernel of the program exists, an option the compiler does not know),
+ * kernel of the program exists, also when the program was built from its
+ * own source because the options define a name a shim's guardian uses, an
+ * option the compiler does not know),
  * each code printed, and whether the program is still usable after. A kernel's argument information is
  * told as the driver tells it: without -cl-kernel-arg-info PoCL tells
  * none, although a shim may build its own copy of the program with it.
@@ -235,6 +237,24 @@ void ph_builds(void)
 	       clCompileProgram(c, 1, &clp.dev, "", 0, NULL, NULL, NULL, &data));
 	printf("builds: compile %d\n", clCompileProgram(c, 1, &clp.dev, "", 0, NULL, NULL, NULL, NULL));
 	CK(clReleaseProgram(c));
+	CK(clReleaseProgram(p));
+
+	/* Built as asked (the option defines a name the guardian uses), a
+	 * kernel made from it, then built again. */
+	p = clCreateProgramWithSource(clp.ctx, 1, &src, NULL, &err);
+	CK(err);
+	CK(clBuildProgram(p, 1, &clp.dev, "-D__xsched_x=1", NULL, NULL));
+	k = clCreateKernel(p, "bk", &err);
+	CK(err);
+	printf("builds: own build, kernel attached %d\n",
+	       clBuildProgram(p, 1, &clp.dev, "", NULL, NULL));
+	build_run("own build", k, m, want, 6);
+	CK(clReleaseKernel(k));
+	printf("builds: own build, rebuilt %d\n", clBuildProgram(p, 1, &clp.dev, "", NULL, NULL));
+	k = clCreateKernel(p, "bk", &err);
+	CK(err);
+	build_run("own build rebuilt", k, m, want, 7);
+	CK(clReleaseKernel(k));
 	CK(clReleaseProgram(p));
 	clReleaseMemObject(m);
 }

@@ -416,6 +416,9 @@ static bool clpg_rejected(cl_int rc)
  * A build or compile of @p begins: its record (NULL when passed through or
  * not from source), and in *@inst the instrumented twin to build first
  * (NULL: build the original only, and *@why says why when there is a twin).
+ * Once the application's own build is the current one (the twin's had
+ * failed), later builds stay with it: kernels made from it are attached to
+ * it, and only its own build tells the application so.
  */
 static struct clpg *clpg_build_start(cl_program p, const char *opts, cl_program *inst,
 				     const char **why)
@@ -428,7 +431,7 @@ static struct clpg *clpg_build_start(cl_program p, const char *opts, cl_program 
 	r = cl_passthrough() ? NULL : clpg_twin(p);
 	if (r && clg_options_conflict(opts))
 		*why = "the build options define a name the guardian uses";
-	else if (r)
+	else if (r && !(r->app_built && !r->use_inst))
 		*inst = r->inst;
 	pthread_mutex_unlock(&clpg_lock);
 	return r;
