@@ -330,6 +330,19 @@ int32_t cl_kernel_hidden(cl_kernel k, cl_program *app_prog)
 	return hidden;
 }
 
+bool cl_kernel_app_holds(cl_program prog)
+{
+	bool holds = false;
+
+	for (unsigned b = 0; b < CLK_BUCKETS && !holds; b++) {
+		pthread_mutex_lock(&clk_table[b].lock);
+		for (struct clk_rec *r = clk_table[b].head; r && !holds; r = r->next)
+			holds = r->program == prog;
+		pthread_mutex_unlock(&clk_table[b].lock);
+	}
+	return holds;
+}
+
 /* Whether @index is one of the guardian's arguments of @k (or past them). */
 static bool clk_hidden_arg(cl_kernel k, cl_uint index)
 {

@@ -393,26 +393,6 @@ static bool clpg_call_valid(cl_uint ndev, const cl_device_id *devs, bool notify,
 }
 
 /*
- * Whether @rc rejects the call itself, leaving the program and its last
- * build as they were (the driver built nothing).
- */
-static bool clpg_rejected(cl_int rc)
-{
-	switch (rc) {
-	case CL_INVALID_PROGRAM:
-	case CL_INVALID_VALUE:
-	case CL_INVALID_DEVICE:
-	case CL_INVALID_BINARY:
-	case CL_INVALID_BUILD_OPTIONS:
-	case CL_INVALID_COMPILER_OPTIONS:
-	case CL_INVALID_OPERATION:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
  * A build or compile of @p begins: its record (NULL when passed through or
  * not from source), and in *@inst the instrumented twin to build first
  * (NULL: build the original only, and *@why says why when there is a twin).
@@ -438,9 +418,8 @@ static struct clpg *clpg_build_start(cl_program p, const char *opts, cl_program 
 }
 
 /*
- * A build or compile of @r's program the driver accepted (not rejected):
- * its options and devices, where kernels now come from, and why not from
- * the twin (@why, NULL: unchanged).
+ * A build or compile of @r's program ended: its options and devices, where
+ * kernels now come from, and why not from the twin (@why, NULL: unchanged).
  */
 static void clpg_build_end(struct clpg *r, const char *opts, cl_uint ndev,
 			   const cl_device_id *devs, bool use_inst, bool compiled, bool app_built,
@@ -481,13 +460,13 @@ XS_CL_HOOK cl_int clBuildProgram(cl_program p, cl_uint ndev, const cl_device_id 
 			notify(p, data);
 		return CL_SUCCESS;
 	}
-	/* Kernels of the application's program exist (they are the twin's). */
-	if (rc == CL_INVALID_OPERATION)
+	/* The application holds a kernel of its program (the twin's). */
+	if (rc == CL_INVALID_OPERATION && cl_kernel_app_holds(inst))
 		return rc;
 	why = "the rewritten source did not build";
 original:
 	rc = cl_real.clBuildProgram(p, ndev, devs, opts, notify, data);
-	if (r && !clpg_rejected(rc))
+	if (r)
 		clpg_build_end(r, opts, ndev, devs, false, false, rc == CL_SUCCESS, why);
 	return rc;
 }
@@ -511,14 +490,14 @@ XS_CL_HOOK cl_int clCompileProgram(cl_program p, cl_uint ndev, const cl_device_i
 		irc = cl_real.clCompileProgram(inst, ndev, devs, o, nhdr, hdrs, hdr_names, NULL,
 					       NULL);
 	free(o);
-	/* Kernels of the application's program exist (they are the twin's). */
-	if (irc == CL_INVALID_OPERATION)
+	/* The application holds a kernel of its program (the twin's). */
+	if (irc == CL_INVALID_OPERATION && cl_kernel_app_holds(inst))
 		return irc;
 	if (inst && irc != CL_SUCCESS)
 		why = "the rewritten source did not compile";
 	/* The original too: a link with the instrumented object may fail. */
 	rc = cl_real.clCompileProgram(p, ndev, devs, opts, nhdr, hdrs, hdr_names, notify, data);
-	if (r && !clpg_rejected(rc))
+	if (r)
 		clpg_build_end(r, opts, ndev, devs, irc == CL_SUCCESS && rc == CL_SUCCESS, true,
 			       rc == CL_SUCCESS, why);
 	return rc;

@@ -176,6 +176,14 @@ void cl_kernel_snap_unbind(struct clk_snap *s);
 int32_t cl_kernel_hidden(cl_kernel k, cl_program *app_prog);
 
 /*
+ * Whether the application holds a kernel made from the driver's program
+ * @prog (one it has not released). The shim's own references (launches in
+ * its hands, private kernels) do not count, although the driver counts
+ * them as kernels attached to @prog. Any thread; scans every kernel.
+ */
+bool cl_kernel_app_holds(cl_program prog);
+
+/*
  * Sets the guardian's arguments of @k (@hidden: cl_kernel_hidden()) for
  * a launch: @g's, or NULL pointers (guardian off) when @g or its control
  * word is NULL. Nothing to do for @hidden < 0. Returns the driver's
