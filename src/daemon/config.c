@@ -8,7 +8,15 @@
  * or report only once: lines too long for its buffer, indented lines it
  * would append to the previous value, lines that are neither a section, a
  * comment nor a key. Every problem is reported with its line, not only the
- * first, and a key given twice names both lines.
+ * first, and a key given twice names both lines; when they do not all fit
+ * the caller's buffer, the last line says how many more there were.
+ *
+ * Whatever the file holds may be echoed to a terminal or the journal, so
+ * the reader also checks that the file is text (see TEXT_BAD_1_IN): one
+ * that is not, a binary given by mistake, gets one line saying so instead
+ * of a problem for each of its "lines". Anything echoed from a file is
+ * escaped (esc()), and a value with control characters is refused, so that
+ * code that prints the configuration later prints text.
  */
 #include "daemon/config.h"
 #include "policy/policy_builtin.h"
@@ -35,40 +43,212 @@ struct seen_key {
 	int line;
 };
 
+/*
+ * A file is not a text configuration when it holds a NUL byte, or when more
+ * than 1 byte in TEXT_BAD_1_IN is not text: a control character other
+ * than tab, CR and LF, or a byte that is not part of printable UTF-8. A
+ * text file with an odd character (an escape sequence pasted into a value,
+ * a Latin-1 comment) is parsed as usual, its problems reported (escaped)
+ * line by line; random bytes are more than half not text, a binary holds
+ * NULs.
+ */
+#define TEXT_BAD_1_IN 10
+
+/* Room kept in the problems for their last line, "file: and N more problems". */
+#define MORE_ROOM 40
+
 struct parse_state {
 	struct xsd_config *c;
-	const char *path;
+	const char *path;                  /* escaped, for messages */
 	FILE *f;
 	char *err;                         /* problems, one a line */
 	size_t errlen, errused;
+	int dropped;                       /* problems that did not fit in err */
 	int rc;                            /* the first problem's error */
 	int line;                          /* lines read so far */
 	bool line_bad;                     /* the reader refused the current line */
 	bool key_in_section;               /* inih continues indented lines then */
 	int read_errno;
+	int nul_line;                      /* where a NUL byte was; 0: none */
+	uint64_t nbytes, nbad;             /* bytes read; bytes not text */
+	unsigned char pend[4];             /* a UTF-8 character not yet complete */
+	size_t npend;
 	struct seen_key *seen;
 	size_t nseen;
 };
 
+/*
+ * The length of the printable character that starts @s (@n bytes): 1 for
+ * printable ASCII, 2 to 4 for printable UTF-8. 0 if @s starts none (a
+ * control character, including the C1 ones U+0080..U+009F that terminals
+ * also obey, a byte that is not UTF-8, an overlong form, a surrogate);
+ * -1 if @s is the start of one cut short by @n.
+ */
+static int text_char_len(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	if (s[0] == 0xc2)
+		len = 2, lo = 0xa0;        /* not C1 */
+	else if (s[0] > 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] == 0xe0)
+		len = 3, lo = 0xa0;        /* not overlong */
+	else if (s[0] == 0xed)
+		len = 3, hi = 0x9f;        /* not a surrogate */
+	else if (s[0] >= 0xe1 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] == 0xf0)
+		len = 4, lo = 0x90;        /* not overlong */
+	else if (s[0] >= 0xf1 && s[0] <= 0xf3)
+		len = 4;
+	else if (s[0] == 0xf4)
+		len = 4, hi = 0x8f;        /* not past U+10FFFF */
+	else
+		return 0;
+	for (i = 1; i < len; i++) {
+		if (i == n)
+			return -1;
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return (int)len;
+}
+
+/*
+ * @s (@n bytes) as one line of a message: printable text as it is, a
+ * backslash doubled, tab, CR and LF as \t, \r and \n, every other byte as
+ * \xNN; cut with "..." to fit @len (at least 4). Returns @out.
+ */
+static const char *esc(char *out, size_t len, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	while (i < n) {
+		int r = text_char_len(u + i, n - i);
+		char piece[5];
+		size_t k, step;
+
+		if (r > 0 && u[i] != '\\') {
+			step = k = (size_t)r;
+			memcpy(piece, u + i, k);
+		} else {
+			step = 1;
+			if (u[i] == '\\' || u[i] == '\t' || u[i] == '\r' || u[i] == '\n')
+				k = (size_t)snprintf(piece, sizeof(piece), "\\%c",
+						     u[i] == '\t' ? 't' : u[i] == '\r' ? 'r' :
+						     u[i] == '\n' ? 'n' : '\\');
+			else
+				k = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", u[i]);
+		}
+		/* Room for this piece, and for "..." unless it is the last. */
+		if (o + k + (i + step < n ? 4 : 1) > len) {
+			if (o + 4 <= len) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(out + o, piece, k);
+		o += k;
+		i += step;
+	}
+	if (len)
+		out[o] = '\0';
+	return out;
+}
+
+/* Whether @v is printable text (tabs allowed: some values are lists). */
+static bool is_text(const char *v)
+{
+	const unsigned char *u = (const unsigned char *)v;
+	size_t n = strlen(v), i = 0;
+
+	while (i < n) {
+		int r = text_char_len(u + i, n - i);
+
+		if (r <= 0 && u[i] != '\t')
+			return false;
+		i += r > 0 ? (size_t)r : 1;
+	}
+	return true;
+}
+
+/*
+ * Counts byte @ch, read from the file, towards the share that is not text
+ * (TEXT_BAD_1_IN). A UTF-8 character is held until it is complete; @ch
+ * EOF flushes what is held.
+ */
+static void text_count(struct parse_state *ps, int ch)
+{
+	if (ch != EOF) {
+		ps->nbytes++;
+		ps->pend[ps->npend++] = (unsigned char)ch;
+	}
+	while (ps->npend) {
+		int r = text_char_len(ps->pend, ps->npend);
+
+		if (r < 0 && ch != EOF)
+			return;            /* wait for the rest */
+		if (r <= 0) {
+			unsigned char c = ps->pend[0];
+
+			ps->nbad += c != '\t' && c != '\r' && c != '\n';
+			r = 1;
+		}
+		ps->npend -= (size_t)r;
+		memmove(ps->pend, ps->pend + r, ps->npend);
+	}
+}
+
 static void problem(struct parse_state *ps, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Adds "path:line: what" to the problems. */
+/*
+ * Adds "path:line: what" to the problems. A problem that does not fit is
+ * counted instead (and so are all after it, for "and N more" to mean the
+ * last N); the first one is rather cut than left out.
+ */
 static void problem(struct parse_state *ps, int rc, const char *fmt, ...)
 {
-	char what[384];
+	char what[640], line[sizeof(what) + 560];
+	size_t room = ps->errlen > ps->errused + MORE_ROOM + strlen(ps->path) ?
+		      ps->errlen - ps->errused - MORE_ROOM - strlen(ps->path) : 0;
 	va_list ap;
-	int n;
+	size_t n;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (!ps->rc || rc == -ENOMEM)
 		ps->rc = rc;
-	if (ps->errused + 1 >= ps->errlen)
+	snprintf(line, sizeof(line), "%s%s:%d: %s", ps->errused ? "\n" : "", ps->path,
+		 ps->line, what);
+	n = strlen(line);
+	if (ps->dropped || (ps->errused && n >= room) || room < 2) {
+		ps->dropped++;
 		return;
-	n = snprintf(ps->err + ps->errused, ps->errlen - ps->errused, "%s%s:%d: %s",
-		     ps->errused ? "\n" : "", ps->path, ps->line, what);
+	}
+	snprintf(ps->err + ps->errused, room, "%s", line);
+	ps->errused += BASE_MIN(n, room - 1);
+}
+
+/* Ends the problems with how many did not fit, if any. */
+static void problems_end(struct parse_state *ps)
+{
+	int n;
+
+	if (!ps->dropped || ps->errused + 1 >= ps->errlen)
+		return;
+	n = snprintf(ps->err + ps->errused, ps->errlen - ps->errused,
+		     "%s%s: and %d more problem%s", ps->errused ? "\n" : "", ps->path,
+		     ps->dropped, ps->dropped == 1 ? "" : "s");
 	if (n > 0)
 		ps->errused = BASE_MIN(ps->errused + (size_t)n, ps->errlen - 1);
 }
@@ -339,8 +519,11 @@ static bool first_time(struct parse_state *ps, const char *sec, const char *name
 	}
 	for (i = 0; i < ps->nseen; i++) {
 		if (!strcmp(ps->seen[i].name, key)) {
-			problem(ps, -EINVAL, "[%s] %s given twice (first at line %d)", sec,
-				name, ps->seen[i].line);
+			char esec[80], ename[160];
+
+			problem(ps, -EINVAL, "[%s] %s given twice (first at line %d)",
+				esc(esec, sizeof(esec), sec, strlen(sec)),
+				esc(ename, sizeof(ename), name, strlen(name)), ps->seen[i].line);
 			free(key);
 			return false;
 		}
@@ -361,8 +544,8 @@ static int config_ini_key(void *user, const char *sec, const char *name,
 		       const char *value)
 {
 	struct parse_state *ps = user;
+	char key[128], esec[80], ename[160], evalue[256];
 	const char *why = NULL;
-	char key[128];
 	int rc;
 
 	ps->key_in_section = true;
@@ -373,16 +556,59 @@ static int config_ini_key(void *user, const char *sec, const char *name,
 		return 0;
 	snprintf(key, sizeof(key), "%s", name);
 	rc = apply_key(ps->c, sec, key, value, &why);
+	/* Code that prints a value later (a path, a policy name) prints text. */
+	if (rc == 0 && !is_text(value)) {
+		why = "control characters or bytes that are not UTF-8";
+		rc = -EINVAL;
+	}
 	if (rc == 0)
 		return 1;
+	esc(esec, sizeof(esec), sec, strlen(sec));
+	esc(ename, sizeof(ename), name, strlen(name));
 	if (rc == -ENOMEM)
 		problem(ps, rc, "out of memory");
 	else if (rc == -ENOENT)
-		problem(ps, -EINVAL, "unknown key [%s] %s", sec, name);
+		problem(ps, -EINVAL, "unknown key [%s] %s", esec, ename);
 	else
-		problem(ps, -EINVAL, "bad value for [%s] %s = %s%s%s", sec, name, value,
+		problem(ps, -EINVAL, "bad value for [%s] %s = %s%s%s", esec, ename,
+			esc(evalue, sizeof(evalue), value, strlen(value)),
 			why ? ": " : "", why ? why : "");
 	return 0;
+}
+
+/*
+ * Reads the next physical line into @str (at most @n - 1 bytes and a NUL),
+ * counting every byte towards the share that is not text; the rest of a
+ * longer line is read and counted, not kept. Returns its length; 0 at the
+ * end of the file, a read error (ps->read_errno) or a NUL byte
+ * (ps->nul_line), each of which ends the parse. *@cut tells a line cut.
+ */
+static size_t read_line(struct parse_state *ps, char *str, size_t n, bool *cut)
+{
+	size_t len = 0;
+	int ch = EOF;
+
+	*cut = false;
+	errno = 0;
+	while ((ch = getc(ps->f)) != EOF) {
+		if (ch == '\0') {
+			ps->nul_line = ps->line + 1;
+			return 0;
+		}
+		text_count(ps, ch);
+		if (len + 1 < n)
+			str[len++] = (char)ch;
+		else
+			*cut = true;
+		if (ch == '\n')
+			break;
+	}
+	if (ch == EOF && ferror(ps->f)) {
+		ps->read_errno = errno ? errno : EIO;
+		return 0;
+	}
+	str[len] = '\0';
+	return len;
 }
 
 /*
@@ -396,22 +622,13 @@ static char *config_read_line(char *str, int num, void *stream)
 {
 	struct parse_state *ps = stream;
 	char *p, *start;
-	size_t n;
+	bool cut;
 
-	errno = 0;
-	if (!fgets(str, num, ps->f)) {
-		if (ferror(ps->f))
-			ps->read_errno = errno ? errno : EIO;
+	if (num < 3 || !read_line(ps, str, (size_t)num, &cut))
 		return NULL;
-	}
 	ps->line++;
 	ps->line_bad = false;
-	n = strlen(str);
-	if (n && str[n - 1] != '\n' && !feof(ps->f)) {
-		int ch;
-
-		while ((ch = fgetc(ps->f)) != EOF && ch != '\n')
-			;
+	if (cut) {
 		problem(ps, -EINVAL, "line longer than %d characters", num - 2);
 		ps->line_bad = true;
 		strcpy(str, "\n");
@@ -466,25 +683,27 @@ void xsd_config_defaults(struct xsd_config *c)
 int xsd_config_load(const char *path, bool required, struct xsd_config *c,
 		    char *err, size_t errlen)
 {
-	struct parse_state ps = { .c = c, .path = path, .err = err, .errlen = errlen };
+	struct parse_state ps = { .c = c, .err = err, .errlen = errlen };
+	char epath[512];
 	struct stat st;
 	size_t i;
 	int line;
 
 	if (errlen)
 		err[0] = '\0';
+	ps.path = esc(epath, sizeof(epath), path, strlen(path));
 	ps.f = fopen(path, "re");
 	if (!ps.f) {
 		int e = errno;
 
 		if (e == ENOENT && !required)
 			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		snprintf(err, errlen, "%s: %s", ps.path, strerror(e));
 		return -e;
 	}
 	if (fstat(fileno(ps.f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(ps.f);
-		snprintf(err, errlen, "%s: is a directory, not a configuration file", path);
+		snprintf(err, errlen, "%s: is a directory, not a configuration file", ps.path);
 		return -EISDIR;
 	}
 	line = ini_parse_stream(config_read_line, &ps, config_ini_key, &ps);
@@ -493,9 +712,22 @@ int xsd_config_load(const char *path, bool required, struct xsd_config *c,
 		free(ps.seen[i].name);
 	free(ps.seen);
 	if (ps.read_errno) {
-		snprintf(err, errlen, "%s: read error after line %d: %s", path, ps.line,
+		snprintf(err, errlen, "%s: read error after line %d: %s", ps.path, ps.line,
 			 strerror(ps.read_errno));
 		return -ps.read_errno;
+	}
+	/* Not text: the problems found were those of "lines" it does not have. */
+	text_count(&ps, EOF);
+	if (ps.nul_line) {
+		snprintf(err, errlen, "%s: not a text configuration file (a NUL byte at line %d)",
+			 ps.path, ps.nul_line);
+		return -EINVAL;
+	}
+	if (ps.nbad * TEXT_BAD_1_IN > ps.nbytes) {
+		snprintf(err, errlen, "%s: not a text configuration file (%llu of its %llu bytes "
+			 "are control characters or not UTF-8)", ps.path,
+			 (unsigned long long)ps.nbad, (unsigned long long)ps.nbytes);
+		return -EINVAL;
 	}
 	if (line > 0 && !ps.rc) {
 		/* Something inih refused that the reader did not foresee. */
@@ -504,6 +736,7 @@ int xsd_config_load(const char *path, bool required, struct xsd_config *c,
 	}
 	if (line == -2 && !ps.rc)
 		problem(&ps, -ENOMEM, "out of memory");
+	problems_end(&ps);
 	return ps.rc;
 }
 
