@@ -149,6 +149,8 @@ void xal_cl_cmd_release(struct xal_cl_cmd *c)
 		c->cl->clReleaseMemObject(c->g.rec);
 	if (c->cl && c->g.rec_svm && c->hwq)
 		c->cl->clSVMFree(to_hwq(c->hwq)->ctx, c->g.rec_svm);
+	if (c->hwq && (c->g.rec || c->g.rec_svm))
+		atomic_fetch_sub(&to_hwq(c->hwq)->records, 1);
 	if (c->cl && c->ev)
 		c->cl->clReleaseEvent(c->ev);
 	if (c->cl && c->done)
@@ -168,8 +170,10 @@ static void *xal_cl_cmd_blocked_on(struct xal_cmd *cmd)
 	struct xal_cl_cmd *c = to_cmd(cmd);
 	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
 
-	/* Nothing that cannot be cut goes behind a launch that may be. */
-	if (h && h->lv2 && !c->g.on && atomic_load(&h->unresolved))
+	/* Nothing that cannot be cut goes behind a launch that may be, but
+	 * behind one whose forced pass is issued (xal_cl_hwq_settle()): that
+	 * pass runs whatever the launch skipped, before it on the queue. */
+	if (h && h->lv2 && !c->g.on && atomic_load(&h->unforced))
 		return h;
 	/* Nothing goes before a cut launch's relaunch (xg_behind_cut()). */
 	if (h && h->lv2 && xg_behind_cut(h, c))

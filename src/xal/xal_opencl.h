@@ -127,6 +127,7 @@ struct xal_cl_guard {
 	cl_event cb_ev;         /* the launch xg_done_cb() may judge (glock) */
 	bool forcing;           /* its forced pass is being issued (settle) */
 	bool forced;            /* ... was issued: the record is read again */
+	bool failed;            /* its launch failed: final, never issued again */
 	bool recounted;
 	/* Lv2, every command (glock): launches begun, and one being issued
 	 * (its events not set yet); a sync on another thread holds its own
@@ -181,6 +182,29 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq, unsigned flags);
  * fail rather than see a kernel half done).
  */
 int xal_cl_hwq_settle(struct xal_hwq *hwq);
+
+/* Objects an hwq made in its queue's context (xal_cl_hwq_held()). */
+struct xal_cl_held {
+	uint32_t buffers;       /* memory objects */
+	uint32_t svm;           /* SVM allocations */
+	uint32_t queues;        /* command queues */
+};
+
+/*
+ * Adds to *@out what @hwq holds in its context now (its control words,
+ * its second queue, the progress records of its commands), each of which
+ * may hold a reference on the context that the application must not see
+ * (CL_CONTEXT_REFERENCE_COUNT). Any thread; a snapshot.
+ */
+void xal_cl_hwq_held(struct xal_hwq *hwq, struct xal_cl_held *out);
+
+/*
+ * Whether a guarded launch of @hwq may still be issued again (a relaunch
+ * of a cut one, or a forced pass): some are unresolved, or cut and not
+ * launched again. Read without a lock, as a hint: a caller about to let
+ * the application release what launches use settles the hwq when true.
+ */
+bool xal_cl_hwq_may_reissue(struct xal_hwq *hwq);
 
 /*
  * Waits until no thread is telling a creator that a guarded launch is

@@ -30,6 +30,7 @@ struct xal_cl_hwq {
 	pthread_mutex_t glock;          /* below */
 	struct xal_cl_cmd *head, *tail; /* guarded launches not resolved, in order */
 	_Atomic uint32_t unresolved;
+	_Atomic uint32_t unforced;      /* ... of which no forced pass was issued */
 	uint32_t launching;             /* guarded launches being issued (not listed yet) */
 	bool clear_pending;             /* reactivated: clear once all resolved */
 	cl_event last;                  /* the last command launched (a reference) */
@@ -41,6 +42,7 @@ struct xal_cl_hwq {
 	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
 	cl_event forced_last;           /* the newest forced pass (a reference); glock */
 	_Atomic uint32_t callbacks;     /* xg_done_cb() registered, not returned */
+	_Atomic uint32_t records;       /* progress records alive (buffers or SVM) */
 	/* --- profiled queues (CL_QUEUE_PROFILING_ENABLE) --- */
 	bool profiled;
 	_Atomic uint64_t quiet_end;     /* xal_cl_hwq_quiet_end() */

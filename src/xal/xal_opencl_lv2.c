@@ -71,6 +71,8 @@ static void xg_list_add(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		h->head = c;
 	h->tail = c;
 	atomic_fetch_add(&h->unresolved, 1);
+	if (!c->g.forced)
+		atomic_fetch_add(&h->unforced, 1);
 }
 
 /* Takes @c out of the unresolved list. glock held. */
@@ -98,6 +100,8 @@ static void xg_list_unlink(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		h->tail = prev;
 	c->g.listed = false;
 	atomic_fetch_sub(&h->unresolved, 1);
+	if (!c->g.forced)
+		atomic_fetch_sub(&h->unforced, 1);
 }
 
 /*
@@ -110,17 +114,21 @@ static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	cl_int rc;
 
 	if (h->ctl_svm) {
-		if (!c->g.rec_svm &&
-		    !(c->g.rec_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE |
-							       CL_MEM_SVM_FINE_GRAIN_BUFFER,
-						       size, 0)))
-			return CL_OUT_OF_RESOURCES;
+		if (!c->g.rec_svm) {
+			if (!(c->g.rec_svm = h->cl->clSVMAlloc(h->ctx, CL_MEM_READ_WRITE |
+									CL_MEM_SVM_FINE_GRAIN_BUFFER,
+							       size, 0)))
+				return CL_OUT_OF_RESOURCES;
+			atomic_fetch_add(&h->records, 1);
+		}
 		memset(c->g.rec_svm, 0, size);
 		return CL_SUCCESS;
 	}
-	if (!c->g.rec && !(c->g.rec = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE, size,
-							      NULL, &rc)))
-		return rc;
+	if (!c->g.rec) {
+		if (!(c->g.rec = h->cl->clCreateBuffer(h->ctx, CL_MEM_READ_WRITE, size, NULL, &rc)))
+			return rc;
+		atomic_fetch_add(&h->records, 1);
+	}
 	return h->cl->clEnqueueFillBuffer(h->queue, c->g.rec, &xg_zero, sizeof(xg_zero), 0, size,
 					  0, NULL, NULL);
 }
@@ -334,6 +342,88 @@ static int xg_after_forced(struct xal_cl_hwq *h, bool wait)
 }
 
 /*
+ * Guarded @c failed (its launch, or its event: a failed wait list): final
+ * as it is, and never issued again (a relaunch would run what the driver
+ * refused to). The launches listed before it are resolved with it, since
+ * the XQueue retires them all on this answer: on an in-order queue a
+ * command can fail (its own wait list) while an earlier one still runs,
+ * so each earlier launch is first waited for (@wait) or the answer is
+ * -EBUSY; then those that failed too are final, those that ran whole are
+ * final, and from the first one cut on, every launch but the failed ones
+ * goes again (-ECANCELED once the queue drained). The driver may never
+ * call a completion callback registered before an event fails (PoCL 3.1
+ * does not), so this is what completes them all. @issue: the launch of
+ * @c judged (xg_take()). Returns -EIO, -ECANCELED or -EBUSY.
+ */
+static int xg_failed(struct xal_cl_hwq *h, struct xal_cl_cmd *c, uint32_t issue, bool wait)
+{
+	struct xal_cl_cmd *p, *next;
+	bool cut = false, before = true, forcing;
+	cl_event busy;
+	int rc;
+
+	for (;;) {
+		busy = NULL;
+		forcing = false;
+		pthread_mutex_lock(&h->glock);
+		if (c->g.issues != issue) {
+			pthread_mutex_unlock(&h->glock);
+			return -EBUSY;
+		}
+		for (p = c->g.listed ? h->head : NULL; p && p != c && !busy && !forcing;
+		     p = p->g.next) {
+			forcing = p->g.forcing || (p->g.forced && !p->g.recounted);
+			if (xal_cl_event_state(h->cl, p->done, false) == -EBUSY)
+				busy = p->done;
+		}
+		if ((!busy && !forcing) || !wait)
+			break;
+		if (busy && h->cl->clRetainEvent(busy) != CL_SUCCESS)
+			break;
+		pthread_mutex_unlock(&h->glock);
+		if (busy) {
+			xal_cl_event_state(h->cl, busy, true);
+			h->cl->clReleaseEvent(busy);
+		} else if ((rc = xg_after_forced(h, true)) < 0 && rc != -EIO) {
+			return rc;
+		}
+	}
+	if (busy || forcing) {
+		pthread_mutex_unlock(&h->glock);
+		return -EBUSY;
+	}
+	/* Not listed (refused at the enqueue): nothing before it to judge. */
+	for (p = c->g.listed ? h->head : c; p; p = next) {
+		next = p->g.listed ? p->g.next : NULL;
+		if (p == c || xal_cl_event_state(h->cl, p->done, false) == -EIO) {
+			p->g.failed = true;
+			p->g.state = XG_FINAL;
+			xg_list_del(h, p);
+			xg_completed(p, false);
+		} else if (cut || (before && xg_cut(h, p))) {
+			cut = true;
+			p->g.state = XG_CUT;
+			h->cut_waiting++;
+			xg_list_del(h, p);
+		} else if (before) {
+			p->g.state = XG_FINAL;
+			xg_list_del(h, p);
+			xg_completed(p, false);
+		}
+		if (p == c) {
+			/* Those after @c go again only behind a cut one. */
+			if (!cut)
+				break;
+			before = false;
+		}
+	}
+	pthread_mutex_unlock(&h->glock);
+	if (cut && xg_drained(h, wait, NULL) == -EBUSY)
+		return -EBUSY;
+	return cut ? -ECANCELED : -EIO;
+}
+
+/*
  * The launch of @c that a sync is about to judge: its number in *@issue,
  * and a reference on its sync point in *@done (NULL: none). A sync runs
  * outside the XQueue's lock, so another thread's sync may find @c cut
@@ -392,12 +482,8 @@ int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
 		return -EBUSY;
 	}
 	if (rc == -EIO || c->rc != CL_SUCCESS) {
-		/* Failed: final as it is; its event says so. */
-		c->g.state = XG_FINAL;
-		xg_list_del(h, c);
 		pthread_mutex_unlock(&h->glock);
-		xg_completed(c, false);
-		return -EIO;
+		return xg_failed(h, c, issue, wait);
 	}
 	pthread_mutex_unlock(&h->glock);
 again:
@@ -447,6 +533,13 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 
 	c->cl = h->cl;
 	pthread_mutex_lock(&h->glock);
+	/* Failed, and sent again with the cut launches around it
+	 * (xg_failed()): its failure stands, nothing is issued. */
+	if (guarded && c->g.failed) {
+		pthread_mutex_unlock(&h->glock);
+		atomic_store(&c->launched, 1);
+		return -EIO;
+	}
 	/* Still listed: its last launch passed the gate (xg_behind_cut())
 	 * just as a launch before it was found cut, and the XQueue's flush
 	 * sends it again. That launch is done (drained before the flush):
@@ -599,6 +692,8 @@ int xal_cl_hwq_settle(struct xal_hwq *hwq)
 		if (r == CL_SUCCESS && !ev) {
 			/* Refused before the driver (the command's own error). */
 		} else if (r == CL_SUCCESS) {
+			if (todo[i]->g.listed && !todo[i]->g.forced)
+				atomic_fetch_sub(&h->unforced, 1);
 			todo[i]->g.forced = true;
 			todo[i]->g.recounted = false;
 			if (h->forced_last)
@@ -854,4 +949,28 @@ uint32_t xal_cl_hwq_cut_waiting(struct xal_hwq *hwq)
 	struct xal_cl_hwq *h = to_hwq(hwq);
 
 	return h->lv2 ? atomic_load(&h->cut_waiting) : 0;
+}
+
+bool xal_cl_hwq_may_reissue(struct xal_hwq *hwq)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+
+	return h->lv2 && (atomic_load(&h->unforced) || atomic_load(&h->cut_waiting));
+}
+
+void xal_cl_hwq_held(struct xal_hwq *hwq, struct xal_cl_held *out)
+{
+	struct xal_cl_hwq *h = to_hwq(hwq);
+	uint32_t recs;
+
+	if (!h->lv2)
+		return;
+	recs = atomic_load(&h->records);
+	out->buffers += !!h->ctl + !!h->ctl_zero;
+	out->svm += !!h->ctl_svm + !!h->ctl_zero_svm;
+	out->queues += !!h->side;
+	if (h->ctl_svm)
+		out->svm += recs;
+	else
+		out->buffers += recs;
 }

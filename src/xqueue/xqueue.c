@@ -675,6 +675,44 @@ int xq_flush(struct xq *q)
 	return 0;
 }
 
+int xq_flush_now(struct xq *q)
+{
+	bool any = false;
+	int rc = 0;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	/* Neither the window, nor a suspension, nor the scheduler's word, nor
+	 * the relaunch barrier: only the commands' own gates. */
+	while (q->pending.head) {
+		if (!xq_gate_open(q, q->pending.head)) {
+			rc = -EAGAIN;
+			break;
+		}
+		xq_launch_one(q, xq_list_pop(&q->pending));
+		any = true;
+	}
+	if (any) {
+		xq_retire_local(q);
+		if (q->waiters)
+			pthread_cond_broadcast(&q->cond);
+	}
+	/* Someone syncs what is in flight, so that Idle is noticed. */
+	if (q->pending.n || q->inflight.n)
+		xq_worker_kick(q);
+	xq_unlock(q);
+	return rc;
+}
+
+void xq_pending_each(struct xq *q, bool (*fn)(struct xal_cmd *cmd, void *arg), void *arg)
+{
+	pthread_mutex_lock(&q->lock);
+	for (struct xal_cmd *c = q->pending.head; c && fn(c, arg); c = c->xq_next)
+		;
+	xq_unlock(q);
+}
+
 int xq_wait_all(struct xq *q)
 {
 	int rc;

@@ -119,6 +119,29 @@ int xq_wait_all(struct xq *q);
  * start of a stream capture.
  */
 int xq_flush(struct xq *q);
+
+/*
+ * Launches every command submitted so far, in order, now, whatever the
+ * queue's state: suspended, stopped by the scheduler's word, with a full
+ * window or behind a relaunch barrier. It never waits for a command to
+ * complete or for a resume, so a call the application makes at once on
+ * the driver queue (an OpenCL map) can follow the queue's earlier work
+ * even while that work waits for something only the application can do
+ * later (a user event): preemption gives way to the application's call.
+ * A command whose own gate (xal_cmd_ops.blocked_on) is closed stops it:
+ * returns -EAGAIN with it and the rest still buffered (the caller opens
+ * the gate, or waits, and calls again); 0 once none is left. Any thread
+ * but an observer; takes the queue's lock.
+ */
+int xq_flush_now(struct xq *q);
+
+/*
+ * Calls @fn for each command submitted and not launched yet, in order,
+ * until it returns false; with the queue's lock held, so that none of
+ * them is launched meanwhile (@fn must not call into the queue).
+ */
+void xq_pending_each(struct xq *q, bool (*fn)(struct xal_cmd *cmd, void *arg), void *arg);
+
 int xq_query(struct xq *q, uint64_t seq);
 
 /*

@@ -98,7 +98,9 @@ static const struct {
 	{ "svm", ph_svm }, { "native", ph_native }, { "errors", ph_errors },
 	{ "errors_pending", ph_errors_pending }, { "builds", ph_builds },
 	{ "release", ph_release }, { "legacy", ph_legacy }, { "threads", ph_threads },
-	{ "contexts", ph_contexts },
+	{ "contexts", ph_contexts }, { "user_fail", ph_user_fail }, { "gated", ph_gated },
+	{ "enqueue_errors", ph_enqueue_errors }, { "host_flags", ph_host_flags },
+	{ "link", ph_link }, { "refcounts", ph_refcounts },
 };
 
 cl_kernel clp_kernel(const char *name)

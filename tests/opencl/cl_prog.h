@@ -128,5 +128,11 @@ void ph_release(void);
 void ph_legacy(void);
 void ph_threads(void);
 void ph_contexts(void);
+void ph_user_fail(void);
+void ph_gated(void);
+void ph_enqueue_errors(void);
+void ph_host_flags(void);
+void ph_link(void);
+void ph_refcounts(void);
 
 #endif

@@ -134,7 +134,9 @@ static void *clc_blocked_on(struct xal_cl_cmd *c)
 	for (cl_uint i = 0; i < k->nwait; i++) {
 		struct cl_proxy *p = k->wproxy[i];
 
-		if (p && cl_proxy_queue(p) != k->q && !cl_proxy_real(p, &failed) && !failed)
+		/* A settle takes it to the driver behind the proxy's user event. */
+		if (p && cl_proxy_queue(p) != k->q && !cl_proxy_real(p, &failed) && !failed &&
+		    !atomic_load(&k->q->forcing))
 			return cl_proxy_queue(p)->xq;
 	}
 	return NULL;
@@ -282,6 +284,7 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 					   &st, NULL) == CL_SUCCESS && st < 0) {
 			if (w != small)
 				free(w);
+			k->wait_failed = st;
 			return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
 		}
 		n++;
@@ -346,8 +349,12 @@ static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 		return;
 	}
 	old = atomic_exchange(&k->link, CLC_LAUNCHED);
+	/* Behind a failed event, the status the driver gives such a command. */
 	if (old && old != CLC_LAUNCHED)
-		cl_proxy_bind((struct cl_proxy *)old, ev, k->reject ? k->reject : rc, false);
+		cl_proxy_bind((struct cl_proxy *)old, ev,
+			      k->reject ? k->reject :
+			      k->wait_failed ? cl_event_failed_status(k->q->dev, k->wait_failed) :
+			      rc, false);
 	/* The driver holds what it needs now. */
 	clc_drop_waits(k);
 	cl_kernel_snap_free(k->snap);
@@ -356,12 +363,28 @@ static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 
 /* --- checks when buffered --------------------------------------------------- */
 
-static cl_int clc_check_mem(cl_mem m, size_t off, size_t size)
+/* What the host does to a memory object in a transfer (clc_check_mem()). */
+enum clc_host { CLC_DEVICE, CLC_HOST_READS, CLC_HOST_WRITES };
+
+/*
+ * A memory object as the driver checks it at the enqueue: valid, the
+ * range @off, @size (SIZE_MAX: not checked) inside it, and the host's
+ * access allowed by its CL_MEM_HOST_* flags (CL_INVALID_OPERATION).
+ */
+static cl_int clc_check_mem(cl_mem m, size_t off, size_t size, enum clc_host host)
 {
+	cl_mem_flags flags = 0, deny = 0;
 	size_t total = 0;
 
 	if (!m || cl_real.clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(total), &total, NULL))
 		return CL_INVALID_MEM_OBJECT;
+	if (host == CLC_HOST_READS)
+		deny = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS;
+	else if (host == CLC_HOST_WRITES)
+		deny = CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+	if (deny && cl_real.clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof(flags), &flags, NULL) ==
+			    CL_SUCCESS && (flags & deny))
+		return CL_INVALID_OPERATION;
 	if (size == SIZE_MAX)
 		return CL_SUCCESS;
 	return off > total || size > total - off ? CL_INVALID_VALUE : CL_SUCCESS;
@@ -371,15 +394,23 @@ static cl_int clc_check_mem(cl_mem m, size_t off, size_t size)
 static cl_int clc_check_groups(struct cl_cmd *k)
 {
 	struct cl_q *q = k->q;
-	size_t total = 1, most = 0;
+	size_t total = 1, most = 0, reqd[3] = { 0, 0, 0 };
+	bool has_reqd;
 
+	/* reqd_work_group_size(): that local size and no other, and one given. */
+	if (cl_real.clGetKernelWorkGroupInfo(k->kernel, q->dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+					     sizeof(reqd), reqd, NULL) != CL_SUCCESS)
+		reqd[0] = reqd[1] = reqd[2] = 0;
+	has_reqd = reqd[0] || reqd[1] || reqd[2];
 	if (!k->has_local)
-		return CL_SUCCESS;
+		return has_reqd ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
 	for (cl_uint d = 0; d < k->dim; d++) {
 		if (!k->lsize[d])
 			return CL_INVALID_WORK_GROUP_SIZE;
 		if (k->lsize[d] > q->max_items[d])
 			return CL_INVALID_WORK_ITEM_SIZE;
+		if (has_reqd && k->lsize[d] != reqd[d])
+			return CL_INVALID_WORK_GROUP_SIZE;
 		if (!q->nonuniform && k->gsize[d] % k->lsize[d])
 			return CL_INVALID_WORK_GROUP_SIZE;
 		total *= k->lsize[d];
@@ -410,18 +441,20 @@ static void clc_deferred(struct xal_cl_cmd *c)
 			rc = clc_check_groups(k);
 		break;
 	case OP_READ:
+		rc = clc_check_mem(k->mem[0], k->off[0], k->size, CLC_HOST_READS);
+		break;
 	case OP_WRITE:
-		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
+		rc = clc_check_mem(k->mem[0], k->off[0], k->size, CLC_HOST_WRITES);
 		break;
 	case OP_FILL:
-		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
+		rc = clc_check_mem(k->mem[0], k->off[0], k->size, CLC_DEVICE);
 		if (!rc && (k->off[0] % k->pattern_size || k->size % k->pattern_size))
 			rc = CL_INVALID_VALUE;
 		break;
 	case OP_COPY:
-		rc = clc_check_mem(k->mem[0], k->off[0], k->size);
+		rc = clc_check_mem(k->mem[0], k->off[0], k->size, CLC_DEVICE);
 		if (!rc)
-			rc = clc_check_mem(k->mem[1], k->off[1], k->size);
+			rc = clc_check_mem(k->mem[1], k->off[1], k->size, CLC_DEVICE);
 		if (!rc && k->mem[0] == k->mem[1] && k->off[0] < k->off[1] + k->size &&
 		    k->off[1] < k->off[0] + k->size)
 			rc = CL_MEM_COPY_OVERLAP;
@@ -430,7 +463,7 @@ static void clc_deferred(struct xal_cl_cmd *c)
 	case OP_COPY_IMAGE:
 	case OP_IMAGE_TO_BUFFER:
 	case OP_BUFFER_TO_IMAGE:
-		rc = clc_check_mem(k->mem[1], 0, SIZE_MAX);
+		rc = clc_check_mem(k->mem[1], 0, SIZE_MAX, CLC_DEVICE);
 		/* fallthrough */
 	case OP_READ_RECT:
 	case OP_WRITE_RECT:
@@ -439,7 +472,11 @@ static void clc_deferred(struct xal_cl_cmd *c)
 	case OP_FILL_IMAGE:
 	case OP_UNMAP:
 		if (!rc)
-			rc = clc_check_mem(k->mem[0], 0, SIZE_MAX);
+			rc = clc_check_mem(k->mem[0], 0, SIZE_MAX,
+					   k->op == OP_READ_RECT || k->op == OP_READ_IMAGE ?
+						   CLC_HOST_READS :
+					   k->op == OP_WRITE_RECT || k->op == OP_WRITE_IMAGE ?
+						   CLC_HOST_WRITES : CLC_DEVICE);
 		if (!rc && k->op == OP_UNMAP && !cl_map_find(k->mem[0], k->ptr, false))
 			rc = CL_INVALID_VALUE;
 		break;
@@ -466,6 +503,31 @@ static const struct xal_cl_cmd_ops clc_ops = {
 	.completed = clc_completed,
 	.completed_after = clc_completed_after,
 };
+
+/* --- objects named by buffered commands ------------------------------------------- */
+
+struct clc_uses {
+	const void *obj;
+	bool found;
+};
+
+static bool clc_uses_one(struct xal_cmd *cmd, void *arg)
+{
+	struct cl_cmd *k = (struct cl_cmd *)cmd;
+	struct clc_uses *u = arg;
+
+	u->found = k->mem[0] == u->obj || k->mem[1] == u->obj ||
+		   (k->snap && cl_kernel_snap_names(k->snap, u->obj));
+	return !u->found;
+}
+
+bool cl_cmd_pending_uses(struct cl_q *q, const void *obj)
+{
+	struct clc_uses u = { .obj = obj };
+
+	xq_pending_each(q->xq, clc_uses_one, &u);
+	return u.found;
+}
 
 /* --- the common path ---------------------------------------------------------- */
 
@@ -528,6 +590,12 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 			*event = k->c.ev;
 		goto out;
 	}
+	/* Refused by the driver at a launch before we returned: its answer,
+	 * guarded or not (no event, and nothing will run). */
+	if (xal_cl_cmd_launched(&k->c) && k->c.rc != CL_SUCCESS) {
+		rc = k->c.rc;
+		goto out;
+	}
 	if (xal_cl_cmd_launched(&k->c) && !k->c.g.on) {
 		/* Launched before we returned: the driver's own answer. */
 		rc = k->c.rc;
@@ -538,7 +606,8 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 	}
 	if (!event)
 		goto out;
-	p = cl_proxy_new(q, k->op == OP_TASK ? atomic_load(&clc_task_type) : k->type);
+	p = cl_proxy_new(q, k->op == OP_TASK ? atomic_load(&clc_task_type) : k->type, k->nwait,
+			 k->wait, k->wproxy);
 	if (p && atomic_compare_exchange_strong(&k->link, &none, (uintptr_t)p)) {
 		atomic_fetch_add_explicit(&cl_stat_proxies, 1, memory_order_relaxed);
 		*event = cl_proxy_event(p);

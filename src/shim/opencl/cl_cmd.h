@@ -28,6 +28,8 @@ struct cl_cmd {
 	struct cl_proxy **wproxy;       /* the proxies among them, else NULL */
 	_Atomic uintptr_t link;         /* 0, CLC_LAUNCHED or the proxy */
 	cl_int reject;                  /* refused when deferred */
+	cl_int wait_failed;             /* the status of a wait-list event that had failed
+					 * when it was issued (then refused), else 0 */
 	bool deferred;                  /* buffered at the enqueue */
 	/* the call's arguments */
 	cl_kernel kernel;

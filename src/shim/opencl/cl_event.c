@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CLP_BUCKETS 256
 
@@ -47,10 +48,17 @@ struct cl_proxy {
 	_Atomic int refs;               /* application's + shim's */
 	_Atomic int app_refs;
 	pthread_mutex_t lock;           /* below */
+	pthread_cond_t bound;           /* @state left CLP_PENDING */
 	int state;
 	cl_event real;                  /* owned once launched */
 	cl_int rc;
 	struct cl_cb *cbs;              /* submitted/running callbacks, until launched */
+	/* The command's wait list while it is pending (references), to fail
+	 * it as the driver would once one of them failed (clp_doomed()). */
+	cl_uint nwatch;
+	cl_event *watch;
+	struct cl_proxy **wproxy;       /* the proxies among them, else NULL */
+	_Atomic bool completed;         /* the user event's status was set */
 };
 
 static pthread_rwlock_t clp_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -193,7 +201,45 @@ void cl_proxy_run_local(void)
 
 /* --- records ---------------------------------------------------------------- */
 
-struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type)
+/* Drops the references to the wait list. p->lock held, or the last reference. */
+static void clp_unwatch(struct cl_proxy *p)
+{
+	for (cl_uint i = 0; i < p->nwatch; i++) {
+		if (p->wproxy[i])
+			cl_proxy_put(p->wproxy[i]);
+		else
+			cl_real.clReleaseEvent(p->watch[i]);
+	}
+	free(p->watch);
+	free(p->wproxy);
+	p->watch = NULL;
+	p->wproxy = NULL;
+	p->nwatch = 0;
+}
+
+/* References to the @n events of @wait (@wproxy: the proxies among them). */
+static void clp_watch(struct cl_proxy *p, cl_uint n, const cl_event *wait,
+		      struct cl_proxy *const *wproxy)
+{
+	if (!n || !(p->watch = calloc(n, sizeof(*p->watch))) ||
+	    !(p->wproxy = calloc(n, sizeof(*p->wproxy)))) {
+		free(p->watch);
+		p->watch = NULL;
+		return;
+	}
+	for (cl_uint i = 0; i < n; i++) {
+		if (wproxy[i]) {
+			atomic_fetch_add(&wproxy[i]->refs, 1);
+			p->wproxy[p->nwatch] = wproxy[i];
+		} else if (cl_real.clRetainEvent(wait[i]) != CL_SUCCESS) {
+			continue;
+		}
+		p->watch[p->nwatch++] = wait[i];
+	}
+}
+
+struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type, cl_uint nwait,
+			      const cl_event *wait, struct cl_proxy *const *wproxy)
 {
 	struct cl_proxy *p = calloc(1, sizeof(*p));
 	cl_int err = CL_SUCCESS;
@@ -212,6 +258,8 @@ struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type)
 	atomic_init(&p->refs, 2);
 	atomic_init(&p->app_refs, 1);
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->bound, NULL);
+	clp_watch(p, nwait, wait, wproxy);
 	b = clp_hash(p->user);
 	pthread_rwlock_wrlock(&clp_lock);
 	p->next = clp_table[b];
@@ -219,6 +267,18 @@ struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type)
 	atomic_fetch_add(&clp_count, 1);
 	pthread_rwlock_unlock(&clp_lock);
 	return p;
+}
+
+unsigned cl_proxy_count_in(cl_context ctx)
+{
+	unsigned n = 0;
+
+	pthread_rwlock_rdlock(&clp_lock);
+	for (unsigned b = 0; b < CLP_BUCKETS; b++)
+		for (struct cl_proxy *p = clp_table[b]; p; p = p->next)
+			n += p->q->ctx == ctx;
+	pthread_rwlock_unlock(&clp_lock);
+	return n;
 }
 
 struct cl_proxy *cl_proxy_get(cl_event ev)
@@ -258,6 +318,8 @@ void cl_proxy_put(struct cl_proxy *p)
 		p->cbs = cb->next;
 		free(cb);
 	}
+	clp_unwatch(p);
+	pthread_cond_destroy(&p->bound);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -285,18 +347,33 @@ cl_event cl_proxy_real(struct cl_proxy *p, bool *failed)
 
 /* --- completion ----------------------------------------------------------------- */
 
-/* The real command completed (or failed): so does the user event. */
-static void clp_finish(void *arg)
+/*
+ * The user event takes the command's final status, once: from the real
+ * event's completion callback, or from a thread that found the real
+ * event (or the command's wait list) failed, since a driver may never
+ * call a completion callback registered before an event fails (PoCL 3.1
+ * does not). The proxy is bound (not pending).
+ */
+static void clp_complete(struct cl_proxy *p)
 {
-	struct cl_proxy *p = arg;
 	cl_int st = CL_COMPLETE;
 
+	if (atomic_exchange(&p->completed, true))
+		return;
 	if (p->state == CLP_FAILED)
 		st = p->rc < 0 ? p->rc : CL_INVALID_OPERATION;
 	else if (cl_real.clGetEventInfo(p->real, CL_EVENT_COMMAND_EXECUTION_STATUS,
 					sizeof(st), &st, NULL) != CL_SUCCESS || st > 0)
 		st = CL_COMPLETE;
 	cl_real.clSetUserEventStatus(p->user, st);
+}
+
+/* The real command completed (or failed): so does the user event. */
+static void clp_finish(void *arg)
+{
+	struct cl_proxy *p = arg;
+
+	clp_complete(p);
 	cl_proxy_put(p);        /* the pending launch's reference */
 }
 
@@ -342,6 +419,12 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 	struct cl_cb *cbs;
 
 	pthread_mutex_lock(&p->lock);
+	if (p->state != CLP_PENDING) {
+		/* Failed already, with its wait list (clp_doomed()). */
+		pthread_mutex_unlock(&p->lock);
+		cl_proxy_put(p);        /* the pending launch's reference */
+		return;
+	}
 	if (ev && cl_real.clRetainEvent(ev) == CL_SUCCESS) {
 		p->real = ev;
 		p->state = CLP_LAUNCHED;
@@ -351,6 +434,8 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 	}
 	cbs = p->cbs;
 	p->cbs = NULL;
+	clp_unwatch(p);
+	pthread_cond_broadcast(&p->bound);
 	pthread_mutex_unlock(&p->lock);
 	/* A driver's callback thread runs them itself, once out of
 	 * completed(): a thread wakeup less per launch. */
@@ -374,6 +459,224 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 	clp_binding = binding;
 	clp_later = later;
 	cl_q_kick_all();
+}
+
+/* --- failed wait lists ------------------------------------------------------------------ */
+
+/* The status of @w as the application would read it (proxies too). */
+static cl_int clp_event_status(cl_event ev, struct cl_proxy *w)
+{
+	cl_int st = CL_QUEUED;
+
+	if (w) {
+		pthread_mutex_lock(&w->lock);
+		if (w->state == CLP_FAILED)
+			st = w->rc < 0 ? w->rc : CL_INVALID_OPERATION;
+		else if (w->state == CLP_LAUNCHED)
+			ev = w->real;
+		else
+			ev = NULL;
+		if (ev && cl_real.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
+						 &st, NULL) != CL_SUCCESS)
+			st = CL_QUEUED;
+		pthread_mutex_unlock(&w->lock);
+		return st;
+	}
+	if (cl_real.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL) !=
+	    CL_SUCCESS)
+		st = CL_QUEUED;
+	return st;
+}
+
+/*
+ * Pending @p's command waits for an event that failed: it can never run,
+ * and the driver would have terminated it already (the application may
+ * be reading its status right after its wait on the failed event
+ * returned), so it fails now, with the status the driver gives such a
+ * command (cl_event_failed_status()), rather than when its XQueue gets to
+ * it. The XQueue still issues it later (cl_cmd.c refuses it then, and its
+ * binding finds it failed). Returns whether @p failed here. No lock held.
+ */
+static bool clp_doomed(struct cl_proxy *p)
+{
+	cl_int failed = 0;
+	struct cl_cb *cbs;
+
+	pthread_mutex_lock(&p->lock);
+	/* The wait list's proxies are older than @p: their locks nest inside. */
+	for (cl_uint i = 0; p->state == CLP_PENDING && i < p->nwatch && failed >= 0; i++)
+		failed = clp_event_status(p->watch[i], p->wproxy[i]);
+	if (p->state != CLP_PENDING || failed >= 0) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	p->state = CLP_FAILED;
+	p->rc = cl_event_failed_status(p->q->dev, failed);
+	cbs = p->cbs;
+	p->cbs = NULL;
+	clp_unwatch(p);
+	pthread_cond_broadcast(&p->bound);
+	pthread_mutex_unlock(&p->lock);
+	while (cbs) {
+		struct cl_cb *cb = cbs;
+
+		cbs = cb->next;
+		cb->p = p;
+		cb->type = p->rc;
+		/* The reference the callback held becomes the job's. */
+		clp_run(clp_cb_run, cb);
+	}
+	clp_complete(p);
+	return true;
+}
+
+/* Commands' statuses behind a failed event, learned per device and status. */
+#define CLP_FAILED_MAX 8
+static pthread_mutex_t failed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	cl_device_id dev;
+	cl_int in, out;
+} failed_seen[CLP_FAILED_MAX];
+static unsigned failed_next;
+
+/* A marker behind a user event set to @in, on a context of its own: its status. */
+static cl_int clp_failed_probe(cl_device_id dev, cl_int in)
+{
+	cl_int err = CL_SUCCESS, st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+	cl_context ctx = cl_real.clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	cl_command_queue q = NULL;
+	cl_event u = NULL, m = NULL;
+
+	if (ctx)
+		q = cl_real.clCreateCommandQueue(ctx, dev, 0, &err);
+	if (q)
+		u = cl_real.clCreateUserEvent(ctx, &err);
+	if (u && cl_real.clEnqueueMarkerWithWaitList(q, 1, &u, &m) != CL_SUCCESS)
+		m = NULL;
+	if (u)
+		cl_real.clSetUserEventStatus(u, in);
+	if (m && (cl_real.clWaitForEvents(1, &m), true) &&
+	    (cl_real.clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+				    NULL) != CL_SUCCESS || st >= 0))
+		st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+	if (m)
+		cl_real.clReleaseEvent(m);
+	if (u)
+		cl_real.clReleaseEvent(u);
+	if (q)
+		cl_real.clReleaseCommandQueue(q);
+	if (ctx)
+		cl_real.clReleaseContext(ctx);
+	return st;
+}
+
+cl_int cl_event_failed_status(cl_device_id dev, cl_int in)
+{
+	cl_int out;
+	unsigned i;
+
+	pthread_mutex_lock(&failed_lock);
+	for (i = 0; i < CLP_FAILED_MAX; i++)
+		if (failed_seen[i].dev == dev && failed_seen[i].in == in && failed_seen[i].out) {
+			out = failed_seen[i].out;
+			pthread_mutex_unlock(&failed_lock);
+			return out;
+		}
+	pthread_mutex_unlock(&failed_lock);
+	/* Rare (a failure), and a few calls: no lock held meanwhile. */
+	out = clp_failed_probe(dev, in);
+	pthread_mutex_lock(&failed_lock);
+	i = failed_next++ % CLP_FAILED_MAX;
+	failed_seen[i].dev = dev;
+	failed_seen[i].in = in;
+	failed_seen[i].out = out;
+	pthread_mutex_unlock(&failed_lock);
+	return out;
+}
+
+/*
+ * Waits until @p is bound, or failed with its wait list. Returns its real
+ * event (a reference), or NULL when it failed.
+ */
+static cl_event clp_wait_bound(struct cl_proxy *p)
+{
+	long poll_ns = 1000000;
+	cl_event real = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->state == CLP_PENDING) {
+		struct timespec ts;
+
+		pthread_mutex_unlock(&p->lock);
+		clp_doomed(p);
+		pthread_mutex_lock(&p->lock);
+		if (p->state != CLP_PENDING)
+			break;
+		/* Bound: woken at once; a failing wait list is looked at again. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += poll_ns;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&p->bound, &p->lock, &ts);
+		if (poll_ns < 16000000)
+			poll_ns *= 2;
+	}
+	if (p->state == CLP_LAUNCHED && cl_real.clRetainEvent(p->real) == CL_SUCCESS)
+		real = p->real;
+	pthread_mutex_unlock(&p->lock);
+	return real;
+}
+
+/*
+ * clWaitForEvents() with proxies in the list waits for each in turn (the
+ * driver's order), on a proxy's real command once it launched: the
+ * driver answers as for its own events (an error as soon as one failed),
+ * and a proxy whose real event failed completes here, whether or not the
+ * driver calls its completion callback.
+ */
+XS_CL_HOOK cl_int clWaitForEvents(cl_uint n, const cl_event *list)
+{
+	cl_context ctx = NULL, c;
+	bool any = false;
+	cl_int rc = CL_SUCCESS;
+
+	if (cl_load() < 0)
+		return CL_INVALID_EVENT;
+	if (!n || !list || !atomic_load_explicit(&clp_count, memory_order_relaxed))
+		return cl_real.clWaitForEvents(n, list);
+	/* A list the driver refuses gets its answer, before any wait. */
+	for (cl_uint i = 0; i < n; i++) {
+		struct cl_proxy *p = cl_proxy_get(list[i]);
+
+		any |= p != NULL;
+		cl_proxy_put(p);
+		if (!list[i] || cl_real.clGetEventInfo(list[i], CL_EVENT_CONTEXT, sizeof(c), &c,
+						       NULL) != CL_SUCCESS || (ctx && c != ctx))
+			return cl_real.clWaitForEvents(n, list);
+		ctx = c;
+	}
+	if (!any)
+		return cl_real.clWaitForEvents(n, list);
+	for (cl_uint i = 0; i < n && rc == CL_SUCCESS; i++) {
+		struct cl_proxy *p = cl_proxy_get(list[i]);
+		cl_event real;
+
+		if (!p) {
+			rc = cl_real.clWaitForEvents(1, &list[i]);
+			continue;
+		}
+		real = clp_wait_bound(p);
+		if (!real) {
+			rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+		} else {
+			rc = cl_real.clWaitForEvents(1, &real);
+			if (clp_event_status(real, NULL) < 0)
+				clp_complete(p);
+			cl_real.clReleaseEvent(real);
+		}
+		cl_proxy_put(p);
+	}
+	return rc;
 }
 
 /* --- application calls on events -------------------------------------------------- */
@@ -438,6 +741,7 @@ XS_CL_HOOK cl_int clGetEventInfo(cl_event ev, cl_event_info param, size_t size, 
 		break;
 	case CL_EVENT_COMMAND_EXECUTION_STATUS:
 		clp_settle(p);
+		clp_doomed(p);
 		pthread_mutex_lock(&p->lock);
 		if (p->state == CLP_PENDING)
 			st = CL_QUEUED;

@@ -703,6 +703,19 @@ void cl_kernel_snap_unbind(struct clk_snap *s)
 	s->priv = NULL;
 }
 
+/* shim_kargs_apply()'s callback: 1 for an argument holding the handle @ctx. */
+static int clk_names(void *ctx, uint32_t idx, size_t size, const void *value, uint8_t tag)
+{
+	(void)idx;
+	(void)tag;
+	return size == sizeof(ctx) && value && !memcmp(value, &ctx, sizeof(ctx));
+}
+
+bool cl_kernel_snap_names(const struct clk_snap *s, const void *obj)
+{
+	return s->args && shim_kargs_apply(s->args, clk_names, (void *)obj) == 1;
+}
+
 void cl_kernel_snap_free(struct clk_snap *s)
 {
 	if (!s)

@@ -17,8 +17,8 @@
  * If the instrumented build fails, or the options define a name the
  * prologue uses, the application's own program is built instead, exactly
  * as asked: the guardian can cost a second build, never a result. A
- * compile builds both programs (a link may still fail with the
- * instrumented objects, and then links the original ones).
+ * compile (for a link) compiles the application's program only: objects
+ * compiled apart and linked carry no guardian (clCompileProgram()).
  *
  * Records are few (one per program from source) and looked up at kernel
  * creation and program queries only: a list under one mutex.
@@ -38,6 +38,7 @@ struct clpg {
 	struct clpg *next;
 	cl_program app;                 /* the application's (original source) */
 	cl_program inst;                /* the rewritten source's, or NULL */
+	cl_context ctx;
 	struct clg_result rw;
 	const char *why;                /* why kernels come from @app (static) */
 	bool use_inst;                  /* kernels and build answers from @inst */
@@ -174,6 +175,17 @@ const char *cl_program_why(cl_program real, const char *kernel)
 		why = r->why ? r->why : "its program was not instrumented";
 	pthread_mutex_unlock(&clpg_lock);
 	return why;
+}
+
+unsigned cl_program_twins_in(cl_context ctx)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&clpg_lock);
+	for (struct clpg *r = clpg_head; r; r = r->next)
+		n += r->inst && r->ctx == ctx;
+	pthread_mutex_unlock(&clpg_lock);
+	return n;
 }
 
 /* The program kernels of @p come from. */
@@ -323,6 +335,7 @@ XS_CL_HOOK cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count,
 	}
 	src[at] = '\0';
 	r->app = p;
+	r->ctx = ctx;
 	flags = clpg_flags(ctx);
 	if (clg_rewrite(src, total, flags, &r->rw) < 0) {
 		r->why = "the shim ran out of memory rewriting it";
@@ -471,64 +484,43 @@ original:
 	return rc;
 }
 
+/* Why programs compiled apart and linked carry no guardian. */
+static const char clpg_why_linked[] =
+	"compiled apart and linked (the guardian cannot see calls across objects)";
+
+/*
+ * A compile is for a link with other objects or libraries, where a kernel
+ * of one may be called from another: the rewriter, which decides per
+ * source whether a kernel is called, cannot see across them, and a link
+ * of instrumented objects may fail (an undefined symbol) or hand out
+ * kernels whose hidden arguments the shim does not know. So compiled
+ * programs, and what is linked from them, stay the application's own
+ * (level 1, with this reason).
+ */
 XS_CL_HOOK cl_int clCompileProgram(cl_program p, cl_uint ndev, const cl_device_id *devs,
 				   const char *opts, cl_uint nhdr, const cl_program *hdrs,
 				   const char **hdr_names,
 				   void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
 	struct clpg *r = NULL;
-	cl_program inst = NULL;
-	const char *why = NULL;
-	char *o = NULL;
-	cl_int rc, irc = CL_BUILD_PROGRAM_FAILURE;
+	bool holds = false;
+	cl_int rc;
 
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
-	if (clpg_call_valid(ndev, devs, notify != NULL, data))
-		r = clpg_build_start(p, opts, &inst, &why);
-	if (inst && (o = clpg_inst_options(opts)))
-		irc = cl_real.clCompileProgram(inst, ndev, devs, o, nhdr, hdrs, hdr_names, NULL,
-					       NULL);
-	free(o);
+	if (clpg_call_valid(ndev, devs, notify != NULL, data) && !cl_passthrough()) {
+		pthread_mutex_lock(&clpg_lock);
+		if ((r = clpg_twin(p)) && r->use_inst)
+			holds = true;
+		pthread_mutex_unlock(&clpg_lock);
+	}
 	/* The application holds a kernel of its program (the twin's). */
-	if (irc == CL_INVALID_OPERATION && cl_kernel_app_holds(inst))
-		return irc;
-	if (inst && irc != CL_SUCCESS)
-		why = "the rewritten source did not compile";
-	/* The original too: a link with the instrumented object may fail. */
+	if (holds && cl_kernel_app_holds(r->inst))
+		return CL_INVALID_OPERATION;
 	rc = cl_real.clCompileProgram(p, ndev, devs, opts, nhdr, hdrs, hdr_names, notify, data);
 	if (r)
-		clpg_build_end(r, opts, ndev, devs, irc == CL_SUCCESS && rc == CL_SUCCESS, true,
-			       rc == CL_SUCCESS, why);
+		clpg_build_end(r, opts, ndev, devs, false, true, rc == CL_SUCCESS, clpg_why_linked);
 	return rc;
-}
-
-/*
- * Whether every kernel of the linked @prog tells its argument names (so
- * that the shim sees which carry the guardian); a link may drop what the
- * compile kept.
- */
-static bool clpg_names_known(cl_program prog)
-{
-	cl_kernel ks[64];
-	cl_uint n = 0;
-	bool known = true;
-
-	if (cl_real.clCreateKernelsInProgram(prog, 64, ks, &n) != CL_SUCCESS || n > 64)
-		return false;
-	for (cl_uint i = 0; i < n; i++) {
-		cl_uint nargs = 0;
-		char name[32];
-
-		if (cl_real.clGetKernelInfo(ks[i], CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL) !=
-			    CL_SUCCESS ||
-		    (nargs && cl_real.clGetKernelArgInfo(ks[i], nargs - 1, CL_KERNEL_ARG_NAME,
-							  sizeof(name), name, NULL) != CL_SUCCESS &&
-		     nargs >= 2))
-			known = false;
-		cl_real.clReleaseKernel(ks[i]);
-	}
-	return known;
 }
 
 XS_CL_HOOK cl_program clLinkProgram(cl_context ctx, cl_uint ndev, const cl_device_id *devs,
@@ -536,46 +528,25 @@ XS_CL_HOOK cl_program clLinkProgram(cl_context ctx, cl_uint ndev, const cl_devic
 				    void(CL_CALLBACK *notify)(cl_program, void *), void *data,
 				    cl_int *err)
 {
-	cl_program *sub = NULL, out;
-	bool any = false;
-	cl_int e;
+	struct clpg *r;
+	cl_program out;
 
 	if (cl_load() < 0) {
 		if (err)
 			*err = CL_INVALID_CONTEXT;
 		return NULL;
 	}
-	if (!cl_passthrough() && n && inputs && (sub = calloc(n, sizeof(*sub)))) {
+	out = cl_real.clLinkProgram(ctx, ndev, devs, opts, n, inputs, notify, data, err);
+	/* A record only for the reason its kernels give (cl_program_why()). */
+	if (out && !cl_passthrough() && cl_guard_enabled() && (r = calloc(1, sizeof(*r)))) {
+		r->app = out;
+		r->why = clpg_why_linked;
 		pthread_mutex_lock(&clpg_lock);
-		for (cl_uint i = 0; i < n; i++) {
-			struct clpg *r = clpg_twin(inputs[i]);
-
-			sub[i] = r && r->use_inst ? r->inst : inputs[i];
-			any |= sub[i] != inputs[i];
-		}
+		r->next = clpg_head;
+		clpg_head = r;
 		pthread_mutex_unlock(&clpg_lock);
 	}
-	if (any) {
-		/* Synchronous, as a build: then the callback with the result. */
-		out = cl_real.clLinkProgram(ctx, ndev, devs, opts, n, sub, NULL, NULL, &e);
-		if (out && e == CL_SUCCESS && !clpg_names_known(out)) {
-			/* Kernels whose guardian could not be recognised: the originals. */
-			cl_real.clReleaseProgram(out);
-			out = NULL;
-		}
-		if (out && e == CL_SUCCESS) {
-			free(sub);
-			if (err)
-				*err = CL_SUCCESS;
-			if (notify)
-				notify(out, data);
-			return out;
-		}
-		if (out)
-			cl_real.clReleaseProgram(out);
-	}
-	free(sub);
-	return cl_real.clLinkProgram(ctx, ndev, devs, opts, n, inputs, notify, data, err);
+	return out;
 }
 
 /*

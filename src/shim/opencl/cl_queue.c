@@ -156,6 +156,16 @@ static void clq_reap_register(void)
 	atexit(clq_reap_at_exit);
 }
 
+static bool clq_held_one(struct shim_map_node *n, void *arg)
+{
+	struct cl_q *q = (struct cl_q *)n;
+	struct { cl_context ctx; struct xal_cl_held *out; } *a = arg;
+
+	if (q->ctx == a->ctx)
+		xal_cl_hwq_held(q->hwq, a->out);
+	return true;
+}
+
 /* What the shim checks of a buffered launch before the driver sees it. */
 static void clq_device_limits(struct cl_q *q)
 {
@@ -305,33 +315,29 @@ static void clq_destroy(struct cl_q *q)
 	free(q);
 }
 
-/* Queues released by the application whose buffered work is still being
- * launched by a thread of their own (clq_retire()). */
+/* Queues released by the application whose work is still being launched
+ * by a thread of their own (clq_retire()), linked by retire_next: a
+ * release of an object one of them names settles it (clq_release_prepare()). */
 static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t retire_cond = PTHREAD_COND_INITIALIZER;
-static int retiring;
+static struct cl_q *retiring;
 
 static void *clq_destroy_main(void *arg)
 {
-	struct cl_q *q = arg;
+	struct cl_q *q = arg, **pp;
 
-	/* Launched, the work holds the driver's references to what it uses. */
+	/* Launched when the scheduler lets it, and then completed for good
+	 * (forced passes), the work holds the driver's references to what it
+	 * uses: nothing of it is issued again. */
 	xq_flush(q->xq);
+	cl_q_settle(q);
 	pthread_mutex_lock(&retire_lock);
-	retiring--;
-	pthread_cond_broadcast(&retire_cond);
+	for (pp = &retiring; *pp && *pp != q; pp = &(*pp)->retire_next)
+		;
+	if (*pp)
+		*pp = q->retire_next;
 	pthread_mutex_unlock(&retire_lock);
 	clq_destroy(q);
 	return NULL;
-}
-
-/* Waits until no released queue holds unlaunched work any more. */
-static void clq_wait_retired(void)
-{
-	pthread_mutex_lock(&retire_lock);
-	while (retiring)
-		pthread_cond_wait(&retire_cond, &retire_lock);
-	pthread_mutex_unlock(&retire_lock);
 }
 
 /*
@@ -357,7 +363,8 @@ static void clq_retire(struct cl_q *q)
 		return;
 	}
 	pthread_mutex_lock(&retire_lock);
-	retiring++;
+	q->retire_next = retiring;
+	retiring = q;
 	pthread_mutex_unlock(&retire_lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -423,15 +430,30 @@ XS_CL_HOOK cl_int clFlush(cl_command_queue queue)
 	return cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.clFlush(queue);
 }
 
+void cl_q_held_in(cl_context ctx, struct xal_cl_held *out)
+{
+	struct { cl_context ctx; struct xal_cl_held *out; } a = { ctx, out };
+
+	shim_map_each(&clq_table, clq_held_one, &a);
+	pthread_mutex_lock(&retire_lock);
+	for (struct cl_q *q = retiring; q; q = q->retire_next)
+		if (q->ctx == ctx)
+			xal_cl_hwq_held(q->hwq, out);
+	pthread_mutex_unlock(&retire_lock);
+}
+
 /*
- * A memory object or sampler may be a kernel argument of a buffered
- * command (the shim cannot see kernel arguments): before the application's
- * release, everything buffered is launched, and every guarded launch that
- * could still be cut completed (cl_q_settle()), so the driver holds its
- * own references for all of it. Only queues with buffered work wait, and
- * only for launches.
+ * Before the application releases @obj (a memory object or a sampler):
+ * a buffered command that names it (as its own argument or in its
+ * kernel's) goes to the driver first, with everything before it on its
+ * queue, and every guarded launch that could still be cut or relaunched
+ * is completed by its forced pass (cl_q_settle()), so that the driver
+ * holds its own references for all of it. Nothing here waits for a
+ * command to complete or for a queue to be resumed: the work may wait
+ * for a user event the application sets after this release. Queues that
+ * name nothing of it are left alone.
  */
-static void clq_drain_all(void)
+static void clq_release_prepare(const void *obj)
 {
 	struct cl_q *list[CLQ_SNAPSHOT_MAX];
 	size_t n;
@@ -440,34 +462,49 @@ static void clq_drain_all(void)
 		return;
 	/* Queues are destroyed after their last release only, which cannot
 	 * race with the application's own use of them here; released ones
-	 * still launching their work are waited for. */
+	 * are looked at under the lock that their threads take to go. */
 	n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
 	for (size_t i = 0; i < n; i++)
-		cl_q_settle(list[i]);
-	clq_wait_retired();
+		if (xal_cl_hwq_may_reissue(list[i]->hwq) || cl_cmd_pending_uses(list[i], obj))
+			cl_q_settle(list[i]);
+	pthread_mutex_lock(&retire_lock);
+	for (struct cl_q *q = retiring; q; q = q->retire_next)
+		if (xal_cl_hwq_may_reissue(q->hwq) || cl_cmd_pending_uses(q, obj))
+			cl_q_settle(q);
+	pthread_mutex_unlock(&retire_lock);
 }
 
 /*
  * Orders a call that goes to the driver at once on @q behind the queue's
- * earlier work: everything buffered launched (xq_flush(): while the queue
- * is suspended, that waits), and every guarded launch that could still be
- * cut completed by its forced pass (xal_cl_hwq_settle(): never waits), so
- * that the call cannot land between a cut launch and its relaunch. A
- * launch found cut waits in the XQueue: flush again, which launches it
- * once the queue runs. Returns CL_SUCCESS, or CL_OUT_OF_RESOURCES when a
- * forced pass could not be issued.
+ * earlier work: everything buffered launched now (xq_flush_now(): also
+ * while the queue is suspended or its window is full), and every guarded
+ * launch that could still be cut completed by its forced pass
+ * (xal_cl_hwq_settle()), so that the call cannot land between a cut
+ * launch and its relaunch. Nothing here waits for a command to complete
+ * or for the scheduler: the queue's work may wait for a user event that
+ * the application sets only after this call. A command gated behind an
+ * unresolved guarded launch goes once its forced pass is issued; one
+ * behind another queue's command not launched yet goes behind that
+ * command's proxy (@q->forcing); a launch found cut is relaunched first.
+ * Returns CL_SUCCESS, or CL_OUT_OF_RESOURCES when a forced pass could not
+ * be issued.
  */
 cl_int cl_q_settle(struct cl_q *q)
 {
-	int rc;
+	int rc, flushed;
 
+	atomic_fetch_add(&q->forcing, 1);
 	for (;;) {
-		xq_flush(q->xq);
+		flushed = xq_flush_now(q->xq);
 		rc = xal_cl_hwq_settle(q->hwq);
-		if (rc != -EAGAIN)
+		if (rc == -EIO || (flushed == 0 && rc == 0))
 			break;
-		sched_yield();
+		/* A cut launch on its way back to the buffer, or a gate
+		 * opened by the forced passes just issued: again. */
+		if (rc == -EAGAIN || flushed == -EAGAIN)
+			sched_yield();
 	}
+	atomic_fetch_sub(&q->forcing, 1);
 	return rc < 0 ? CL_OUT_OF_RESOURCES : CL_SUCCESS;
 }
 
@@ -475,8 +512,10 @@ XS_CL_HOOK cl_int clReleaseMemObject(cl_mem mem)
 {
 	if (cl_load() < 0)
 		return CL_INVALID_MEM_OBJECT;
+	/* Even when the application holds more references: commands in
+	 * flight hold the driver's, which go when they complete. */
 	if (!cl_passthrough())
-		clq_drain_all();
+		clq_release_prepare(mem);
 	return cl_real.clReleaseMemObject(mem);
 }
 
@@ -485,6 +524,6 @@ XS_CL_HOOK cl_int clReleaseSampler(cl_sampler sampler)
 	if (cl_load() < 0)
 		return CL_INVALID_SAMPLER;
 	if (!cl_passthrough())
-		clq_drain_all();
+		clq_release_prepare(sampler);
 	return cl_real.clReleaseSampler(sampler);
 }

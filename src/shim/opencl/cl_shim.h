@@ -59,15 +59,25 @@ struct cl_q {
 	struct xal_hwq *hwq;
 	_Atomic int app_refs;           /* the application's references */
 	_Atomic int lv;                 /* 0, or the level its kernels gave it */
+	_Atomic int forcing;            /* threads in cl_q_settle(): no cross-queue gate */
+	struct cl_q *retire_next;       /* released, its work still launching (cl_queue.c) */
 	char why[192];                  /* why level 1, once set (cl_q_note_kernel()) */
 };
 
 /*
  * Orders a call that goes to the driver at once on @q behind the queue's
- * earlier work (cl_queue.c). Returns CL_SUCCESS or CL_OUT_OF_RESOURCES.
+ * earlier work (cl_queue.c), without waiting for any of it to complete or
+ * for the queue to be resumed. Returns CL_SUCCESS or CL_OUT_OF_RESOURCES.
  * Application thread, no lock held.
  */
 cl_int cl_q_settle(struct cl_q *q);
+
+/*
+ * Whether a command of @q not launched yet names @obj (a memory object or
+ * a sampler: as its own argument, or in its kernel's arguments).
+ * Application thread, no lock held.
+ */
+bool cl_cmd_pending_uses(struct cl_q *q, const void *obj);
 
 /* Counters for $XSCHED_OPENCL_STATS: commands scheduled, proxies made,
  * kernel launches buffered (issued with their recorded arguments). */
@@ -95,6 +105,9 @@ int cl_q_count(void);
  */
 void cl_device_naming(cl_device_id dev, char *name, size_t len, struct devid *id);
 
+/* Adds what the hwqs of every queue of @ctx (retiring ones too) hold in it. */
+void cl_q_held_in(cl_context ctx, struct xal_cl_held *out);
+
 /* Wakes every queue whose next command may wait for a proxy just bound. */
 void cl_q_kick_all(void);
 
@@ -106,8 +119,16 @@ struct cl_proxy;
 struct cl_proxy *cl_proxy_get(cl_event ev);
 void cl_proxy_put(struct cl_proxy *p);
 
-/* A proxy for a command of @q of @type not launched yet; NULL on failure. */
-struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type);
+/*
+ * A proxy for a command of @q of @type not launched yet, which waits for
+ * the @nwait events of @wait (@wproxy: the proxies among them, else NULL
+ * entries); NULL on failure.
+ */
+struct cl_proxy *cl_proxy_new(struct cl_q *q, cl_command_type type, cl_uint nwait,
+			      const cl_event *wait, struct cl_proxy *const *wproxy);
+
+/* How many proxies of queues of @ctx are alive (each one a user event). */
+unsigned cl_proxy_count_in(cl_context ctx);
 
 /* The application's handle of @p. */
 cl_event cl_proxy_event(struct cl_proxy *p);
@@ -134,6 +155,14 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked);
 /* Runs what binds with @unlocked left to this thread; no lock held. */
 void cl_proxy_run_local(void);
 
+/*
+ * The status the driver gives a command of @dev whose wait list holds an
+ * event that failed with @failed (learned once per device and status,
+ * with a marker on a context of the shim's own; drivers differ: PoCL says
+ * -1 whatever the event's status). Any thread, no lock held.
+ */
+cl_int cl_event_failed_status(cl_device_id dev, cl_int failed);
+
 /* --- kernels (cl_kernel.c) --------------------------------------------------- */
 
 /* The arguments of a kernel at a buffered launch. */
@@ -156,6 +185,10 @@ cl_int cl_kernel_snapshot(cl_kernel k, struct clk_snap **out);
  * snapshot, by the thread issuing the launch.
  */
 cl_kernel cl_kernel_bind(struct clk_snap *s, cl_int *err);
+
+/* Whether an argument of @s is the handle @obj (an argument of its size
+ * holding its value). Any thread. */
+bool cl_kernel_snap_names(const struct clk_snap *s, const void *obj);
 
 /* Frees @s (its private kernel goes back to a pool). NULL accepted. */
 void cl_kernel_snap_free(struct clk_snap *s);
@@ -199,6 +232,9 @@ bool cl_guard_enabled(void);
 /* Whether its control words and records must be buffers, never SVM
  * ($XSCHED_OPENCL_LV2=buffer). */
 bool cl_guard_buffers(void);
+
+/* How many instrumented twins of programs of @ctx are alive. */
+unsigned cl_program_twins_in(cl_context ctx);
 
 /* The program kernels of the application's @p are made from (its
  * instrumented twin once built), else @p. */
