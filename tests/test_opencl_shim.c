@@ -1,8 +1,8 @@
 /*
  * The OpenCL shim, end to end, on PoCL: unmodified OpenCL programs
  * (tests/opencl/) run natively and under the shim and must print the same
- * lines — every cl_prog phase in a process of its own, then all of them in
- * one; the ways an application reaches the loader (linked, preloaded shim,
+ * lines — every cl_prog phase in a process of its own (some also with the
+ * guardian off), then all of them in one; the ways an application reaches the loader (linked, preloaded shim,
  * the shim first on LD_LIBRARY_PATH, dlopen of libOpenCL.so.1 or of
  * libOpenCL.so) must all end up in the shim, which says so through its
  * cl_test_queues() diagnostic; XSCHED_DISABLE passes through with no
@@ -165,6 +165,43 @@ static void opencl_phases_match_native(void **state)
 	}
 	if (bad)
 		fail_msg("%d of %d phases differ under the shim", bad, n);
+	e->ok = true;
+}
+
+/*
+ * The guardian off (XSCHED_OPENCL_LV2=0: every queue at level 1, launches
+ * buffered with their recorded arguments rather than guarded): the phases
+ * on what the conformance suite found (failed user events, calls at once
+ * behind gated work, enqueue errors, host-access flags, linked programs,
+ * reference counts) and those on events and releases print the same
+ * lines as natively, each in a process of its own.
+ */
+static void opencl_guardian_off_matches_native(void **state)
+{
+	static const char *const phases[] = { "user_fail", "gated", "enqueue_errors",
+					      "host_flags", "link", "refcounts", "user",
+					      "user_error", "release", "errors_pending", "map",
+					      "callbacks" };
+	struct it_env *e = *state;
+	const char *native_vars[] = { pocl_cache_var(), lsan_var(), NULL };
+	const char *shim_vars[] = { pocl_cache_var(), lsan_var(), shim_preload(),
+				    "XSCHED_SCHEDULER=local", "XSCHED_OPENCL_LV2=0", NULL };
+	int bad = 0;
+
+	it_guard(200);
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		struct run_out native = run_ok(e, IT_ARGS(XS_CL_PROG, phases[i]), native_vars);
+		struct run_out shim = run(e, IT_ARGS(XS_CL_PROG, phases[i]), shim_vars);
+
+		if (!phase_passed(native.out, phases[i]))
+			fail_msg("phase %s fails natively:\n%s", phases[i], native.out);
+		if (!same_runs(phases[i], &native, &shim))
+			bad++;
+		run_out_free(&native);
+		run_out_free(&shim);
+	}
+	if (bad)
+		fail_msg("%d phases differ with the guardian off", bad);
 	e->ok = true;
 }
 
@@ -505,6 +542,7 @@ static int cl_teardown(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(opencl_phases_match_native, it_setup, cl_teardown),
+	cmocka_unit_test_setup_teardown(opencl_guardian_off_matches_native, it_setup, cl_teardown),
 	cmocka_unit_test_setup_teardown(opencl_one_process_matches_native, it_setup, cl_teardown),
 	cmocka_unit_test_setup_teardown(opencl_deferred_launches_keep_arguments, it_setup,
 					cl_teardown),

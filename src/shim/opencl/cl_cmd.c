@@ -297,8 +297,9 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 
 /*
  * What the driver calls a task's command (drivers differ: PoCL says
- * NDRange), learned from the first task launched, for proxies of tasks
- * not launched yet; CL_COMMAND_TASK until then.
+ * NDRange), learned from the first task launched, or asked of the driver
+ * with a task of the shim's own when a proxy of a task must answer first
+ * (cl_cmd_task_type()); CL_COMMAND_TASK until then.
  */
 static _Atomic cl_command_type clc_task_type = CL_COMMAND_TASK;
 static _Atomic bool clc_task_learned;
@@ -313,6 +314,49 @@ static void clc_learn_task_type(cl_event ev)
 		atomic_store(&clc_task_type, type);
 		atomic_store(&clc_task_learned, true);
 	}
+}
+
+/* A task of an empty kernel on a context of @dev's own: its event's type. */
+static void clc_probe_task_type(cl_device_id dev)
+{
+	static const char *src = "__kernel void xsched_task_probe(void) {}";
+	cl_int err = CL_SUCCESS;
+	cl_context c = cl_real.clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	cl_command_queue q = c ? cl_real.clCreateCommandQueue(c, dev, 0, &err) : NULL;
+	cl_program p = q ? cl_real.clCreateProgramWithSource(c, 1, &src, NULL, &err) : NULL;
+	cl_kernel k = NULL;
+	cl_event ev = NULL;
+
+	if (p && cl_real.clBuildProgram(p, 1, &dev, "", NULL, NULL) == CL_SUCCESS)
+		k = cl_real.clCreateKernel(p, "xsched_task_probe", &err);
+	if (k && cl_real.clEnqueueTask(q, k, 0, NULL, &ev) == CL_SUCCESS) {
+		clc_learn_task_type(ev);
+		cl_real.clWaitForEvents(1, &ev);
+		cl_real.clReleaseEvent(ev);
+	}
+	if (k)
+		cl_real.clReleaseKernel(k);
+	if (p)
+		cl_real.clReleaseProgram(p);
+	if (q)
+		cl_real.clReleaseCommandQueue(q);
+	if (c)
+		cl_real.clReleaseContext(c);
+}
+
+cl_command_type cl_cmd_task_type(cl_device_id dev)
+{
+	static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+	if (!atomic_load(&clc_task_learned)) {
+		pthread_mutex_lock(&probe_lock);
+		if (!atomic_load(&clc_task_learned))
+			clc_probe_task_type(dev);
+		/* Once, even if the driver would not say. */
+		atomic_store(&clc_task_learned, true);
+		pthread_mutex_unlock(&probe_lock);
+	}
+	return atomic_load(&clc_task_type);
 }
 
 /* A guarded launch complete for good: its proxy follows the last launch. */

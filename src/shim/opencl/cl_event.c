@@ -733,6 +733,8 @@ XS_CL_HOOK cl_int clGetEventInfo(cl_event ev, cl_event_info param, size_t size, 
 		    cl_real.clGetEventInfo(p->real, param, sizeof(type), &type, NULL))
 			type = p->type;
 		pthread_mutex_unlock(&p->lock);
+		if (type == CL_COMMAND_TASK)
+			type = cl_cmd_task_type(p->q->dev);
 		rc = clp_answer(size, value, ret, &type, sizeof(type));
 		break;
 	case CL_EVENT_REFERENCE_COUNT:

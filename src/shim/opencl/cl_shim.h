@@ -163,6 +163,14 @@ void cl_proxy_run_local(void);
  */
 cl_int cl_event_failed_status(cl_device_id dev, cl_int failed);
 
+/*
+ * What the driver calls the command of a task (CL_EVENT_COMMAND_TYPE: some
+ * say CL_COMMAND_NDRANGE_KERNEL), learned from the first task launched,
+ * else asked once with a task of the shim's own on @dev. Any thread but
+ * one holding an XQueue lock.
+ */
+cl_command_type cl_cmd_task_type(cl_device_id dev);
+
 /* --- kernels (cl_kernel.c) --------------------------------------------------- */
 
 /* The arguments of a kernel at a buffered launch. */
