@@ -49,7 +49,7 @@
 #include <CL/cl.h>
 
 #include "bench_util.h"
-#include "shim/opencl/cl_guard_rw.h"
+#include "shim/opencl/guard/cl_guard_rw.h"
 
 #include <sys/stat.h>
 

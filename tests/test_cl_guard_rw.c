@@ -1,5 +1,5 @@
 /*
- * The guardian rewriter (src/shim/opencl/cl_guard_rw.h) as a plain
+ * The guardian rewriter (src/shim/opencl/guard/cl_guard_rw.h) as a plain
  * function over source text: what it rewrites (every plain kernel, with
  * either spelling and any attributes, several per program, `void` and
  * empty parameter lists), what it leaves exactly as it was and why
@@ -10,7 +10,7 @@
  */
 #include "test_util.h"
 
-#include "shim/opencl/cl_guard_rw.h"
+#include "shim/opencl/guard/cl_guard_rw.h"
 
 static size_t count(const char *s, const char *needle)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lv2 on PoCL through the guardian (src/shim/opencl/cl_guard_rw.h): the
+# Lv2 on PoCL through the guardian (src/shim/opencl/guard/cl_guard_rw.h): the
 # corpus of tests/opencl/cl_lv2_prog.c runs natively, under the shim with
 # the guardian, under the shim while a thread suspends and resumes its
 # queue every few hundred microseconds (hundreds of times), both again

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # guardian_cost.sh: what the OpenCL shim's guardian (Lv2: every work-group
-# checks the queue's control word; src/shim/opencl/cl_guard_rw.h) costs in
+# checks the queue's control word; src/shim/opencl/guard/cl_guard_rw.h) costs in
 # kernel throughput, on PoCL, with real OpenCL applications:
 #   gemm    CLBlast's SGEMM routine as CLBlast's own routine tuner
 #           (clblast_tuner_routine_xgemm, package clblast-utils) times it:

@@ -8,6 +8,7 @@
 #include "xal/xal.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 int xal_ops_check(const struct xal_ops *ops)
 {
@@ -18,6 +19,15 @@ int xal_ops_check(const struct xal_ops *ops)
 	if (!ops->launch || !ops->sync || !ops->sync_all || !ops->hwq_destroy)
 		return -EINVAL;
 	return 0;
+}
+
+int xal_settle(struct xal_hwq *hwq)
+{
+	const struct xal_ops *ops = hwq->ops;
+
+	if (ops->size < offsetof(struct xal_ops, settle) + sizeof(ops->settle) || !ops->settle)
+		return 0;
+	return ops->settle(hwq);
 }
 
 int xal_level_max(const struct xal_hwq *hwq)

@@ -1,9 +1,10 @@
 /*
  * XAL: the XPU abstraction layer, one ops table per backend.
  *
- * A backend (one file: xal_sim.c, later xal_cuda.c, ...) wraps a hardware
- * queue of its device in a struct xal_hwq whose first member points to its
- * static const ops table. The multi-level hardware model is expressed by
+ * A backend (one file each: xal_sim.c, xal_cuda.c, xal_ze.c; OpenCL's
+ * Lv2 takes two more, xal_opencl_lv2.c and xal_opencl_resolve.c) wraps a
+ * hardware queue of its device in a struct xal_hwq whose first member
+ * points to its static const ops table. The multi-level hardware model is expressed by
  * which ops are present: Lv1 launch/sync/sync_all are mandatory; Lv2
  * deactivate/reactivate and Lv3 interrupt/restore are NULL when the device
  * cannot do them, and the capability bits are probed per device when the
@@ -24,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XAL_OPS_VERSION 1
+#define XAL_OPS_VERSION 2   /* 2: settle */
 
 /* Capability bits of a hardware queue (struct xal_hwq.caps). */
 enum {
@@ -182,6 +183,24 @@ struct xal_ops {
 	 * creator owns). No XQueue may use @hwq any more. Accepts no NULL.
 	 */
 	void (*hwq_destroy)(struct xal_hwq *hwq);
+
+	/* --- version 2 --- */
+
+	/*
+	 * Optional (NULL: nothing to do). For a creator about to make a call
+	 * of its own directly on the vendor queue (one the XQueue does not
+	 * carry: an OpenCL map, say): makes every launched command that the
+	 * device could still skip and the XQueue launch again (XAL_CAP_FLUSH)
+	 * final in the queue's order, so that the call, which lands behind
+	 * them, sees their results whatever the hwq's state. Must not wait for
+	 * a command to complete or for a reactivation. Called without the
+	 * lock, on the creator's thread, after the XQueue launched everything
+	 * (xq_flush_now()). Returns 0; -EAGAIN when a command was found flushed
+	 * and waits in the XQueue to be launched again (launch, then settle
+	 * again); -EIO when the device refused what it takes (the call must
+	 * then fail rather than see a command half done).
+	 */
+	int (*settle)(struct xal_hwq *hwq);
 };
 
 struct xal_hwq {
@@ -205,6 +224,9 @@ int xal_level_grant(const struct xal_hwq *hwq, int requested);
 
 /* Checks that @ops has a known version and the mandatory Lv1 ops. */
 int xal_ops_check(const struct xal_ops *ops);
+
+/* @hwq's settle(), where its table has one; else 0. */
+int xal_settle(struct xal_hwq *hwq);
 
 static inline void xal_cmd_destroy(struct xal_cmd *cmd)
 {

@@ -21,8 +21,10 @@ static int xal_cl_launch(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flag
 	if (h->lv2)
 		return xg_launch(h, c);
 
+	static const struct xal_cl_guard_args off;
+
 	c->cl = h->cl;
-	c->rc = c->ops->issue(c, h->queue, own_ev ? &c->ev : NULL);
+	c->rc = c->ops->issue(c, h->queue, &off, own_ev ? &c->ev : NULL);
 	if (c->rc != CL_SUCCESS)
 		c->ev = NULL;
 	if (sync) {
@@ -120,10 +122,11 @@ const struct xal_ops xal_cl_ops_lv2 = {
 	.reactivate = xg_reactivate,
 	.wait_quiet = xg_wait_quiet,
 	.hwq_destroy = xal_cl_hwq_destroy,
+	.settle = xg_settle,
 };
 
 int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_of_order,
-		      const char *device, struct xal_hwq **out)
+		      const char *device, unsigned flags, struct xal_hwq **out)
 {
 	struct xal_cl_hwq *h = calloc(1, sizeof(*h));
 
@@ -134,6 +137,9 @@ int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_
 	h->cl = cl;
 	h->queue = queue;
 	h->ooo = out_of_order;
+	/* Lv1 where Lv2 cannot be had. */
+	if (flags & XAL_CL_LV2)
+		xg_enable(h, flags & XAL_CL_LV2_BUFFERS);
 	*out = &h->base;
 	return 0;
 }
@@ -171,7 +177,7 @@ static void *xal_cl_cmd_blocked_on(struct xal_cmd *cmd)
 	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
 
 	/* Nothing that cannot be cut goes behind a launch that may be, but
-	 * behind one whose forced pass is issued (xal_cl_hwq_settle()): that
+	 * behind one whose forced pass is issued (xg_settle()): that
 	 * pass runs whatever the launch skipped, before it on the queue. */
 	if (h && h->lv2 && !c->g.on && atomic_load(&h->unforced))
 		return h;

@@ -7,8 +7,8 @@
  * queue; on an out-of-order queue it is a marker enqueued right after the
  * command, which completes only when every earlier command did. OpenCL
  * exposes no preemption to the host; Lv2 comes from the guardian the shim
- * compiles into kernels (src/shim/opencl/cl_guard_rw.h), once the shim
- * enabled it on an in-order queue (xal_cl_hwq_enable_lv2()):
+ * compiles into kernels (its ABI: xal_opencl_guard.h), once the shim
+ * asked for it when it created an in-order queue (XAL_CL_LV2):
  *
  * - deactivate() sets the queue's control word (a fine-grain SVM word the
  *   host stores to where the device has one, else a buffer written by a
@@ -35,7 +35,7 @@
  *   submitter through ops->completed once it is known complete for good.
  * - A call the shim hands to the driver at once (a map, say) must land
  *   behind the final run of every earlier command, not between a cut
- *   launch and its relaunch: xal_cl_hwq_settle() completes each
+ *   launch and its relaunch: settle() (xal_ops) completes each
  *   unresolved guarded launch on the spot with a forced pass (same
  *   NDRange and record, a control word that is never set: the groups that
  *   have not run run now), so that such a call never waits for the queue
@@ -59,7 +59,7 @@ struct xal_cl_cmd;
 
 /*
  * What a launch of an instrumented kernel passes in the guardian's hidden
- * arguments (src/shim/opencl/cl_guard_rw.h): the queue's control word (a
+ * arguments (xal_opencl_guard.h): the queue's control word (a
  * buffer, or an SVM pointer when @ctl_svm is set) and the launch's
  * progress record. A NULL @ctl turns the guardian off for the launch.
  */
@@ -76,11 +76,14 @@ struct xal_cl_cmd_ops {
 	 * Enqueues the command on @queue, its event into *@ev when @ev is not
 	 * NULL. Called by the XQueue's launch (any thread, XQueue lock held),
 	 * for a guarded launch once more per relaunch (g.launches > 1) and
-	 * per forced pass (g.forcing: from xal_cl_hwq_settle(), application
-	 * thread, no XQueue lock; no issued() follows). Returns the OpenCL
-	 * result.
+	 * per forced pass (g.forcing: from settle(), the creator's
+	 * thread, no XQueue lock; no issued() follows). @g: what a kernel
+	 * with the guardian takes in its hidden arguments for this issue (the
+	 * backend's, valid during the call; all NULL: the guardian off).
+	 * Returns the OpenCL result.
 	 */
-	cl_int (*issue)(struct xal_cl_cmd *c, cl_command_queue queue, cl_event *ev);
+	cl_int (*issue)(struct xal_cl_cmd *c, cl_command_queue queue,
+			const struct xal_cl_guard_args *g, cl_event *ev);
 	/*
 	 * Optional. Called right after issue() with its result and event
 	 * (NULL unless requested and successful), lock still held.
@@ -92,18 +95,19 @@ struct xal_cl_cmd_ops {
 	void *(*blocked_on)(struct xal_cl_cmd *c);
 	void (*deferred)(struct xal_cl_cmd *c);
 	/*
-	 * Optional, for guarded launches: called once when the command is
-	 * complete for good (its last launch's event is @c->ev, complete),
-	 * from the thread that found out (a sync without the lock, a query
-	 * with it, or the driver's completion callback: then @unlocked, no
-	 * lock of the XQueue or the backend held). Must not block or call
-	 * into the XQueue.
+	 * Optional, for guarded launches: called when the command is complete
+	 * for good (its last launch's event is @c->ev, complete), by each
+	 * thread that finds out (a sync without the lock, a query with it, or
+	 * the driver's completion callback: then @unlocked, no lock of the
+	 * XQueue or the backend held), so maybe more than once and on two
+	 * threads at a time: the creator acts on the first call, and a later
+	 * caller does not return (nor its sync) before the creator has heard
+	 * of it. Must not block or call into the XQueue.
 	 */
 	void (*completed)(struct xal_cl_cmd *c, bool unlocked);
 	/*
-	 * Optional: after an @unlocked completed(), on the same thread, out
-	 * of what xal_cl_wait_completing() waits for: where the creator runs
-	 * what may call the application.
+	 * Optional: after an @unlocked completed(), on the same thread: where
+	 * the creator runs what may call the application.
 	 */
 	void (*completed_after)(struct xal_cl_cmd *c);
 };
@@ -123,7 +127,6 @@ struct xal_cl_guard {
 	uint32_t skipped_before; /* @skipped before this launch */
 	struct xal_cl_cmd *next; /* the hwq's unresolved launches */
 	bool listed;
-	_Atomic bool launches_done; /* ops->completed called */
 	cl_event cb_ev;         /* the launch xg_done_cb() may judge (glock) */
 	bool forcing;           /* its forced pass is being issued (settle) */
 	bool forced;            /* ... was issued: the record is read again */
@@ -150,38 +153,22 @@ struct xal_cl_cmd {
 	struct xal_cl_guard g;
 };
 
+/* xal_cl_hwq_create() flags. */
+#define XAL_CL_LV2 1u           /* Lv2 through the guardian, where it can be had */
+#define XAL_CL_LV2_BUFFERS 2u   /* ... with the control word and the records in
+				 * buffers even where the device has fine-grain SVM */
+
 /*
  * A hardware queue over @queue (not retained: its creator keeps it alive
  * while the hwq exists), driven through @cl (must outlive the hwq).
- * @device names the device for the scheduler. Errors: -ENOMEM.
+ * @device names the device for the scheduler. With XAL_CL_LV2 and an
+ * in-order queue, it makes the queue's control word and sets XAL_CAP_LV2 |
+ * XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY (absent from caps: the driver refused
+ * what Lv2 takes, or the queue is out of order; the hwq is at Lv1).
+ * Errors: -ENOMEM.
  */
 int xal_cl_hwq_create(const struct cl_fns *cl, cl_command_queue queue, bool out_of_order,
-		      const char *device, struct xal_hwq **out);
-
-/*
- * Enables Lv2 on @hwq (an in-order queue): makes its control word (@flags:
- * 0 or XAL_CL_LV2_BUFFERS) and sets XAL_CAP_LV2 | XAL_CAP_FLUSH |
- * XAL_CAP_SYNC_ANY. Before the hwq is given to an XQueue. Errors:
- * -ENOTSUP (out-of-order queue, or the driver refused the control word),
- * -ENOMEM.
- */
-int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq, unsigned flags);
-
-/* xal_cl_hwq_enable_lv2() flags: the control word and the records in
- * buffers even where the device has fine-grain SVM. */
-#define XAL_CL_LV2_BUFFERS 1u
-
-/*
- * Before a call that goes to the driver at once on @hwq's queue, after
- * every command of the XQueue was launched (xq_flush()): issues a forced
- * pass of each unresolved guarded launch (see the file comment), so that
- * the call sees their results whatever the queue's state. Application
- * thread, no lock held. Returns 0; -EAGAIN when a launch was found cut
- * and waits in the XQueue for its relaunch (flush again, then settle
- * again); -EIO when a forced pass could not be issued (the call must
- * fail rather than see a kernel half done).
- */
-int xal_cl_hwq_settle(struct xal_hwq *hwq);
+		      const char *device, unsigned flags, struct xal_hwq **out);
 
 /* Objects an hwq made in its queue's context (xal_cl_hwq_held()). */
 struct xal_cl_held {
@@ -197,24 +184,6 @@ struct xal_cl_held {
  * (CL_CONTEXT_REFERENCE_COUNT). Any thread; a snapshot.
  */
 void xal_cl_hwq_held(struct xal_hwq *hwq, struct xal_cl_held *out);
-
-/*
- * Whether a guarded launch of @hwq may still be issued again (a relaunch
- * of a cut one, or a forced pass): some are unresolved, or cut and not
- * launched again. Read without a lock, as a hint: a caller about to let
- * the application release what launches use settles the hwq when true.
- */
-bool xal_cl_hwq_may_reissue(struct xal_hwq *hwq);
-
-/*
- * Waits until no thread is telling a creator that a guarded launch is
- * complete (ops->completed, any hwq of the process: it takes no hwq, so
- * it is safe whatever the application released). A thread that learnt of
- * a completion otherwise (its sync returned, a clFinish) calls it before
- * reading what completed() sets. Never from completed() itself; no lock
- * held.
- */
-void xal_cl_wait_completing(void);
 
 /*
  * When the device last went quiet for Lv2 queue @hwq, in the device's
@@ -241,13 +210,6 @@ const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq);
 /* How many launches of Lv2 queue @hwq were found cut and wait to be
  * launched again (0 when not at Lv2): tests/opencl/cl_lv2_prog.c. */
 uint32_t xal_cl_hwq_cut_waiting(struct xal_hwq *hwq);
-
-/*
- * The guardian arguments for the launch of @c being issued (from
- * ops->issue): its record and the hwq's control word when the launch is
- * guarded, else all NULL (the guardian off).
- */
-void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out);
 
 /*
  * Initialises @c (calloc()ed by the caller, embedding struct xal_cl_cmd

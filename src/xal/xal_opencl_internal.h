@@ -20,7 +20,7 @@ struct xal_cl_hwq {
 	const struct cl_fns *cl;
 	cl_command_queue queue;
 	bool ooo;
-	/* --- Lv2 (xal_cl_hwq_enable_lv2()) --- */
+	/* --- Lv2 (xg_enable()) --- */
 	bool lv2;
 	cl_context ctx;
 	cl_mem ctl;                     /* the control word as a buffer, or NULL */
@@ -36,7 +36,7 @@ struct xal_cl_hwq {
 	cl_event last;                  /* the last command launched (a reference) */
 	_Atomic uint32_t cut_waiting;   /* resolved cut, not launched again yet (glock; read
 	                                 * without it as a hint) */
-	/* --- forced passes (xal_cl_hwq_settle()) --- */
+	/* --- forced passes (xg_settle()) --- */
 	pthread_mutex_t settle_lock;    /* held while forced passes are issued */
 	cl_mem ctl_zero;                /* a control word never set, as @ctl */
 	uint32_t *ctl_zero_svm;         /* ... or as @ctl_svm */
@@ -69,13 +69,34 @@ void xal_cl_cmd_release(struct xal_cl_cmd *c);
 /* xal_opencl_lv2.c */
 /* launch() of an Lv2 queue (every command gets its event). */
 int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
+/* Replaces the hwq's last event with @ev (a reference taken). glock held. */
+void xg_set_last(struct xal_cl_hwq *h, cl_event ev);
+/* Takes @c out of the unresolved list. glock held. */
+void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
+/* Reads the skip count of @c's launch, which completed: 0, or -EIO. glock held. */
+int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c);
+/* Tells the creator, once, that guarded @c is complete for good. */
+void xg_completed(struct xal_cl_cmd *c, bool unlocked);
+/* The guardian arguments of the launch of @c being issued (or a forced pass). */
+void xg_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out);
+
+/* xal_opencl_resolve.c */
+/*
+ * Whether every command launched on @h completed (-EBUSY before, waiting
+ * for it with @wait); @span, if not NULL, gets the device times at which
+ * the last one started and ended (0 when unknown).
+ */
+int xg_drained(struct xal_cl_hwq *h, bool wait, cl_ulong span[2]);
 /* sync()/query() of a guarded launch: 0, -EIO, -ECANCELED or -EBUSY. */
 int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
 /* ... of any other command of an Lv2 queue: 0, -EIO or -EBUSY. */
 int xg_plain_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait);
 /* sync_all()'s part after clFinish: the newest unresolved launch answers. */
 int xg_sync_all(struct xal_cl_hwq *h);
+/* Lv2 on @h where the driver allows (@buffers: never SVM): its caps, its table. */
+void xg_enable(struct xal_cl_hwq *h, bool buffers);
 /* Lv2 ops of the table: see xal.h. */
+int xg_settle(struct xal_hwq *hwq);
 int xg_deactivate(struct xal_hwq *hwq);
 int xg_reactivate(struct xal_hwq *hwq);
 void xg_wait_quiet(struct xal_hwq *hwq);

@@ -1,8 +1,10 @@
 /*
  * Lv2 of the `opencl` XAL backend (see xal_opencl.h): the queue's control
- * word, the progress records of guarded launches, their resolution (final
- * or cut, and then relaunched by the XQueue), and the forced passes that
- * complete them before a call that goes to the driver at once.
+ * word, the progress records of guarded launches and their launches
+ * (xg_launch()), the driver's completion callback, deactivation and
+ * reactivation. How a launch is judged once complete, and the forced
+ * passes, are xal_opencl_resolve.c's. The words the device shares with
+ * the host are the guardian's ABI (xal_opencl_guard.h).
  *
  * Locks: glock guards the list of unresolved launches and the hwq's Lv2
  * state; settle_lock is held while forced passes are issued (outside
@@ -10,7 +12,7 @@
  * enqueue). Nothing here calls into the XQueue.
  */
 #include "xal/xal_opencl_internal.h"
-#include "shim/opencl/cl_guard_rw.h"
+#include "xal/xal_opencl_guard.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -18,8 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-static const uint32_t xg_one = 1, xg_zero;
-
+static const uint32_t xg_one = CLG_CTL_SKIP, xg_zero = CLG_CTL_RUN;
 
 /*
  * Sets the control word to @v. A buffer is written on the second queue
@@ -50,7 +51,7 @@ static void xg_ctl_set(struct xal_cl_hwq *h, const uint32_t *v)
 }
 
 /* Replaces the hwq's last event with @ev (a reference taken). glock held. */
-static void xg_set_last(struct xal_cl_hwq *h, cl_event ev)
+void xg_set_last(struct xal_cl_hwq *h, cl_event ev)
 {
 	if (!ev || h->cl->clRetainEvent(ev) != CL_SUCCESS)
 		return;
@@ -76,7 +77,7 @@ static void xg_list_add(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 }
 
 /* Takes @c out of the unresolved list. glock held. */
-static void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+void xg_list_del(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	xg_list_unlink(h, c);
 	/* Nothing left to force or to read again after a forced pass. */
@@ -137,7 +138,7 @@ static cl_int xg_prepare(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
  * Reads the counts of @c's launch, which completed. Returns 0, or -EIO.
  * glock held (the second queue is the hwq's).
  */
-static int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
+int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 {
 	if (c->g.counted)
 		return 0;
@@ -154,7 +155,7 @@ static int xg_count(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	return 0;
 }
 
-void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
+void xg_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 {
 	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
 
@@ -173,352 +174,21 @@ void xal_cl_guard_args(struct xal_cl_cmd *c, struct xal_cl_guard_args *out)
 	out->attempt = c->g.attempt;
 }
 
-/* Threads inside xg_completed(), of every hwq (xal_cl_wait_completing()). */
-static _Atomic uint32_t xg_completing;
-
 /*
- * Tells the creator that guarded @c is complete for good, once. Two
- * threads may find out at the same time (the driver's callback and a
- * sync); the one that loses must not let its caller see the command done
- * before the creator heard of it, hence xg_completing, counted before the
- * race. Nothing of the hwq is touched after completed(): the application
- * may release the queue as soon as it sees the command done.
+ * Tells the creator that guarded @c is complete for good. Two threads may
+ * find out at the same time (the driver's callback and a sync): both tell
+ * it (xal_cl_cmd_ops.completed), so that the one that loses does not let
+ * its caller see the command done before the creator heard of it. Nothing
+ * of the hwq is touched after completed(): the application may release
+ * the queue as soon as it sees the command done.
  */
-static void xg_completed(struct xal_cl_cmd *c, bool unlocked)
+void xg_completed(struct xal_cl_cmd *c, bool unlocked)
 {
-	atomic_fetch_add(&xg_completing, 1);
-	if (!atomic_exchange(&c->g.launches_done, true) && c->ops->completed)
+	if (c->ops->completed)
 		c->ops->completed(c, unlocked);
-	atomic_fetch_sub(&xg_completing, 1);
-}
-
-void xal_cl_wait_completing(void)
-{
-	while (atomic_load(&xg_completing))
-		sched_yield();
-}
-
-/*
- * Whether launch @c was cut: groups skipped in this launch (the control
- * word), and no forced pass ran them since (a forced pass never skips and
- * runs every group not started; xg_resolve() resolves @c only once its
- * forced pass completed). A launch that failed is not cut: its error is
- * its result.
- */
-static bool xg_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	cl_int st = CL_COMPLETE;
-
-	if (c->ev && h->cl->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
-					   &st, NULL) == CL_SUCCESS && st < 0)
-		return false;
-	if (c->g.forced || xg_count(h, c) < 0)
-		return false;
-	return c->g.skipped > c->g.skipped_before;
-}
-
-/*
- * The state of guarded @c, whose sync point completed: final, or cut.
- * Final, so is every unresolved launch before it (the sticky control
- * word would have cut them all from the first cut one on); cut, it and
- * every launch after it go again. glock held.
- */
-static int xg_resolve(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	struct xal_cl_cmd *p, *next;
-	bool cut, after = false;
-
-	if (c->g.state != XG_LAUNCHED)
-		return c->g.state;
-	/* A forced pass on its way or not read yet: not now (xg_after_forced()). */
-	for (p = h->head; p; p = p->g.next) {
-		if (p->g.forcing || (p->g.forced && !p->g.recounted))
-			return -EBUSY;
-		if (p == c)
-			break;
-	}
-	if (xg_count(h, c) < 0)
-		return -EIO;
-	/* Those before it completed too (in order). */
-	cut = xg_cut(h, c);
-	for (p = h->head; !cut && p && p != c; p = p->g.next)
-		cut = xg_cut(h, p);
-	if (cut) {
-		for (p = h->head; p; p = next) {
-			next = p->g.next;
-			after |= p == c;
-			if (after) {
-				p->g.state = XG_CUT;
-				h->cut_waiting++;
-				xg_list_del(h, p);
-			}
-		}
-		c->g.state = XG_CUT;
-		return XG_CUT;
-	}
-	while (h->head && h->head != c) {
-		p = h->head;
-		p->g.state = XG_FINAL;
-		xg_list_del(h, p);
-		xg_completed(p, false);
-	}
-	c->g.state = XG_FINAL;
-	xg_list_del(h, c);
-	return XG_FINAL;
-}
-
-/*
- * Whether every command launched on @h completed (-EBUSY before); @span,
- * if not NULL, gets the device times at which the last one started and
- * ended (0 when unknown: nothing launched, or the queue is not profiled).
- */
-static int xg_drained(struct xal_cl_hwq *h, bool wait, cl_ulong span[2])
-{
-	cl_event last = NULL;
-	cl_int st = CL_COMPLETE;
-	int rc = 0;
-
-	if (span)
-		span[0] = span[1] = 0;
-	pthread_mutex_lock(&h->glock);
-	if (h->last && h->cl->clRetainEvent(h->last) == CL_SUCCESS)
-		last = h->last;
-	pthread_mutex_unlock(&h->glock);
-	if (!last)
-		return 0;
-	if (wait)
-		h->cl->clWaitForEvents(1, &last);
-	if (h->cl->clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
-				  NULL) == CL_SUCCESS &&
-	    st > CL_COMPLETE)
-		rc = -EBUSY;
-	if (!rc && span && h->profiled &&
-	    (h->cl->clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_START, sizeof(span[0]),
-					    &span[0], NULL) != CL_SUCCESS ||
-	     h->cl->clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(span[1]),
-					    &span[1], NULL) != CL_SUCCESS))
-		span[0] = span[1] = 0;
-	h->cl->clReleaseEvent(last);
-	return rc;
 }
 
 static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg);
-
-/*
- * Forced passes (xal_cl_hwq_settle()) ran the groups their launches did
- * not: once the newest is done, they are marked so (recounted), and only
- * then resolved, as final (xg_cut()): no launch is taken for cut while
- * its forced pass runs or after it did.
- * Waits for a settle in progress (@wait), or answers -EBUSY. Returns 0,
- * -EBUSY, or -EIO when a forced pass failed.
- */
-static int xg_after_forced(struct xal_cl_hwq *h, bool wait)
-{
-	cl_event fl = NULL;
-	int rc;
-
-	if (wait)
-		pthread_mutex_lock(&h->settle_lock);
-	else if (pthread_mutex_trylock(&h->settle_lock))
-		return -EBUSY;
-	pthread_mutex_unlock(&h->settle_lock);
-	pthread_mutex_lock(&h->glock);
-	if (h->forced_last && h->cl->clRetainEvent(h->forced_last) == CL_SUCCESS)
-		fl = h->forced_last;
-	pthread_mutex_unlock(&h->glock);
-	if (!fl)
-		return 0;
-	rc = xal_cl_event_state(h->cl, fl, wait);
-	h->cl->clReleaseEvent(fl);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&h->glock);
-	for (struct xal_cl_cmd *p = h->head; p; p = p->g.next)
-		if (p->g.forced && !p->g.recounted) {
-			p->g.recounted = true;
-		}
-	pthread_mutex_unlock(&h->glock);
-	return 0;
-}
-
-/*
- * Guarded @c failed (its launch, or its event: a failed wait list): final
- * as it is, and never issued again (a relaunch would run what the driver
- * refused to). The launches listed before it are resolved with it, since
- * the XQueue retires them all on this answer: on an in-order queue a
- * command can fail (its own wait list) while an earlier one still runs,
- * so each earlier launch is first waited for (@wait) or the answer is
- * -EBUSY; then those that failed too are final, those that ran whole are
- * final, and from the first one cut on, every launch but the failed ones
- * goes again (-ECANCELED once the queue drained). The driver may never
- * call a completion callback registered before an event fails (PoCL 3.1
- * does not), so this is what completes them all. @issue: the launch of
- * @c judged (xg_take()). Returns -EIO, -ECANCELED or -EBUSY.
- */
-static int xg_failed(struct xal_cl_hwq *h, struct xal_cl_cmd *c, uint32_t issue, bool wait)
-{
-	struct xal_cl_cmd *p, *next;
-	bool cut = false, before = true, forcing;
-	cl_event busy;
-	int rc;
-
-	for (;;) {
-		busy = NULL;
-		forcing = false;
-		pthread_mutex_lock(&h->glock);
-		if (c->g.issues != issue) {
-			pthread_mutex_unlock(&h->glock);
-			return -EBUSY;
-		}
-		for (p = c->g.listed ? h->head : NULL; p && p != c && !busy && !forcing;
-		     p = p->g.next) {
-			forcing = p->g.forcing || (p->g.forced && !p->g.recounted);
-			if (xal_cl_event_state(h->cl, p->done, false) == -EBUSY)
-				busy = p->done;
-		}
-		if ((!busy && !forcing) || !wait)
-			break;
-		if (busy && h->cl->clRetainEvent(busy) != CL_SUCCESS)
-			break;
-		pthread_mutex_unlock(&h->glock);
-		if (busy) {
-			xal_cl_event_state(h->cl, busy, true);
-			h->cl->clReleaseEvent(busy);
-		} else if ((rc = xg_after_forced(h, true)) < 0 && rc != -EIO) {
-			return rc;
-		}
-	}
-	if (busy || forcing) {
-		pthread_mutex_unlock(&h->glock);
-		return -EBUSY;
-	}
-	/* Not listed (refused at the enqueue): nothing before it to judge. */
-	for (p = c->g.listed ? h->head : c; p; p = next) {
-		next = p->g.listed ? p->g.next : NULL;
-		if (p == c || xal_cl_event_state(h->cl, p->done, false) == -EIO) {
-			p->g.failed = true;
-			p->g.state = XG_FINAL;
-			xg_list_del(h, p);
-			xg_completed(p, false);
-		} else if (cut || (before && xg_cut(h, p))) {
-			cut = true;
-			p->g.state = XG_CUT;
-			h->cut_waiting++;
-			xg_list_del(h, p);
-		} else if (before) {
-			p->g.state = XG_FINAL;
-			xg_list_del(h, p);
-			xg_completed(p, false);
-		}
-		if (p == c) {
-			/* Those after @c go again only behind a cut one. */
-			if (!cut)
-				break;
-			before = false;
-		}
-	}
-	pthread_mutex_unlock(&h->glock);
-	if (cut && xg_drained(h, wait, NULL) == -EBUSY)
-		return -EBUSY;
-	return cut ? -ECANCELED : -EIO;
-}
-
-/*
- * The launch of @c that a sync is about to judge: its number in *@issue,
- * and a reference on its sync point in *@done (NULL: none). A sync runs
- * outside the XQueue's lock, so another thread's sync may find @c cut
- * meanwhile and the XQueue launch it again, which drops the events of
- * this launch. Returns -EBUSY while a launch of @c is being issued (the
- * XQueue's flush made the sync's answer moot), else 0.
- */
-static int xg_take(struct xal_cl_hwq *h, struct xal_cl_cmd *c, uint32_t *issue, cl_event *done)
-{
-	int rc = 0;
-
-	*done = NULL;
-	pthread_mutex_lock(&h->glock);
-	*issue = c->g.issues;
-	if (c->g.issuing)
-		rc = -EBUSY;
-	else if (c->done && h->cl->clRetainEvent(c->done) == CL_SUCCESS)
-		*done = c->done;
-	pthread_mutex_unlock(&h->glock);
-	return rc;
-}
-
-int xg_plain_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
-{
-	uint32_t issue;
-	cl_event done;
-	int rc = xg_take(h, c, &issue, &done);
-
-	if (rc < 0)
-		return rc;
-	rc = xal_cl_event_state(h->cl, done, wait);
-	if (done)
-		h->cl->clReleaseEvent(done);
-	return rc;
-}
-
-int xg_state(struct xal_cl_hwq *h, struct xal_cl_cmd *c, bool wait)
-{
-	uint32_t issue;
-	cl_event done;
-	int rc = xg_take(h, c, &issue, &done), state;
-
-	if (rc < 0)
-		return rc;
-	rc = xal_cl_event_state(h->cl, done, wait);
-	if (done)
-		h->cl->clReleaseEvent(done);
-	if (rc == 0)
-		rc = xg_after_forced(h, wait);
-	if (rc < 0 && rc != -EIO)
-		return rc;
-	pthread_mutex_lock(&h->glock);
-	/* Launched again meanwhile: nothing here is about that launch. */
-	if (c->g.issues != issue) {
-		pthread_mutex_unlock(&h->glock);
-		return -EBUSY;
-	}
-	if (rc == -EIO || c->rc != CL_SUCCESS) {
-		pthread_mutex_unlock(&h->glock);
-		return xg_failed(h, c, issue, wait);
-	}
-	pthread_mutex_unlock(&h->glock);
-again:
-	pthread_mutex_lock(&h->glock);
-	if (c->g.issues != issue) {
-		pthread_mutex_unlock(&h->glock);
-		return -EBUSY;
-	}
-	state = xg_resolve(h, c);
-	if (state == -EBUSY) {
-		pthread_mutex_unlock(&h->glock);
-		if (!wait)
-			return -EBUSY;
-		if ((rc = xg_after_forced(h, true)) < 0)
-			return rc;
-		goto again;
-	}
-	if (state < 0) {
-		c->g.state = XG_FINAL;
-		xg_list_del(h, c);
-	}
-	pthread_mutex_unlock(&h->glock);
-	if (state < 0) {
-		xg_completed(c, false);
-		return state;
-	}
-	if (state == XG_FINAL) {
-		xg_completed(c, false);
-		return 0;
-	}
-	/* Cut: once nothing of the queue runs any more, it launches again. */
-	if (xg_drained(h, wait, NULL) == -EBUSY)
-		return -EBUSY;
-	return -ECANCELED;
-}
 
 /*
  * launch() at Lv2: every command gets its event (XAL_CAP_SYNC_ANY); a
@@ -581,8 +251,12 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		h->cl->clReleaseEvent(old_done);
 	if (guarded && c->g.launches == 1)
 		rc = xg_prepare(h, c);
-	if (rc == CL_SUCCESS)
-		c->rc = c->ops->issue(c, h->queue, &ev);
+	if (rc == CL_SUCCESS) {
+		struct xal_cl_guard_args ga;
+
+		xg_guard_args(c, &ga);
+		c->rc = c->ops->issue(c, h->queue, &ga, &ev);
+	}
 	else
 		c->rc = rc;
 	if (c->rc != CL_SUCCESS)
@@ -652,67 +326,6 @@ static void CL_CALLBACK xg_done_cb(cl_event ev, cl_int status, void *arg)
 	atomic_fetch_sub(&h->callbacks, 1);
 }
 
-int xal_cl_hwq_settle(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-	struct xal_cl_cmd **todo = NULL, *p;
-	uint32_t n = 0, i;
-	int rc = 0;
-
-	if (!h->lv2 || (!atomic_load(&h->unresolved) && !h->cut_waiting))
-		return 0;
-	pthread_mutex_lock(&h->settle_lock);
-	pthread_mutex_lock(&h->glock);
-	if (h->cut_waiting) {
-		rc = -EAGAIN;
-	} else if (h->unresolved) {
-		todo = malloc(atomic_load(&h->unresolved) * sizeof(*todo));
-		for (p = h->head; todo && p; p = p->g.next) {
-			/* Forced already, or nothing of it reached the driver. */
-			if (p->g.forced || !p->ev)
-				continue;
-			atomic_fetch_add(&p->refs, 1);
-			p->g.forcing = true;
-			/* A new attempt: the groups its launch ran skip. */
-			p->g.attempt++;
-			todo[n++] = p;
-		}
-		if (!todo)
-			rc = -EIO;
-	}
-	pthread_mutex_unlock(&h->glock);
-	/* In launch order, on the queue: each runs behind its own launch and
-	 * behind every earlier forced pass. */
-	for (i = 0; i < n; i++) {
-		cl_event ev = NULL;
-		cl_int r = rc ? CL_OUT_OF_RESOURCES : todo[i]->ops->issue(todo[i], h->queue, &ev);
-
-		pthread_mutex_lock(&h->glock);
-		todo[i]->g.forcing = false;
-		if (r == CL_SUCCESS && !ev) {
-			/* Refused before the driver (the command's own error). */
-		} else if (r == CL_SUCCESS) {
-			if (todo[i]->g.listed && !todo[i]->g.forced)
-				atomic_fetch_sub(&h->unforced, 1);
-			todo[i]->g.forced = true;
-			todo[i]->g.recounted = false;
-			if (h->forced_last)
-				h->cl->clReleaseEvent(h->forced_last);
-			h->forced_last = ev;
-			xg_set_last(h, ev);
-		} else {
-			rc = -EIO;
-		}
-		pthread_mutex_unlock(&h->glock);
-		xal_cl_cmd_release(todo[i]);
-	}
-	if (n)
-		h->cl->clFlush(h->queue);
-	pthread_mutex_unlock(&h->settle_lock);
-	free(todo);
-	return rc;
-}
-
 int xg_deactivate(struct xal_hwq *hwq)
 {
 	struct xal_cl_hwq *h = to_hwq(hwq);
@@ -763,23 +376,6 @@ uint64_t xal_cl_hwq_quiet_start(struct xal_hwq *hwq)
 	return atomic_load(&to_hwq(hwq)->quiet_start);
 }
 
-int xg_sync_all(struct xal_cl_hwq *h)
-{
-	struct xal_cl_cmd *tail;
-	int rc;
-
-	pthread_mutex_lock(&h->glock);
-	tail = h->tail;
-	if (tail)
-		atomic_fetch_add(&tail->refs, 1);
-	pthread_mutex_unlock(&h->glock);
-	if (!tail)
-		return 0;
-	rc = xg_state(h, tail, true);
-	xal_cl_cmd_release(tail);
-	return rc;
-}
-
 bool xg_hwq_fini(struct xal_cl_hwq *h)
 {
 	/* Every command completed (the XQueue drained): their callbacks are
@@ -812,53 +408,15 @@ bool xg_hwq_fini(struct xal_cl_hwq *h)
 }
 
 /*
- * Whether launching @c now would put it ahead of the relaunch of a cut
- * launch. The XQueue learns of a cut only at its next sync or query of
- * it, and until then may launch what comes after (its relaunch barrier
- * holds only from a suspend to the first empty window, and a sync
- * resolves outside its lock). Seen in the heterogeneous scenario: a
- * later launch found the control word clear, ran whole before the cut
- * one's remaining groups, was resolved final, and the XQueue retired the
- * cut launches before it with it: never relaunched, their proxies never
- * completed (cl_load's flood hung). A cut launch itself goes (the XQueue
- * relaunches in order, so none before it waits). Lock: the XQueue's.
- */
-bool xg_behind_cut(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
-{
-	bool behind;
-
-	/* Every command of the queue asks: no lock while nothing is cut. */
-	if (!atomic_load(&h->cut_waiting))
-		return false;
-	pthread_mutex_lock(&h->glock);
-	behind = h->cut_waiting && !(c->g.on && c->g.state == XG_CUT);
-	pthread_mutex_unlock(&h->glock);
-	return behind;
-}
-
-void xg_cmd_fini(struct xal_cl_cmd *c)
-{
-	struct xal_cl_hwq *h = c->hwq ? to_hwq(c->hwq) : NULL;
-
-	if (!h || !h->lv2 || (!c->g.listed && c->g.state != XG_CUT))
-		return;
-	pthread_mutex_lock(&h->glock);
-	xg_list_del(h, c);
-	if (c->g.state == XG_CUT)
-		h->cut_waiting--;
-	pthread_mutex_unlock(&h->glock);
-}
-
-/*
  * The control word, and a second one never set for forced passes:
  * fine-grain SVM where the device has it (and @flags allow), else buffers.
  */
-static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev, unsigned flags)
+static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev, bool buffers)
 {
 	cl_device_svm_capabilities svm = 0;
 	cl_int rc;
 
-	if (!(flags & XAL_CL_LV2_BUFFERS) && h->cl->clSVMAlloc && h->cl->clSVMFree &&
+	if (!buffers && h->cl->clSVMAlloc && h->cl->clSVMFree &&
 	    h->cl->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) ==
 		    CL_SUCCESS &&
 	    (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) &&
@@ -901,28 +459,27 @@ static int xg_make_ctl(struct xal_cl_hwq *h, cl_device_id dev, unsigned flags)
 	return 0;
 }
 
-int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq, unsigned flags)
+void xg_enable(struct xal_cl_hwq *h, bool buffers)
 {
-	struct xal_cl_hwq *h = to_hwq(hwq);
 	cl_command_queue_properties props = 0;
 	cl_device_id dev;
 
 	if (h->ooo)
-		return -ENOTSUP;
+		return;
 	/* What Lv2 calls; a driver without them stays at Lv1. */
 	if (!h->cl->clCreateBuffer || !h->cl->clReleaseMemObject || !h->cl->clEnqueueFillBuffer ||
 	    !h->cl->clEnqueueReadBuffer || !h->cl->clEnqueueWriteBuffer ||
 	    !h->cl->clCreateCommandQueue || !h->cl->clGetCommandQueueInfo ||
 	    !h->cl->clGetDeviceInfo || !h->cl->clRetainEvent || !h->cl->clReleaseEvent ||
 	    !h->cl->clGetEventInfo || !h->cl->clWaitForEvents)
-		return -ENOTSUP;
+		return;
 	if (h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_CONTEXT, sizeof(h->ctx), &h->ctx,
 					 NULL) != CL_SUCCESS ||
 	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) !=
 		    CL_SUCCESS)
-		return -ENOTSUP;
-	if (xg_make_ctl(h, dev, flags) < 0)
-		return -ENOTSUP;
+		return;
+	if (xg_make_ctl(h, dev, buffers) < 0)
+		return;
 	if (h->cl->clGetEventProfilingInfo &&
 	    h->cl->clGetCommandQueueInfo(h->queue, CL_QUEUE_PROPERTIES, sizeof(props), &props,
 					 NULL) == CL_SUCCESS)
@@ -932,7 +489,6 @@ int xal_cl_hwq_enable_lv2(struct xal_hwq *hwq, unsigned flags)
 	h->lv2 = true;
 	h->base.ops = &xal_cl_ops_lv2;
 	h->base.caps |= XAL_CAP_LV2 | XAL_CAP_FLUSH | XAL_CAP_SYNC_ANY;
-	return 0;
 }
 
 const char *xal_cl_hwq_ctl_kind(struct xal_hwq *hwq)
@@ -949,13 +505,6 @@ uint32_t xal_cl_hwq_cut_waiting(struct xal_hwq *hwq)
 	struct xal_cl_hwq *h = to_hwq(hwq);
 
 	return h->lv2 ? atomic_load(&h->cut_waiting) : 0;
-}
-
-bool xal_cl_hwq_may_reissue(struct xal_hwq *hwq)
-{
-	struct xal_cl_hwq *h = to_hwq(hwq);
-
-	return h->lv2 && (atomic_load(&h->unforced) || atomic_load(&h->cut_waiting));
 }
 
 void xal_cl_hwq_held(struct xal_hwq *hwq, struct xal_cl_held *out)

@@ -12,9 +12,11 @@
  * enqueue.
  */
 #include "shim/opencl/cl_cmd.h"
+#include "shim/opencl/guard/cl_guard.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,8 +146,9 @@ static void *clc_blocked_on(struct xal_cl_cmd *c)
 
 /* --- issue ---------------------------------------------------------------------- */
 
-static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
-			   const cl_event *w, cl_event *ev)
+static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq,
+			   const struct xal_cl_guard_args *g, cl_uint n, const cl_event *w,
+			   cl_event *ev)
 {
 	const struct cl_fns *cl = &cl_real;
 	cl_kernel kernel = k->kernel;
@@ -159,13 +162,9 @@ static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
 	if (k->snap && (k->deferred || k->c.g.launches > 1 || k->c.g.forcing) &&
 	    !(kernel = cl_kernel_bind(k->snap, &rc)))
 		return rc;
-	if (k->op == OP_NDRANGE || k->op == OP_TASK) {
-		struct xal_cl_guard_args ga;
-
-		xal_cl_guard_args(&k->c, &ga);
-		if ((rc = cl_kernel_set_guard(kernel, k->hidden, &ga)) != CL_SUCCESS)
-			return rc;
-	}
+	if ((k->op == OP_NDRANGE || k->op == OP_TASK) &&
+	    (rc = cl_guard_set_args(kernel, k->hidden, g)) != CL_SUCCESS)
+		return rc;
 	switch (k->op) {
 	case OP_NDRANGE:
 		return cl->clEnqueueNDRangeKernel(cq, kernel, k->dim,
@@ -232,7 +231,8 @@ static cl_int clc_issue_op(struct cl_cmd *k, cl_command_queue cq, cl_uint n,
 	return CL_INVALID_OPERATION;
 }
 
-static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
+static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq,
+			const struct xal_cl_guard_args *g, cl_event *ev)
 {
 	struct cl_cmd *k = to_k(c);
 	cl_event small[8], *w = small;
@@ -245,11 +245,11 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 	}
 	/* A relaunch follows its first launch on the queue: waited already. */
 	if (k->c.g.launches > 1)
-		return clc_issue_op(k, cq, 0, NULL, ev);
-	/* A forced pass (xal_cl_hwq_settle()) likewise; no ops->issued
+		return clc_issue_op(k, cq, g, 0, NULL, ev);
+	/* A forced pass (the backend's settle()) likewise; no ops->issued
 	 * follows it, so the private kernel goes back here. */
 	if (k->c.g.forcing) {
-		rc = clc_issue_op(k, cq, 0, NULL, ev);
+		rc = clc_issue_op(k, cq, g, 0, NULL, ev);
 		cl_kernel_snap_unbind(k->snap);
 		return rc;
 	}
@@ -289,7 +289,7 @@ static cl_int clc_issue(struct xal_cl_cmd *c, cl_command_queue cq, cl_event *ev)
 		}
 		n++;
 	}
-	rc = clc_issue_op(k, cq, n, n ? w : NULL, ev);
+	rc = clc_issue_op(k, cq, g, n, n ? w : NULL, ev);
 	if (w != small)
 		free(w);
 	return rc;
@@ -359,20 +359,39 @@ cl_command_type cl_cmd_task_type(cl_device_id dev)
 	return atomic_load(&clc_task_type);
 }
 
-/* A guarded launch complete for good: its proxy follows the last launch. */
+/* Threads inside clc_completed() (cl_cmd_wait_completing()). */
+static _Atomic uint32_t clc_completing;
+
+/*
+ * A guarded launch complete for good: its proxy follows the last launch.
+ * Two threads may find out at once (the driver's callback and a sync);
+ * each is counted before it races for the link, so that the loser, whose
+ * caller may tell the application the command is done, is never out of
+ * here before the winner is counted, and a reader of the proxy waits for
+ * the winner's binding (cl_cmd_wait_completing()).
+ */
 static void clc_completed(struct xal_cl_cmd *c, bool unlocked)
 {
 	struct cl_cmd *k = to_k(c);
-	uintptr_t old = atomic_exchange(&k->link, CLC_LAUNCHED);
+	uintptr_t old;
 
+	atomic_fetch_add(&clc_completing, 1);
+	old = atomic_exchange(&k->link, CLC_LAUNCHED);
 	if (old && old != CLC_LAUNCHED)
 		cl_proxy_bind((struct cl_proxy *)old, c->ev, CL_SUCCESS, unlocked);
+	atomic_fetch_sub(&clc_completing, 1);
+}
+
+void cl_cmd_wait_completing(void)
+{
+	while (atomic_load(&clc_completing))
+		sched_yield();
 }
 
 static void clc_completed_after(struct xal_cl_cmd *c)
 {
 	(void)c;
-	cl_proxy_run_local();
+	cl_jobs_run_local();
 }
 
 static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)

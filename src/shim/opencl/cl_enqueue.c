@@ -14,6 +14,7 @@
  * launched (cl_queue.c): the driver then holds its own references.
  */
 #include "shim/opencl/cl_cmd.h"
+#include "shim/opencl/guard/cl_guard.h"
 
 #include <string.h>
 
@@ -50,7 +51,7 @@ static void copy3(size_t *dst, const size_t *src)
 static void clc_guard_off(cl_kernel kernel)
 {
 	if (cl_load() == 0)
-		cl_kernel_set_guard(kernel, cl_kernel_hidden(kernel, NULL), NULL);
+		cl_guard_set_args(kernel, cl_kernel_hidden(kernel, NULL), NULL);
 }
 
 /*

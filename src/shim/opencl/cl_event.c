@@ -18,7 +18,8 @@
  *
  * Callbacks and user-event status changes may run application callbacks
  * synchronously; when that could happen under an XQueue lock (binding
- * happens at launch) they are handed to a helper thread instead.
+ * happens at launch) they are handed to a helper thread instead
+ * (cl_jobs.c).
  */
 #include "shim/opencl/cl_shim.h"
 
@@ -70,133 +71,6 @@ static unsigned clp_hash(const void *p)
 	uintptr_t x = (uintptr_t)p;
 
 	return (unsigned)((x >> 4) ^ (x >> 12)) % CLP_BUCKETS;
-}
-
-/* --- deferred work ------------------------------------------------------------- */
-
-struct clp_job {
-	struct clp_job *next;
-	void (*fn)(void *);
-	void *arg;
-};
-
-/* Jobs in order (the helper thread's; a thread's own, clp_later). */
-struct clp_jobs {
-	struct clp_job *head, **tail;   /* tail NULL: &head */
-};
-
-static struct clp_job *clp_job_new(void (*fn)(void *), void *arg)
-{
-	struct clp_job *j = malloc(sizeof(*j));
-
-	if (j) {
-		j->fn = fn;
-		j->arg = arg;
-	}
-	return j;
-}
-
-static void clp_jobs_push(struct clp_jobs *l, struct clp_job *j)
-{
-	j->next = NULL;
-	*(l->tail ? l->tail : &l->head) = j;
-	l->tail = &j->next;
-}
-
-static struct clp_job *clp_jobs_pop(struct clp_jobs *l)
-{
-	struct clp_job *j = l->head;
-
-	if (j && !(l->head = j->next))
-		l->tail = NULL;
-	return j;
-}
-
-static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
-static struct clp_jobs jobs;
-static bool job_thread;
-
-static void *clp_job_main(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&job_lock);
-	for (;;) {
-		struct clp_job *j;
-
-		while (!(j = clp_jobs_pop(&jobs)))
-			pthread_cond_wait(&job_cond, &job_lock);
-		pthread_mutex_unlock(&job_lock);
-		j->fn(j->arg);
-		free(j);
-		pthread_mutex_lock(&job_lock);
-	}
-	return NULL;
-}
-
-/* Runs @fn(@arg) on the helper thread; on the caller's if none can start. */
-static void clp_defer(void (*fn)(void *), void *arg)
-{
-	struct clp_job *j = clp_job_new(fn, arg);
-	pthread_t t;
-
-	if (!j) {
-		fn(arg);
-		return;
-	}
-	pthread_mutex_lock(&job_lock);
-	if (!job_thread) {
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		job_thread = pthread_create(&t, &attr, clp_job_main, NULL) == 0;
-		pthread_attr_destroy(&attr);
-		if (!job_thread) {
-			pthread_mutex_unlock(&job_lock);
-			free(j);
-			fn(arg);
-			return;
-		}
-	}
-	clp_jobs_push(&jobs, j);
-	pthread_cond_signal(&job_cond);
-	pthread_mutex_unlock(&job_lock);
-}
-
-/* Set while the shim registers callbacks from under an XQueue lock. */
-static _Thread_local bool clp_binding;
-/*
- * Set while a driver's callback binds (cl_proxy_bind(..., true)): what may
- * call the application waits in clp_local, in order, until the thread is
- * out of ops->completed() (cl_proxy_run_local()): inside, an application
- * callback asking about a pending proxy would wait for itself
- * (xal_cl_wait_completing()).
- */
-static _Thread_local bool clp_later;
-static _Thread_local struct clp_jobs clp_local;
-
-/* Runs @fn(@arg) here, later on this thread, or on the helper thread. */
-static void clp_run(void (*fn)(void *), void *arg)
-{
-	struct clp_job *j;
-
-	if (clp_later && (j = clp_job_new(fn, arg)))
-		clp_jobs_push(&clp_local, j);
-	else if (clp_binding || clp_later)
-		clp_defer(fn, arg);
-	else
-		fn(arg);
-}
-
-void cl_proxy_run_local(void)
-{
-	struct clp_job *j;
-
-	while ((j = clp_jobs_pop(&clp_local))) {
-		j->fn(j->arg);
-		free(j);
-	}
 }
 
 /* --- records ---------------------------------------------------------------- */
@@ -381,7 +255,7 @@ static void CL_CALLBACK clp_real_done(cl_event ev, cl_int status, void *arg)
 {
 	(void)ev;
 	(void)status;
-	clp_run(clp_finish, arg);
+	cl_jobs_run(clp_finish, arg);
 }
 
 /* An application callback on a proxy, called with the real event's news. */
@@ -400,7 +274,7 @@ static void CL_CALLBACK clp_cb_relay(cl_event ev, cl_int status, void *arg)
 
 	(void)ev;
 	cb->type = status;
-	clp_run(clp_cb_run, cb);
+	cl_jobs_run(clp_cb_run, cb);
 }
 
 /* Registers @cb on the real event (the caller holds a reference for it). */
@@ -415,7 +289,7 @@ static void clp_cb_attach(struct cl_proxy *p, struct cl_cb *cb)
 
 void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 {
-	bool binding = clp_binding, later = clp_later;
+	struct cl_jobs_mode mode;
 	struct cl_cb *cbs;
 
 	pthread_mutex_lock(&p->lock);
@@ -439,8 +313,7 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 	pthread_mutex_unlock(&p->lock);
 	/* A driver's callback thread runs them itself, once out of
 	 * completed(): a thread wakeup less per launch. */
-	clp_binding = !unlocked;
-	clp_later = unlocked;
+	mode = cl_jobs_enter(unlocked ? CL_JOBS_LATER : CL_JOBS_DEFER);
 	while (cbs) {
 		struct cl_cb *cb = cbs;
 
@@ -450,14 +323,13 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 		} else {
 			cb->p = p;
 			cb->type = p->rc < 0 ? p->rc : CL_INVALID_OPERATION;
-			clp_run(clp_cb_run, cb);
+			cl_jobs_run(clp_cb_run, cb);
 		}
 	}
 	if (p->state != CLP_LAUNCHED ||
 	    cl_real.clSetEventCallback(p->real, CL_COMPLETE, clp_real_done, p) != CL_SUCCESS)
-		clp_run(clp_finish, p);
-	clp_binding = binding;
-	clp_later = later;
+		cl_jobs_run(clp_finish, p);
+	cl_jobs_leave(mode);
 	cl_q_kick_all();
 }
 
@@ -524,7 +396,7 @@ static bool clp_doomed(struct cl_proxy *p)
 		cb->p = p;
 		cb->type = p->rc;
 		/* The reference the callback held becomes the job's. */
-		clp_run(clp_cb_run, cb);
+		cl_jobs_run(clp_cb_run, cb);
 	}
 	clp_complete(p);
 	return true;
@@ -695,7 +567,7 @@ static void clp_settle(struct cl_proxy *p)
 	state = p->state;
 	pthread_mutex_unlock(&p->lock);
 	if (state == CLP_PENDING)
-		xal_cl_wait_completing();
+		cl_cmd_wait_completing();
 }
 
 static cl_int clp_answer(size_t size, void *value, size_t *ret, const void *src, size_t len)

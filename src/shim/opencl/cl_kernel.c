@@ -32,7 +32,7 @@
  * One mutex per hash bucket guards the chains and the records in it.
  */
 #include "shim/common/shim_kargs.h"
-#include "shim/opencl/cl_guard_rw.h"
+#include "shim/opencl/guard/cl_guard.h"
 #include "shim/opencl/cl_shim.h"
 
 #include <errno.h>
@@ -138,30 +138,6 @@ static void clk_unlink(unsigned b, struct clk_rec *r)
 	clk_drop_spares(r);
 }
 
-/* Whether argument @idx of @k is named @name (argument info of the build). */
-static bool clk_arg_named(cl_kernel k, cl_uint idx, const char *name)
-{
-	char buf[32];
-	size_t len = 0;
-
-	if (!cl_real.clGetKernelArgInfo ||
-	    cl_real.clGetKernelArgInfo(k, idx, CL_KERNEL_ARG_NAME, sizeof(buf), buf, &len) !=
-		    CL_SUCCESS)
-		return false;
-	return len == strlen(name) + 1 && !memcmp(buf, name, len);
-}
-
-/*
- * Whether @k (of @nargs arguments) carries the guardian: its last
- * CLG_HIDDEN arguments have the rewriter's reserved names, which only the
- * rewriter gives (cl_guard_rw.h).
- */
-static bool clk_guarded(cl_kernel k, cl_uint nargs)
-{
-	return nargs >= CLG_HIDDEN && clk_arg_named(k, nargs - 3, CLG_CTL) &&
-	       clk_arg_named(k, nargs - 2, CLG_REC) && clk_arg_named(k, nargs - 1, CLG_ATT);
-}
-
 /* A new record of the application's kernel @k, or NULL (out of memory). */
 static struct clk_rec *clk_new(cl_kernel k)
 {
@@ -177,8 +153,8 @@ static struct clk_rec *clk_new(cl_kernel k)
 	r->hidden = -1;
 	if (cl_real.clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL) ==
 	    CL_SUCCESS) {
-		if (clk_guarded(k, nargs))
-			r->hidden = (int32_t)(nargs -= CLG_HIDDEN);
+		if ((r->hidden = cl_guard_hidden_of(k, nargs)) >= 0)
+			nargs = (cl_uint)r->hidden;
 		shim_kargs_init(&r->args, nargs, true);
 	} else {
 		shim_kargs_init(&r->args, 0, false);
@@ -195,7 +171,7 @@ static struct clk_rec *clk_new(cl_kernel k)
 		r->name = NULL;
 		r->args.lost = true;
 	}
-	if (r->program && (r->app_prog = cl_program_app_of(r->program)))
+	if (r->program && (r->app_prog = cl_twin_app_of(r->program)))
 		cl_real.clRetainProgram(r->app_prog);
 	return r;
 }
@@ -351,80 +327,6 @@ static bool clk_hidden_arg(cl_kernel k, cl_uint index)
 	return hidden >= 0 && index >= (cl_uint)hidden;
 }
 
-cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guard_args *g)
-{
-	cl_int rc;
-
-	if (hidden < 0)
-		return CL_SUCCESS;
-	if (!g || (!g->ctl && !g->ctl_svm)) {
-		cl_uint none = 0;
-
-		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden, sizeof(cl_mem), NULL);
-		if (rc == CL_SUCCESS)
-			rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), NULL);
-		if (rc == CL_SUCCESS)
-			rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 2, sizeof(none), &none);
-		return rc;
-	}
-	if (g->ctl_svm)
-		rc = cl_real.clSetKernelArgSVMPointer(k, (cl_uint)hidden, g->ctl_svm);
-	else
-		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden, sizeof(cl_mem), &g->ctl);
-	if (rc == CL_SUCCESS && g->rec_svm)
-		rc = cl_real.clSetKernelArgSVMPointer(k, (cl_uint)hidden + 1, g->rec_svm);
-	else if (rc == CL_SUCCESS)
-		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 1, sizeof(cl_mem), &g->rec);
-	if (rc == CL_SUCCESS)
-		rc = cl_real.clSetKernelArg(k, (cl_uint)hidden + 2, sizeof(g->attempt), &g->attempt);
-	return rc;
-}
-
-XS_CL_HOOK cl_int clGetKernelInfo(cl_kernel k, cl_kernel_info param, size_t size, void *value,
-				  size_t *ret)
-{
-	cl_program app = NULL;
-	int32_t hidden;
-	cl_uint n;
-	cl_int rc;
-
-	if (cl_load() < 0)
-		return CL_INVALID_KERNEL;
-	if ((param != CL_KERNEL_NUM_ARGS && param != CL_KERNEL_PROGRAM) ||
-	    (hidden = cl_kernel_hidden(k, &app)) < 0)
-		return cl_real.clGetKernelInfo(k, param, size, value, ret);
-	/* The application's view: its arguments, its program. */
-	rc = cl_real.clGetKernelInfo(k, param, size, value, ret);
-	if (rc != CL_SUCCESS || !value)
-		return rc;
-	if (param == CL_KERNEL_NUM_ARGS) {
-		n = (cl_uint)hidden;
-		memcpy(value, &n, sizeof(n));
-	} else if (app) {
-		memcpy(value, &app, sizeof(app));
-	}
-	return rc;
-}
-
-XS_CL_HOOK cl_int clGetKernelArgInfo(cl_kernel k, cl_uint index, cl_kernel_arg_info param,
-				     size_t size, void *value, size_t *ret)
-{
-	cl_program app = NULL;
-	int32_t hidden;
-	cl_int rc;
-
-	if (cl_load() < 0 || !cl_real.clGetKernelArgInfo)
-		return CL_INVALID_KERNEL;
-	hidden = cl_kernel_hidden(k, &app);
-	if (hidden >= 0 && index >= (cl_uint)hidden)
-		return CL_INVALID_ARG_INDEX;
-	if (hidden < 0 || !app || !cl_program_hides_arg_info(app))
-		return cl_real.clGetKernelArgInfo(k, index, param, size, value, ret);
-	/* As the application's own build would answer: its other errors, else none. */
-	rc = cl_real.clGetKernelArgInfo(k, index, param, 0, NULL, NULL);
-	return rc == CL_SUCCESS ? CL_KERNEL_ARG_INFO_NOT_AVAILABLE : rc;
-}
-
 /* --- hooks ------------------------------------------------------------------ */
 
 XS_CL_HOOK cl_kernel clCreateKernel(cl_program program, const char *name, cl_int *err)
@@ -437,7 +339,7 @@ XS_CL_HOOK cl_kernel clCreateKernel(cl_program program, const char *name, cl_int
 		return NULL;
 	}
 	if (!cl_passthrough())
-		program = cl_program_kernels_of(program);
+		program = cl_twin_kernels_of(program);
 	k = cl_real.clCreateKernel(program, name, err);
 	if (k && !cl_passthrough())
 		clk_created(k, NULL);
@@ -453,7 +355,7 @@ XS_CL_HOOK cl_int clCreateKernelsInProgram(cl_program program, cl_uint n, cl_ker
 	if (cl_load() < 0)
 		return CL_INVALID_PROGRAM;
 	if (!cl_passthrough())
-		program = cl_program_kernels_of(program);
+		program = cl_twin_kernels_of(program);
 	rc = cl_real.clCreateKernelsInProgram(program, n, kernels, &made);
 	if (rc == CL_SUCCESS && n_ret)
 		*n_ret = made;

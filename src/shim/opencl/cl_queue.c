@@ -8,6 +8,7 @@
  * path) pass through.
  */
 #include "shim/opencl/cl_shim.h"
+#include "shim/opencl/guard/cl_guard.h"
 #include "agent/agent.h"
 #include "base/xlog.h"
 
@@ -206,7 +207,7 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const ch
 		snprintf(q->why, sizeof(q->why), "kernel %s %s", name, uncut);
 	else
 		snprintf(q->why, sizeof(q->why), "kernel %s not instrumented: %s", name,
-			 cl_program_why(prog, name));
+			 cl_twin_why(prog, name));
 	xq_set_level_why(q->xq, 1, q->why);
 	xlog(XLOG_INFO, "OpenCL queue: level 1 (%s)", q->why);
 }
@@ -229,14 +230,17 @@ static void clq_adopt(cl_command_queue queue, cl_context ctx, cl_device_id dev,
 	q->ooo = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
 	clq_device_limits(q);
 	cl_device_naming(dev, device, sizeof(device), &id);
-	if (xal_cl_hwq_create(&cl_real, queue, q->ooo, device, &q->hwq) < 0) {
+	if (xal_cl_hwq_create(&cl_real, queue, q->ooo, device,
+			      !cl_guard_enabled() ? 0 :
+			      cl_guard_buffers() ? XAL_CL_LV2 | XAL_CL_LV2_BUFFERS : XAL_CL_LV2,
+			      &q->hwq) < 0) {
 		free(q);
 		return;
 	}
 	/* Lv2 once its kernels are instrumented (cl_q_note_kernel()). */
 	if (!cl_guard_enabled())
 		snprintf(q->why, sizeof(q->why), "the guardian is off (XSCHED_OPENCL_LV2=0)");
-	else if (xal_cl_hwq_enable_lv2(q->hwq, cl_guard_buffers() ? XAL_CL_LV2_BUFFERS : 0) < 0)
+	else if (!(q->hwq->caps & XAL_CAP_LV2))
 		snprintf(q->why, sizeof(q->why), "%s", q->ooo ? "an out-of-order queue" :
 			 "the device refused the guardian's control word");
 	q->hwq->id = id;
@@ -443,6 +447,18 @@ void cl_q_held_in(cl_context ctx, struct xal_cl_held *out)
 }
 
 /*
+ * @q's part of clq_release_prepare(): its buffered work goes now if a
+ * command of it names @obj; else its launches that could be cut are
+ * completed by their forced passes (which never wait), and a cut one that
+ * waits to be launched again, which may name it, goes now too.
+ */
+static void clq_release_settle(struct cl_q *q, const void *obj)
+{
+	if (cl_cmd_pending_uses(q, obj) || xal_settle(q->hwq) == -EAGAIN)
+		cl_q_settle(q);
+}
+
+/*
  * Before the application releases @obj (a memory object or a sampler):
  * a buffered command that names it (as its own argument or in its
  * kernel's) goes to the driver first, with everything before it on its
@@ -465,12 +481,10 @@ static void clq_release_prepare(const void *obj)
 	 * are looked at under the lock that their threads take to go. */
 	n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
 	for (size_t i = 0; i < n; i++)
-		if (xal_cl_hwq_may_reissue(list[i]->hwq) || cl_cmd_pending_uses(list[i], obj))
-			cl_q_settle(list[i]);
+		clq_release_settle(list[i], obj);
 	pthread_mutex_lock(&retire_lock);
 	for (struct cl_q *q = retiring; q; q = q->retire_next)
-		if (xal_cl_hwq_may_reissue(q->hwq) || cl_cmd_pending_uses(q, obj))
-			cl_q_settle(q);
+		clq_release_settle(q, obj);
 	pthread_mutex_unlock(&retire_lock);
 }
 
@@ -478,8 +492,8 @@ static void clq_release_prepare(const void *obj)
  * Orders a call that goes to the driver at once on @q behind the queue's
  * earlier work: everything buffered launched now (xq_flush_now(): also
  * while the queue is suspended or its window is full), and every guarded
- * launch that could still be cut completed by its forced pass
- * (xal_cl_hwq_settle()), so that the call cannot land between a cut
+ * launch that could still be cut completed by its forced pass (the
+ * backend's settle()), so that the call cannot land between a cut
  * launch and its relaunch. Nothing here waits for a command to complete
  * or for the scheduler: the queue's work may wait for a user event that
  * the application sets only after this call. A command gated behind an
@@ -496,7 +510,7 @@ cl_int cl_q_settle(struct cl_q *q)
 	atomic_fetch_add(&q->forcing, 1);
 	for (;;) {
 		flushed = xq_flush_now(q->xq);
-		rc = xal_cl_hwq_settle(q->hwq);
+		rc = xal_settle(q->hwq);
 		if (rc == -EIO || (flushed == 0 && rc == 0))
 			break;
 		/* A cut launch on its way back to the buffer, or a gate

@@ -14,6 +14,7 @@
  * (CL_QUEUE_REFERENCE_COUNT is cl_queue.c's: one reference of the shim.)
  */
 #include "shim/opencl/cl_shim.h"
+#include "shim/opencl/guard/cl_guard.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -119,7 +120,7 @@ static cl_uint clr_held(cl_context ctx)
 	cl_q_held_in(ctx, &held);
 	return held.buffers * cost->buffer + held.svm * cost->svm + held.queues * cost->queue +
 	       cl_proxy_count_in(ctx) * cost->user_event +
-	       cl_program_twins_in(ctx) * cost->program;
+	       cl_twin_count_in(ctx) * cost->program;
 }
 
 XS_CL_HOOK cl_int clGetContextInfo(cl_context ctx, cl_context_info param, size_t size,

@@ -12,7 +12,10 @@
  * Every command queue the application creates gets an XQueue (cl_queue.c);
  * enqueues become XQueue commands (cl_enqueue.c, cl_cmd.c); a launch the
  * XQueue buffers runs with the kernel arguments of its enqueue, replayed
- * from what the shim recorded of the setters (cl_kernel.c). An event the application
+ * from what the shim recorded of the setters (cl_kernel.c). Kernels of
+ * programs built from source carry the guardian, Lv2's cut between
+ * work-groups (guard/: the rewriter, the program twin, the guard half of
+ * kernels). An event the application
  * asks for is the driver's own when the command launched before the
  * enqueue returned, else a proxy: a user event of the queue's context that
  * completes with the real command and answers queries as the real one
@@ -148,12 +151,37 @@ struct cl_q *cl_proxy_queue(struct cl_proxy *p);
  * enqueue error @rc. Any thread, XQueue lock possibly held: work that may
  * call application callbacks runs later, on another thread; with
  * @unlocked (a driver's callback, no lock of the shim's held), on this one
- * at cl_proxy_run_local().
+ * at cl_jobs_run_local().
  */
 void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked);
 
-/* Runs what binds with @unlocked left to this thread; no lock held. */
-void cl_proxy_run_local(void);
+/* --- work that may call the application (cl_jobs.c) ------------------------------ */
+
+enum cl_jobs_how {
+	CL_JOBS_NOW,            /* on the calling thread, at once (the default) */
+	CL_JOBS_DEFER,          /* on the helper thread, in order (an XQueue lock held) */
+	CL_JOBS_LATER,          /* on this thread at cl_jobs_run_local() (inside a
+				 * driver's callback telling of a completion) */
+};
+
+struct cl_jobs_mode {
+	enum cl_jobs_how how;
+};
+
+/* Sets how this thread's cl_jobs_run() runs work; returns the mode before. */
+struct cl_jobs_mode cl_jobs_enter(enum cl_jobs_how how);
+/* Goes back to @prev (cl_jobs_enter()'s answer). */
+void cl_jobs_leave(struct cl_jobs_mode prev);
+
+/*
+ * Runs @fn(@arg), which may call the application, as this thread's mode
+ * says (on the caller's thread if the helper thread cannot start or
+ * memory runs out). Any thread.
+ */
+void cl_jobs_run(void (*fn)(void *), void *arg);
+
+/* Runs the work CL_JOBS_LATER kept on this thread, in order; no lock held. */
+void cl_jobs_run_local(void);
 
 /*
  * The status the driver gives a command of @dev whose wait list holds an
@@ -170,6 +198,14 @@ cl_int cl_event_failed_status(cl_device_id dev, cl_int failed);
  * one holding an XQueue lock.
  */
 cl_command_type cl_cmd_task_type(cl_device_id dev);
+
+/*
+ * Waits until no thread is binding the proxy of a guarded launch that
+ * just completed for good (cl_cmd.c). A thread that learnt of a
+ * completion otherwise (its sync returned, a clFinish) calls it before it
+ * reads a proxy still pending. Any thread, no lock held.
+ */
+void cl_cmd_wait_completing(void);
 
 /* --- kernels (cl_kernel.c) --------------------------------------------------- */
 
@@ -224,43 +260,5 @@ int32_t cl_kernel_hidden(cl_kernel k, cl_program *app_prog);
  */
 bool cl_kernel_app_holds(cl_program prog);
 
-/*
- * Sets the guardian's arguments of @k (@hidden: cl_kernel_hidden()) for
- * a launch: @g's, or NULL pointers (guardian off) when @g or its control
- * word is NULL. Nothing to do for @hidden < 0. Returns the driver's
- * result. The caller owns @k's arguments for the launch (the enqueuing
- * thread, or a private kernel).
- */
-cl_int cl_kernel_set_guard(cl_kernel k, int32_t hidden, const struct xal_cl_guard_args *g);
-
-/* --- programs (cl_program.c) -------------------------------------------------- */
-
-/* Whether programs from source get the guardian ($XSCHED_OPENCL_LV2=0: no; default on). */
-bool cl_guard_enabled(void);
-/* Whether its control words and records must be buffers, never SVM
- * ($XSCHED_OPENCL_LV2=buffer). */
-bool cl_guard_buffers(void);
-
-/* How many instrumented twins of programs of @ctx are alive. */
-unsigned cl_program_twins_in(cl_context ctx);
-
-/* The program kernels of the application's @p are made from (its
- * instrumented twin once built), else @p. */
-cl_program cl_program_kernels_of(cl_program p);
-
-/* The application's program whose instrumented twin is @real, or NULL. */
-cl_program cl_program_app_of(cl_program real);
-
-/* Why kernel @kernel of the driver's program @real carries no guardian
- * (static text). */
-const char *cl_program_why(cl_program real, const char *kernel);
-
-/*
- * Whether kernels of the application's @app, built from its twin (which
- * the shim builds with -cl-kernel-arg-info), must not tell their argument
- * information: the application did not ask for it, and the driver gives
- * none without (probed once per platform, with a build). Any thread.
- */
-bool cl_program_hides_arg_info(cl_program app);
 
 #endif

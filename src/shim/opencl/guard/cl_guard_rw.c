@@ -18,7 +18,7 @@
  * copy-like kernels 14-19% of their device time. A started group always
  * runs to its end, so no kernel has to be idempotent.
  */
-#include "shim/opencl/cl_guard_rw.h"
+#include "shim/opencl/guard/cl_guard_rw.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -7,8 +7,9 @@
  * are; a kernel is a `__kernel` or `kernel` keyword outside any directive,
  * its name the identifier before its parameter list, its body the `{`
  * that follows (attributes skipped). A kernel it rewrites gets three hidden
- * trailing parameters (CLG_CTL, CLG_REC, CLG_ATT) and, right after its opening
- * brace, the guardian prologue (cl_guard_rw.c); both are inserted on the
+ * trailing parameters (CLG_CTL, CLG_REC, CLG_ATT: the guardian's ABI,
+ * xal/xal_opencl_guard.h) and, right after its opening brace, the guardian
+ * prologue (cl_guard_rw.c); both are inserted on the
  * lines where they go, so line numbers (__LINE__, build logs) do not move.
  * The body itself is never touched: `return` anywhere, barriers, `__local`
  * declarations at kernel scope keep their meaning, and an attempt number
@@ -28,41 +29,11 @@
 #ifndef XS_CL_GUARD_RW_H
 #define XS_CL_GUARD_RW_H
 
+#include "xal/xal_opencl_guard.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Names of the hidden parameters (reserved identifiers: an application
- * may not use them). */
-#define CLG_CTL "__xsched_ctl"
-#define CLG_REC "__xsched_rec"
-#define CLG_ATT "__xsched_att"
-/* How many: the control word, the record, the launch's attempt number. */
-enum { CLG_HIDDEN = 3 };
-
-/*
- * The progress record of one launch, in 32-bit words: CLG_REC_SKIPPED
- * counts the work-groups that returned because the queue was deactivated
- * (over every launch of the same record); from CLG_REC_GROUPS on, one word
- * per work-group (linear group id): 0 until a launch decided for it, then
- * the number of the attempt (CLG_ATT, 1 for the first launch, one more for
- * each relaunch or forced pass of the same record) that ran it, or that
- * number | CLG_SKIP_BIT when that attempt skipped it. The first work-item
- * of a group to arrive decides (by a compare-and-swap, or a plain store
- * under CLG_SERIAL_GROUPS), and the group's others read its answer there:
- * one uniform decision per group, without a barrier or local memory. A
- * relaunch reuses the record, so groups that ran skip. A launch whose
- * skip count did not grow started every group it had left: nothing counts
- * the started ones.
- */
-enum { CLG_REC_SKIPPED = 0, CLG_REC_GROUPS = 1 };
-#define CLG_SKIP_BIT 0x80000000u
-
-/* Bytes of the record of a launch of @groups work-groups. */
-static inline size_t clg_rec_size(uint64_t groups)
-{
-	return (CLG_REC_GROUPS + (size_t)groups) * sizeof(uint32_t);
-}
 
 struct clg_kernel {
 	char *name;

@@ -1,5 +1,6 @@
 /*
- * Programs built with the guardian (see cl_shim.h, cl_guard_rw.h).
+ * The instrumented twin of programs built from source (see cl_guard.h,
+ * cl_guard_rw.h).
  *
  * The application's program stays the driver's program of its own source:
  * its handle, source, context, devices and reference count are the
@@ -23,8 +24,8 @@
  * Records are few (one per program from source) and looked up at kernel
  * creation and program queries only: a list under one mutex.
  */
-#include "shim/opencl/cl_guard_rw.h"
-#include "shim/opencl/cl_shim.h"
+#include "shim/opencl/guard/cl_guard.h"
+#include "shim/opencl/guard/cl_guard_rw.h"
 #include "base/xlog.h"
 
 #include <errno.h>
@@ -149,7 +150,7 @@ static void clpg_free(struct clpg *r)
 	free(r);
 }
 
-cl_program cl_program_app_of(cl_program real)
+cl_program cl_twin_app_of(cl_program real)
 {
 	struct clpg *r;
 	cl_program app = NULL;
@@ -162,7 +163,7 @@ cl_program cl_program_app_of(cl_program real)
 	return app;
 }
 
-const char *cl_program_why(cl_program real, const char *kernel)
+const char *cl_twin_why(cl_program real, const char *kernel)
 {
 	const char *why = "its program was not built from source through the shim";
 	struct clpg *r;
@@ -177,7 +178,7 @@ const char *cl_program_why(cl_program real, const char *kernel)
 	return why;
 }
 
-unsigned cl_program_twins_in(cl_context ctx)
+unsigned cl_twin_count_in(cl_context ctx)
 {
 	unsigned n = 0;
 
@@ -189,7 +190,7 @@ unsigned cl_program_twins_in(cl_context ctx)
 }
 
 /* The program kernels of @p come from. */
-cl_program cl_program_kernels_of(cl_program p)
+cl_program cl_twin_kernels_of(cl_program p)
 {
 	struct clpg *r;
 	cl_program k = p;
@@ -280,7 +281,7 @@ out:
 	return tells;
 }
 
-bool cl_program_hides_arg_info(cl_program app)
+bool cl_twin_hides_arg_info(cl_program app)
 {
 	cl_context ctx = NULL;
 	cl_device_id *devs = NULL;
@@ -537,7 +538,7 @@ XS_CL_HOOK cl_program clLinkProgram(cl_context ctx, cl_uint ndev, const cl_devic
 		return NULL;
 	}
 	out = cl_real.clLinkProgram(ctx, ndev, devs, opts, n, inputs, notify, data, err);
-	/* A record only for the reason its kernels give (cl_program_why()). */
+	/* A record only for the reason its kernels give (cl_twin_why()). */
 	if (out && !cl_passthrough() && cl_guard_enabled() && (r = calloc(1, sizeof(*r)))) {
 		r->app = out;
 		r->why = clpg_why_linked;
@@ -600,7 +601,7 @@ XS_CL_HOOK cl_int clGetProgramInfo(cl_program p, cl_program_info param, size_t s
 	case CL_PROGRAM_KERNEL_NAMES:
 	case CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT:
 	case CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT:
-		from = cl_program_kernels_of(p);
+		from = cl_twin_kernels_of(p);
 		break;
 	case CL_PROGRAM_BINARY_SIZES:
 	case CL_PROGRAM_BINARIES: {
@@ -629,7 +630,7 @@ XS_CL_HOOK cl_int clGetProgramBuildInfo(cl_program p, cl_device_id dev,
 		return CL_INVALID_PROGRAM;
 	if (cl_passthrough())
 		return cl_real.clGetProgramBuildInfo(p, dev, param, size, value, ret);
-	from = cl_program_kernels_of(p);
+	from = cl_twin_kernels_of(p);
 	if (from == p || param != CL_PROGRAM_BUILD_OPTIONS)
 		return cl_real.clGetProgramBuildInfo(from, dev, param, size, value, ret);
 	/* The options as the application gave them, without the shim's. */
