@@ -11,7 +11,7 @@
 #ifndef XS_CU_CMDS_H
 #define XS_CU_CMDS_H
 
-#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_queues.h"
 
 /*
  * False when the driver would refuse these arguments at the call (no

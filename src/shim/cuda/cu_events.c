@@ -3,6 +3,7 @@
  * only by event records, waits and queries.
  */
 #include "shim/cuda/cu_events.h"
+#include "xqueue/xqueue.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
 #ifndef XS_CU_EVENTS_H
 #define XS_CU_EVENTS_H
 
-#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_shim.h"
 
 /* Notes an event the application created. */
 void ev_created(CUevent ev);

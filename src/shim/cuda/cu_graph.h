@@ -37,7 +37,7 @@
 #ifndef XS_CU_GRAPH_H
 #define XS_CU_GRAPH_H
 
-#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_queues.h"
 
 struct cg_exec;
 

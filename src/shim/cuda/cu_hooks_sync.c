@@ -5,8 +5,22 @@
  * Synchronous calls wait for what the driver would have made them wait
  * for, then go to the driver: a stream synchronisation for its queue,
  * cuMemFree and cuCtxSynchronize for every queue of the context (the
- * synchronous copies and memsets are generic hooks, cu_passes.c). Event queries and synchronisations answer for the record the
- * application made, buffered or not.
+ * synchronous copies and memsets are generic hooks, cu_passes.c). Event
+ * queries and synchronisations answer for the record the application
+ * made, buffered or not.
+ *
+ * Context-wide calls: cuGreenCtxRecordEvent and cuCtxRecordEvent capture
+ * the work of every stream of a context made so far, so what its queues
+ * buffered is launched first. cuGreenCtxWaitEvent and cuCtxWaitEvent hold
+ * back the work submitted after them: what was submitted before is
+ * launched first, or the wait would hold it back too (a deadlock if the
+ * event depends on it), and so is the event's own record if still
+ * buffered, or the driver would wait for an older record of the event. A
+ * primary context's record and wait cover its green contexts. Launching
+ * waits while a queue is suspended: these calls are rare next to launches.
+ * A green context's streams are recorded when they are created
+ * (cuGreenCtxStreamCreate, through which CUDA 13.1's runtime execution
+ * contexts also reach the driver).
  */
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
@@ -363,4 +377,99 @@ XS_CU_HOOK CUresult cuMemFree_v2(CUdeviceptr p)
 	if (scheduling())
 		cs_ctx_sync();
 	return cu_real.cuMemFree_v2(p);
+}
+
+/* --- green contexts and context-wide calls -------------------------------------- */
+
+/* The result for an entry point the real driver lacks. */
+static CUresult missing(void)
+{
+	return cu_load() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_NOT_FOUND;
+}
+
+/*
+ * The green context ignores the current context: the stream's context,
+ * flags and (clamped) priority are the driver's to say.
+ */
+XS_CU_HOOK CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx,
+					   unsigned int flags, int priority)
+{
+	CUresult rc;
+
+	if (cu_load() < 0 || !cu_real.cuGreenCtxStreamCreate)
+		return missing();
+	rc = cu_real.cuGreenCtxStreamCreate(phStream, greenCtx, flags, priority);
+	if (rc == CUDA_SUCCESS && scheduling())
+		cs_stream_adopt(*phStream);
+	return rc;
+}
+
+/* A green context, also by the context cuCtxFromGreenCtx gives for it. */
+struct green_match {
+	CUgreenCtx green;
+	CUcontext ctx;
+};
+
+static bool match_green(CUcontext ctx, CUcontext primary, CUgreenCtx green, const void *arg)
+{
+	const struct green_match *m = arg;
+
+	(void)primary;
+	return (green && green == m->green) || (m->ctx && ctx == m->ctx);
+}
+
+/* A context, and the green contexts of a primary one. */
+static bool match_ctx(CUcontext ctx, CUcontext primary, CUgreenCtx green, const void *arg)
+{
+	(void)green;
+	return ctx == arg || primary == arg;
+}
+
+static void flush_green(CUgreenCtx g)
+{
+	struct green_match m = { g, NULL };
+
+	if (cu_real.cuCtxFromGreenCtx && cu_real.cuCtxFromGreenCtx(&m.ctx, g) != CUDA_SUCCESS)
+		m.ctx = NULL;
+	cs_ctx_flush(match_green, &m);
+}
+
+XS_CU_HOOK CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
+{
+	if (cu_load() < 0 || !cu_real.cuGreenCtxRecordEvent)
+		return missing();
+	if (scheduling())
+		flush_green(hCtx);
+	return ev_recorded_by_driver(cu_real.cuGreenCtxRecordEvent(hCtx, hEvent), hEvent);
+}
+
+XS_CU_HOOK CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
+{
+	if (cu_load() < 0 || !cu_real.cuGreenCtxWaitEvent)
+		return missing();
+	if (scheduling()) {
+		ev_launch_record(hEvent);
+		flush_green(hCtx);
+	}
+	return cu_real.cuGreenCtxWaitEvent(hCtx, hEvent);
+}
+
+XS_CU_HOOK CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
+{
+	if (cu_load() < 0 || !cu_real.cuCtxRecordEvent)
+		return missing();
+	if (scheduling() && hCtx)
+		cs_ctx_flush(match_ctx, hCtx);
+	return ev_recorded_by_driver(cu_real.cuCtxRecordEvent(hCtx, hEvent), hEvent);
+}
+
+XS_CU_HOOK CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
+{
+	if (cu_load() < 0 || !cu_real.cuCtxWaitEvent)
+		return missing();
+	if (scheduling() && hCtx) {
+		ev_launch_record(hEvent);
+		cs_ctx_flush(match_ctx, hCtx);
+	}
+	return cu_real.cuCtxWaitEvent(hCtx, hEvent);
 }

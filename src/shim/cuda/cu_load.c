@@ -71,8 +71,8 @@ static void *cu_dlsym(void *h, const char *name)
 /*
  * Where drivers are installed outside the loader's cache and the standard
  * directories, ':'-separated: the CMake cache variable
- * XSCHED_CUDA_DRIVER_DIRS (src/shim/cuda/CMakeLists.txt; README, "CUDA
- * shim"), by default the NVIDIA container runtime's mount points and WSL's.
+ * XSCHED_CUDA_DRIVER_DIRS (src/shim/cuda/CMakeLists.txt; docs/cuda.md),
+ * by default the NVIDIA container runtime's mount points and WSL's.
  */
 #ifndef XS_CUDA_DRIVER_DIRS
 #error "XS_CUDA_DRIVER_DIRS is set by the build (XSCHED_CUDA_DRIVER_DIRS)"

@@ -3,7 +3,7 @@
  * cu_functions.def; cu_passes.S) ask before the driver gets a call the
  * shim does not turn into a command.
  */
-#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_queues.h"
 
 #include <stdint.h>
 

@@ -20,6 +20,16 @@
 
 #define XS_CU_HOOK __attribute__((visibility("default")))
 
+struct xq;
+struct xal_hwq;
+
+/* One XQueue and its hardware-queue wrapper: a stream's, or a context
+ * group's (cu_queues.h). */
+struct cs_queue {
+	struct xq *xq;
+	struct xal_hwq *hwq;
+};
+
 /* The real driver's functions the shim calls (resolved by cu_load()). */
 extern struct cu_fns cu_real;
 

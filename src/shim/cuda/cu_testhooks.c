@@ -5,7 +5,7 @@
  * the installed one, whose exports are the driver API and the dl hooks.
  */
 #include "shim/cuda/cu_graph_int.h"
-#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_queues.h"
 #include "shim/cuda/cu_shim.h"
 
 /* How many XQueues the shim created. */

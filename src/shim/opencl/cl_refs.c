@@ -3,7 +3,7 @@
  *
  * The shim makes objects of its own in the application's contexts: the
  * guardian's control words, second queue and progress records (xal), the
- * user events that stand for buffered commands (cl_event.c), the
+ * user events that stand for buffered commands (cl_events.c), the
  * instrumented twins of programs (cl_program.c). Each may hold a
  * reference on its context that the application never took, so
  * CL_CONTEXT_REFERENCE_COUNT is answered without them: the driver's count
@@ -11,7 +11,7 @@
  * object of each kind holds is the driver's business (the specification
  * does not say), so it is learned once per platform, on a context of the
  * shim's own, by making one of each and reading the count.
- * (CL_QUEUE_REFERENCE_COUNT is cl_queue.c's: one reference of the shim.)
+ * (CL_QUEUE_REFERENCE_COUNT is cl_queues.c's: one reference of the shim.)
  */
 #include "shim/opencl/cl_shim.h"
 #include "shim/opencl/guard/cl_guard.h"

@@ -9,8 +9,8 @@
  * dlopen/dlsym hooks hand the shim to applications that open the loader
  * under another name or look functions up through its handle.
  *
- * Every command queue the application creates gets an XQueue (cl_queue.c);
- * enqueues become XQueue commands (cl_enqueue.c, cl_cmd.c); a launch the
+ * Every command queue the application creates gets an XQueue (cl_queues.c);
+ * enqueues become XQueue commands (cl_hooks.c, cl_cmds.c); a launch the
  * XQueue buffers runs with the kernel arguments of its enqueue, replayed
  * from what the shim recorded of the setters (cl_kernel.c). Kernels of
  * programs built from source carry the guardian, Lv2's cut between
@@ -19,7 +19,7 @@
  * asks for is the driver's own when the command launched before the
  * enqueue returned, else a proxy: a user event of the queue's context that
  * completes with the real command and answers queries as the real one
- * (cl_event.c).
+ * (cl_events.c).
  */
 #ifndef XS_CL_SHIM_H
 #define XS_CL_SHIM_H
@@ -48,7 +48,7 @@ bool cl_passthrough(void);
 /* The shim's own entry point for @name (hook or trampoline), or NULL. */
 void *cl_self_sym(const char *name);
 
-/* --- queues (cl_queue.c) ---------------------------------------------------- */
+/* --- queues (cl_queues.c) ---------------------------------------------------- */
 
 struct cl_q {
 	struct shim_map_node node;      /* first; key: queue (the queues' map) */
@@ -63,13 +63,13 @@ struct cl_q {
 	_Atomic int app_refs;           /* the application's references */
 	_Atomic int lv;                 /* 0, or the level its kernels gave it */
 	_Atomic int forcing;            /* threads in cl_q_settle(): no cross-queue gate */
-	struct cl_q *retire_next;       /* released, its work still launching (cl_queue.c) */
+	struct cl_q *retire_next;       /* released, its work still launching (cl_queues.c) */
 	char why[192];                  /* why level 1, once set (cl_q_note_kernel()) */
 };
 
 /*
  * Orders a call that goes to the driver at once on @q behind the queue's
- * earlier work (cl_queue.c), without waiting for any of it to complete or
+ * earlier work (cl_queues.c), without waiting for any of it to complete or
  * for the queue to be resumed. Returns CL_SUCCESS or CL_OUT_OF_RESOURCES.
  * Application thread, no lock held.
  */
@@ -98,6 +98,10 @@ void cl_q_note_kernel(struct cl_q *q, cl_kernel kernel, int32_t hidden, const ch
 /* The scheduled queue of @queue, or NULL (unknown: pass through). */
 struct cl_q *cl_q_of(cl_command_queue queue);
 
+/* cl_q_of() for a call to schedule: NULL also without a loader or when
+ * calls go straight to it (cl_passthrough()). */
+struct cl_q *cl_q_scheduled(cl_command_queue queue);
+
 /* How many XQueues the shim created (diagnostics, cl_testhooks.c). */
 int cl_q_count(void);
 
@@ -114,7 +118,7 @@ void cl_q_held_in(cl_context ctx, struct xal_cl_held *out);
 /* Wakes every queue whose next command may wait for a proxy just bound. */
 void cl_q_kick_all(void);
 
-/* --- proxy events (cl_event.c) ---------------------------------------------- */
+/* --- proxy events (cl_events.c) ---------------------------------------------- */
 
 struct cl_proxy;
 
@@ -201,7 +205,7 @@ cl_command_type cl_cmd_task_type(cl_device_id dev);
 
 /*
  * Waits until no thread is binding the proxy of a guarded launch that
- * just completed for good (cl_cmd.c). A thread that learnt of a
+ * just completed for good (cl_cmds.c). A thread that learnt of a
  * completion otherwise (its sync returned, a clFinish) calls it before it
  * reads a proxy still pending. Any thread, no lock held.
  */

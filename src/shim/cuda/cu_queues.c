@@ -1,5 +1,10 @@
 /*
- * Streams, contexts and their XQueues (see cu_sched.h).
+ * Streams, contexts and their XQueues (see cu_queues.h), and the adoption
+ * of streams the shim meets without having seen them created: a handle the
+ * driver knows as a stream (cuStreamGetCtx) is recorded with the context,
+ * flags and priority the driver reports, unless it is capturing (it joined
+ * a capture through an event the shim passed on: left to the driver until
+ * the capture is over).
  *
  * Streams are a handle map (shim/common/shim_map.h), contexts a list under
  * a reader-writer lock: lookups (every intercepted call) take the locks
@@ -10,7 +15,7 @@
  * live in a thread-local list, destroyed when the thread exits (after
  * their work completed).
  */
-#include "shim/cuda/cu_sched.h"
+#include "shim/cuda/cu_queues.h"
 #include "agent/agent.h"
 #include "shim/cuda/cu_events.h"
 
@@ -590,4 +595,23 @@ static void cs_reap_at_exit(void)
 			xq_reap(c->group.xq);
 	pthread_rwlock_unlock(&cs_lock);
 	shim_map_each(&cs_streams, cs_reap_stream, NULL);
+}
+
+struct cs_stream *cs_stream_adopt(CUstream h)
+{
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUcontext ctx = NULL;
+	unsigned flags = 0;
+	int prio = 0;
+
+	if (cu_real.cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS || !ctx ||
+	    cu_real.cuStreamGetFlags(h, &flags) != CUDA_SUCCESS)
+		return NULL;
+	if (cu_real.cuStreamIsCapturing &&
+	    cu_real.cuStreamIsCapturing(h, &cap) == CUDA_SUCCESS &&
+	    cap != CU_STREAM_CAPTURE_STATUS_NONE)
+		return NULL;
+	if (cu_real.cuStreamGetPriority(h, &prio) != CUDA_SUCCESS)
+		prio = 0;
+	return cs_stream_add(h, ctx, flags, prio);
 }

@@ -1,10 +1,10 @@
 /*
- * The shim's enqueue command (cl_cmd.c): one struct cl_cmd per scheduled
- * enqueue, made by the thin hooks of cl_enqueue.c, which fill in the
+ * The shim's enqueue command (cl_cmds.c): one struct cl_cmd per scheduled
+ * enqueue, made by the thin hooks of cl_hooks.c, which fill in the
  * call's arguments and submit it.
  */
-#ifndef XS_CL_CMD_H
-#define XS_CL_CMD_H
+#ifndef XS_CL_CMDS_H
+#define XS_CL_CMDS_H
 
 #include "shim/opencl/cl_shim.h"
 
@@ -74,5 +74,8 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
  */
 void cl_map_note(cl_mem mem, void *ptr);
 bool cl_map_find(cl_mem mem, void *ptr, bool take);
+
+/* Without a loader, calls on a queue fail as on an unknown queue. */
+#define CLC_REAL(call) (cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.call)
 
 #endif

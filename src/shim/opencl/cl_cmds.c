@@ -1,5 +1,5 @@
 /*
- * The command object of every scheduled enqueue (see cl_cmd.h).
+ * The command object of every scheduled enqueue (see cl_cmds.h).
  *
  * Each scheduled enqueue becomes one struct cl_cmd: the call's arguments,
  * with deep copies of what the application may reuse once the call
@@ -11,7 +11,7 @@
  * would have refused at once, so those errors are still returned by the
  * enqueue.
  */
-#include "shim/opencl/cl_cmd.h"
+#include "shim/opencl/cl_cmds.h"
 #include "shim/opencl/guard/cl_guard.h"
 
 #include <errno.h>

@@ -366,7 +366,7 @@ static cl_int clp_event_status(cl_event ev, struct cl_proxy *w)
  * be reading its status right after its wait on the failed event
  * returned), so it fails now, with the status the driver gives such a
  * command (cl_event_failed_status()), rather than when its XQueue gets to
- * it. The XQueue still issues it later (cl_cmd.c refuses it then, and its
+ * it. The XQueue still issues it later (cl_cmds.c refuses it then, and its
  * binding finds it failed). Returns whether @p failed here. No lock held.
  */
 static bool clp_doomed(struct cl_proxy *p)

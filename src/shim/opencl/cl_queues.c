@@ -36,6 +36,13 @@ struct cl_q *cl_q_of(cl_command_queue queue)
 	return queue ? (struct cl_q *)shim_map_find(&clq_table, queue) : NULL;
 }
 
+struct cl_q *cl_q_scheduled(cl_command_queue queue)
+{
+	if (cl_load() < 0 || cl_passthrough())
+		return NULL;
+	return cl_q_of(queue);
+}
+
 static bool clq_kick(struct shim_map_node *n, void *arg)
 {
 	struct xq *xq = ((struct cl_q *)n)->xq;
@@ -417,21 +424,6 @@ XS_CL_HOOK cl_int clGetCommandQueueInfo(cl_command_queue queue, cl_command_queue
 	    size >= sizeof(cl_uint) && *(cl_uint *)value > 0)
 		(*(cl_uint *)value)--;
 	return rc;
-}
-
-XS_CL_HOOK cl_int clFinish(cl_command_queue queue)
-{
-	struct cl_q *q = cl_q_of(queue);
-
-	if (q)
-		xq_wait_all(q->xq);
-	return cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.clFinish(queue);
-}
-
-XS_CL_HOOK cl_int clFlush(cl_command_queue queue)
-{
-	/* Buffered commands launch on their own; the driver gets the flush. */
-	return cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.clFlush(queue);
 }
 
 void cl_q_held_in(cl_context ctx, struct xal_cl_held *out)

@@ -1,30 +1,13 @@
 /*
  * The enqueue hooks (see cl_shim.h): each scheduled enqueue becomes a
- * command (cl_cmd.h) carrying the call's arguments, submitted to the
- * queue's XQueue.
- *
- * Calls whose result the application needs at once (maps) and rare ones
- * (native kernels, SVM free and migration, memory migration, GL/EGL
- * acquire/release) launch everything buffered first and go straight to
- * the driver: they may wait while the queue is suspended.
- *
- * Memory objects and samplers released by the application while commands
- * that may use them are still buffered (a kernel argument is invisible to
- * the driver's reference counts) are released once every such command
- * launched (cl_queue.c): the driver then holds its own references.
+ * command (cl_cmds.h) carrying the call's arguments, submitted to the
+ * queue's XQueue. Calls that go to the driver at once (maps, native
+ * kernels ...) are cl_hooks_sync.c's.
  */
-#include "shim/opencl/cl_cmd.h"
+#include "shim/opencl/cl_cmds.h"
 #include "shim/opencl/guard/cl_guard.h"
 
 #include <string.h>
-
-/* The scheduled queue of @cq for an enqueue, or NULL to pass through. */
-static struct cl_q *clc_queue(cl_command_queue cq)
-{
-	if (cl_load() < 0 || cl_passthrough())
-		return NULL;
-	return cl_q_of(cq);
-}
 
 #define CLC_NEW_OR_FAIL(k, q, op, type, kind, key)                                 \
 	do {                                                                       \
@@ -32,9 +15,6 @@ static struct cl_q *clc_queue(cl_command_queue cq)
 		if (!(k))                                                          \
 			return CL_OUT_OF_HOST_MEMORY;                              \
 	} while (0)
-
-/* Without a loader, enqueues fail as on an unknown queue. */
-#define CLC_REAL(call) (cl_load() < 0 ? CL_INVALID_COMMAND_QUEUE : cl_real.call)
 
 static void copy3(size_t *dst, const size_t *src)
 {
@@ -93,7 +73,7 @@ XS_CL_HOOK cl_int clEnqueueNDRangeKernel(cl_command_queue cq, cl_kernel kernel, 
 					 const size_t *lsize, cl_uint nwait,
 					 const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !kernel || dim < 1 || dim > 3 || !gsize) {
@@ -118,7 +98,7 @@ XS_CL_HOOK cl_int clEnqueueNDRangeKernel(cl_command_queue cq, cl_kernel kernel, 
 XS_CL_HOOK cl_int clEnqueueTask(cl_command_queue cq, cl_kernel kernel, cl_uint nwait,
 				const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !kernel) {
@@ -157,7 +137,7 @@ XS_CL_HOOK cl_int clEnqueueReadBuffer(cl_command_queue cq, cl_mem buf, cl_bool b
 				      size_t off, size_t size, void *ptr, cl_uint nwait,
 				      const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !ptr || !size)
 		return CLC_REAL(clEnqueueReadBuffer(cq, buf, blocking, off, size, ptr, nwait,
@@ -170,7 +150,7 @@ XS_CL_HOOK cl_int clEnqueueWriteBuffer(cl_command_queue cq, cl_mem buf, cl_bool 
 				       size_t off, size_t size, const void *ptr, cl_uint nwait,
 				       const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !ptr || !size)
 		return CLC_REAL(clEnqueueWriteBuffer(cq, buf, blocking, off, size, ptr, nwait,
@@ -183,7 +163,7 @@ XS_CL_HOOK cl_int clEnqueueCopyBuffer(cl_command_queue cq, cl_mem src, cl_mem ds
 				      size_t src_off, size_t dst_off, size_t size,
 				      cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !size)
 		return CLC_REAL(clEnqueueCopyBuffer(cq, src, dst, src_off, dst_off, size, nwait,
@@ -196,7 +176,7 @@ XS_CL_HOOK cl_int clEnqueueFillBuffer(cl_command_queue cq, cl_mem buf, const voi
 				      size_t pattern_size, size_t off, size_t size,
 				      cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !pattern || !pattern_size || pattern_size > 128 ||
@@ -239,7 +219,7 @@ XS_CL_HOOK cl_int clEnqueueReadBufferRect(cl_command_queue cq, cl_mem buf, cl_bo
 					  cl_uint nwait, const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { buf_row, buf_slice, host_row, host_slice };
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !buf_origin || !host_origin || !region || !ptr)
 		return CLC_REAL(clEnqueueReadBufferRect(cq, buf, blocking, buf_origin,
@@ -258,7 +238,7 @@ XS_CL_HOOK cl_int clEnqueueWriteBufferRect(cl_command_queue cq, cl_mem buf, cl_b
 					   cl_event *event)
 {
 	const size_t pitch[4] = { buf_row, buf_slice, host_row, host_slice };
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !buf_origin || !host_origin || !region || !ptr)
 		return CLC_REAL(clEnqueueWriteBufferRect(cq, buf, blocking, buf_origin,
@@ -276,7 +256,7 @@ XS_CL_HOOK cl_int clEnqueueCopyBufferRect(cl_command_queue cq, cl_mem src, cl_me
 					  const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { src_row, src_slice, dst_row, dst_slice };
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !src_origin || !dst_origin || !region)
 		return CLC_REAL(clEnqueueCopyBufferRect(cq, src, dst, src_origin, dst_origin,
@@ -294,7 +274,7 @@ XS_CL_HOOK cl_int clEnqueueReadImage(cl_command_queue cq, cl_mem image, cl_bool 
 				     const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { row, slice, 0, 0 };
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !origin || !region || !ptr)
 		return CLC_REAL(clEnqueueReadImage(cq, image, blocking, origin, region, row,
@@ -309,7 +289,7 @@ XS_CL_HOOK cl_int clEnqueueWriteImage(cl_command_queue cq, cl_mem image, cl_bool
 				      const cl_event *wait, cl_event *event)
 {
 	const size_t pitch[4] = { row, slice, 0, 0 };
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !origin || !region || !ptr)
 		return CLC_REAL(clEnqueueWriteImage(cq, image, blocking, origin, region, row,
@@ -324,7 +304,7 @@ XS_CL_HOOK cl_int clEnqueueCopyImage(cl_command_queue cq, cl_mem src, cl_mem dst
 				     cl_event *event)
 {
 	static const size_t pitch[4];
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !src_origin || !dst_origin || !region)
 		return CLC_REAL(clEnqueueCopyImage(cq, src, dst, src_origin, dst_origin, region,
@@ -338,7 +318,7 @@ XS_CL_HOOK cl_int clEnqueueCopyImageToBuffer(cl_command_queue cq, cl_mem src, cl
 					     size_t dst_off, cl_uint nwait, const cl_event *wait,
 					     cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !src_origin || !region)
@@ -359,7 +339,7 @@ XS_CL_HOOK cl_int clEnqueueCopyBufferToImage(cl_command_queue cq, cl_mem src, cl
 					     const size_t *region, cl_uint nwait,
 					     const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !dst_origin || !region)
@@ -379,7 +359,7 @@ XS_CL_HOOK cl_int clEnqueueFillImage(cl_command_queue cq, cl_mem image, const vo
 				     const size_t *origin, const size_t *region, cl_uint nwait,
 				     const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !color || !origin || !region)
@@ -399,7 +379,7 @@ XS_CL_HOOK cl_int clEnqueueFillImage(cl_command_queue cq, cl_mem image, const vo
 XS_CL_HOOK cl_int clEnqueueUnmapMemObject(cl_command_queue cq, cl_mem mem, void *ptr,
 					  cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 	cl_int rc;
 
@@ -426,7 +406,7 @@ static cl_int clc_sync_cmd(struct cl_q *q, enum cl_op op, cl_command_type type,
 XS_CL_HOOK cl_int clEnqueueMarkerWithWaitList(cl_command_queue cq, cl_uint nwait,
 					      const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q)
 		return CLC_REAL(clEnqueueMarkerWithWaitList(cq, nwait, wait, event));
@@ -436,7 +416,7 @@ XS_CL_HOOK cl_int clEnqueueMarkerWithWaitList(cl_command_queue cq, cl_uint nwait
 XS_CL_HOOK cl_int clEnqueueBarrierWithWaitList(cl_command_queue cq, cl_uint nwait,
 					       const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q)
 		return CLC_REAL(clEnqueueBarrierWithWaitList(cq, nwait, wait, event));
@@ -445,7 +425,7 @@ XS_CL_HOOK cl_int clEnqueueBarrierWithWaitList(cl_command_queue cq, cl_uint nwai
 
 XS_CL_HOOK cl_int clEnqueueMarker(cl_command_queue cq, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !event)
 		return CLC_REAL(clEnqueueMarker(cq, event));
@@ -454,7 +434,7 @@ XS_CL_HOOK cl_int clEnqueueMarker(cl_command_queue cq, cl_event *event)
 
 XS_CL_HOOK cl_int clEnqueueBarrier(cl_command_queue cq)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q)
 		return CLC_REAL(clEnqueueBarrier(cq));
@@ -463,7 +443,7 @@ XS_CL_HOOK cl_int clEnqueueBarrier(cl_command_queue cq)
 
 XS_CL_HOOK cl_int clEnqueueWaitForEvents(cl_command_queue cq, cl_uint n, const cl_event *list)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 
 	if (!q || !n || !list)
 		return CLC_REAL(clEnqueueWaitForEvents(cq, n, list));
@@ -477,7 +457,7 @@ XS_CL_HOOK cl_int clEnqueueSVMMemcpy(cl_command_queue cq, cl_bool blocking, void
 				     const void *src, size_t size, cl_uint nwait,
 				     const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !dst || !src || !size)
@@ -494,7 +474,7 @@ XS_CL_HOOK cl_int clEnqueueSVMMemFill(cl_command_queue cq, void *ptr, const void
 				      size_t pattern_size, size_t size, cl_uint nwait,
 				      const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !ptr || !pattern || !pattern_size || pattern_size > 128 ||
@@ -512,7 +492,7 @@ XS_CL_HOOK cl_int clEnqueueSVMMemFill(cl_command_queue cq, void *ptr, const void
 XS_CL_HOOK cl_int clEnqueueSVMUnmap(cl_command_queue cq, void *ptr, cl_uint nwait,
 				    const cl_event *wait, cl_event *event)
 {
-	struct cl_q *q = clc_queue(cq);
+	struct cl_q *q = cl_q_scheduled(cq);
 	struct cl_cmd *k;
 
 	if (!q || !ptr)
@@ -521,140 +501,3 @@ XS_CL_HOOK cl_int clEnqueueSVMUnmap(cl_command_queue cq, void *ptr, cl_uint nwai
 	k->ptr = ptr;
 	return cl_cmd_submit(k, nwait, wait, event, CL_FALSE);
 }
-
-/* --- drained first --------------------------------------------------------------------- */
-
-/* cl_q_settle() for a queue the shim may not schedule. */
-static cl_int clc_drain(cl_command_queue cq)
-{
-	struct cl_q *q = clc_queue(cq);
-
-	return q ? cl_q_settle(q) : CL_SUCCESS;
-}
-
-/* A call that goes to the driver at once on @cq, once drained. */
-#define CLC_DRAINED(cq, call)                                   \
-	({                                                      \
-		cl_int drained_ = clc_drain(cq);                \
-		drained_ != CL_SUCCESS ? drained_ : CLC_REAL(call); \
-	})
-
-XS_CL_HOOK void *clEnqueueMapBuffer(cl_command_queue cq, cl_mem buf, cl_bool blocking,
-				    cl_map_flags flags, size_t off, size_t size, cl_uint nwait,
-				    const cl_event *wait, cl_event *event, cl_int *err)
-{
-	struct cl_q *q;
-	cl_int rc;
-	void *p;
-
-	if (cl_load() < 0) {
-		if (err)
-			*err = CL_INVALID_COMMAND_QUEUE;
-		return NULL;
-	}
-	q = clc_queue(cq);
-	if (q && (rc = cl_q_settle(q)) != CL_SUCCESS) {
-		if (err)
-			*err = rc;
-		return NULL;
-	}
-	p = cl_real.clEnqueueMapBuffer(cq, buf, blocking, flags, off, size, nwait, wait, event,
-				       err);
-	if (p && q)
-		cl_map_note(buf, p);
-	return p;
-}
-
-XS_CL_HOOK void *clEnqueueMapImage(cl_command_queue cq, cl_mem image, cl_bool blocking,
-				   cl_map_flags flags, const size_t *origin,
-				   const size_t *region, size_t *row, size_t *slice,
-				   cl_uint nwait, const cl_event *wait, cl_event *event,
-				   cl_int *err)
-{
-	struct cl_q *q;
-	cl_int rc;
-	void *p;
-
-	if (cl_load() < 0) {
-		if (err)
-			*err = CL_INVALID_COMMAND_QUEUE;
-		return NULL;
-	}
-	q = clc_queue(cq);
-	if (q && (rc = cl_q_settle(q)) != CL_SUCCESS) {
-		if (err)
-			*err = rc;
-		return NULL;
-	}
-	p = cl_real.clEnqueueMapImage(cq, image, blocking, flags, origin, region, row, slice,
-				      nwait, wait, event, err);
-	if (p && q)
-		cl_map_note(image, p);
-	return p;
-}
-
-XS_CL_HOOK cl_int clEnqueueSVMMap(cl_command_queue cq, cl_bool blocking, cl_map_flags flags,
-				  void *ptr, size_t size, cl_uint nwait, const cl_event *wait,
-				  cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueSVMMap(cq, blocking, flags, ptr, size, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueNativeKernel(cl_command_queue cq, void(CL_CALLBACK *fn)(void *),
-					void *args, size_t cb_args, cl_uint nmem,
-					const cl_mem *mem_list, const void **args_mem_loc,
-					cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueNativeKernel(cq, fn, args, cb_args, nmem, mem_list,
-					      args_mem_loc, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueMigrateMemObjects(cl_command_queue cq, cl_uint n, const cl_mem *mems,
-					     cl_mem_migration_flags flags, cl_uint nwait,
-					     const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueMigrateMemObjects(cq, n, mems, flags, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueSVMFree(cl_command_queue cq, cl_uint n, void *ptrs[],
-				   void(CL_CALLBACK *fn)(cl_command_queue, cl_uint, void *[],
-							 void *),
-				   void *data, cl_uint nwait, const cl_event *wait,
-				   cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueSVMFree(cq, n, ptrs, fn, data, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueSVMMigrateMem(cl_command_queue cq, cl_uint n, const void **ptrs,
-					 const size_t *sizes, cl_mem_migration_flags flags,
-					 cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueSVMMigrateMem(cq, n, ptrs, sizes, flags, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueAcquireGLObjects(cl_command_queue cq, cl_uint n, const cl_mem *mems,
-					    cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueAcquireGLObjects(cq, n, mems, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueReleaseGLObjects(cl_command_queue cq, cl_uint n, const cl_mem *mems,
-					    cl_uint nwait, const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueReleaseGLObjects(cq, n, mems, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueAcquireEGLObjectsKHR(cl_command_queue cq, cl_uint n,
-						const cl_mem *mems, cl_uint nwait,
-						const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueAcquireEGLObjectsKHR(cq, n, mems, nwait, wait, event));
-}
-
-XS_CL_HOOK cl_int clEnqueueReleaseEGLObjectsKHR(cl_command_queue cq, cl_uint n,
-						const cl_mem *mems, cl_uint nwait,
-						const cl_event *wait, cl_event *event)
-{
-	return CLC_DRAINED(cq, clEnqueueReleaseEGLObjectsKHR(cq, n, mems, nwait, wait, event));
-}
-

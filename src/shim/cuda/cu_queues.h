@@ -17,10 +17,11 @@
  * scheduler. A stream the shim never saw created (a green context's made
  * behind its back, one created through a driver table the shim does not
  * see) is adopted when first met, with its context, flags and priority
- * from the driver (cu_adopt.c), and from then on scheduled like any other.
+ * from the driver (cs_stream_adopt()), and from then on scheduled like any
+ * other.
  */
-#ifndef XS_CU_SCHED_H
-#define XS_CU_SCHED_H
+#ifndef XS_CU_QUEUES_H
+#define XS_CU_QUEUES_H
 
 #include "shim/cuda/cu_shim.h"
 #include "shim/common/shim_map.h"
@@ -30,12 +31,6 @@
 #include <stdatomic.h>
 
 struct cs_ctx;
-
-/* One XQueue and its hardware-queue wrapper. */
-struct cs_queue {
-	struct xq *xq;
-	struct xal_hwq *hwq;
-};
 
 struct cs_stream {
 	struct shim_map_node node;      /* first; key: handle (the stream map) */
@@ -101,7 +96,7 @@ struct cs_stream *cs_stream_add(CUstream h, CUcontext ctx, unsigned int flags, i
 /*
  * Adopts @h, a handle the shim has no record of, if the driver knows it as
  * a stream that is not capturing: returns its record (cs_stream_add()), or
- * NULL for the call to go to the driver as it is (cu_adopt.c).
+ * NULL for the call to go to the driver as it is.
  */
 struct cs_stream *cs_stream_adopt(CUstream h);
 
