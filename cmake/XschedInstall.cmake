@@ -119,6 +119,14 @@ configure_file(\"${_unit_in}\" \"${PROJECT_BINARY_DIR}/dist/install/xschedd.serv
 xs_install_files(DESTINATION ${XSCHED_SYSTEMD_UNITDIR}
   FILES ${PROJECT_BINARY_DIR}/dist/install/xschedd.service)
 
+# --- the documentation: README.md and the pages it links to, in the same
+# relative places, so that the installed copy's links resolve (the
+# configuration file and the unit point at docs/operating.md) ------------
+install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+file(GLOB _xs_doc_pages ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${_xs_doc_pages} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(DIRECTORY docs/results DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+
 # --- deploy/: the Kubernetes manifests, as documentation ----------------
 install(FILES deploy/kubernetes/xschedd.yaml deploy/kubernetes/example-pods.yaml
   deploy/kubernetes/Containerfile DESTINATION ${CMAKE_INSTALL_DOCDIR}/kubernetes)

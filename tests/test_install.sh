@@ -2,8 +2,8 @@
 # The install layout: `cmake --install BUILD --prefix P` and
 # `DESTDIR=D cmake --install BUILD` write every file under P (or D), as
 # the install manifest says and the trees confirm, with each piece where
-# the README says: programs, shims in <libdir>/xsched/, libxsched with its
-# headers and pkg-config file (a program is compiled and run against the
+# docs/install.md says: programs, shims in <libdir>/xsched/, libxsched with
+# its headers and pkg-config file (a program is compiled and run against the
 # installed copy), man pages, bash completion, unit, sysusers entry and
 # configuration. The unit installed under P names P's daemon and passes
 # `systemd-analyze verify` without a single message; xschedctl from P

@@ -127,7 +127,7 @@ PlugStackConfig=$tmp/plugstack.conf
 NodeName=$host CPUs=$(nproc) State=UNKNOWN
 PartitionName=xstest Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-# The line the README gives, with this build's shims and daemon.
+# The line docs/clusters.md gives, with this build's shims and daemon.
 echo "required $(realpath "$plugin") shim_dir=$(realpath "$shim_dir") socket=$tmp/xs/c.sock" \
 	>"$tmp/plugstack.conf"
 export SLURM_CONF=$tmp/slurm.conf

@@ -14,7 +14,7 @@
 # that could have failed anywhere. Exit 0 when they all passed.
 # --prefix DIR: use an installed xsched instead of building one:
 # DIR/<libdir>/xsched/libxsched-cuda.so and DIR/sbin/xschedd (the .deb:
-# --prefix /usr; a build carried from another machine: the README's
+# --prefix /usr; a build carried from another machine: docs/install.md,
 # "Carrying a build to a GPU host").
 # The build needs only a C compiler and CMake: without inih the daemon is
 # not built, and the PyTorch experiment is skipped unless --prefix names
