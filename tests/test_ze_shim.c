@@ -145,7 +145,7 @@ static void ze_shim_matches_native(void **state)
 static void ze_shim_phases_match_native(void **state)
 {
 	struct it_env *e = *state;
-	const char *const *argv = IT_ARGS(XS_ZE_SHIM_PROG, "flood", "deps", "regular");
+	const char *const *argv = IT_ARGS(XS_ZE_SHIM_PROG, "flood", "deps", "regular", "midsignal");
 	char *want = native(e, argv);
 	char *got = shimmed(e, argv, NULL);
 	char *sliced = shimmed(e, argv, "XSCHED_ZE_SLICE=3");

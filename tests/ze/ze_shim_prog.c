@@ -18,7 +18,9 @@
  *  - deps: a high-priority list waits on an event that a low-priority
  *    list signals behind a flood of work: no deadlock, the data arrives;
  *  - regular: a long regular list executed on a queue (sliced when
- *    XSCHED_ZE_SLICE is set), its fence and events, executed again.
+ *    XSCHED_ZE_SLICE is set), its fence and events, executed again;
+ *  - midsignal: an event a list signals before it waits for one the host
+ *    signals later: a host wait on the first returns meanwhile.
  *
  * Usage: ze_shim_prog PHASE...
  */
@@ -290,6 +292,43 @@ static void phase_regular(void)
 	CK(zeMemFree(z.ctx, sum));
 }
 
+/*
+ * A regular list signals an event, then waits for one the host signals
+ * after waiting on the first (the conformance tests' event signalling
+ * case): the first event completes partway through the execution, and a
+ * host wait on it returns before the execution ends.
+ */
+static void phase_midsignal(void)
+{
+	ze_command_queue_handle_t q;
+	ze_command_list_handle_t l;
+	ze_event_handle_t ev[2];
+	ze_event_pool_handle_t pool = events(2, ev);
+	ze_event_handle_t first = ev[0], host = ev[1];
+	uint32_t *buf = host_words();
+
+	CK(zu_queue(&z, z.ctx, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, &q));
+	CK(zu_list(&z, z.ctx, &l));
+	CK(zu_inc(&z, l, buf, W, first, 0, NULL));
+	CK(zeCommandListAppendWaitOnEvents(l, 1, &host));
+	CK(zu_inc(&z, l, buf, W, NULL, 0, NULL));
+	CK(zeCommandListClose(l));
+	CK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+	CK(zeEventHostSynchronize(first, 30000 * MS));
+	printf("midsignal: first = %s, host = %s\n", zu_name(zeEventQueryStatus(first)),
+	       zu_name(zeEventQueryStatus(host)));
+	CK(zeEventHostSignal(host));
+	CK(zeCommandQueueSynchronize(q, UINT64_MAX));
+	CHECK(zu_all(buf, W, 2));
+	printf("midsignal: buf=%u\n", buf[0]);
+	CK(zeCommandListDestroy(l));
+	CK(zeCommandQueueDestroy(q));
+	CK(zeEventDestroy(first));
+	CK(zeEventDestroy(host));
+	CK(zeEventPoolDestroy(pool));
+	CK(zeMemFree(z.ctx, buf));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -298,6 +337,7 @@ int main(int argc, char **argv)
 	} phases[] = {
 		{ "queues", phase_queues }, { "dlopen", phase_dlopen }, { "flood", phase_flood },
 		{ "deps", phase_deps }, { "regular", phase_regular },
+		{ "midsignal", phase_midsignal },
 	};
 	int j;
 

@@ -4,8 +4,9 @@
  *
  * Each waits (within the call's timeout) for what the shim knows the
  * object depends on: a command queue for its XQueue, a fence for the
- * execution it was last passed to, an event for the command that last
- * signals it; then asks the driver with what is left of the timeout, so
+ * execution it was last passed to to complete, an event for the command
+ * that last signals it to reach the driver; then asks the driver with
+ * what is left of the timeout, so
  * that work the shim never saw counts as well. A zero timeout never
  * blocks; a buffered or suspended command answers ZE_RESULT_NOT_READY. An
  * error of a launch the shim made late is returned by the first of these
@@ -15,8 +16,12 @@
 
 /*
  * Waits until @deadline for what table @t last recorded for @h; SUCCESS
- * when that completed or nothing is known, else NOT_READY or the queue's
- * error.
+ * when that is done or nothing is known, else NOT_READY or the queue's
+ * error. A fence is signalled when its execution ended: that completes.
+ * An event may be signalled partway through the execution that signals
+ * it (a list that signals it, then waits for another event the
+ * application signals after this wait): that reaches the driver, and the
+ * driver answers for the event.
  */
 static ze_result_t zy_wait(enum zt_table t, const void *h, uint64_t deadline)
 {
@@ -26,7 +31,7 @@ static ze_result_t zy_wait(enum zt_table t, const void *h, uint64_t deadline)
 
 	if (!h || !ze_scheduling() || !zt_last(t, h, &q, &seq))
 		return ZE_RESULT_SUCCESS;
-	rc = zs_wait(q, seq, deadline, true);
+	rc = t == ZT_EVENT ? zs_wait_launched(q, seq, deadline) : zs_wait(q, seq, deadline, true);
 	zs_queue_unref(q);
 	return rc;
 }

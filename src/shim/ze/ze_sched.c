@@ -288,6 +288,42 @@ static bool zs_wait_entered(struct zs_queue *q, uint64_t seq, uint64_t deadline)
 	}
 }
 
+/*
+ * Waits until command @seq of @q reached the driver, or @deadline passed
+ * (false). Polls: a launch wakes no one, and the wait is as short as the
+ * buffer in front of the command.
+ */
+static bool zs_launch_entered(struct zs_queue *q, uint64_t seq, uint64_t deadline)
+{
+	uint64_t pause = ZS_POLL_MIN_NS;
+
+	for (;;) {
+		uint64_t now;
+
+		if (xq_launched(q->xq) >= seq)
+			return true;
+		now = clock_now_ns();
+		if (now >= deadline)
+			return false;
+		clock_sleep_until(now + BASE_MIN(pause, deadline - now));
+		pause = BASE_MIN(2 * pause, (uint64_t)ZS_POLL_MAX_NS);
+	}
+}
+
+ze_result_t zs_wait_launched(struct zs_queue *q, uint64_t seq, uint64_t deadline)
+{
+	ze_result_t rc = ZE_RESULT_SUCCESS;
+
+	if (!zs_enter(q))
+		return rc;
+	if (!zs_launch_entered(q, seq, deadline))
+		rc = ZE_RESULT_NOT_READY;
+	else
+		rc = xal_ze_hwq_error(q->hwq);
+	zs_leave(q);
+	return rc;
+}
+
 ze_result_t zs_wait(struct zs_queue *q, uint64_t seq, uint64_t deadline, bool report)
 {
 	ze_result_t rc = ZE_RESULT_SUCCESS;

@@ -94,6 +94,16 @@ uint64_t zs_remaining(uint64_t deadline);
 ze_result_t zs_wait(struct zs_queue *q, uint64_t seq, uint64_t deadline, bool report);
 
 /*
+ * Waits until command @seq of @q reached the driver (not until it
+ * completed), or @deadline passed: for an event the command signals,
+ * which the driver may signal before the command ends (an execution of a
+ * list that signals it, then waits for another event). Returns
+ * ZE_RESULT_SUCCESS, NOT_READY at the deadline, or the queue's pending
+ * error (taken).
+ */
+ze_result_t zs_wait_launched(struct zs_queue *q, uint64_t seq, uint64_t deadline);
+
+/*
  * Launches everything @q buffered and waits until it is (not until it
  * completes), for a call that must reach the driver behind that work.
  */
