@@ -20,7 +20,7 @@
 #define XS_ZE_CMDS_H
 
 #include "shim/ze/ze_kernels.h"
-#include "shim/ze/ze_track.h"
+#include "shim/ze/ze_events.h"
 
 struct zr_list;
 

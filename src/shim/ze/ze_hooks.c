@@ -11,7 +11,7 @@
  * the queue's buffered work: nothing that takes a queue or an immediate
  * list goes around its XQueue. The HOOK rows of src/vendor/ze/
  * ze_functions.def are defined here, in ze_hooks_sync.c, ze_kernels.c and
- * ze_sched.c; every other row is a trampoline.
+ * ze_queues.c; every other row is a trampoline.
  */
 #include "shim/ze/ze_lists.h"
 

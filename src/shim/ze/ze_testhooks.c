@@ -5,7 +5,7 @@
  * into the installed one, whose exports are the loader's API and the dl
  * hooks.
  */
-#include "shim/ze/ze_sched.h"
+#include "shim/ze/ze_queues.h"
 #include "shim/ze/ze_shim.h"
 
 /* How many XQueues the shim created. */

@@ -1,5 +1,5 @@
 /*
- * Command queues and immediate lists and their XQueues (see ze_sched.h).
+ * Command queues and immediate lists and their XQueues (see ze_queues.h).
  *
  * A queue record outlives the application's handle while anything refers
  * to it (event and fence records, gates of other queues' commands): when
@@ -9,7 +9,7 @@
  * the XQueue. Threads that enter the XQueue through a reference count
  * themselves in `users`, which the destroyer waits out.
  */
-#include "shim/ze/ze_sched.h"
+#include "shim/ze/ze_queues.h"
 #include "agent/agent.h"
 #include "base/clock.h"
 #include "base/compiler.h"

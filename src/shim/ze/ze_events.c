@@ -1,9 +1,9 @@
 /*
- * Event and fence records, and gates (see ze_track.h). Each table has one
+ * Event and fence records, and gates (see ze_events.h). Each table has one
  * mutex guarding its records' fields; records hold references on their
  * queues, so a record that outlives its queue reads it as gone.
  */
-#include "shim/ze/ze_track.h"
+#include "shim/ze/ze_events.h"
 
 #include <stdlib.h>
 

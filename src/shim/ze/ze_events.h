@@ -15,10 +15,10 @@
  * leaves a waiter blocking the device, and the scheduler sees the wait
  * (xal_cmd_ops.blocked_on), lending priority to the queue waited on.
  */
-#ifndef XS_ZE_TRACK_H
-#define XS_ZE_TRACK_H
+#ifndef XS_ZE_EVENTS_H
+#define XS_ZE_EVENTS_H
 
-#include "shim/ze/ze_sched.h"
+#include "shim/ze/ze_queues.h"
 
 struct zt_dep {
 	struct zs_queue *q;             /* a reference */

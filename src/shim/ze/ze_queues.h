@@ -11,8 +11,8 @@
  * deadline (at most 1 ms between polls, never past the deadline; the
  * XQueue's worker meanwhile drives completion), UINT64_MAX blocks.
  */
-#ifndef XS_ZE_SCHED_H
-#define XS_ZE_SCHED_H
+#ifndef XS_ZE_QUEUES_H
+#define XS_ZE_QUEUES_H
 
 #include "shim/common/shim_map.h"
 #include "shim/ze/ze_shim.h"
