@@ -1,5 +1,5 @@
 /*
- * Helpers for the integration tests with real processes (test_daemon.c):
+ * Helpers for the integration tests with real processes (test_daemon_*.c):
  * an xschedd per test in a private temporary directory with its own
  * client, control and notify sockets and configuration file, xs_load
  * children started with a chosen environment and their result line
@@ -192,8 +192,8 @@ static inline void it_remove_files(struct it_env *e)
 
 static void it_on_alarm(int sig)
 {
-	static const char timeout[] = "test_daemon: the case timed out (alarm guard)\n";
-	static const char killed[] = "test_daemon: terminated by a signal, cleaning up\n";
+	static const char timeout[] = "test_daemon_*: the case timed out (alarm guard)\n";
+	static const char killed[] = "test_daemon_*: terminated by a signal, cleaning up\n";
 	const char *msg = sig == SIGALRM ? timeout : killed;
 
 	if (write(2, msg, strlen(msg)) < 0)

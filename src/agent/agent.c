@@ -15,11 +15,18 @@
  * agent thread unmaps an old mapping only once no observer is inside.
  *
  * This file holds the state, the observers, the agent thread and
- * registration; agent_daemon.c the daemon connection and its protocol,
- * agent_live.c the watch on a hung daemon's heartbeat, agent_local.c the
- * in-process policy (agent_internal.h).
+ * registration, all of them the same in every mode: what differs is the
+ * mode's table (agent_mode.h), picked once at start: agent_daemon.c (the
+ * daemon connection and its protocol, with agent_live.c, the watch on a
+ * hung daemon's heartbeat) or agent_local.c (the in-process policy).
+ * Queues are suspended, resumed and re-windowed in agent_apply.c only.
  */
-#include "agent/agent_internal.h"
+#include "agent/agent.h"
+#include "agent/agent_apply.h"
+#include "agent/agent_daemon.h"
+#include "agent/agent_local.h"
+#include "agent/agent_mode.h"
+#include "agent/agent_state.h"
 #include "base/compiler.h"
 #include "base/slice.h"
 #include "base/xlog.h"
@@ -65,90 +72,6 @@ bool agent_connected(void)
 	return atomic_load(&ag.connected);
 }
 
-void agent_wake(void)
-{
-	uint64_t one = 1;
-
-	if (ag.wake_fd >= 0 && write(ag.wake_fd, &one, sizeof(one)) < 0)
-		(void)errno;
-}
-
-/*
- * Writes the daemon's doorbell @bell (-1: none). Callers off the agent
- * thread are counted in ag.users around loading and writing it.
- */
-void agent_bell(int bell)
-{
-	uint64_t one = 1;
-
-	if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
-		(void)errno;
-}
-
-/*
- * Publishes @aq's counters and, with @status, its status; then rings,
- * unless the queue is quiet (its flag: see "Lazy
- * doorbells" in ipc_abi.h), or always with @force.
- */
-static void agent_publish(struct agent_queue *aq, bool status, bool force)
-{
-	struct ipc_shm *shm;
-	struct xq_counters c;
-	int bell;
-
-	if (ag.mode == AGENT_LOCAL) {
-		/* The observer stored the status: the quiet load comes after
-		 * it, the Dekker pair of agent_local_schedule(). */
-		if (status && (force || !atomic_load(&aq->quiet)))
-			agent_wake();
-		return;
-	}
-	atomic_fetch_add(&ag.users, 1);
-	shm = atomic_load(&ag.shm);
-	if (shm && aq->index < shm->nslots) {
-		struct ipc_slot *slot = &shm->slot[aq->index];
-
-		xq_counters_locked(aq->q, &c);
-		atomic_store(&slot->submitted, c.submitted);
-		atomic_store(&slot->completed, c.completed);
-		atomic_store(&slot->preemptions, c.preemptions);
-		atomic_store(&slot->exec_ns, c.exec_ns);
-		bell = atomic_load(&ag.bell_in);
-		if (status) {
-			atomic_store(&slot->ready_ns, atomic_load(&aq->ready_ns));
-			if (atomic_load(&aq->status) == IPC_ST_IDLE)
-				atomic_store(&slot->preempt_p99_ns, xq_preempt_p99_locked(aq->q));
-			atomic_store(&slot->status, atomic_load(&aq->status));
-			/* The daemon reads status after seeing status_seq move. */
-			atomic_fetch_add(&slot->status_seq, 1);
-			/* After the status store: the Dekker pair of ipc_abi.h. */
-			if (force || !atomic_load(&slot->quiet))
-				agent_bell(bell);
-			/* Ready behind a gate the daemon closed without telling
-			 * us (ipc_abi.h, "Lazy suspensions"): the agent watches
-			 * the daemon's liveness from now ("Liveness"). */
-			if (atomic_load(&aq->status) == IPC_ST_READY &&
-			    atomic_load(&slot->run) == 0 && !atomic_load(&ag.watching))
-				agent_wake();
-		}
-	}
-	atomic_fetch_sub(&ag.users, 1);
-}
-
-/* Rings the scheduler without a status change (local mode: the agent). */
-static void agent_ring(void)
-{
-	if (ag.mode == AGENT_LOCAL) {
-		agent_wake();
-		return;
-	}
-	/* Counted in users, like agent_publish(): the doorbell is not closed
-	 * (and its number reused) under our write. */
-	atomic_fetch_add(&ag.users, 1);
-	agent_bell(atomic_load(&ag.bell_in));
-	atomic_fetch_sub(&ag.users, 1);
-}
-
 static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 {
 	struct agent_queue *aq = ctx;
@@ -158,23 +81,23 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 		atomic_store(&aq->ready_ns, clock_now_ns());
 		atomic_store(&aq->status, IPC_ST_READY);
 		atomic_fetch_add(&aq->status_seq, 1);
-		agent_publish(aq, true, false);
+		ag.ops->publish(aq, true, false);
 		break;
 	case XQ_EVENT_IDLE:
 		atomic_store(&aq->status, IPC_ST_IDLE);
 		atomic_fetch_add(&aq->status_seq, 1);
-		agent_publish(aq, true, false);
+		ag.ops->publish(aq, true, false);
 		break;
 	case XQ_EVENT_RESYNC:
 		/* A new connection: the status into its slot. */
-		agent_publish(aq, true, true);
+		ag.ops->publish(aq, true, true);
 		break;
 	case XQ_EVENT_PROGRESS:
-		agent_publish(aq, false, false);
+		ag.ops->publish(aq, false, false);
 		break;
 	case XQ_EVENT_DRAINED:
 		/* The XQueue stored the count: a policy may hand over now. */
-		agent_ring();
+		ag.ops->ring();
 		break;
 	case XQ_EVENT_HINT:
 		atomic_store(&aq->hints_dirty, true);
@@ -194,118 +117,43 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 	}
 }
 
-/*
- * Contention-aware window (DESIGN 3.3): while a queue of higher priority
- * shares the device, the scheduler caps this queue at @cap commands in
- * flight (0: no cap), so that the higher one's task waits for little of
- * ours at Lv1; the queue's own window is kept aside and comes back. With
- * @own_set, the own window was just changed (daemon knobs): keep that one.
- * Agent lock held.
- */
-void agent_apply_cap(struct agent_queue *aq, int32_t cap, bool own_set)
-{
-	if (cap == aq->cap && !own_set)
-		return;
-	/* As set: a budget left to the level stays so when it comes back. */
-	if (!aq->cap || own_set)
-		xq_window_get(aq->q, &aq->own_threshold, &aq->own_batch, &aq->own_budget_ns);
-	if (cap)
-		xq_set_window(aq->q, cap, 1, 0);
-	else
-		xq_set_window(aq->q, aq->own_threshold, aq->own_batch, aq->own_budget_ns);
-	aq->cap = cap;
-}
-
-
-void agent_apply_run(struct agent_queue *aq, bool run)
-{
-	if (run == aq->run)
-		return;
-	if (run)
-		xq_resume(aq->q);
-	else
-		xq_suspend(aq->q, 0);
-	aq->run = run;
-}
-
 /* --- the agent thread ----------------------------------------------------- */
 
-/* Whether the process has queues, or unregistrations still to send. */
-static bool agent_busy(void)
+/* The poll timeout until @at (CLOCK_MONOTONIC ns; 0: none). */
+static int agent_timeout_ms(uint64_t at)
 {
-	bool busy;
+	uint64_t now = clock_now_ns();
 
-	pthread_mutex_lock(&ag.lock);
-	busy = ag.nqueues || ag.nunreg;
-	pthread_mutex_unlock(&ag.lock);
-	return busy;
-}
-
-/* The poll timeout: the next reconnection, policy or @watch_at time (0: none). */
-static int agent_timeout_ms(uint64_t watch_at)
-{
-	uint64_t now = clock_now_ns(), at = 0;
-
-	if (ag.mode == AGENT_GLOBAL && ag.sock < 0 && agent_busy())
-		at = ag.next_try_ns;
-	else if (ag.mode == AGENT_LOCAL && ag.pwake_ns)
-		at = ag.pwake_ns;
-	if (watch_at && (!at || watch_at < at))
-		at = watch_at;
 	if (!at)
 		return -1;
 	return at <= now ? 0 : (int)((at - now) / NSEC_PER_MSEC) + 1;
 }
 
+/*
+ * The agent thread: each turn does the mode's work (agent_mode.h), sleeps
+ * on its wake eventfd and the mode's descriptors until something happens
+ * or the mode's time comes, and lets the mode handle what woke it.
+ */
 static void *agent_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "xsched-agent");
 	slice_apply_agent();
 	for (;;) {
-		struct pollfd pfd[3];
-		nfds_t n = 0;
-		uint64_t v, watch_at = 0;
+		struct pollfd pfd[1 + AGENT_POLL_MAX];
+		unsigned n = 1;
+		uint64_t v, at;
 
-		/* A process without queues holds no connection (nor daemon slot). */
-		if (ag.sock >= 0 && !agent_busy()) {
-			agent_disconnect();
-			ag.backoff_ns = 0;
-			ag.next_try_ns = 0;
-		}
-		if (ag.mode == AGENT_GLOBAL && ag.sock < 0 && agent_busy() &&
-		    clock_now_ns() >= ag.next_try_ns) {
-			if (agent_connect() < 0) {
-				ag.next_try_ns = clock_now_ns() + ag.backoff_ns;
-				ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
-				if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
-					ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
-			}
-		}
-		if (ag.sock >= 0)
-			agent_sync_daemon();
-		if (ag.sock >= 0)
-			watch_at = agent_watch();
-		if (ag.mode == AGENT_LOCAL)
-			agent_local_schedule();
-		pfd[n++] = (struct pollfd){ .fd = ag.wake_fd, .events = POLLIN };
-		if (ag.sock >= 0) {
-			pfd[n++] = (struct pollfd){ .fd = ag.sock, .events = POLLIN };
-			pfd[n++] = (struct pollfd){ .fd = ag.bell_out, .events = POLLIN };
-		}
-		if (poll(pfd, n, agent_timeout_ms(watch_at)) < 0 && errno != EINTR)
+		at = ag.ops->turn();
+		pfd[0] = (struct pollfd){ .fd = ag.wake_fd, .events = POLLIN };
+		if (ag.ops->poll_fds)
+			n += ag.ops->poll_fds(pfd + 1);
+		if (poll(pfd, n, agent_timeout_ms(at)) < 0 && errno != EINTR)
 			continue;
 		if (pfd[0].revents & POLLIN && read(ag.wake_fd, &v, sizeof(v)) < 0)
 			(void)errno;
-		if (n > 1 && (pfd[2].revents & POLLIN)) {
-			if (read(ag.bell_out, &v, sizeof(v)) < 0)
-				(void)errno;
-			agent_apply();
-		}
-		if (n > 1 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			agent_recv();
-		if (ag.sock >= 0)
-			agent_apply();
+		if (ag.ops->polled)
+			ag.ops->polled(pfd + 1, n - 1);
 	}
 	return NULL;
 }
@@ -363,14 +211,12 @@ static int agent_start(void)
 	pthread_t t;
 	int rc;
 
-	ag.mode = agent_mode();
+	ag.ops = agent_mode() == AGENT_LOCAL ? &agent_local_ops : &agent_daemon_ops;
 	ag.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ag.wake_fd < 0)
 		return -errno;
-	if (ag.mode == AGENT_LOCAL && (rc = agent_local_init()) < 0)
+	if (ag.ops->init && (rc = ag.ops->init()) < 0)
 		return rc;
-	if (ag.mode == AGENT_GLOBAL)
-		agent_watch_init();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -383,18 +229,6 @@ static int agent_start(void)
 	}
 	ag.started = true;
 	return 0;
-}
-
-/* Local mode tells devices apart by identity, as the daemon (FNV-1a of the
- * identity, or of the API-local name when unverified). */
-static uint32_t agent_device_hash(const struct xal_hwq *hwq)
-{
-	const char *s = hwq->id.kind != DEVID_UNVERIFIED ? hwq->id.ident : hwq->device;
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
 }
 
 /*
@@ -447,7 +281,6 @@ int agent_register(struct xq *q)
 		return -ENOMEM;
 	aq->q = q;
 	aq->run = true;
-	aq->sq.pq.id = 0;
 	pthread_once(&ag.once, agent_once);
 	pthread_mutex_lock(&ag.lock);
 	if (!ag.started && (rc = agent_start()) < 0)
@@ -461,15 +294,13 @@ int agent_register(struct xq *q)
 		goto fail;
 	}
 	aq->index = i;
-	aq->sq.pq.id = ++ag.next_id;
-	aq->sq.pq.client = (uint64_t)getpid();
-	aq->sq.pq.device = agent_device_hash(xq_hwq(q));
 	ag.tab[i] = aq;
 	ag.nqueues++;
 	/* A queue the local policy refuses runs unscheduled. */
-	aq->local = ag.mode == AGENT_LOCAL && agent_local_add(aq);
+	aq->local = ag.ops->add && ag.ops->add(aq);
 	pthread_mutex_unlock(&ag.lock);
 	xq_set_observer(q, agent_observer, aq);
+	/* Scheduled in-process: the core reads its in-flight count. */
 	if (aq->local)
 		xq_set_gate(q, NULL, &aq->inflight, true);
 	agent_wake();
@@ -503,9 +334,8 @@ void agent_unregister(struct xq *q)
 		if (aq->reg_sent && ag.nunreg < AGENT_SLOTS)
 			ag.unreg[ag.nunreg++] = aq->index;
 		if (aq->local)
-			agent_local_remove(aq);
-		if (!aq->run)
-			xq_resume(q);
+			ag.ops->remove(aq);
+		agent_apply_run(aq, true);
 	}
 	pthread_mutex_unlock(&ag.lock);
 	free(aq);

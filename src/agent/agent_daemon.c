@@ -1,12 +1,17 @@
 /*
- * The agent's connection to xschedd (see agent.h, agent_internal.h):
- * connecting and mapping the shared slots, registrations and hints sent
- * from the agent thread, the daemon's decisions applied, and fail-open
- * when the connection goes. What leaves the process unscheduled (no
- * daemon, a lost connection, a refused registration, a clamped priority)
- * is said once on stderr (XSCHED_LOG, base/xlog.h).
+ * The agent's daemon mode (see agent_daemon.h, agent_mode.h): connecting
+ * to xschedd and mapping the shared slots, the observers' status and
+ * counters published there (and the doorbell rung), registrations and
+ * hints sent from the agent thread, the daemon's decisions applied when it
+ * rings (agent_apply.c), its heartbeat watched (agent_live.c), and
+ * fail-open when the connection goes. What leaves the process unscheduled
+ * (no daemon, a lost connection, a refused registration, a clamped
+ * priority) is said once on stderr (XSCHED_LOG, base/xlog.h).
  */
-#include "agent/agent_internal.h"
+#include "agent/agent_daemon.h"
+#include "agent/agent_apply.h"
+#include "agent/agent_live.h"
+#include "agent/agent_state.h"
 #include "base/compiler.h"
 #include "base/xlog.h"
 #include "ipc/ipc_msg.h"
@@ -27,6 +32,77 @@ union agent_buf {
 	char b[IPC_MSG_MAX];
 	uint64_t align;
 };
+
+/* --- the observers' side: status into the slot, the doorbell ---------- */
+
+/*
+ * Writes the daemon's doorbell @bell (-1: none). Callers off the agent
+ * thread are counted in ag.users around loading and writing it.
+ */
+static void agent_bell(int bell)
+{
+	uint64_t one = 1;
+
+	if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
+		(void)errno;
+}
+
+/*
+ * Publishes @aq's counters and, with @status, its status, in its slot;
+ * then rings, unless the queue is quiet (its flag: see "Lazy doorbells"
+ * in ipc_abi.h), or always with @force. In the observer: the slot and the
+ * doorbell are used inside ag.users, so a reconnection does not unmap or
+ * close them under us.
+ */
+static void daemon_publish(struct agent_queue *aq, bool status, bool force)
+{
+	struct ipc_shm *shm;
+	struct xq_counters c;
+	int bell;
+
+	atomic_fetch_add(&ag.users, 1);
+	shm = atomic_load(&ag.shm);
+	if (shm && aq->index < shm->nslots) {
+		struct ipc_slot *slot = &shm->slot[aq->index];
+
+		xq_counters_locked(aq->q, &c);
+		atomic_store(&slot->submitted, c.submitted);
+		atomic_store(&slot->completed, c.completed);
+		atomic_store(&slot->preemptions, c.preemptions);
+		atomic_store(&slot->exec_ns, c.exec_ns);
+		bell = atomic_load(&ag.bell_in);
+		if (status) {
+			atomic_store(&slot->ready_ns, atomic_load(&aq->ready_ns));
+			if (atomic_load(&aq->status) == IPC_ST_IDLE)
+				atomic_store(&slot->preempt_p99_ns, xq_preempt_p99_locked(aq->q));
+			atomic_store(&slot->status, atomic_load(&aq->status));
+			/* The daemon reads status after seeing status_seq move. */
+			atomic_fetch_add(&slot->status_seq, 1);
+			/* After the status store: the Dekker pair of ipc_abi.h. */
+			if (force || !atomic_load(&slot->quiet))
+				agent_bell(bell);
+			/* Ready behind a gate the daemon closed without telling
+			 * us (ipc_abi.h, "Lazy suspensions"): the agent watches
+			 * the daemon's liveness from now ("Liveness"). */
+			if (atomic_load(&aq->status) == IPC_ST_READY &&
+			    atomic_load(&slot->run) == 0 && !atomic_load(&ag.watching))
+				agent_wake();
+		}
+	}
+	atomic_fetch_sub(&ag.users, 1);
+}
+
+/* Rings the daemon without a status change. */
+static void daemon_ring(void)
+{
+	/* Counted in users, like daemon_publish(): the doorbell is not closed
+	 * (and its number reused) under our write. */
+	atomic_fetch_add(&ag.users, 1);
+	agent_bell(atomic_load(&ag.bell_in));
+	atomic_fetch_sub(&ag.users, 1);
+}
+
+/* --- the agent thread's side: the connection ---------------------------- */
 
 /*
  * Sends one packet. The socket is non-blocking: a daemon that does not read
@@ -181,8 +257,9 @@ static void agent_build_register(struct agent_outq *out, struct agent_queue *aq)
 	snprintf(r->backend, sizeof(r->backend), "%s", info.backend);
 	aq->reg_sent = true;
 }
+
 /* Fail-open: every queue runs, and the connection is gone. */
-void agent_disconnect(void)
+static void agent_disconnect(void)
 {
 	struct ipc_shm *shm = atomic_load(&ag.shm);
 	int bell = atomic_load(&ag.bell_in);
@@ -219,10 +296,7 @@ void agent_disconnect(void)
 		aq->reg_sent = aq->registered = false;
 		aq->blocked_seen = NULL;
 		agent_apply_cap(aq, 0, false);
-		if (!aq->run) {
-			xq_resume(aq->q);
-			aq->run = true;
-		}
+		agent_apply_run(aq, true);
 	}
 	pthread_mutex_unlock(&ag.lock);
 	ag.next_try_ns = clock_now_ns() + ag.backoff_ns;
@@ -258,7 +332,7 @@ static const char *const hs_what[AGENT_HS_N] = {
 static _Atomic bool hs_said[AGENT_HS_N];
 
 /* Connects, says hello and maps the shared slots. 0 or -errno. */
-int agent_connect(void)
+static int agent_connect(void)
 {
 	struct ipc_hello hello = { .role = IPC_ROLE_AGENT };
 	const struct ipc_hello_reply *r;
@@ -384,7 +458,7 @@ static void agent_publish_waits(struct ipc_shm *shm)
  * packets are built under the agent lock and sent without it, so that
  * application threads registering queues never wait for the socket.
  */
-void agent_sync_daemon(void)
+static void agent_sync_daemon(void)
 {
 	struct ipc_shm *shm = atomic_load(&ag.shm);
 	struct agent_outq out = { 0 };
@@ -437,83 +511,6 @@ void agent_sync_daemon(void)
 		ag.sent_type[ag.seq % sizeof(ag.sent_type)] = (uint8_t)out.p[i].type;
 	}
 	free(out.p);
-}
-
-/*
- * Hints set with xschedctl become the queue's own, so they are registered
- * again after a daemon restart. Only new values are taken: a hint the
- * application set since keeps precedence.
- */
-static void agent_take_ctl_hints(struct agent_queue *aq, struct ipc_slot *slot)
-{
-	uint32_t set = atomic_load(&slot->hint_set), k;
-
-	for (k = IPC_KEY_PRIORITY; k < IPC_HINT_KEYS; k++) {
-		int64_t v = atomic_load(&slot->hint[k]);
-
-		if (!(set & (1u << k)) ||
-		    ((aq->ctl_taken & (1u << k)) && v == aq->ctl_hint[k]))
-			continue;
-		aq->ctl_hint[k] = v;
-		aq->ctl_taken |= 1u << k;
-		xq_set_hint(aq->q, (enum xs_hint)k, v);
-	}
-}
-
-/* Applies the daemon's decisions and knobs. Agent thread. */
-void agent_apply(void)
-{
-	struct ipc_shm *shm = atomic_load(&ag.shm);
-	uint32_t i;
-
-	/* A silent daemon's decisions wait until it beats again (agent_live.c). */
-	if (!shm || ag.hung)
-		return;
-	pthread_mutex_lock(&ag.lock);
-	for (i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
-		struct agent_queue *aq = ag.tab[i];
-		struct ipc_slot *slot = &shm->slot[i];
-		uint32_t seq, run;
-		int32_t t, b, l;
-		bool own_set;
-		int64_t g;
-
-		if (!aq || !aq->registered)
-			continue;
-		seq = atomic_load(&slot->decision_seq);
-		if (seq == aq->decision_seen && !ag.reapply)
-			continue;
-		aq->decision_seen = seq;
-		t = atomic_load(&slot->threshold);
-		b = atomic_load(&slot->batch);
-		g = atomic_load(&slot->budget_ns);
-		l = atomic_load(&slot->level);
-		run = atomic_load(&slot->run);
-		own_set = false;
-		if ((t && t != aq->threshold) || (b && b != aq->batch) ||
-		    (g && g != aq->budget_ns)) {
-			if (aq->cap)
-				xq_set_window(aq->q, aq->own_threshold, aq->own_batch,
-					      aq->own_budget_ns);
-			if (xq_set_window(aq->q, t, b, g) == 0) {
-				aq->threshold = t ? t : aq->threshold;
-				aq->batch = b ? b : aq->batch;
-				aq->budget_ns = g ? g : aq->budget_ns;
-				own_set = true;
-			}
-		}
-		if (l && l != aq->level && xq_set_level(aq->q, l) == 0)
-			aq->level = l;
-		agent_take_ctl_hints(aq, slot);
-		agent_apply_cap(aq, run > 1 ? (int32_t)BASE_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
-				own_set);
-		agent_apply_run(aq, run != 0);
-		/* The gate may have closed and opened again meanwhile. */
-		if (run)
-			xq_kick(aq->q);
-	}
-	ag.reapply = false;
-	pthread_mutex_unlock(&ag.lock);
 }
 
 /* IPC_REGISTERED: the queue is the daemon's from now on. */
@@ -575,7 +572,8 @@ static void agent_refused(uint32_t seq, int status)
 	}
 }
 
-void agent_recv(void)
+/* Handles the daemon's packets; disconnects on hang-up or garbage. */
+static void agent_recv(void)
 {
 	for (;;) {
 		union agent_buf buf;
@@ -597,3 +595,92 @@ void agent_recv(void)
 			agent_refused(m.hdr.seq, ((const struct ipc_reply *)m.body)->status);
 	}
 }
+
+/* --- the mode -------------------------------------------------------------- */
+
+/* Whether the process has queues, or unregistrations still to send. */
+static bool agent_busy(void)
+{
+	bool busy;
+
+	pthread_mutex_lock(&ag.lock);
+	busy = ag.nqueues || ag.nunreg;
+	pthread_mutex_unlock(&ag.lock);
+	return busy;
+}
+
+static int daemon_init(void)
+{
+	agent_watch_init();
+	return 0;
+}
+
+/*
+ * Connection upkeep: a process without queues holds no connection (nor a
+ * daemon slot); one with queues connects, with backoff after a failure;
+ * connected, it sends what the daemon does not know yet and watches its
+ * heartbeat. Wakes for the next attempt or the next look at the beat.
+ */
+static uint64_t daemon_turn(void)
+{
+	uint64_t at = 0, watch_at = 0;
+
+	if (ag.sock >= 0 && !agent_busy()) {
+		agent_disconnect();
+		ag.backoff_ns = 0;
+		ag.next_try_ns = 0;
+	}
+	if (ag.sock < 0 && agent_busy() && clock_now_ns() >= ag.next_try_ns) {
+		if (agent_connect() < 0) {
+			ag.next_try_ns = clock_now_ns() + ag.backoff_ns;
+			ag.backoff_ns = ag.backoff_ns ? 2 * ag.backoff_ns : AGENT_BACKOFF_MIN_NS;
+			if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
+				ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
+		}
+	}
+	if (ag.sock >= 0)
+		agent_sync_daemon();
+	if (ag.sock >= 0)
+		watch_at = agent_watch();
+	if (ag.sock < 0 && agent_busy())
+		at = ag.next_try_ns;
+	if (watch_at && (!at || watch_at < at))
+		at = watch_at;
+	return at;
+}
+
+/* Connected: the socket (replies, hang-up) and the daemon's doorbell. */
+static unsigned daemon_poll_fds(struct pollfd *pfd)
+{
+	if (ag.sock < 0)
+		return 0;
+	pfd[0] = (struct pollfd){ .fd = ag.sock, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = ag.bell_out, .events = POLLIN };
+	return 2;
+}
+
+/* The daemon rang: its decisions; a packet: read it; and, connected, the
+ * decisions again (a reply may have registered a queue). */
+static void daemon_polled(const struct pollfd *pfd, unsigned n)
+{
+	uint64_t v;
+
+	if (n && (pfd[1].revents & POLLIN)) {
+		if (read(ag.bell_out, &v, sizeof(v)) < 0)
+			(void)errno;
+		agent_apply_slots();
+	}
+	if (n && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+		agent_recv();
+	if (ag.sock >= 0)
+		agent_apply_slots();
+}
+
+const struct agent_mode_ops agent_daemon_ops = {
+	.init = daemon_init,
+	.turn = daemon_turn,
+	.poll_fds = daemon_poll_fds,
+	.polled = daemon_polled,
+	.publish = daemon_publish,
+	.ring = daemon_ring,
+};

@@ -2,9 +2,9 @@
  * Fail-open on a hung daemon (ipc_abi.h, "Liveness").
  *
  * A daemon that dies closes its socket and the agent runs every queue
- * (agent_disconnect()). A daemon that is stopped (SIGSTOP, a debugger) or
- * stuck keeps its socket open and its last decisions in the slots, gates
- * included: a queue it suspended would wait for good. So while one of its
+ * (agent_daemon.c, agent_disconnect()). A daemon that is stopped
+ * (SIGSTOP, a debugger) or stuck keeps its socket open and its last
+ * decisions in the slots, gates included: a queue it suspended would wait for good. So while one of its
  * queues is held (suspended, capped, or gated by a `run` of 0 it has not
  * applied yet), the agent thread looks at the daemon's heartbeat every
  * quarter of its timeout; still for the whole timeout, the process runs
@@ -14,12 +14,15 @@
  *
  * Known bounds: the queues run at most the timeout plus one check period
  * (a quarter of it, or the heartbeat period if shorter) after the later
- * of the daemon's last beat and the moment a queue became held; a daemon that stops between writing a suspension
- * and ringing the doorbell (a few instructions) leaves the agent thread
- * asleep, so that queue waits for the agent's next wakeup (any event of
- * this process's queues or hints, or the daemon's return).
+ * of the daemon's last beat and the moment a queue became held; a daemon
+ * that stops between writing a suspension and ringing the doorbell (a few
+ * instructions) leaves the agent thread asleep, so that queue waits for
+ * the agent's next wakeup (any event of this process's queues or hints,
+ * or the daemon's return).
  */
-#include "agent/agent_internal.h"
+#include "agent/agent_live.h"
+#include "agent/agent_apply.h"
+#include "agent/agent_state.h"
 #include "base/compiler.h"
 #include "base/xlog.h"
 
@@ -97,7 +100,7 @@ static void agent_unhang(struct ipc_shm *shm)
 	pthread_mutex_unlock(&ag.lock);
 	XLOG_ONCE(XLOG_INFO, "the scheduler daemon gives signs of life again: its "
 		  "decisions apply");
-	agent_apply();
+	agent_apply_slots();
 }
 
 uint64_t agent_watch(void)

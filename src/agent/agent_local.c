@@ -1,13 +1,17 @@
 /*
- * Local mode (XSCHED_SCHEDULER=local): the scheduler core (src/sched/) run
- * by the agent thread over this process's queues, with no daemon at all.
- * It is the daemon's core with the agent as its host: the same policies,
- * priority inheritance, starvation guard, contention-aware window, quiet
- * flags, drain re-decide and idle grace; this file reads each queue's status and
- * hints from the XQueue and its observer, and applies the decisions to
- * the XQueue. Everything here runs with the agent lock held.
+ * Local mode (XSCHED_SCHEDULER=local; see agent_local.h, agent_mode.h): the
+ * scheduler core (src/sched/) run by the agent thread over this process's
+ * queues, with no daemon at all. It is the daemon's core with the agent as
+ * its host: the same policies, priority inheritance, starvation guard,
+ * contention-aware window, quiet flags, drain re-decide and idle grace;
+ * this file reads each queue's status and hints from the XQueue and its
+ * observer, and has the decisions applied to the XQueue (agent_apply.c).
+ * The core runs with the agent lock held; the observers' callbacks
+ * (local_publish(), local_ring()) only wake the agent thread.
  */
-#include "agent/agent_internal.h"
+#include "agent/agent_local.h"
+#include "agent/agent_apply.h"
+#include "agent/agent_state.h"
 #include "base/compiler.h"
 #include "base/xlog.h"
 #include "policy/policy_builtin.h"
@@ -15,6 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct agent_queue *local_queue(struct sched_q *sq)
 {
@@ -114,22 +119,55 @@ static const struct sched_host local_host = {
 	.waits_on = local_waits_on,
 };
 
-void agent_local_schedule(void)
+/* One scheduling pass of the in-process policy; when to pass again. */
+static uint64_t local_turn(void)
 {
 	pthread_mutex_lock(&ag.lock);
 	/* Quiet queues are read again by the core once their flag is down
-	 * (the Dekker pair of agent_publish()). */
+	 * (the Dekker pair of local_publish()). */
 	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i] && ag.tab[i]->local)
 			local_refresh(ag.tab[i]);
 	ag.pwake_ns = sched_run(&ag.sched, clock_now_ns(), true);
 	pthread_mutex_unlock(&ag.lock);
+	return ag.pwake_ns;
 }
 
-bool agent_local_add(struct agent_queue *aq)
+/* The observer stored the status (aq->status): wake the agent thread. */
+static void local_publish(struct agent_queue *aq, bool status, bool force)
+{
+	/* The quiet load comes after the observer's status store, the Dekker
+	 * pair of local_turn() (ipc_abi.h, "Lazy doorbells"). */
+	if (status && (force || !atomic_load(&aq->quiet)))
+		agent_wake();
+}
+
+static void local_ring(void)
+{
+	agent_wake();
+}
+
+/* Local mode tells devices apart by identity, as the daemon (FNV-1a of the
+ * identity, or of the API-local name when unverified). */
+static uint32_t local_device_hash(const struct xal_hwq *hwq)
+{
+	const char *s = hwq->id.kind != DEVID_UNVERIFIED ? hwq->id.ident : hwq->device;
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* Hands @aq (id, client, device set) to the core; false when it runs
+ * unscheduled (refused, or out of memory). Agent lock held. */
+static bool local_add(struct agent_queue *aq)
 {
 	int64_t hint[XQ_HINTS];
 
+	aq->sq.pq.id = ++ag.next_id;
+	aq->sq.pq.client = (uint64_t)getpid();
+	aq->sq.pq.device = local_device_hash(xq_hwq(aq->q));
 	xq_hints(aq->q, hint);
 	aq->sq.own_priority = (int32_t)hint[XS_HINT_PRIORITY];
 	aq->sq.pq.share = hint[XS_HINT_SHARE];
@@ -138,12 +176,15 @@ bool agent_local_add(struct agent_queue *aq)
 	return sched_add(&ag.sched, &aq->sq) == 0;
 }
 
-void agent_local_remove(struct agent_queue *aq)
+/* Takes @aq out of the core. Agent lock held. */
+static void local_remove(struct agent_queue *aq)
 {
 	sched_remove(&ag.sched, &aq->sq);
 }
 
-int agent_local_init(void)
+/* Sets up the in-process scheduler core from the environment (see
+ * agent_local.h). 0 or -ENOMEM. Agent lock held. */
+static int local_init(void)
 {
 	static _Atomic bool said[4];    /* one warning per malformed setting */
 	const char *name = getenv("XSCHED_POLICY");
@@ -175,3 +216,12 @@ int agent_local_init(void)
 	/* No queue yet: the switch-in cannot fail. */
 	return sched_set_policy(&ag.sched, ops, state);
 }
+
+const struct agent_mode_ops agent_local_ops = {
+	.init = local_init,
+	.turn = local_turn,
+	.publish = local_publish,
+	.ring = local_ring,
+	.add = local_add,
+	.remove = local_remove,
+};

@@ -5,14 +5,11 @@
  * and by PCI bus id (every device that has one). Devices known by bus id
  * only are on the bus-id chain alone. Free entries below the high-water
  * mark form a list through next_key, so indices are reused before the
- * array grows; when the last device goes, the arrays are released.
- *
- * The IPC_DEVICES listing is here too: the devices with the number of
- * queues on each that the asker may see (all, or its own through the
- * client socket, as IPC_LIST).
+ * array grows; when the last device goes, the arrays are released. The
+ * IPC_DEVICES listing, which counts the queues each asker may see, is a
+ * request (requests.c): the table knows no clients.
  */
 #include "daemon/devices.h"
-#include "daemon/daemon.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -294,57 +291,4 @@ const struct xsd_device *xsd_devices_at(const struct xsd_devices *t, uint32_t in
 size_t xsd_devices_bytes(const struct xsd_devices *t)
 {
 	return (size_t)t->cap * sizeof(*t->dev) + 2 * (size_t)t->nbuckets * sizeof(uint32_t);
-}
-
-int xsd_devices_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
-{
-	const struct xsd_devices *t = &d->sched.devs;
-	union {
-		struct {
-			struct ipc_devices_reply h;
-			struct ipc_device_rec rec[IPC_DEVICES_PER_MSG];
-		} m;
-		uint64_t align;
-	} out;
-	uint32_t *seen = t->hwm ? calloc(t->hwm, sizeof(*seen)) : NULL;
-	const struct xsd_client *o;
-	uint32_t i;
-	int rc;
-
-	if (t->hwm && !seen)
-		return xsd_send(c, IPC_REPLY, seq, &(struct ipc_reply){ .status = -ENOMEM },
-				sizeof(struct ipc_reply), NULL, 0);
-	for (o = d->clients; o; o = o->next)
-		for (i = 0; o->queue && i < o->nslots; i++)
-			if (o->queue[i] && (c->privileged || o->uid == c->uid) &&
-			    o->queue[i]->sq.pq.device < t->hwm)
-				seen[o->queue[i]->sq.pq.device]++;
-	memset(&out, 0, sizeof(out));
-	for (i = 0; i < t->hwm; i++) {
-		const struct xsd_device *e = &t->dev[i];
-		struct ipc_device_rec *r;
-
-		if (!e->refs || !seen[i])
-			continue;
-		if (out.m.h.count == IPC_DEVICES_PER_MSG) {
-			rc = xsd_send(c, IPC_DEVICES_REPLY, seq, &out.m, sizeof(out.m), NULL, 0);
-			if (rc < 0) {
-				free(seen);
-				return rc;
-			}
-			out.m.h.count = 0;
-		}
-		r = &out.m.rec[out.m.h.count++];
-		memset(r, 0, sizeof(*r));
-		r->domain = e->id;
-		r->id_kind = e->kind;
-		r->queues = seen[i];
-		memcpy(r->ident, e->ident, sizeof(r->ident));
-		memcpy(r->pci, e->pci, sizeof(r->pci));
-		memcpy(r->name, e->name, sizeof(r->name));
-	}
-	free(seen);
-	out.m.h.flags = IPC_F_LAST;
-	return xsd_send(c, IPC_DEVICES_REPLY, seq, &out.m,
-			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
 }

@@ -3,14 +3,19 @@
  *
  * One epoll loop serves the sockets, the clients' pidfds and doorbells, a
  * signalfd (SIGTERM/SIGINT stop, SIGHUP reloads the configuration) and a
- * timerfd for the policy's timed decisions. There are no other threads and
- * no sleeps. Readiness and reloads are reported with the systemd notify
+ * timerfd for the policy's timed decisions and the liveness heartbeat
+ * (host.c). There are no other threads and no sleeps. Readiness and reloads are reported with the systemd notify
  * protocol (Type=notify).
  */
 #include "daemon/daemon.h"
+#include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/observe.h"
+#include "daemon/requests.h"
+#include "daemon/server.h"
+#include "daemon/watch.h"
 #include "base/clock.h"
 #include "base/slice.h"
 
@@ -210,12 +215,12 @@ static void reload_outcome(struct xsd *d, int rc, const char *why)
 	first_line(d->reload_msg, sizeof(d->reload_msg), rc < 0 ? why : "");
 	if (rc < 0) {
 		xsd_err("reload failed; keeping the running configuration (policy %s)",
-			d->sched.policy);
+			d->host.policy);
 		snprintf(line, sizeof(line), "READY=1\nSTATUS=reload failed: %s", d->reload_msg);
 	} else {
-		xsd_info("configuration reloaded (policy %s)", d->sched.policy);
+		xsd_info("configuration reloaded (policy %s)", d->host.policy);
 		snprintf(line, sizeof(line), "READY=1\nSTATUS=scheduling (policy %s)",
-			 d->sched.policy);
+			 d->host.policy);
 	}
 	xsd_notify(line);
 }
@@ -235,9 +240,9 @@ static void reload(struct xsd *d, const struct overrides *o)
 		return;
 	}
 	/* The policy first: if it cannot be had, nothing else has changed. */
-	if (strcmp(next.policy, d->sched.policy) ||
+	if (strcmp(next.policy, d->host.policy) ||
 	    memcmp(&next.pconf, &d->cfg.pconf, sizeof(next.pconf))) {
-		rc = xsd_sched_set_policy(&d->sched, next.policy, &next.pconf, err, sizeof(err));
+		rc = xsd_host_set_policy(&d->host, next.policy, &next.pconf, err, sizeof(err));
 		if (rc < 0) {
 			xsd_err("%s", err);
 			xsd_config_fini(&next);
@@ -245,7 +250,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 			return;
 		}
 	}
-	xsd_sched_reconfigure(&d->sched, &next);
+	xsd_host_reconfigure(&d->host, &next);
 	apply_cpu_policy(d, &d->cfg, &next);
 	/* Sockets were bound at start: keep their paths. */
 	if (strcmp(next.socket, d->cfg.socket) || strcmp(next.control_socket, d->cfg.control_socket))
@@ -258,7 +263,7 @@ static void reload(struct xsd *d, const struct overrides *o)
 	xsd_config_fini(&d->cfg);
 	d->cfg = next;
 	xsd_hints_reconfigure(d);
-	xsd_decide(d, NULL, 0);
+	xsd_host_decide(d, NULL, 0);
 	rc = xsd_textfile_apply(d);
 	if (rc < 0)
 		xsd_warn("metrics textfile: %s", strerror(-rc));
@@ -288,7 +293,7 @@ static void on_signal(struct xsd *d, struct xsd_watch *w, uint32_t events)
 static int check_config(struct xsd *d, const struct overrides *o)
 {
 	struct xsd_config cfg;
-	struct xsd_sched s;
+	struct xsd_host s;
 	char err[4096];
 	struct stat st;
 	int rc;
@@ -298,11 +303,11 @@ static int check_config(struct xsd *d, const struct overrides *o)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	rc = xsd_sched_init(&s, &cfg, err, sizeof(err));
+	rc = xsd_host_init(&s, &cfg, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "%s\n", err);
 	else
-		xsd_sched_fini(&s);
+		xsd_host_fini(&s);
 	if (!getgrnam(cfg.control_group))
 		fprintf(stderr, "warning: group %s does not exist: the control socket would be "
 			"for root only\n", cfg.control_group);
@@ -401,7 +406,7 @@ int main(int argc, char **argv)
 	if (!grp)
 		xsd_warn("group %s does not exist: the control socket is for root only",
 			 d.cfg.control_group);
-	if (xsd_sched_init(&d.sched, &d.cfg, err, sizeof(err)) < 0) {
+	if (xsd_host_init(&d.host, &d.cfg, err, sizeof(err)) < 0) {
 		xsd_err("%s", err);
 		goto out_cfg;
 	}
@@ -420,9 +425,9 @@ int main(int argc, char **argv)
 	d.start_ns = clock_now_ns();
 	if (d.epfd < 0 || d.sig.fd < 0 || xsd_watch_add(&d, &d.sig, EPOLLIN) < 0) {
 		xsd_err("event loop: %s", strerror(errno));
-		goto out_sched;
+		goto out_host;
 	}
-	if (xsd_server_start(&d) < 0)
+	if (xsd_server_start(&d) < 0 || xsd_host_start(&d) < 0)
 		goto out_server;
 	rc = xsd_textfile_apply(&d);
 	if (rc < 0) {
@@ -433,7 +438,7 @@ int main(int argc, char **argv)
 	if (xsd_observe_apply(&d) < 0)
 		xsd_warn("bypass detection: out of memory");
 	xsd_info("listening on %s and %s, policy %s", d.cfg.socket, d.cfg.control_socket,
-		 d.sched.policy);
+		 d.host.policy);
 	xsd_notify("READY=1\nSTATUS=scheduling");
 	while (!d.stop) {
 		int n = epoll_wait(d.epfd, ev, 64, -1), i;
@@ -459,12 +464,13 @@ int main(int argc, char **argv)
 out_server:
 	xsd_observe_stop(&d);
 	xsd_textfile_stop(&d);
+	xsd_host_stop(&d);
 	xsd_server_stop(&d);
-out_sched:
+out_host:
 	xsd_watch_del(&d, &d.sig);
 	if (d.epfd >= 0)
 		close(d.epfd);
-	xsd_sched_fini(&d.sched);
+	xsd_host_fini(&d.host);
 out_cfg:
 	xsd_config_fini(&d.cfg);
 	return rc;

@@ -13,9 +13,12 @@
  * device, as `xschedctl devices` lists them); xsched_device_info maps a
  * domain to its identity (UUID or PCI bus id) for joins in queries.
  */
+#include "daemon/metrics.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/observe.h"
+#include "daemon/prom.h"
+#include "daemon/watch.h"
 #include "base/clock.h"
 #include "base/devid.h"
 
@@ -34,11 +37,11 @@
 #error "the build defines XSCHED_VERSION_STRING"
 #endif
 
-void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
+void xsd_queue_record(const struct xsd_host *h, const struct xsd_queue *q,
 		      struct ipc_queue_rec *r)
 {
 	const struct ipc_slot *s = &q->client->shm->slot[q->slot];
-	const struct xsd_device *dev = xsd_devices_at(&sched->devs, q->sq.pq.device);
+	const struct xsd_device *dev = xsd_devices_at(&h->devs, q->sq.pq.device);
 
 	memset(r, 0, sizeof(*r));
 	r->queue_id = q->sq.pq.id;
@@ -76,43 +79,6 @@ void xsd_queue_record(const struct xsd_sched *sched, const struct xsd_queue *q,
 	memcpy(r->level_why, q->level_why, sizeof(r->level_why));
 }
 
-struct xsd_text {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-
-static void vput(struct xsd_text *t, const char *fmt, va_list args)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_copy(ap, args);
-		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->oom = true;
-			return;
-		}
-		if ((size_t)n < t->cap - t->len) {
-			t->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = 2 * t->cap + (size_t)n;
-			char *grown = realloc(t->buf, cap);
-
-			if (!grown) {
-				t->oom = true;
-				return;
-			}
-			t->buf = grown;
-			t->cap = cap;
-		}
-	}
-}
-
 static void put(struct xsd_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void put(struct xsd_text *t, const char *fmt, ...)
@@ -120,36 +86,8 @@ static void put(struct xsd_text *t, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vput(t, fmt, ap);
+	xsd_text_vprintf(t, fmt, ap);
 	va_end(ap);
-}
-
-void xsd_text_printf(struct xsd_text *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vput(t, fmt, ap);
-	va_end(ap);
-}
-
-/* Label values are process names: escape what the format requires. */
-void xsd_prom_label(char *out, size_t len, const char *in)
-{
-	size_t o = 0;
-
-	for (; *in && o + 3 < len; in++) {
-		if (*in == '\\' || *in == '"') {
-			out[o++] = '\\';
-			out[o++] = *in;
-		} else if (*in == '\n') {
-			out[o++] = '\\';
-			out[o++] = 'n';
-		} else if ((unsigned char)*in >= 0x20) {
-			out[o++] = *in;
-		}
-	}
-	out[o] = '\0';
 }
 
 /* Whose queues a reader may see: @uid's, or everyone's if @all. */
@@ -176,7 +114,7 @@ static void queue_metric(struct xsd_text *t, const char *name, const char *type,
 
 			if (!q)
 				continue;
-			dv = xsd_devices_at(&d->sched.devs, q->sq.pq.device);
+			dv = xsd_devices_at(&d->host.devs, q->sq.pq.device);
 			xsd_prom_label(comm, sizeof(comm), c->comm);
 			xsd_prom_label(dev, sizeof(dev), q->device);
 			put(t, "%s{queue=\"%llu\",pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\","
@@ -208,7 +146,7 @@ static bool scope_sees_device(struct xsd *d, const struct scope *sc, uint32_t in
 /* One series per scheduling domain in use: its identity, for joins. */
 static void device_info(struct xsd_text *t, struct xsd *d, const struct scope *sc)
 {
-	const struct xsd_devices *devs = &d->sched.devs;
+	const struct xsd_devices *devs = &d->host.devs;
 	uint32_t i;
 
 	put(t, "# HELP xsched_device_info A scheduling domain (one device): how it is "
@@ -290,20 +228,18 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 {
 	struct scope sc = { .all = !reader || reader->privileged,
 			    .uid = reader ? reader->uid : 0 };
-	struct xsd_text t = { .cap = 8192 };
+	struct xsd_text t;
 	struct timespec cpu;
 	struct xsd_client *c;
 	uint32_t queues = 0;
 	char policy[IPC_POLICY_LEN * 2];
 
-	t.buf = malloc(t.cap);
-	if (!t.buf)
+	if (xsd_text_init(&t) < 0)
 		return NULL;
-	t.buf[0] = '\0';
 	for (c = d->clients; c; c = c->next)
 		queues += c->nqueues;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-	xsd_prom_label(policy, sizeof(policy), d->sched.policy);
+	xsd_prom_label(policy, sizeof(policy), d->host.policy);
 	put(&t, "# HELP xsched_info The daemon's version and policy.\n# TYPE xsched_info gauge\n"
 		"xsched_info{version=\"%s\",policy=\"%s\"} 1\n", XSCHED_VERSION_STRING, policy);
 	put(&t, "# HELP xsched_clients Connected clients.\n# TYPE xsched_clients gauge\n"
@@ -312,10 +248,10 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 		"xsched_queues %u\n", queues);
 	put(&t, "# HELP xsched_decisions_total Run/suspend decisions written.\n"
 		"# TYPE xsched_decisions_total counter\nxsched_decisions_total %llu\n",
-	    (unsigned long long)d->sched.core.decisions);
+	    (unsigned long long)d->host.core.decisions);
 	put(&t, "# HELP xsched_events_total Queue status changes handled.\n"
 		"# TYPE xsched_events_total counter\nxsched_events_total %llu\n",
-	    (unsigned long long)d->sched.events);
+	    (unsigned long long)d->host.events);
 	put(&t, "# HELP xsched_daemon_cpu_seconds_total CPU time of xschedd.\n"
 		"# TYPE xsched_daemon_cpu_seconds_total counter\n"
 		"xsched_daemon_cpu_seconds_total %.6f\n",
@@ -337,9 +273,9 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 		"descriptors.\n# TYPE xsched_refused_connections_total counter\n"
 		"xsched_refused_connections_total %llu\n", (unsigned long long)d->refused_fds);
 	hist_metric(&t, "xsched_event_wakeup_seconds",
-		    "Client status change to its receipt by the daemon.", &d->sched.wake_lat);
+		    "Client status change to its receipt by the daemon.", &d->host.wake_lat);
 	hist_metric(&t, "xsched_event_decision_seconds",
-		    "Receipt of an event to the decisions written.", &d->sched.decide_lat);
+		    "Receipt of an event to the decisions written.", &d->host.decide_lat);
 	device_info(&t, d, &sc);
 	queue_metric(&t, "xsched_queue_ready", "gauge", "1 while the queue has work.", d, &sc,
 		     v_ready);
@@ -364,12 +300,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 	queue_metric(&t, "xsched_queue_starvation_grants_total", "counter",
 		     "Times the starvation guard ran the queue.", d, &sc, v_grants);
 	xsd_observe_metrics(d, reader, &t);
-	if (t.oom) {
-		free(t.buf);
-		return NULL;
-	}
-	*len = t.len;
-	return t.buf;
+	return xsd_text_finish(&t, len);
 }
 
 /* --- the textfile ------------------------------------------------------- */

@@ -1,6 +1,9 @@
 /*
- * xschedd's requests: registrations, hints, listings, policy, status and
- * metrics, one handler per packet type behind xsd_handle().
+ * xschedd's requests: registrations, hints, listings (queues, devices),
+ * policy, status and metrics, one handler per packet type behind
+ * xsd_handle(). A handler changes the host's state and has it decide
+ * (host.c), writes knobs and hints for the client through slot.c, and
+ * answers through send.c: requests flow one way, to the host, then out.
  *
  * The kernel's credentials, never a value the client sends, decide what a
  * client may do: on the client socket a process acts only on its own
@@ -9,9 +12,14 @@
  * act on every queue and change the policy. Packets arrive here validated
  * (ipc_decode()); a handler's negative return drops the client.
  */
+#include "daemon/requests.h"
 #include "daemon/daemon.h"
+#include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/observe.h"
+#include "daemon/send.h"
+#include "daemon/slot.h"
 #include "base/clock.h"
 #include "base/compiler.h"
 #include "ipc/ipc_msg.h"
@@ -78,7 +86,6 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 {
 	struct ipc_registered out = { 0 };
 	int32_t ceiling = xsd_config_ceiling(&d->cfg, c->uid);
-	struct ipc_slot *slot;
 	struct xsd_queue *q;
 	uint32_t k;
 	int rc;
@@ -115,34 +122,31 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	q->sq.pq.client = c->id;
 	q->sq.pq.uid = c->uid;
 	q->sq.pq.pid = c->pid;
-	rc = xsd_devices_get(&d->sched.devs, r, c->uid, !c->privileged, &q->sq.pq.device);
+	rc = xsd_devices_get(&d->host.devs, r, c->uid, !c->privileged, &q->sq.pq.device);
 	if (rc < 0) {
 		free(q->task_lat);
 		free(q);
 		return xsd_reply(c, seq, rc);
 	}
-	slot = q->sp = &c->shm->slot[r->slot];
-	q->decision_seq = atomic_load(&slot->decision_seq);
-	q->status_seen = atomic_load(&slot->status_seq) - 1;
-	xsd_sched_hints_changed(&d->sched, q);
-	rc = xsd_sched_add(&d->sched, q);
+	xsd_slot_bind(q);
+	xsd_host_hints_changed(&d->host, q);
+	rc = xsd_host_add(&d->host, q);
 	if (rc < 0) {
-		xsd_devices_put(&d->sched.devs, q->sq.pq.device);
+		xsd_devices_put(&d->host.devs, q->sq.pq.device);
 		free(q->task_lat);
 		free(q);
 		return xsd_reply(c, seq, rc);
 	}
 	c->queue[r->slot] = q;
 	c->nqueues++;
-	atomic_store(&slot->run, 1);
-	atomic_store(&slot->state, IPC_SLOT_USED);
-	xsd_sched_refresh(&d->sched, q, clock_now_ns());
+	xsd_slot_open(q);
+	xsd_host_refresh(&d->host, q, clock_now_ns());
 	out.queue_id = q->sq.pq.id;
 	out.slot = r->slot;
 	memcpy(out.hint, q->hint, sizeof(out.hint));
 	xsd_log_queue(q, "registered");
 	rc = xsd_send(c, IPC_REGISTERED, seq, &out, sizeof(out), NULL, 0);
-	xsd_decide(d, NULL, 0);
+	xsd_host_decide(d, NULL, 0);
 	return rc;
 }
 
@@ -163,8 +167,8 @@ static int xsd_set_hint(struct xsd *d, struct xsd_client *c, uint32_t seq,
 		q->asked_priority = h->value;
 		q->prio_privileged = false;
 	}
-	xsd_sched_hints_changed(&d->sched, q);
-	xsd_decide(d, NULL, 0);
+	xsd_host_hints_changed(&d->host, q);
+	xsd_host_decide(d, NULL, 0);
 	return xsd_reply(c, seq, 0);
 }
 
@@ -218,33 +222,30 @@ static int xsd_may_set(struct xsd *d, struct xsd_client *c, struct xsd_queue *q,
 	return 0;
 }
 
+/* A window or level knob: the daemon's copy (for listings), then the
+ * slot, for the client to apply. */
 static void xsd_apply_knob(struct xsd_queue *q, uint32_t key, int64_t value)
 {
-	struct ipc_slot *slot = &q->client->shm->slot[q->slot];
-
 	switch (key) {
 	case IPC_KEY_THRESHOLD:
 		q->threshold = (int32_t)value;
 		/* The XQueue halves a batch the new threshold is below. */
 		if (q->batch > q->threshold)
 			q->batch = q->threshold / 2 ? q->threshold / 2 : 1;
-		atomic_store(&slot->threshold, (int32_t)value);
 		break;
 	case IPC_KEY_BATCH:
 		q->batch = (int32_t)value;
-		atomic_store(&slot->batch, (int32_t)value);
 		break;
 	case IPC_KEY_BUDGET_US:
 		q->budget_ns = value < 0 ? -1 : value * 1000;
-		atomic_store(&slot->budget_ns, q->budget_ns);
+		value = q->budget_ns;
 		break;
 	case IPC_KEY_LEVEL:
 		/* The agent clamps to what the device supports, as we do here. */
 		q->level = (uint32_t)BASE_MIN(value, (int64_t)q->level_max);
-		atomic_store(&slot->level, (int32_t)value);
 		break;
 	}
-	xsd_slot_decided(q);
+	xsd_slot_set_knob(q, key, value);
 }
 
 typedef void (*xsd_queue_fn)(struct xsd_queue *q, void *arg);
@@ -289,8 +290,6 @@ static void xsd_set_one(struct xsd_queue *q, void *arg)
 	struct xsd_set_arg *a = arg;
 
 	if (a->s->key < IPC_HINT_KEYS) {
-		struct ipc_slot *slot = &q->client->shm->slot[q->slot];
-
 		q->hint[a->s->key] = a->s->value;
 		q->hint_set |= 1u << a->s->key;
 		if (a->s->key == IPC_KEY_PRIORITY) {
@@ -298,15 +297,13 @@ static void xsd_set_one(struct xsd_queue *q, void *arg)
 			q->asked_priority = a->s->value;
 			q->prio_privileged = a->by->privileged;
 		}
-		xsd_sched_hints_changed(&a->d->sched, q);
+		xsd_host_hints_changed(&a->d->host, q);
 		/* The client keeps it, so a daemon restart does not lose it. */
-		atomic_store(&slot->hint[a->s->key], a->s->value);
-		atomic_fetch_or(&slot->hint_set, 1u << a->s->key);
-		xsd_slot_decided(q);
+		xsd_slot_set_hint(q, a->s->key, a->s->value);
 	} else {
 		xsd_apply_knob(q, a->s->key, a->s->value);
 	}
-	xsd_mark_dirty(&a->d->sched, q->client);
+	xsd_host_mark_dirty(&a->d->host, q->client);
 }
 
 static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
@@ -319,7 +316,7 @@ static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	if (rc <= 0)
 		return xsd_reply_why(c, seq, rc < 0 ? rc : -ESRCH, why.why, why.limit);
 	xsd_for_targets(d, c, s, xsd_set_one, &a, NULL);
-	xsd_decide(d, NULL, 0);
+	xsd_host_decide(d, NULL, 0);
 	return xsd_reply(c, seq, 0);
 }
 
@@ -350,7 +347,7 @@ void xsd_hints_reconfigure(struct xsd *d)
 				}
 			}
 			if (moved) {
-				xsd_sched_hints_changed(&d->sched, q);
+				xsd_host_hints_changed(&d->host, q);
 				changed++;
 			}
 		}
@@ -386,7 +383,7 @@ static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 					return rc;
 				out.m.h.count = 0;
 			}
-			xsd_queue_record(&d->sched, o->queue[i], &out.m.rec[out.m.h.count]);
+			xsd_queue_record(&d->host, o->queue[i], &out.m.rec[out.m.h.count]);
 			out.m.rec[out.m.h.count++].cpu_wait_p99_ns = xsd_observe_rq_p99(d, o->pid);
 		}
 	}
@@ -395,12 +392,70 @@ static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
 }
 
+/*
+ * IPC_DEVICES: the devices with the number of queues on each that @c may
+ * see (all, or its own through the client socket, as IPC_LIST); a device
+ * without one of them is not listed to it.
+ */
+static int xsd_devices_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	const struct xsd_devices *t = &d->host.devs;
+	union {
+		struct {
+			struct ipc_devices_reply h;
+			struct ipc_device_rec rec[IPC_DEVICES_PER_MSG];
+		} m;
+		uint64_t align;
+	} out;
+	uint32_t *seen = t->hwm ? calloc(t->hwm, sizeof(*seen)) : NULL;
+	const struct xsd_client *o;
+	uint32_t i;
+	int rc;
+
+	if (t->hwm && !seen)
+		return xsd_send(c, IPC_REPLY, seq, &(struct ipc_reply){ .status = -ENOMEM },
+				sizeof(struct ipc_reply), NULL, 0);
+	for (o = d->clients; o; o = o->next)
+		for (i = 0; o->queue && i < o->nslots; i++)
+			if (o->queue[i] && (c->privileged || o->uid == c->uid) &&
+			    o->queue[i]->sq.pq.device < t->hwm)
+				seen[o->queue[i]->sq.pq.device]++;
+	memset(&out, 0, sizeof(out));
+	for (i = 0; i < t->hwm; i++) {
+		const struct xsd_device *e = &t->dev[i];
+		struct ipc_device_rec *r;
+
+		if (!e->refs || !seen[i])
+			continue;
+		if (out.m.h.count == IPC_DEVICES_PER_MSG) {
+			rc = xsd_send(c, IPC_DEVICES_REPLY, seq, &out.m, sizeof(out.m), NULL, 0);
+			if (rc < 0) {
+				free(seen);
+				return rc;
+			}
+			out.m.h.count = 0;
+		}
+		r = &out.m.rec[out.m.h.count++];
+		memset(r, 0, sizeof(*r));
+		r->domain = e->id;
+		r->id_kind = e->kind;
+		r->queues = seen[i];
+		memcpy(r->ident, e->ident, sizeof(r->ident));
+		memcpy(r->pci, e->pci, sizeof(r->pci));
+		memcpy(r->name, e->name, sizeof(r->name));
+	}
+	free(seen);
+	out.m.h.flags = IPC_F_LAST;
+	return xsd_send(c, IPC_DEVICES_REPLY, seq, &out.m,
+			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
+}
+
 static int xsd_policy_reply(struct xsd *d, struct xsd_client *c, uint32_t seq, int status,
 			    const char *error)
 {
 	struct ipc_policy_reply r = { .status = status };
 
-	snprintf(r.name, sizeof(r.name), "%s", d->sched.policy);
+	snprintf(r.name, sizeof(r.name), "%s", d->host.policy);
 	snprintf(r.error, sizeof(r.error), "%s", error ? error : "");
 	return xsd_send(c, IPC_POLICY_REPLY, seq, &r, sizeof(r), NULL, 0);
 }
@@ -413,10 +468,10 @@ static int xsd_policy_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 
 	if (!c->privileged)
 		return xsd_policy_reply(d, c, seq, -EPERM, NULL);
-	rc = xsd_sched_set_policy(&d->sched, p->name, &d->cfg.pconf, err, sizeof(err));
+	rc = xsd_host_set_policy(&d->host, p->name, &d->cfg.pconf, err, sizeof(err));
 	if (rc == 0) {
 		xsd_info("policy switched to %s by pid %d", p->name, (int)c->pid);
-		xsd_decide(d, NULL, 0);
+		xsd_host_decide(d, NULL, 0);
 	} else {
 		xsd_warn("pid %d asked for %s", (int)c->pid, err);
 	}
@@ -450,16 +505,16 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 			if (o->queue[i] && o->queue[i]->sq.added)
 				r.ready += atomic_load(&o->shm->slot[i].status) == IPC_ST_READY;
 	r.uptime_ns = clock_now_ns() - d->start_ns;
-	r.decisions = d->sched.core.decisions;
-	r.events = d->sched.events;
+	r.decisions = d->host.core.decisions;
+	r.events = d->host.events;
 	r.cpu_ns = xsd_cpu_ns();
-	snprintf(r.policy, sizeof(r.policy), "%s", d->sched.policy);
+	snprintf(r.policy, sizeof(r.policy), "%s", d->host.policy);
 	r.reloads = d->reloads;
 	r.reload_status = d->reload_rc;
 	r.reload_age_ns = d->reloads ? clock_now_ns() - d->reload_ns : 0;
 	snprintf(r.reload_error, sizeof(r.reload_error), "%s", d->reload_msg);
-	r.guard_pct = d->sched.core.conf.guard_pct;
-	r.guard_period_ms = (uint32_t)(d->sched.core.conf.guard_period_ns / 1000000);
+	r.guard_pct = d->host.core.conf.guard_pct;
+	r.guard_period_ms = (uint32_t)(d->host.core.conf.guard_period_ns / 1000000);
 	r.refused = d->refused_fds;
 	return xsd_send(c, IPC_STATUS_REPLY, seq, &r, sizeof(r), NULL, 0);
 }
@@ -513,7 +568,7 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		c->role = h->role;
 		memcpy(c->comm, h->comm, sizeof(c->comm));
 		xsd_observe_client(d, c);
-		return h->role == IPC_ROLE_AGENT ? xsd_hello_agent(d, c, seq) :
+		return h->role == IPC_ROLE_AGENT ? xsd_host_hello(d, c, seq) :
 						   xsd_reply(c, seq, 0);
 	}
 	case IPC_REGISTER:
@@ -526,8 +581,8 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		if (!agent || u->slot >= c->nslots || !c->queue[u->slot])
 			return xsd_reply(c, seq, -EINVAL);
 		xsd_log_queue(c->queue[u->slot], "unregistered");
-		xsd_queue_free(d, c, u->slot);
-		xsd_decide(d, NULL, 0);
+		xsd_host_queue_free(d, c, u->slot);
+		xsd_host_decide(d, NULL, 0);
 		return xsd_reply(c, seq, 0);
 	}
 	case IPC_SET_HINT:

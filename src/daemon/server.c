@@ -1,8 +1,10 @@
 /*
  * xschedd's sockets and clients: listening, accepting connections,
- * identifying peers (SO_PEERCRED, and a pidfd to notice their exit), the
- * per-client shared memory and doorbells, receiving and sending packets
- * (requests.c handles them), and dropping clients.
+ * identifying peers (SO_PEERCRED, and a pidfd to notice their exit),
+ * receiving packets (requests.c handles them), housekeeping, and dropping
+ * clients. A client's shared memory, doorbells and queues are the host's
+ * (host.c), which it tells when a client goes; replies go out through
+ * send.c.
  *
  * A client is whatever connected; the kernel's credentials, never a value
  * the client sends, decide what it may do (requests.c). Every packet is
@@ -10,10 +12,16 @@
  * reply, and a client that keeps sending them, or whose packets do not
  * even frame, is disconnected. Nothing a client does can stop the loop.
  */
+#include "daemon/server.h"
 #include "daemon/daemon.h"
-#include "daemon/observe.h"
+#include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/observe.h"
 #include "daemon/peer.h"
+#include "daemon/requests.h"
+#include "daemon/send.h"
+#include "daemon/sockfile.h"
+#include "daemon/watch.h"
 #include "base/clock.h"
 #include "base/compiler.h"
 #include "ipc/ipc_msg.h"
@@ -25,8 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -41,219 +47,11 @@ union xsd_buf {
 	uint64_t align;
 };
 
-int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = w };
-
-	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
-}
-
-void xsd_watch_del(struct xsd *d, struct xsd_watch *w)
-{
-	if (w->fd >= 0) {
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
-		close(w->fd);
-		w->fd = -1;
-	}
-}
-
-/*
- * Replies that do not fit the socket's buffer (long listings, metrics) wait
- * in a per-client queue flushed on EPOLLOUT, so a slow reader neither
- * stalls the loop nor loses its reply. A client that lets more than
- * XSD_OUT_MAX bytes pile up, or the whole daemon more than
- * XSD_OUT_TOTAL_MAX, is dropped.
- */
-#define XSD_OUT_MAX (2u << 20)
-#define XSD_OUT_TOTAL_MAX (64u << 20)
-
-struct xsd_outpkt {
-	struct xsd_outpkt *next;
-	uint32_t len;
-	uint32_t pad;
-	char data[];
-};
-
-static size_t xsd_out_total;
-
 static void xsd_accept_pause(struct xsd *d, bool pause);
-
-static void xsd_out_interest(struct xsd_client *c, bool out)
-{
-	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = &c->sock };
-
-	if (c->want_out != out && epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->sock.fd, &ev) == 0)
-		c->want_out = out;
-}
-
-static void xsd_out_free(struct xsd_client *c)
-{
-	while (c->out_head) {
-		struct xsd_outpkt *p = c->out_head;
-
-		c->out_head = p->next;
-		xsd_out_total -= p->len;
-		free(p);
-	}
-	c->out_tail = NULL;
-	c->out_bytes = 0;
-}
-
-/* Sends what is queued. 0, or -EPIPE if the client is unreachable. */
-static int xsd_flush(struct xsd_client *c)
-{
-	while (c->out_head) {
-		struct xsd_outpkt *p = c->out_head;
-		int rc = ipc_send(c->sock.fd, p->data, p->len, NULL, 0);
-
-		if (rc == -EAGAIN)
-			return 0;
-		if (rc < 0)
-			return -EPIPE;
-		c->out_head = p->next;
-		c->out_bytes -= p->len;
-		xsd_out_total -= p->len;
-		free(p);
-	}
-	c->out_tail = NULL;
-	xsd_out_interest(c, false);
-	return 0;
-}
-
-int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
-		    const void *body, size_t len, const int *fds, int nfds)
-{
-	union xsd_buf buf;
-	struct xsd_outpkt *p;
-	int n = ipc_build(buf.b, sizeof(buf.b), type, seq, body, len), rc;
-
-	if (n < 0)
-		return n;
-	if (!c->out_head) {
-		rc = ipc_send(c->sock.fd, buf.b, (size_t)n, fds, nfds);
-		if (rc >= 0)
-			return 0;
-		/* Descriptors are only sent on a fresh connection. */
-		if (rc != -EAGAIN || nfds)
-			return -EPIPE;
-	}
-	if (c->out_bytes + (size_t)n > XSD_OUT_MAX ||
-	    xsd_out_total + (size_t)n > XSD_OUT_TOTAL_MAX)
-		return -ENOBUFS;
-	p = malloc(sizeof(*p) + (size_t)n);
-	if (!p)
-		return -ENOMEM;
-	p->next = NULL;
-	p->len = (uint32_t)n;
-	memcpy(p->data, buf.b, (size_t)n);
-	if (c->out_tail)
-		c->out_tail->next = p;
-	else
-		c->out_head = p;
-	c->out_tail = p;
-	c->out_bytes += (size_t)n;
-	xsd_out_total += (size_t)n;
-	xsd_out_interest(c, true);
-	return 0;
-}
-
-int xsd_reply_why(struct xsd_client *c, uint32_t seq, int status, uint32_t why, int64_t limit)
-{
-	struct ipc_reply r = { .status = status, .why = status < 0 ? why : 0,
-			       .limit = status < 0 ? limit : 0 };
-
-	return xsd_send(c, IPC_REPLY, seq, &r, sizeof(r), NULL, 0);
-}
-
-int xsd_reply(struct xsd_client *c, uint32_t seq, int status)
-{
-	return xsd_reply_why(c, seq, status, IPC_WHY_NONE, 0);
-}
-
-void xsd_ring_dirty(struct xsd *d)
-{
-	uint64_t one = 1;
-	uint32_t i;
-
-	while (d->sched.dirty) {
-		struct xsd_client *c = d->sched.dirty;
-
-		d->sched.dirty = c->dirty_next;
-		c->dirty = false;
-		/* The agent applies every slot's decision when rung. */
-		for (i = 0; i < c->nslots; i++) {
-			struct xsd_queue *q = c->queue[i];
-
-			if (q) {
-				q->told = q->applied;
-				q->untold = false;
-			}
-		}
-		if (write(c->bell_out, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			xsd_debug("client %llu: doorbell: %s", (unsigned long long)c->id,
-				  strerror(errno));
-	}
-}
-
-/*
- * The timer serves the policy's next time and, while a queue is held, the
- * liveness heartbeat (ipc_abi.h, "Liveness"), whichever comes first.
- */
-static void xsd_arm_timer(struct xsd *d)
-{
-	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-	uint64_t at = d->sched.core.wakeup_ns;
-
-	/* Only agents with a queue suspended or capped watch the beat. */
-	if (!d->sched.held)
-		d->beat_ns = 0;
-	else if (!d->beat_ns)
-		d->beat_ns = clock_now_ns() + IPC_HEARTBEAT_MS * NSEC_PER_MSEC;
-	if (d->beat_ns && (!at || d->beat_ns < at))
-		at = d->beat_ns;
-	if (at)
-		its.it_value = clock_ns_to_timespec(at);
-	timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-/*
- * The ringing client's queues are read and their devices decided; a quiet
- * queue rings no doorbell (ipc_abi.h, "Lazy doorbells"), so each device's
- * decision also reads the status of its queues that were quiet (reading
- * every slot would touch every client's memory).
- */
-void xsd_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns)
-{
-	uint32_t i;
-
-	for (i = 0; rang && !rang->dead && rang->queue && i < rang->nslots; i++)
-		if (rang->queue[i])
-			xsd_sched_rang(&d->sched, rang->queue[i], recv_ns);
-	xsd_sched_run(&d->sched, recv_ns);
-	xsd_ring_dirty(d);
-	xsd_arm_timer(d);
-}
-
-void xsd_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
-{
-	struct xsd_queue *q = c->queue[slot];
-
-	if (!q)
-		return;
-	xsd_sched_remove(&d->sched, q);
-	xsd_devices_put(&d->sched.devs, q->sq.pq.device);
-	c->queue[slot] = NULL;
-	c->nqueues--;
-	atomic_store(&c->shm->slot[slot].state, IPC_SLOT_FREE);
-	atomic_store(&c->shm->slot[slot].run, 1);
-	free(q->task_lat);
-	free(q);
-}
 
 static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 {
 	struct xsd_client **pp;
-	uint32_t i;
 
 	for (pp = &d->clients; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
@@ -264,30 +62,13 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 	xsd_observe_client_gone(d, c);
 	if (!c->hello)
 		d->pending_hello--;
-	for (i = 0; c->queue && i < c->nslots; i++)
-		xsd_queue_free(d, c, i);
-	if (c->dirty) {
-		for (pp = &d->sched.dirty; *pp; pp = &(*pp)->dirty_next) {
-			if (*pp == c) {
-				*pp = c->dirty_next;
-				break;
-			}
-		}
-		c->dirty = false;
-	}
-	xsd_out_free(c);
+	/* Its queues, doorbells and shared memory. */
+	xsd_host_client_gone(d, c);
+	xsd_send_discard(c);
 	xsd_watch_del(d, &c->sock);
 	xsd_watch_del(d, &c->pidw);
-	xsd_watch_del(d, &c->bell);
-	if (c->bell_out >= 0)
-		close(c->bell_out);
-	if (c->shm)
-		munmap(c->shm, c->shm_size);
-	free(c->queue);
 	free(c->refused);
-	c->queue = NULL;
 	c->refused = NULL;
-	c->shm = NULL;
 	/* Events of this epoll batch may still name it: freed after the batch. */
 	c->dead = true;
 	c->next = d->zombies;
@@ -319,69 +100,7 @@ static void xsd_client_drop(struct xsd *d, struct xsd_client *c, const char *why
 		if (c->queue[i])
 			xsd_log_queue(c->queue[i], what);
 	xsd_client_free(d, c);
-	xsd_decide(d, NULL, 0);
-}
-
-static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events);
-static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events);
-static void on_client_exit(struct xsd *d, struct xsd_watch *w, uint32_t events);
-
-int xsd_hello_agent(struct xsd *d, struct xsd_client *c, uint32_t seq)
-{
-	struct ipc_hello_reply r = { .client_id = c->id };
-	size_t size = sizeof(struct ipc_shm) + d->cfg.max_queues_per_client * sizeof(struct ipc_slot);
-	int memfd, fds[3], rc;
-	uint32_t i;
-
-	c->queue = calloc(d->cfg.max_queues_per_client, sizeof(*c->queue));
-	if (!c->queue)
-		return -ENOMEM;
-	memfd = memfd_create("xsched-client", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (memfd < 0)
-		return -errno;
-	if (ftruncate(memfd, (off_t)size) < 0)
-		goto fail;
-	c->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (c->shm == MAP_FAILED) {
-		c->shm = NULL;
-		goto fail;
-	}
-	c->shm_size = size;
-	c->nslots = d->cfg.max_queues_per_client;
-	c->shm->magic = IPC_SHM_MAGIC;
-	c->shm->version = IPC_VERSION;
-	c->shm->size = (uint32_t)size;
-	c->shm->nslots = c->nslots;
-	c->shm->client_id = c->id;
-	c->shm->heartbeat_ms = IPC_HEARTBEAT_MS;
-	for (i = 0; i < c->nslots; i++) {
-		atomic_store(&c->shm->slot[i].run, 1);
-		atomic_store(&c->shm->slot[i].waits_on, -1);
-	}
-	/* The size can never change under the daemon's mapping. */
-	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		goto fail;
-	c->bell.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->bell.fd < 0)
-		goto fail;
-	c->bell_out = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->bell_out < 0)
-		goto fail;
-	c->bell.fn = on_client_bell;
-	if (xsd_watch_add(d, &c->bell, EPOLLIN) < 0)
-		goto fail;
-	r.nslots = c->nslots;
-	r.shm_size = (uint32_t)size;
-	fds[0] = memfd;
-	fds[1] = c->bell.fd;
-	fds[2] = c->bell_out;
-	rc = xsd_send(c, IPC_HELLO_REPLY, seq, &r, sizeof(r), fds, 3);
-	close(memfd);
-	return rc;
-fail:
-	rc = -errno;
-	close(memfd);
-	return rc;
+	xsd_host_decide(d, NULL, 0);
 }
 
 static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
@@ -391,7 +110,7 @@ static void on_client_sock(struct xsd *d, struct xsd_watch *w, uint32_t events)
 
 	if (c->dead)
 		return;
-	if ((events & EPOLLOUT) && xsd_flush(c) < 0) {
+	if ((events & EPOLLOUT) && xsd_send_flush(c) < 0) {
 		xsd_client_drop(d, c, "unreachable");
 		return;
 	}
@@ -436,19 +155,6 @@ static void on_client_exit(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	(void)events;
 	if (!c->dead)
 		xsd_client_drop(d, c, "process exited");
-}
-
-static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
-{
-	struct xsd_client *c = base_container_of(w, struct xsd_client, bell);
-	uint64_t recv_ns = clock_now_ns(), v;
-
-	(void)events;
-	if (c->dead)
-		return;
-	if (read(c->bell.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return;
-	xsd_decide(d, c, recv_ns);
 }
 
 static uint32_t xsd_uid_clients(struct xsd *d, uid_t uid)
@@ -641,47 +347,6 @@ static void on_listen_control(struct xsd *d, struct xsd_watch *w, uint32_t event
 	xsd_accept(d, w->fd, true);
 }
 
-static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
-{
-	uint64_t v, now;
-	struct xsd_client *c;
-	bool beat;
-
-	(void)events;
-	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return;
-	now = clock_now_ns();
-	beat = d->beat_ns && now >= d->beat_ns;
-	if (beat) {
-		/* Release: pairs with the agent's acquire (ipc_abi.h, "Liveness"). */
-		for (c = d->clients; c; c = c->next)
-			if (c->shm && c->nqueues)
-				atomic_fetch_add_explicit(&c->shm->heartbeat, 1, memory_order_release);
-		d->beat_ns = now + IPC_HEARTBEAT_MS * NSEC_PER_MSEC;
-	}
-	if (!beat || (d->sched.core.wakeup_ns && now >= d->sched.core.wakeup_ns))
-		xsd_decide(d, NULL, 0);
-	else
-		xsd_arm_timer(d);
-}
-
-void xsd_resume_all(struct xsd *d)
-{
-	struct xsd_client *c;
-	uint32_t i;
-
-	for (c = d->clients; c; c = c->next) {
-		for (i = 0; c->queue && i < c->nslots; i++) {
-			if (!c->queue[i])
-				continue;
-			atomic_store(&c->shm->slot[i].run, 1);
-			xsd_slot_decided(c->queue[i]);
-			xsd_mark_dirty(&d->sched, c);
-		}
-	}
-	xsd_ring_dirty(d);
-}
-
 static int xsd_mkdir_parent(const char *path)
 {
 	char dir[128], *slash;
@@ -729,10 +394,6 @@ int xsd_server_start(struct xsd *d)
 	d->file_client.lock_fd = d->file_control.lock_fd = -1;
 	d->fd_warn.interval_ns = d->limit_warn.interval_ns = 10 * NSEC_PER_SEC;
 	d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	d->timer.fn = on_timer;
-	if (d->timer.fd < 0 || xsd_watch_add(d, &d->timer, EPOLLIN) < 0)
-		return -errno;
 	d->house.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->house.fn = on_house;
 	if (d->house.fd < 0 || xsd_watch_add(d, &d->house, EPOLLIN) < 0)
@@ -754,7 +415,6 @@ int xsd_server_start(struct xsd *d)
 
 void xsd_server_stop(struct xsd *d)
 {
-	xsd_resume_all(d);
 	while (d->clients)
 		xsd_client_free(d, d->clients);
 	xsd_reap_zombies(d);
@@ -762,7 +422,6 @@ void xsd_server_stop(struct xsd *d)
 	xsd_watch_del(d, &d->listen_control);
 	xsd_sockfile_release(d->cfg.socket, &d->file_client);
 	xsd_sockfile_release(d->cfg.control_socket, &d->file_control);
-	xsd_watch_del(d, &d->timer);
 	xsd_watch_del(d, &d->house);
 	if (d->reserve_fd >= 0)
 		close(d->reserve_fd);

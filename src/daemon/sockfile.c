@@ -15,7 +15,8 @@
  * daemon unlinking its lock while another opens it would let a third one
  * lock a different file of the same name.
  */
-#include "daemon/daemon.h"
+#include "daemon/sockfile.h"
+#include "daemon/config.h"
 #include "daemon/log.h"
 
 #include <errno.h>

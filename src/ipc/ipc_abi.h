@@ -402,7 +402,11 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * wait.
  */
 
-/* One queue. 192 bytes; see the file comment for the writer rule. */
+/*
+ * One queue. 192 bytes; see the file comment for the writer rule. Every
+ * store of the daemon into a slot (and into struct ipc_shm) is in
+ * src/daemon/slot.c, each next to the paragraph above it pairs with.
+ */
 struct ipc_slot {
 	/* daemon */
 	_Atomic uint32_t state;

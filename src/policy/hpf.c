@@ -7,7 +7,8 @@
  * arbitration shares between them. A device without a ready queue lets
  * all of its queues run. Idle queues are decided like ready ones, so a
  * low-priority queue that becomes ready while a higher one is busy is
- * already suspended and cannot slip a command in before the daemon reacts.
+ * already suspended and cannot slip a command in before the scheduler
+ * reacts.
  *
  * hhpf (heterogeneous): the same rule with P taken over the ready queues
  * of every device, because devices interfere through shared host
@@ -15,9 +16,10 @@
  * high-priority queue on one device suspends lower ones everywhere. When
  * no queue is ready anywhere, all run.
  *
- * Priorities arrive effective (inheritance and any starvation guard are
- * applied by the daemon). Both policies are stateless and never ask for a
- * timer: schedule() returns 0. Queues with nothing of lower priority
+ * Priorities arrive effective: inheritance and any starvation guard are
+ * applied by the scheduler core (src/sched/), whichever hosts it (xschedd,
+ * or the agent in local mode). Both policies are stateless and never ask
+ * for a timer: schedule() returns 0. Queues with nothing of lower priority
  * beside them may skip their doorbells (quiet()).
  */
 #include "policy/policy_builtin.h"

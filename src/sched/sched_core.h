@@ -1,6 +1,6 @@
 /*
  * The scheduler core: what must hold around the policy whoever runs it,
- * shared by xschedd (src/daemon/sched.c, over every client's queues) and
+ * shared by xschedd (src/daemon/host.c, over every client's queues) and
  * the agent's local mode (src/agent/agent_local.c, over one process's).
  *
  * The core owns the queues' policy views (struct xs_pqueue, in struct

@@ -4,7 +4,7 @@
  * and statistics. Each takes the queue lock for a moment and never touches
  * the backend.
  */
-#include "xqueue/xq_internal.h"
+#include "xqueue/xqueue_internal.h"
 
 #include <errno.h>
 #include <string.h>

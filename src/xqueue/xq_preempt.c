@@ -7,7 +7,7 @@
  * mutex (ctl_lock), so the device's state always follows the last call; the
  * queue lock is never held while the backend waits for the device.
  */
-#include "xqueue/xq_internal.h"
+#include "xqueue/xqueue_internal.h"
 #include "xqueue/xq_usdt.h"
 #include "base/clock.h"
 #include "base/futex.h"

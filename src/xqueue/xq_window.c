@@ -27,7 +27,7 @@
  * window as it learns; commands expected to take under XQ_WORK_MIN_NS are
  * not counted as work in flight.
  */
-#include "xqueue/xq_internal.h"
+#include "xqueue/xqueue_internal.h"
 
 #include <errno.h>
 

@@ -6,7 +6,7 @@
  * (or at once on xq_reap()), and polls near an expected completion rather
  * than blocking when refilling an emptying window (xq_poll_until()).
  */
-#include "xqueue/xq_internal.h"
+#include "xqueue/xqueue_internal.h"
 #include "base/clock.h"
 #include "base/futex.h"
 #include "base/slice.h"

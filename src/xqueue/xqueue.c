@@ -13,7 +13,7 @@
  * inside a backend sync (garbage is freed only when none is), so a sync
  * never touches a freed command.
  */
-#include "xqueue/xq_internal.h"
+#include "xqueue/xqueue_internal.h"
 #include "xqueue/xq_usdt.h"
 #include "base/clock.h"
 

@@ -10,7 +10,7 @@
  * atomics of the record, because both run with the queue lock held or on
  * the queue's worker.
  */
-#include "shim/cuda/cu_graph_int.h"
+#include "shim/cuda/cu_graph_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +19,7 @@
 
 static struct shim_map cg_table = SHIM_MAP_INIT;
 
-/* XSCHED_CUDA_GRAPH_SLICE (cu_graph_int.h): -1 off, 0 the budget, else ns. */
+/* XSCHED_CUDA_GRAPH_SLICE (cu_graph_internal.h): -1 off, 0 the budget, else ns. */
 static int64_t cg_target_env = 0;
 static pthread_once_t cg_env_once = PTHREAD_ONCE_INIT;
 

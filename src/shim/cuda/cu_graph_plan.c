@@ -6,7 +6,7 @@
  * the executable reach the slices. Everything here runs with the
  * record's lock held.
  */
-#include "shim/cuda/cu_graph_int.h"
+#include "shim/cuda/cu_graph_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * src/shim/cuda/test/libxsched-cuda.so, cmake/XschedShim.cmake), never into
  * the installed one, whose exports are the driver API and the dl hooks.
  */
-#include "shim/cuda/cu_graph_int.h"
+#include "shim/cuda/cu_graph_internal.h"
 #include "shim/cuda/cu_queues.h"
 #include "shim/cuda/cu_shim.h"
 

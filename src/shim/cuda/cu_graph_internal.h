@@ -2,8 +2,8 @@
  * Internals of graph slicing shared by cu_graph.c (records, the launch
  * command) and cu_graph_plan.c (analysis, slices, the plan, updates).
  */
-#ifndef XS_CU_GRAPH_INT_H
-#define XS_CU_GRAPH_INT_H
+#ifndef XS_CU_GRAPH_INTERNAL_H
+#define XS_CU_GRAPH_INTERNAL_H
 
 #include "shim/cuda/cu_graph.h"
 #include "shim/common/shim_map.h"

@@ -1,8 +1,12 @@
 /*
  * The daemon's host of the scheduler core (src/sched/sched_core.h): finds
  * and loads policies, reads each queue's status, counters and waits from
- * its client's shared slot, and writes the core's decisions, caps and quiet
- * flags back there, marking the clients to ring.
+ * its client's shared slot, has the core decide, writes its decisions,
+ * caps and quiet flags back (through slot.c, the slots' only writer), and
+ * rings the clients that must hear of them. Deciding, both doorbells and
+ * the timer (the policy's next time, the liveness heartbeat) are here;
+ * the sockets are server.c's, so a request flows one way: requests.c asks
+ * the host, the host writes the slots and rings, send.c answers.
  *
  * Everything that must hold whichever policy runs (inheritance, the
  * starvation guard, the contention-aware window, quiet flags, the drain
@@ -10,8 +14,12 @@
  * policy switch moves every queue to the new policy; hints live in the
  * queues, not in the policy, so none is lost.
  */
+#include "daemon/host.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/send.h"
+#include "daemon/slot.h"
+#include "daemon/watch.h"
 #include "policy/policy_builtin.h"
 #include "sched/sched_core.h"
 #include "base/clock.h"
@@ -22,7 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 /*
@@ -105,7 +116,7 @@ static const struct xs_policy_ops *xsd_lookup(const char *name, void **dl, int *
 	return NULL;
 }
 
-void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c)
+void xsd_host_mark_dirty(struct xsd_host *s, struct xsd_client *c)
 {
 	if (c->dirty)
 		return;
@@ -114,7 +125,7 @@ void xsd_mark_dirty(struct xsd_sched *s, struct xsd_client *c)
 	s->dirty = c;
 }
 
-static struct xsd_sched *host_sched(void *ctx)
+static struct xsd_host *host_of(void *ctx)
 {
 	return ctx;
 }
@@ -124,14 +135,10 @@ static struct xsd_queue *host_queue(struct sched_q *sq)
 	return base_container_of(sq, struct xsd_queue, sq);
 }
 
-static struct ipc_slot *host_slot(const struct xsd_queue *q)
+/* @q's slot, to read: the host stores into it through slot.c only. */
+static const struct ipc_slot *host_slot(const struct xsd_queue *q)
 {
 	return q->sp;
-}
-
-void xsd_slot_decided(struct xsd_queue *q)
-{
-	atomic_store_explicit(&q->sp->decision_seq, ++q->decision_seq, memory_order_release);
 }
 
 /*
@@ -158,27 +165,23 @@ static bool host_must_tell(struct xsd_queue *q)
 
 /*
  * Writes @q's decision (and window cap) to its slot if it changed; marks
- * the client to ring unless it needs not hear of it yet. Release stores:
- * the daemon is the slot's only writer of these, and host_commit() puts
- * the barrier of their Dekker pairs after all of a device's stores.
+ * the client to ring unless it needs not hear of it yet. Release stores
+ * (slot.c): host_commit() puts the barrier of their Dekker pairs after all
+ * of a device's stores.
  */
 static bool host_apply(void *ctx, struct sched_q *sq)
 {
-	struct xsd_sched *s = host_sched(ctx);
+	struct xsd_host *s = host_of(ctx);
 	struct xsd_queue *q = host_queue(sq);
 	uint32_t run = sq->pq.run ? 1 + sq->cap : 0;
 	bool changed = run != q->applied;
 
 	if (changed) {
-		/* Stores only: a load from each client's slot would wait for
-		 * its cache line (and page walk) one queue after another. */
-		atomic_store_explicit(&host_slot(q)->run, run, memory_order_release);
-		/* The agent reads run after seeing decision_seq change. */
-		xsd_slot_decided(q);
+		xsd_slot_set_run(q, run);
 		s->held += (run != 1) - (q->applied != 1);
 		q->applied = run;
 		if (host_must_tell(q))
-			xsd_mark_dirty(s, q->client);
+			xsd_host_mark_dirty(s, q->client);
 	}
 	/* How long it waits, for listings: ready and held suspended (see also
 	 * xsd_became_ready(), xsd_became_idle()). */
@@ -189,8 +192,9 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 	return changed;
 }
 
-/* The decisions' run stores, then the core's in-flight loads that pair
- * with them (ipc_abi.h, "Drain"): one barrier for a device's decision. */
+/* The decisions' run stores (xsd_slot_set_run()), then the core's in-flight
+ * loads that pair with them (ipc_abi.h, "Drain"): one barrier for a
+ * device's decision. */
 static void host_commit(void *ctx)
 {
 	(void)ctx;
@@ -205,17 +209,17 @@ static void host_set_quiet(void *ctx, struct sched_q *sq, bool quiet)
 	/* An untold queue must ring when it becomes ready (host_must_tell());
 	 * while a device is decided none is quiet: the core clears the flags
 	 * (and reads those queues' status) first. */
-	atomic_store(&host_slot(q)->quiet, quiet && !q->untold);
+	xsd_slot_set_quiet(q, quiet && !q->untold);
 }
 
 static void host_refresh(void *ctx, struct sched_q *sq)
 {
-	xsd_sched_refresh(host_sched(ctx), host_queue(sq), 0);
+	xsd_host_refresh(host_of(ctx), host_queue(sq), 0);
 }
 
 static void host_load(void *ctx, struct sched_q *sq)
 {
-	struct ipc_slot *slot = host_slot(host_queue(sq));
+	const struct ipc_slot *slot = host_slot(host_queue(sq));
 	uint64_t exec = atomic_load(&slot->exec_ns);
 
 	(void)ctx;
@@ -243,11 +247,11 @@ static struct sched_q *host_waits_on(void *ctx, struct sched_q *sq)
 
 static void host_refused(void *ctx, struct sched_q *sq)
 {
-	xsd_warn("policy %s refused queue %llu: it runs unscheduled", host_sched(ctx)->policy,
+	xsd_warn("policy %s refused queue %llu: it runs unscheduled", host_of(ctx)->policy,
 		 (unsigned long long)sq->pq.id);
 }
 
-static const struct sched_host xsd_host = {
+static const struct sched_host xsd_host_ops = {
 	.apply = host_apply,
 	.commit = host_commit,
 	.set_quiet = host_set_quiet,
@@ -258,8 +262,8 @@ static const struct sched_host xsd_host = {
 	.refused = host_refused,
 };
 
-int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
-			 const struct xs_policy_conf *pconf, char *err, size_t errlen)
+int xsd_host_set_policy(struct xsd_host *s, const char *name,
+			const struct xs_policy_conf *pconf, char *err, size_t errlen)
 {
 	const struct xs_policy_ops *ops;
 	void *dl, *state = NULL, *old_dl = s->dl;
@@ -293,7 +297,7 @@ int xsd_sched_set_policy(struct xsd_sched *s, const char *name,
 }
 
 /* The core's settings in @cfg. */
-static struct sched_conf xsd_sched_conf(const struct xsd_config *cfg)
+static struct sched_conf xsd_host_conf(const struct xsd_config *cfg)
 {
 	struct sched_conf c = {
 		.guard_pct = cfg->starvation_guard_pct,
@@ -305,26 +309,26 @@ static struct sched_conf xsd_sched_conf(const struct xsd_config *cfg)
 	return c;
 }
 
-int xsd_sched_init(struct xsd_sched *s, const struct xsd_config *cfg,
-		   char *err, size_t errlen)
+int xsd_host_init(struct xsd_host *s, const struct xsd_config *cfg,
+		  char *err, size_t errlen)
 {
-	struct sched_conf conf = xsd_sched_conf(cfg);
+	struct sched_conf conf = xsd_host_conf(cfg);
 
 	memset(s, 0, sizeof(*s));
 	s->next_id = 1;
 	xsd_devices_init(&s->devs, XSD_DEVICES_MAX, XSD_DEVICES_PER_UID);
-	sched_init(&s->core, &xsd_host, s, &conf);
-	return xsd_sched_set_policy(s, cfg->policy, &cfg->pconf, err, errlen);
+	sched_init(&s->core, &xsd_host_ops, s, &conf);
+	return xsd_host_set_policy(s, cfg->policy, &cfg->pconf, err, errlen);
 }
 
-void xsd_sched_reconfigure(struct xsd_sched *s, const struct xsd_config *cfg)
+void xsd_host_reconfigure(struct xsd_host *s, const struct xsd_config *cfg)
 {
-	struct sched_conf conf = xsd_sched_conf(cfg);
+	struct sched_conf conf = xsd_host_conf(cfg);
 
 	sched_set_conf(&s->core, &conf);
 }
 
-void xsd_sched_fini(struct xsd_sched *s)
+void xsd_host_fini(struct xsd_host *s)
 {
 	sched_fini(&s->core);
 	policy_unload(s->dl);
@@ -332,7 +336,7 @@ void xsd_sched_fini(struct xsd_sched *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
+int xsd_host_add(struct xsd_host *s, struct xsd_queue *q)
 {
 	int rc;
 
@@ -348,7 +352,7 @@ int xsd_sched_add(struct xsd_sched *s, struct xsd_queue *q)
 
 /* Tells the core whether @q waits on another queue of its client (the
  * client bumps status_seq when it changes waits_on). */
-static void xsd_track_wait(struct xsd_sched *s, struct xsd_queue *q, int32_t w)
+static void xsd_track_wait(struct xsd_host *s, struct xsd_queue *q, int32_t w)
 {
 	if (w < 0 || (uint32_t)w >= q->client->nslots || (uint32_t)w == q->slot)
 		w = -1;
@@ -356,7 +360,7 @@ static void xsd_track_wait(struct xsd_sched *s, struct xsd_queue *q, int32_t w)
 	sched_waits(&s->core, &q->sq, w >= 0);
 }
 
-void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
+static void xsd_host_remove(struct xsd_host *s, struct xsd_queue *q)
 {
 	q->waits_on = -1;
 	sched_remove(&s->core, &q->sq);
@@ -365,7 +369,7 @@ void xsd_sched_remove(struct xsd_sched *s, struct xsd_queue *q)
 	q->applied = 1;
 }
 
-void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q)
+void xsd_host_hints_changed(struct xsd_host *s, struct xsd_queue *q)
 {
 	q->sq.own_priority = (int32_t)q->hint[IPC_KEY_PRIORITY];
 	q->sq.pq.share = q->hint[IPC_KEY_SHARE];
@@ -374,7 +378,7 @@ void xsd_sched_hints_changed(struct xsd_sched *s, struct xsd_queue *q)
 	sched_hints(&s->core, &q->sq);
 }
 
-static void xsd_became_ready(struct xsd_sched *s, struct xsd_queue *q,
+static void xsd_became_ready(struct xsd_host *s, struct xsd_queue *q,
 			     uint64_t ready_ns, uint64_t now, uint64_t recv_ns)
 {
 	/* The client's clock stamp orders EDF deadlines; keep it plausible. */
@@ -389,7 +393,7 @@ static void xsd_became_ready(struct xsd_sched *s, struct xsd_queue *q,
 }
 
 /* @fresh: the client rang for it, so @now is close to when it happened. */
-static void xsd_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t now,
+static void xsd_became_idle(struct xsd_host *s, struct xsd_queue *q, uint64_t now,
 			    bool fresh)
 {
 	if (fresh && now > q->sq.ready_ns)
@@ -398,9 +402,9 @@ static void xsd_became_idle(struct xsd_sched *s, struct xsd_queue *q, uint64_t n
 	sched_idle(&s->core, &q->sq, now);
 }
 
-void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns)
+void xsd_host_refresh(struct xsd_host *s, struct xsd_queue *q, uint64_t recv_ns)
 {
-	struct ipc_slot *slot = host_slot(q);
+	const struct ipc_slot *slot = host_slot(q);
 	uint32_t seq = atomic_load(&slot->status_seq);
 	uint64_t now = clock_now_ns(), ready_ns;
 	bool ready;
@@ -415,7 +419,7 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 	/* Held without a ring and now ready: its client applies the decision. */
 	if (ready && q->untold) {
 		q->untold = false;
-		xsd_mark_dirty(s, q->client);
+		xsd_host_mark_dirty(s, q->client);
 	}
 	/* Against the status as reported (sq.ready), not the policy's view,
 	 * which an idle grace holds up. */
@@ -430,16 +434,230 @@ void xsd_sched_refresh(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_n
 	}
 }
 
-void xsd_sched_rang(struct xsd_sched *s, struct xsd_queue *q, uint64_t recv_ns)
+/* @q's client rang at @recv_ns: refreshes @q and has its device decided. */
+static void xsd_host_rang(struct xsd_host *s, struct xsd_queue *q, uint64_t recv_ns)
 {
-	xsd_sched_refresh(s, q, recv_ns);
+	xsd_host_refresh(s, q, recv_ns);
 	sched_touch(&s->core, &q->sq);
 }
 
-void xsd_sched_run(struct xsd_sched *s, uint64_t recv_ns)
+/* Decides what changed (the core's sched_run()) and writes every changed
+ * decision to its slot (clients marked dirty). @recv_ns: when the
+ * triggering event arrived (0: timer, etc.). */
+static void xsd_host_run(struct xsd_host *s, uint64_t recv_ns)
 {
 	s->now = clock_now_ns();
 	sched_run(&s->core, s->now, false);
 	if (recv_ns)
 		hist_record(&s->decide_lat, clock_now_ns() - recv_ns);
+}
+
+/* --- the loop's side: deciding, doorbells, the timer ------------------- */
+
+/* Rings every client whose slots changed (xsd_host_mark_dirty()). */
+static void xsd_ring_dirty(struct xsd *d)
+{
+	uint64_t one = 1;
+	uint32_t i;
+
+	while (d->host.dirty) {
+		struct xsd_client *c = d->host.dirty;
+
+		d->host.dirty = c->dirty_next;
+		c->dirty = false;
+		/* The agent applies every slot's decision when rung. */
+		for (i = 0; i < c->nslots; i++) {
+			struct xsd_queue *q = c->queue[i];
+
+			if (q) {
+				q->told = q->applied;
+				q->untold = false;
+			}
+		}
+		if (write(c->bell_out, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			xsd_debug("client %llu: doorbell: %s", (unsigned long long)c->id,
+				  strerror(errno));
+	}
+}
+
+/*
+ * The timer serves the policy's next time and, while a queue is held, the
+ * liveness heartbeat (ipc_abi.h, "Liveness"), whichever comes first.
+ */
+static void xsd_arm_timer(struct xsd *d)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t at = d->host.core.wakeup_ns;
+
+	/* Only agents with a queue suspended or capped watch the beat. */
+	if (!d->host.held)
+		d->beat_ns = 0;
+	else if (!d->beat_ns)
+		d->beat_ns = clock_now_ns() + IPC_HEARTBEAT_MS * NSEC_PER_MSEC;
+	if (d->beat_ns && (!at || d->beat_ns < at))
+		at = d->beat_ns;
+	if (at)
+		its.it_value = clock_ns_to_timespec(at);
+	timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/*
+ * The ringing client's queues are read and their devices decided; a quiet
+ * queue rings no doorbell (ipc_abi.h, "Lazy doorbells"), so each device's
+ * decision also reads the status of its queues that were quiet (reading
+ * every slot would touch every client's memory).
+ */
+void xsd_host_decide(struct xsd *d, struct xsd_client *rang, uint64_t recv_ns)
+{
+	uint32_t i;
+
+	for (i = 0; rang && !rang->dead && rang->queue && i < rang->nslots; i++)
+		if (rang->queue[i])
+			xsd_host_rang(&d->host, rang->queue[i], recv_ns);
+	xsd_host_run(&d->host, recv_ns);
+	xsd_ring_dirty(d);
+	xsd_arm_timer(d);
+}
+
+void xsd_host_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
+{
+	struct xsd_queue *q = c->queue[slot];
+
+	if (!q)
+		return;
+	xsd_host_remove(&d->host, q);
+	xsd_devices_put(&d->host.devs, q->sq.pq.device);
+	c->queue[slot] = NULL;
+	c->nqueues--;
+	xsd_slot_close(q);
+	free(q->task_lat);
+	free(q);
+}
+
+static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	struct xsd_client *c = base_container_of(w, struct xsd_client, bell);
+	uint64_t recv_ns = clock_now_ns(), v;
+
+	(void)events;
+	if (c->dead)
+		return;
+	if (read(c->bell.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	xsd_host_decide(d, c, recv_ns);
+}
+
+int xsd_host_hello(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
+	struct ipc_hello_reply r = { .client_id = c->id };
+	int memfd, fds[3], rc;
+
+	c->queue = calloc(d->cfg.max_queues_per_client, sizeof(*c->queue));
+	if (!c->queue)
+		return -ENOMEM;
+	rc = xsd_slot_map(c, d->cfg.max_queues_per_client, &memfd);
+	if (rc < 0)
+		return rc;
+	c->bell.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->bell.fd < 0)
+		goto fail;
+	c->bell_out = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->bell_out < 0)
+		goto fail;
+	c->bell.fn = on_client_bell;
+	if (xsd_watch_add(d, &c->bell, EPOLLIN) < 0)
+		goto fail;
+	r.nslots = c->nslots;
+	r.shm_size = (uint32_t)c->shm_size;
+	fds[0] = memfd;
+	fds[1] = c->bell.fd;
+	fds[2] = c->bell_out;
+	rc = xsd_send(c, IPC_HELLO_REPLY, seq, &r, sizeof(r), fds, 3);
+	close(memfd);
+	return rc;
+fail:
+	rc = -errno;
+	close(memfd);
+	return rc;
+}
+
+void xsd_host_client_gone(struct xsd *d, struct xsd_client *c)
+{
+	struct xsd_client **pp;
+	uint32_t i;
+
+	for (i = 0; c->queue && i < c->nslots; i++)
+		xsd_host_queue_free(d, c, i);
+	if (c->dirty) {
+		for (pp = &d->host.dirty; *pp; pp = &(*pp)->dirty_next) {
+			if (*pp == c) {
+				*pp = c->dirty_next;
+				break;
+			}
+		}
+		c->dirty = false;
+	}
+	xsd_watch_del(d, &c->bell);
+	if (c->bell_out >= 0)
+		close(c->bell_out);
+	c->bell_out = -1;
+	xsd_slot_unmap(c);
+	free(c->queue);
+	c->queue = NULL;
+}
+
+static void on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	uint64_t v, now;
+	struct xsd_client *c;
+	bool beat;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	now = clock_now_ns();
+	beat = d->beat_ns && now >= d->beat_ns;
+	if (beat) {
+		/* Only agents with a queue watch the beat (ipc_abi.h, "Liveness"). */
+		for (c = d->clients; c; c = c->next)
+			if (c->shm && c->nqueues)
+				xsd_slot_beat(c);
+		d->beat_ns = now + IPC_HEARTBEAT_MS * NSEC_PER_MSEC;
+	}
+	if (!beat || (d->host.core.wakeup_ns && now >= d->host.core.wakeup_ns))
+		xsd_host_decide(d, NULL, 0);
+	else
+		xsd_arm_timer(d);
+}
+
+/* Resumes every queue of every client (fail-open on stop). */
+static void xsd_resume_all(struct xsd *d)
+{
+	struct xsd_client *c;
+	uint32_t i;
+
+	for (c = d->clients; c; c = c->next) {
+		for (i = 0; c->queue && i < c->nslots; i++) {
+			if (!c->queue[i])
+				continue;
+			xsd_slot_set_run(c->queue[i], 1);
+			xsd_host_mark_dirty(&d->host, c);
+		}
+	}
+	xsd_ring_dirty(d);
+}
+
+int xsd_host_start(struct xsd *d)
+{
+	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->timer.fn = on_timer;
+	if (d->timer.fd < 0 || xsd_watch_add(d, &d->timer, EPOLLIN) < 0)
+		return -errno;
+	return 0;
+}
+
+void xsd_host_stop(struct xsd *d)
+{
+	xsd_resume_all(d);
+	xsd_watch_del(d, &d->timer);
 }

@@ -1,24 +1,33 @@
 /*
- * What the agent's files share (agent.c: state, observers, the agent
- * thread, registration; agent_daemon.c: the daemon connection and its
- * protocol; agent_local.c: the in-process policy). Every function here is
- * called on the agent thread unless it says otherwise; the locking rules
- * are in agent.c's opening comment.
+ * The agent's state, one per process (`ag`, defined in agent.c), shared by
+ * its files: agent.c (registration, observers, the agent thread),
+ * agent_daemon.c and agent_local.c (the two modes, agent_mode.h),
+ * agent_live.c (the watch on a hung daemon), agent_apply.c (what acts on
+ * the XQueues). Types and the wake-up of the agent thread only: each file
+ * declares what it provides in its own header, so that the files' include
+ * graph is a tree over this one (tools/include_graph.py checks it).
+ *
+ * Every field is the agent thread's unless it says otherwise; the locking
+ * rules are in agent.c's opening comment.
  */
-#ifndef XS_AGENT_INTERNAL_H
-#define XS_AGENT_INTERNAL_H
+#ifndef XS_AGENT_STATE_H
+#define XS_AGENT_STATE_H
 
-#include "agent/agent.h"
 #include "base/clock.h"
 #include "ipc/ipc_abi.h"
 #include "sched/sched_core.h"
+#include "xqueue/xqueue.h"
 #include "xsched/policy.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+
+struct agent_mode_ops;
 
 #define AGENT_SLOTS 256
 #define AGENT_BACKOFF_MIN_NS (50 * NSEC_PER_MSEC)
@@ -51,7 +60,7 @@ struct agent_queue {
 	int64_t ctl_hint[IPC_HINT_KEYS];  /* xschedctl hints last taken over */
 	uint32_t ctl_taken;               /* bits of ctl_hint holding a value */
 	struct sched_q sq;              /* local mode: the scheduler core's */
-	bool local;                     /* the local policy accepted it */
+	bool local;                     /* taken by the mode's add(): local mode's core */
 	bool reg_prio_set;              /* registered with a priority of its own: */
 	int64_t reg_prio;               /* that one (a clamp is said) */
 };
@@ -63,7 +72,7 @@ struct agent {
 	uint32_t unreg[AGENT_SLOTS];    /* slots to unregister at the daemon */
 	uint32_t nunreg;
 	uint32_t nqueues;
-	enum agent_mode mode;
+	const struct agent_mode_ops *ops; /* the mode (agent_mode.h), set at start */
 	bool started;
 	int wake_fd;
 	/* connection: agent thread; observers read shm/bell_in under `users` */
@@ -85,7 +94,7 @@ struct agent {
 					 * (agent thread; others read it) */
 	bool hung;                      /* failed open on a silent daemon */
 	bool reapply;                   /* apply every slot's decision again */
-	/* local mode */
+	/* local mode (agent_local.c) */
 	struct sched sched;             /* the scheduler core, under the lock */
 	uint64_t pwake_ns;
 	uint64_t next_id;
@@ -93,65 +102,13 @@ struct agent {
 
 extern struct agent ag;
 
-/* agent.c */
+/* Wakes the agent thread (its eventfd). Any thread, any lock held. */
+static inline void agent_wake(void)
+{
+	uint64_t one = 1;
 
-/* Wakes the agent thread. Any thread. */
-void agent_wake(void);
-
-/* Writes the daemon's doorbell @bell (-1: none). Callers off the agent
- * thread are counted in ag.users around loading and writing it. */
-void agent_bell(int bell);
-
-/* Caps @aq at @cap commands in flight (0: its own window). Agent lock held. */
-void agent_apply_cap(struct agent_queue *aq, int32_t cap, bool own_set);
-
-/* Suspends or resumes @aq as decided. Agent lock held. */
-void agent_apply_run(struct agent_queue *aq, bool run);
-
-/* agent_daemon.c */
-
-/* Connects, says hello and maps the shared slots. 0 or -errno. */
-int agent_connect(void);
-
-/* Fail-open: every queue runs, and the connection is gone. */
-void agent_disconnect(void);
-
-/* Sends what the daemon does not know yet (registrations, hints). */
-void agent_sync_daemon(void);
-
-/* Applies the daemon's decisions and knobs. */
-void agent_apply(void);
-
-/* Handles the daemon's packets; disconnects on hang-up or garbage. */
-void agent_recv(void);
-
-/*
- * Watches the daemon's heartbeat while a queue is held (suspended, capped
- * or gated): fails open when it stays still for the timeout, and takes the
- * daemon's decisions again when it moves. Returns when to look again
- * (CLOCK_MONOTONIC ns), 0 when nothing needs watching.
- */
-uint64_t agent_watch(void);
-
-/* Reads XSCHED_DAEMON_TIMEOUT_MS into ag.live_timeout_ns. */
-void agent_watch_init(void);
-
-/* agent_local.c */
-
-/* Sets up the in-process scheduler core: XSCHED_POLICY, and
- * XSCHED_CONTENTION_WINDOW, XSCHED_STARVATION_GUARD_PCT,
- * XSCHED_STARVATION_PERIOD_MS, XSCHED_IDLE_GRACE_US as xschedd.conf's
- * [policy] keys. 0 or -ENOMEM. */
-int agent_local_init(void);
-
-/* One scheduling pass of the in-process policy. */
-void agent_local_schedule(void);
-
-/* Hands @aq (id, client, device set) to the core; false when it runs
- * unscheduled (refused, or out of memory). Agent lock held. */
-bool agent_local_add(struct agent_queue *aq);
-
-/* Takes @aq out of the core. Agent lock held. */
-void agent_local_remove(struct agent_queue *aq);
+	if (ag.wake_fd >= 0 && write(ag.wake_fd, &one, sizeof(one)) < 0)
+		(void)errno;
+}
 
 #endif

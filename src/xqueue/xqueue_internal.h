@@ -4,8 +4,8 @@
  * (suspend, resume, level), xq_window.c (progressive-launching window and
  * duration learning) and xq_attr.c (hints, observer, statistics).
  */
-#ifndef XS_XQ_INTERNAL_H
-#define XS_XQ_INTERNAL_H
+#ifndef XS_XQUEUE_INTERNAL_H
+#define XS_XQUEUE_INTERNAL_H
 
 #include "xqueue/xqueue.h"
 #include "base/compiler.h"

@@ -1,0 +1,21 @@
+/*
+ * The daemon's epoll registrations (watch.c). The loop (main.c) calls the
+ * handler of each ready registration (struct xsd_watch, daemon.h); every
+ * module that owns a descriptor registers it here, so none needs the
+ * module that owns the loop.
+ */
+#ifndef XSD_WATCH_H
+#define XSD_WATCH_H
+
+#include <stdint.h>
+
+struct xsd;
+struct xsd_watch;
+
+/* Watches @w->fd for @events (EPOLLIN ...); its handler @w->fn is called
+ * on the loop's thread. 0 or -errno. */
+int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events);
+/* Stops watching @w and closes its descriptor (set to -1); none is fine. */
+void xsd_watch_del(struct xsd *d, struct xsd_watch *w);
+
+#endif
