@@ -1389,7 +1389,7 @@ static unsigned events_count(struct events *e, enum xq_event ev)
 }
 
 /*
- * xq_set_gate(): the in-flight word follows launches and completions, and
+ * xq_set_run_word(): the in-flight word follows launches and completions, and
  * XQ_EVENT_DRAINED comes once when, with the gate closed, the work in
  * flight drops to one; an open gate raises none.
  */
@@ -1405,7 +1405,7 @@ static void xq_gate_inflight_drained(void **state)
 	f = fx_new("drain1", 3, false);
 	fx_queue(f, false, 1, 4, 1, XS_BUDGET_NONE);
 	xq_set_observer(f->q, events_observer, &e);
-	xq_set_gate(f->q, &run, &inflight, true);
+	xq_set_run_word(f->q, &run, &inflight, true);
 	r->args[0].gate = &g;
 	rec_submit(f->q, r, 0, 10, 200 * US);
 	WAIT_UNTIL(atomic_load(&g.entered));
@@ -1423,7 +1423,7 @@ static void xq_gate_inflight_drained(void **state)
 	assert_int_equal(atomic_load(&inflight), 0);
 	assert_int_equal(events_count(&e, XQ_EVENT_DRAINED), 1);
 	rec_check_once_in_order(r, 10);
-	xq_set_gate(f->q, NULL, NULL, true);
+	xq_set_run_word(f->q, NULL, NULL, true);
 	xq_set_observer(f->q, NULL, NULL);
 	fx_fini(f);
 	rec_free(r);
@@ -1441,7 +1441,7 @@ static void xq_gate_inflight_lv3_suspend(void **state)
 	f = fx_new("drain3", 3, false);
 	fx_queue(f, false, 3, 4, 1, XS_BUDGET_NONE);
 	xq_set_observer(f->q, events_observer, &e);
-	xq_set_gate(f->q, NULL, &inflight, true);
+	xq_set_run_word(f->q, NULL, &inflight, true);
 	rec_submit(f->q, r, 0, 10, 2000 * US);
 	WAIT_UNTIL(atomic_load(&inflight) == 4);
 	assert_int_equal(xq_suspend(f->q, 0), 0);
@@ -1452,7 +1452,7 @@ static void xq_gate_inflight_lv3_suspend(void **state)
 	assert_int_equal(atomic_load(&inflight), 0);
 	assert_int_equal(events_count(&e, XQ_EVENT_DRAINED), 1);
 	rec_check_once_in_order(r, 10);
-	xq_set_gate(f->q, NULL, NULL, true);
+	xq_set_run_word(f->q, NULL, NULL, true);
 	xq_set_observer(f->q, NULL, NULL);
 	fx_fini(f);
 	rec_free(r);

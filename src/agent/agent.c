@@ -163,7 +163,7 @@ static void agent_atfork_child(void)
 	/* The parent's connection and thread are not ours: start afresh. */
 	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i])
-			xq_set_gate(ag.tab[i]->q, NULL, NULL, false);
+			xq_set_run_word(ag.tab[i]->q, NULL, NULL, false);
 	memset(ag.tab, 0, sizeof(ag.tab));
 	ag.nunreg = 0;
 	ag.nqueues = 0;
@@ -302,7 +302,7 @@ int agent_register(struct xq *q)
 	xq_set_observer(q, agent_observer, aq);
 	/* Scheduled in-process: the core reads its in-flight count. */
 	if (aq->local)
-		xq_set_gate(q, NULL, &aq->inflight, true);
+		xq_set_run_word(q, NULL, &aq->inflight, true);
 	agent_wake();
 	return 0;
 fail:
@@ -318,9 +318,9 @@ void agent_unregister(struct xq *q)
 
 	if (!q || !ag.started)
 		return;
-	/* No observer call for @q after this returns, and no gate. */
+	/* No observer call for @q after this returns, and no run word. */
 	xq_set_observer(q, NULL, NULL);
-	xq_set_gate(q, NULL, NULL, true);
+	xq_set_run_word(q, NULL, NULL, true);
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++) {
 		if (ag.tab[i] && ag.tab[i]->q == q) {

@@ -113,7 +113,7 @@ void agent_apply_slots(void)
 		agent_apply_cap(aq, run > 1 ? (int32_t)BASE_MIN(run - 1, XS_MAX_THRESHOLD) : 0,
 				own_set);
 		agent_apply_run(aq, run != 0);
-		/* The gate may have closed and opened again meanwhile. */
+		/* The run word may have gone to 0 and back meanwhile. */
 		if (run)
 			xq_kick(aq->q);
 	}

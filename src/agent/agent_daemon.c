@@ -81,7 +81,7 @@ static void daemon_publish(struct agent_queue *aq, bool status, bool force)
 			/* After the status store: the Dekker pair of ipc_abi.h. */
 			if (force || !atomic_load(&slot->quiet))
 				agent_bell(bell);
-			/* Ready behind a gate the daemon closed without telling
+			/* Ready behind a run word the daemon cleared without telling
 			 * us (ipc_abi.h, "Lazy suspensions"): the agent watches
 			 * the daemon's liveness from now ("Liveness"). */
 			if (atomic_load(&aq->status) == IPC_ST_READY &&
@@ -271,7 +271,7 @@ static void agent_disconnect(void)
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++)
 		if (ag.tab[i])
-			xq_set_gate(ag.tab[i]->q, NULL, NULL, true);
+			xq_set_run_word(ag.tab[i]->q, NULL, NULL, true);
 	pthread_mutex_unlock(&ag.lock);
 	atomic_store(&ag.shm, NULL);
 	atomic_store(&ag.bell_in, -1);
@@ -529,7 +529,7 @@ static void agent_registered(const struct ipc_registered *r)
 		 * removed before the mapping goes. Not while the daemon is
 		 * taken for hung: agent_live.c installs it when it beats. */
 		if (shm && r->slot < shm->nslots && !ag.hung)
-			xq_set_gate(aq->q, &shm->slot[r->slot].run, &shm->slot[r->slot].inflight,
+			xq_set_run_word(aq->q, &shm->slot[r->slot].run, &shm->slot[r->slot].inflight,
 				    false);
 		clamped = aq->reg_prio_set && got < aq->reg_prio;
 		asked = aq->reg_prio;

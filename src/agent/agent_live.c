@@ -72,8 +72,8 @@ static void agent_hang(struct ipc_shm *shm, uint64_t timeout_ns)
 
 		if (!aq || !aq->registered)
 			continue;
-		/* The gate open; the in-flight count still published. */
-		xq_set_gate(aq->q, NULL, &shm->slot[i].inflight, false);
+		/* No run word; the in-flight count still published. */
+		xq_set_run_word(aq->q, NULL, &shm->slot[i].inflight, false);
 		agent_apply_cap(aq, 0, false);
 		agent_apply_run(aq, true);
 		xq_kick(aq->q);
@@ -93,7 +93,7 @@ static void agent_unhang(struct ipc_shm *shm)
 		struct agent_queue *aq = ag.tab[i];
 
 		if (aq && aq->registered)
-			xq_set_gate(aq->q, &shm->slot[i].run, &shm->slot[i].inflight, false);
+			xq_set_run_word(aq->q, &shm->slot[i].run, &shm->slot[i].inflight, false);
 	}
 	ag.hung = false;
 	ag.reapply = true;

@@ -81,7 +81,7 @@ struct agent_mode_ops {
 	/*
 	 * Optional (mandatory with add()). agent_unregister() takes @aq,
 	 * which add() took, out of the mode's scheduling. Application
-	 * thread, agent lock held; its observer and gate already removed.
+	 * thread, agent lock held; its observer and run word already removed.
 	 */
 	void (*remove)(struct agent_queue *aq);
 };

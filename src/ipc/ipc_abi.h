@@ -372,7 +372,7 @@ enum ipc_status { IPC_ST_IDLE = 0, IPC_ST_READY = 1 };
  * padding) simply get every doorbell.
  *
  * Lazy suspensions. A decision that suspends a queue the daemon last saw
- * idle (status not READY) rings no doorbell: the queue's gate is `run`,
+ * idle (status not READY) rings no doorbell: the queue's run word is `run`,
  * read before every launch, so it launches nothing once it sees the store.
  * If it became ready meanwhile, it rings for that (no queue of a device is
  * quiet while the device is decided: the daemon clears the flags and reads
@@ -429,7 +429,7 @@ struct ipc_slot {
 	_Atomic int32_t waits_on;     /* slot this queue waits on, -1: none; a change
 				       * is published by bumping status_seq */
 	_Atomic uint32_t inflight;    /* commands the device may still run for it
-				       * (xq_set_gate); with launches stopped, a
+				       * (xq_set_run_word); with launches stopped, a
 				       * drop to <= 1 rings: see "Drain" above */
 	_Atomic uint64_t ready_ns;    /* CLOCK_MONOTONIC when it last became ready */
 	_Atomic uint64_t submitted;
@@ -443,12 +443,12 @@ struct ipc_slot {
 
 /*
  * Liveness. A daemon that is stopped or stuck neither rings nor decides,
- * so a queue it suspended would stay suspended for good, its gate (the
+ * so a queue it suspended would stay suspended for good, its run word (the
  * slot's `run`, read by the XQueue before each launch) closed. While it
  * holds any queue (suspended or capped), the daemon bumps every client's
  * `heartbeat` every `heartbeat_ms` from its timer. An agent with a queue
  * held (suspended, capped or gated; a queue that becomes ready behind a
- * closed gate it was not told of wakes its agent to watch) that sees the
+ * cleared run word it was not told of wakes its agent to watch) that sees the
  * word still for its
  * timeout (XSCHED_DAEMON_TIMEOUT_MS, default 1 s, at least twice the
  * period) runs its queues as if disconnected, gates open, and applies the

@@ -1,6 +1,6 @@
 /*
  * XQueue preemption: suspend, resume and the preemption level, and the
- * scheduler's gate. Lv1 only stops launching and lets in-flight commands
+ * scheduler's run word. Lv1 only stops launching and lets in-flight commands
  * drain; Lv2 also deactivates the device queue (stalls what it holds); Lv3
  * interrupts the running command. Suspend/resume and the backend's
  * deactivate/reactivate (interrupt/restore) are serialised by a second
@@ -186,10 +186,10 @@ void xq_level_why(struct xq *q, char *buf, size_t len)
 	pthread_mutex_unlock(&q->lock);
 }
 
-void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, _Atomic uint32_t *inflight,
-		 bool sync)
+void xq_set_run_word(struct xq *q, const _Atomic uint32_t *run, _Atomic uint32_t *inflight,
+		     bool sync)
 {
-	atomic_store(&q->gate, gate);
+	atomic_store(&q->run_word, run);
 	atomic_store(&q->inflight_pub, inflight);
 	if (sync || inflight) {
 		/* Launch decisions read them under the lock: none uses the old

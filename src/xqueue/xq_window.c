@@ -22,7 +22,7 @@
  * queue reports as its device time (bandwidth accounting): a spacing
  * includes whatever else the device ran meanwhile, which is why policies
  * that hand a device over wait for the previous holder to drain first
- * (xq_set_gate(), inflight). Under a budget an unknown command is assumed
+ * (xq_set_run_word(), inflight). Under a budget an unknown command is assumed
  * to exceed it, so a queue starts with one command in flight and opens its
  * window as it learns; commands expected to take under XQ_WORK_MIN_NS are
  * not counted as work in flight.

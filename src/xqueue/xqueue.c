@@ -102,21 +102,21 @@ static int xq_take_error(struct xq *q)
 }
 
 /*
- * Whether launches are stopped: suspended, or the gate is closed. The gate
+ * Whether launches are stopped: suspended, or the run word is 0. The word
  * load is sequentially consistent: it pairs with the scheduler's store of
  * the decision (ipc_abi.h), and is the second half of xq_pub_inflight()'s
  * Dekker pair ("Drain"). On x86 that costs what an acquire load does.
  */
 bool xq_stopped(struct xq *q)
 {
-	const _Atomic uint32_t *gate = atomic_load_explicit(&q->gate, memory_order_relaxed);
+	const _Atomic uint32_t *run = atomic_load_explicit(&q->run_word, memory_order_relaxed);
 
-	return atomic_load(&q->suspended) || (gate && !atomic_load(gate));
+	return atomic_load(&q->suspended) || (run && !atomic_load(run));
 }
 
 /*
  * Stores the runnable in-flight count in the scheduler's word and raises
- * XQ_EVENT_DRAINED as xq_set_gate() describes. Lock held.
+ * XQ_EVENT_DRAINED as xq_set_run_word() describes. Lock held.
  */
 void xq_pub_inflight(struct xq *q)
 {

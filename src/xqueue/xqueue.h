@@ -229,17 +229,19 @@ void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
 /*
  * Binds the queue to a scheduler's words in shared memory.
  *
- * @gate: while *@gate is 0, nothing new is launched, as at Lv1 under
- * xq_suspend(), so that a scheduler's decision written to shared memory
- * takes effect at the queue's next launch, before any thread applies it.
- * The owner still calls xq_suspend()/xq_resume() for the level's own
- * mechanism and statistics, and xq_kick() once *@gate is non-zero again.
+ * @run (the run word): while *@run is 0, nothing new is launched, as at
+ * Lv1 under xq_suspend(), so that a scheduler's decision written to shared
+ * memory takes effect at the queue's next launch, before any thread
+ * applies it. The owner still calls xq_suspend()/xq_resume() for the
+ * level's own mechanism and statistics, and xq_kick() once *@run is
+ * non-zero again. (A gate is something else: what a command waits for,
+ * xal_cmd_ops.blocked_on.)
  *
  * @inflight: the queue keeps there how many of its commands the device
  * may still run (launched and not retired, markers expected under
  * XQ_WORK_MIN_NS not counted; 0 while suspended at Lv2/Lv3, whose device
  * holds them), and raises XQ_EVENT_DRAINED when, with
- * launches stopped (suspended or gated), that count drops from more than
+ * launches stopped (suspended or the run word 0), that count drops from more than
  * one to one or none: a scheduler that switches the device over waits for
  * it rather than interleave two queues' work (DESIGN 3.3).
  *
@@ -248,8 +250,8 @@ void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
  * forked child's single thread). A new @inflight gets the current count at
  * once (also under the lock). Any thread but an observer.
  */
-void xq_set_gate(struct xq *q, const _Atomic uint32_t *gate, _Atomic uint32_t *inflight,
-		 bool sync);
+void xq_set_run_word(struct xq *q, const _Atomic uint32_t *run, _Atomic uint32_t *inflight,
+		     bool sync);
 
 /*
  * Calls the observer with XQ_EVENT_RESYNC under the queue's lock, so that

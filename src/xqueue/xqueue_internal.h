@@ -17,7 +17,7 @@
 /*
  * A command expected to take less device time than this (an event record, a
  * marker) is not counted as work the device still has to run (struct xq,
- * inflight_work; xq_set_gate()).
+ * inflight_work; xq_set_run_word()).
  */
 #define XQ_WORK_MIN_NS 10000
 
@@ -69,7 +69,7 @@ struct xq {
 	int64_t budget_ns;            /* < 0: no budget; 0: the level's (xq_budget()) */
 
 	_Atomic bool suspended;       /* written under lock and ctl_lock */
-	const _Atomic uint32_t *_Atomic gate; /* external: 0 stops launches (xq_set_gate) */
+	const _Atomic uint32_t *_Atomic run_word; /* external: 0 stops launches (xq_set_run_word) */
 	_Atomic uint32_t *_Atomic inflight_pub; /* external: runnable in-flight count */
 	uint32_t inflight_said;       /* as last stored there */
 	_Atomic uint32_t kick_word;   /* futex: bumped by suspend to cut the worker's sleeps */
@@ -135,10 +135,10 @@ void xq_window_reset(struct xq *q);
 /* Unlocks @q, then destroys retired commands if no sync can still use them. */
 void xq_unlock(struct xq *q);
 void xq_notify(struct xq *q, enum xq_event ev);
-/* Whether launches are stopped: suspended, or the gate (xq_set_gate())
+/* Whether launches are stopped: suspended, or the run word (xq_set_run_word())
  * closed, applied by the owner or not yet. */
 bool xq_stopped(struct xq *q);
-/* Publishes the runnable in-flight count (xq_set_gate()); may raise DRAINED. */
+/* Publishes the runnable in-flight count (xq_set_run_word()); may raise DRAINED. */
 void xq_pub_inflight(struct xq *q);
 /* Whether a launch may happen now (not stopped, no relaunch barrier). */
 bool xq_may_launch(struct xq *q);
