@@ -201,3 +201,37 @@ int xq_window_check(int32_t threshold, int32_t batch, int64_t budget_ns)
 		return -EINVAL;
 	return 0;
 }
+
+int xq_window_resolve(struct xq *q, int32_t threshold, int32_t batch,
+			     int64_t budget_ns, bool create)
+{
+	int32_t t = threshold ? threshold : (create ? XS_DEFAULT_THRESHOLD : q->threshold);
+	int32_t b = batch ? batch : (create ? XS_DEFAULT_BATCH : q->batch);
+
+	/* An unspecified batch follows a small threshold: half of it. */
+	if (!batch && b > t && t > 0)
+		b = t / 2 ? t / 2 : 1;
+	int64_t g = budget_ns ? budget_ns : (create ? 0 : q->budget_ns);
+	int rc = xq_window_check(t, b, g ? g : XS_DEFAULT_BUDGET_NS);
+
+	if (rc < 0)
+		return rc;
+	q->threshold = t;
+	q->batch = b;
+	q->budget_ns = g;
+	return 0;
+}
+
+int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	rc = xq_window_resolve(q, threshold, batch, budget_ns, false);
+	if (rc == 0)
+		xq_launch_pending(q);
+	xq_unlock(q);
+	return rc;
+}

@@ -493,26 +493,6 @@ void xq_complete_through(struct xq *q, uint64_t seq)
 		xq_worker_kick(q);
 }
 
-static int xq_resolve_window(struct xq *q, int32_t threshold, int32_t batch,
-			     int64_t budget_ns, bool create)
-{
-	int32_t t = threshold ? threshold : (create ? XS_DEFAULT_THRESHOLD : q->threshold);
-	int32_t b = batch ? batch : (create ? XS_DEFAULT_BATCH : q->batch);
-
-	/* An unspecified batch follows a small threshold: half of it. */
-	if (!batch && b > t && t > 0)
-		b = t / 2 ? t / 2 : 1;
-	int64_t g = budget_ns ? budget_ns : (create ? 0 : q->budget_ns);
-	int rc = xq_window_check(t, b, g ? g : XS_DEFAULT_BUDGET_NS);
-
-	if (rc < 0)
-		return rc;
-	q->threshold = t;
-	q->batch = b;
-	q->budget_ns = g;
-	return 0;
-}
-
 /* Numbers queues for the USDT probes (xq_usdt.h). */
 static _Atomic uint32_t xq_trace_ids;
 
@@ -539,7 +519,7 @@ int xq_create(struct xal_hwq *hwq, const struct xq_config *cfg, struct xq **out)
 	q->level = rc;
 	q->level_req = cfg->level;
 	q->level_max = xal_level_max(hwq);
-	rc = xq_resolve_window(q, cfg->threshold, cfg->batch, cfg->budget_ns, true);
+	rc = xq_window_resolve(q, cfg->threshold, cfg->batch, cfg->budget_ns, true);
 	if (rc < 0)
 		goto fail;
 	pthread_mutex_init(&q->lock, NULL);
@@ -797,19 +777,5 @@ int xq_destroy(struct xq *q, unsigned flags)
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->ctl_lock);
 	free(q);
-	return rc;
-}
-
-int xq_set_window(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns)
-{
-	int rc;
-
-	if (!q)
-		return -EINVAL;
-	pthread_mutex_lock(&q->lock);
-	rc = xq_resolve_window(q, threshold, batch, budget_ns, false);
-	if (rc == 0)
-		xq_launch_pending(q);
-	xq_unlock(q);
 	return rc;
 }

@@ -130,6 +130,14 @@ bool xq_window_has_room(const struct xq *q, const struct xal_cmd *next);
 unsigned xq_window_launch_flags(struct xq *q, struct xal_cmd *cmd);
 void xq_window_retired(struct xq *q, const struct xal_cmd *cmd);
 void xq_window_reset(struct xq *q);
+/*
+ * Sets @q's window from @threshold, @batch, @budget_ns (0: the default at
+ * creation, else unchanged); an unspecified batch follows a small
+ * threshold. -EINVAL if the result is not a valid window (nothing set).
+ * Lock held, or at creation.
+ */
+int xq_window_resolve(struct xq *q, int32_t threshold, int32_t batch, int64_t budget_ns,
+		      bool create);
 
 /* xqueue.c; all with q->lock held. */
 /* Unlocks @q, then destroys retired commands if no sync can still use them. */
