@@ -2,7 +2,7 @@
 # Checks (and with --install installs, with apt-get) the Debian 12 packages
 # xsched needs, by group. Used by test.sh, demo.sh, package.sh and CI.
 #   tools/deps.sh [--install] [--test] [--apps] [--plots] [--demo] [--package]
-#                 [--cluster] [--optional] [--list]
+#                 [--cluster] [--conformance] [--optional] [--list]
 # Always: what the build needs. --test: everything needed to build and
 # test every shim and tool (PoCL and the OpenCL loader, Level Zero,
 # libbpf, bpftool, <sys/sdt.h>, clang and libFuzzer, systemd's tools); --apps: the real
@@ -12,6 +12,8 @@
 # and checking the .deb needs; --cluster: the container runtime, Slurm and
 # the CDI schema of the cluster tests (tests/test_cdi.sh, test_podman.sh,
 # test_slurm.sh, test_k8s.sh) and spank.h for the Slurm plugin;
+# --conformance: --test and what building the third-party conformance
+# suites takes (tests/conformance/: the OpenCL CTS, the Level Zero tests);
 # --optional: all of them. --list prints the
 # packages chosen, one per line, and installs nothing.
 # As root it installs directly; otherwise through sudo when there is one,
@@ -80,6 +82,20 @@ cluster=(
   munge
   libslurm-dev        # spank.h
 )
+conformance=(
+  g++                 # the OpenCL CTS and the Level Zero conformance tests are C++
+  spirv-tools         # spirv-as: the CTS's test_compiler builds SPIR-V at build time
+  gdb                 # the stacks of a hung subtest's threads
+  libgtest-dev        # the Level Zero tests: googletest's sources
+  libgmock-dev
+  libboost-log1.81-dev
+  libboost-program-options1.81-dev
+  libboost-timer1.81-dev
+  libboost-chrono1.81-dev
+  libboost-system1.81-dev
+  libboost-serialization1.81-dev
+  libpng-dev
+)
 package=(
   dpkg-dev  # dpkg-shlibdeps, for the package's Depends
   file
@@ -87,7 +103,7 @@ package=(
 )
 
 usage() {
-  echo "usage: $0 [--install] [--test] [--apps] [--plots] [--demo] [--package] [--cluster] [--optional] [--list]" >&2
+  echo "usage: $0 [--install] [--test] [--apps] [--plots] [--demo] [--package] [--cluster] [--conformance] [--optional] [--list]" >&2
   exit 2
 }
 
@@ -104,7 +120,9 @@ for arg in "$@"; do
     --demo) want+=("${demo[@]}") ;;
     --package) want+=("${package[@]}") ;;
     --cluster) want+=("${cluster[@]}") ;;
-    --optional) want+=("${test[@]}" "${apps[@]}" "${plots[@]}" "${package[@]}" "${cluster[@]}") ;;
+    --conformance) want+=("${test[@]}" "${conformance[@]}") ;;
+    --optional) want+=("${test[@]}" "${apps[@]}" "${plots[@]}" "${package[@]}" "${cluster[@]}"
+                       "${conformance[@]}") ;;
     *) usage ;;
   esac
 done
