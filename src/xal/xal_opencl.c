@@ -37,6 +37,9 @@ static int xal_cl_launch(struct xal_hwq *hwq, struct xal_cmd *cmd, unsigned flag
 		/* Drivers may hold commands back until a flush. */
 		h->cl->clFlush(h->queue);
 	}
+	/* Published with @launched (its store releases it). */
+	if (!atomic_load_explicit(&c->launched, memory_order_relaxed))
+		c->first_rc = c->rc;
 	atomic_store(&c->launched, 1);
 	if (c->ops->issued)
 		c->ops->issued(c, c->rc, c->ev);

@@ -146,6 +146,8 @@ struct xal_cl_cmd {
 	cl_event ev;            /* the command's event, if requested (owned) */
 	cl_event done;          /* sync point (owned) */
 	cl_int rc;              /* issue()'s result */
+	cl_int first_rc;        /* ... at the first launch: readable once xal_cl_cmd_launched()
+				 * (a relaunch writes @rc again, never this) */
 	const struct cl_fns *cl; /* set at launch, to release the events */
 	_Atomic int refs;       /* the XQueue's reference and the submitter's */
 	_Atomic int launched;

@@ -207,7 +207,7 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 	 * (xg_failed()): its failure stands, nothing is issued. */
 	if (guarded && c->g.failed) {
 		pthread_mutex_unlock(&h->glock);
-		atomic_store(&c->launched, 1);
+		/* Launched before (its first launch published first_rc). */
 		return -EIO;
 	}
 	/* Still listed: its last launch passed the gate (xg_behind_cut())
@@ -285,6 +285,9 @@ int xg_launch(struct xal_cl_hwq *h, struct xal_cl_cmd *c)
 		}
 	}
 	h->cl->clFlush(h->queue);
+	/* Published with @launched (its store releases it). */
+	if (!atomic_load_explicit(&c->launched, memory_order_relaxed))
+		c->first_rc = c->rc;
 	atomic_store(&c->launched, 1);
 	if (c->ops->issued)
 		c->ops->issued(c, c->rc, c->ev);

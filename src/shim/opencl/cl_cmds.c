@@ -655,13 +655,13 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 	}
 	/* Refused by the driver at a launch before we returned: its answer,
 	 * guarded or not (no event, and nothing will run). */
-	if (xal_cl_cmd_launched(&k->c) && k->c.rc != CL_SUCCESS) {
-		rc = k->c.rc;
+	if (xal_cl_cmd_launched(&k->c) && k->c.first_rc != CL_SUCCESS) {
+		rc = k->c.first_rc;
 		goto out;
 	}
 	if (xal_cl_cmd_launched(&k->c) && !k->c.g.on) {
 		/* Launched before we returned: the driver's own answer. */
-		rc = k->c.rc;
+		rc = k->c.first_rc;
 		if (rc == CL_SUCCESS && event && k->c.ev &&
 		    cl_real.clRetainEvent(k->c.ev) == CL_SUCCESS)
 			*event = k->c.ev;

@@ -54,8 +54,9 @@ struct cl_proxy {
 	cl_event real;                  /* owned once launched */
 	cl_int rc;
 	struct cl_cb *cbs;              /* submitted/running callbacks, until launched */
-	/* The command's wait list while it is pending (references), to fail
-	 * it as the driver would once one of them failed (clp_doomed()). */
+	/* The command's wait list (references, kept unchanged until the
+	 * proxy goes, so that it is read without the lock), to fail it as
+	 * the driver would once one of them failed (clp_doomed()). */
 	cl_uint nwatch;
 	cl_event *watch;
 	struct cl_proxy **wproxy;       /* the proxies among them, else NULL */
@@ -75,7 +76,7 @@ static unsigned clp_hash(const void *p)
 
 /* --- records ---------------------------------------------------------------- */
 
-/* Drops the references to the wait list. p->lock held, or the last reference. */
+/* Drops the references to the wait list: at the last reference only. */
 static void clp_unwatch(struct cl_proxy *p)
 {
 	for (cl_uint i = 0; i < p->nwatch; i++) {
@@ -308,7 +309,6 @@ void cl_proxy_bind(struct cl_proxy *p, cl_event ev, cl_int rc, bool unlocked)
 	}
 	cbs = p->cbs;
 	p->cbs = NULL;
-	clp_unwatch(p);
 	pthread_cond_broadcast(&p->bound);
 	pthread_mutex_unlock(&p->lock);
 	/* A driver's callback thread runs them itself, once out of
@@ -341,18 +341,16 @@ static cl_int clp_event_status(cl_event ev, struct cl_proxy *w)
 	cl_int st = CL_QUEUED;
 
 	if (w) {
+		/* The driver is never called under a proxy's lock: an
+		 * application callback, which the driver runs holding an event
+		 * of its own locked, may ask about this proxy. */
 		pthread_mutex_lock(&w->lock);
 		if (w->state == CLP_FAILED)
 			st = w->rc < 0 ? w->rc : CL_INVALID_OPERATION;
-		else if (w->state == CLP_LAUNCHED)
-			ev = w->real;
-		else
-			ev = NULL;
-		if (ev && cl_real.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st),
-						 &st, NULL) != CL_SUCCESS)
-			st = CL_QUEUED;
+		ev = w->state == CLP_LAUNCHED ? w->real : NULL;  /* kept until @w goes */
 		pthread_mutex_unlock(&w->lock);
-		return st;
+		if (!ev)
+			return st;
 	}
 	if (cl_real.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL) !=
 	    CL_SUCCESS)
@@ -371,22 +369,29 @@ static cl_int clp_event_status(cl_event ev, struct cl_proxy *w)
  */
 static bool clp_doomed(struct cl_proxy *p)
 {
-	cl_int failed = 0;
+	cl_int failed = 0, rc;
 	struct cl_cb *cbs;
+	bool pending;
 
 	pthread_mutex_lock(&p->lock);
-	/* The wait list's proxies are older than @p: their locks nest inside. */
-	for (cl_uint i = 0; p->state == CLP_PENDING && i < p->nwatch && failed >= 0; i++)
+	pending = p->state == CLP_PENDING;
+	pthread_mutex_unlock(&p->lock);
+	/* The wait list stays as it was made until @p goes (clp_watch()):
+	 * read without the lock, which is never held around the driver. */
+	for (cl_uint i = 0; pending && i < p->nwatch && failed >= 0; i++)
 		failed = clp_event_status(p->watch[i], p->wproxy[i]);
-	if (p->state != CLP_PENDING || failed >= 0) {
+	if (!pending || failed >= 0)
+		return false;
+	rc = cl_event_failed_status(p->q->dev, failed);
+	pthread_mutex_lock(&p->lock);
+	if (p->state != CLP_PENDING) {
 		pthread_mutex_unlock(&p->lock);
 		return false;
 	}
 	p->state = CLP_FAILED;
-	p->rc = cl_event_failed_status(p->q->dev, failed);
+	p->rc = rc;
 	cbs = p->cbs;
 	p->cbs = NULL;
-	clp_unwatch(p);
 	pthread_cond_broadcast(&p->bound);
 	pthread_mutex_unlock(&p->lock);
 	while (cbs) {
@@ -493,9 +498,11 @@ static cl_event clp_wait_bound(struct cl_proxy *p)
 		if (poll_ns < 16000000)
 			poll_ns *= 2;
 	}
-	if (p->state == CLP_LAUNCHED && cl_real.clRetainEvent(p->real) == CL_SUCCESS)
-		real = p->real;
+	if (p->state == CLP_LAUNCHED)
+		real = p->real;         /* kept until @p goes */
 	pthread_mutex_unlock(&p->lock);
+	if (real && cl_real.clRetainEvent(real) != CL_SUCCESS)
+		real = NULL;
 	return real;
 }
 
