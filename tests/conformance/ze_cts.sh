@@ -19,8 +19,9 @@
 # libxsched-levelzero.so, the driver $BUILD/src/sim/ze/
 # libxsched-sim-ze.so, $BUILD/src/daemon/xschedd, $BUILD/tools/xschedctl).
 # --third-party: where level-zero-tests-*.tar.gz is ($XSCHED_THIRD_PARTY,
-# else /work/shared/third_party). --work: unpacked sources, their build
-# and the run logs (default $BUILD/ze-cts; the build is kept and reused).
+# else ../shared/third_party beside the checkout). --work: unpacked
+# sources, their build and the run logs (default $BUILD/ze-cts; the build
+# is kept and reused).
 # --set: which binaries (below). --modes: native always runs first; shim
 # is XSCHED_SCHEDULER=local, daemon a private xschedd (global mode).
 # --timeout: per case (default 30 s); a case still running then is a hang:
@@ -66,7 +67,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-third_party=${XSCHED_THIRD_PARTY:-/work/shared/third_party}
+third_party=${XSCHED_THIRD_PARTY:-$(cd "$here/../.." && pwd)/../shared/third_party}
 work=
 build=
 set_name=ci
@@ -438,12 +439,24 @@ awk -F'\t' -v modes="$modes" '
 		}
 	}' "$tsv"
 
+# Cases whose native verdict the scheduler is there to change: the
+# simulated device serves its queues round-robin, so natively a queue of
+# high priority does not finish first; under xsched's priority policy it
+# does. Accepted in that direction only (native fail, mode pass), and said.
+better_by_design=(
+	"test_cmdqueue CommandQueuePriorityTest.GivenConcurrentLogicalCommandQueuesWhenStartSynchronizedThenHighPriorityCompletesFirst"
+)
+
 ndiff=0
 echo
 for m in $modes; do
 	[[ $m == native ]] && continue
 	col=$(head -1 "$tsv" | tr '\t' '\n' | grep -nx "$m" | cut -d: -f1)
 	while IFS=$'\t' read -r b test vn vm; do
+		if [[ $vn == fail && $vm == pass && " ${better_by_design[*]} " == *" $b $test "* ]]; then
+			echo "BETTER (by design): $b $test: native $vn, $m $vm"
+			continue
+		fi
 		ndiff=$((ndiff + 1))
 		i=$(grep -nxF "$test" "$run/$b.cases" | head -1 | cut -d: -f1)
 		i=$((i - 1))
