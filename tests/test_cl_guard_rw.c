@@ -4,9 +4,10 @@
  * either spelling and any attributes, several per program, `void` and
  * empty parameter lists), what it leaves exactly as it was and why
  * (comments, strings, directives, kernels named elsewhere, prototypes,
- * macros in the signature, programs that redefine the prologue's names or
- * use its reserved ones), and that a rewrite only inserts: the original
- * text and its line numbers are all still there.
+ * macros in the signature, programs that redefine the prologue's names,
+ * use its reserved ones or make work-group copies), and that a rewrite
+ * only inserts: the original text and its line numbers are all still
+ * there.
  */
 #include "test_util.h"
 
@@ -205,6 +206,12 @@ static void whole_program_refusals(void **state)
 		"__kernel void k(__global int *p) { p[0] = 1; } /* unterminated\n",
 		"__kernel void k(__global char *p) { p[0] = 'x; }\n",
 		"int f(int x) { return x; }\n",
+		/* Work-group copies, in the kernel or in a helper (PoCL 3.1). */
+		"__kernel void k(__global int *g, __local int *l) {\n"
+		"  event_t e = async_work_group_copy(l, g, 4, 0); wait_group_events(1, &e); }\n",
+		"void h(__global int *g, __local int *l) { event_t e =\n"
+		"  async_work_group_strided_copy(l, g, 4, 2, 0); }\n"
+		"__kernel void k(__global int *g, __local int *l) { h(g, l); }\n",
 	};
 	struct clg_result r;
 

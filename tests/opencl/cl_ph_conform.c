@@ -5,13 +5,15 @@
  * calls that go to the driver at once (a map, a release) while earlier
  * work waits for a user event the application sets only afterwards,
  * enqueue errors of launches and transfers (also when the command waits
- * behind others), programs compiled and linked in pieces, and the
- * reference counts an application reads. Each prints what it saw (return
- * codes and statuses as numbers) for the line-by-line comparison with the
- * native run; none of it may hang.
+ * behind others), programs compiled and linked in pieces, the reference
+ * counts an application reads, and a kernel that copies between memories
+ * with async_work_group_copy after a barrier. Each prints what it saw
+ * (return codes and statuses as numbers) for the line-by-line comparison
+ * with the native run; none of it may hang.
  */
 #include "cl_prog.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static cl_event conf_user_event(void)
@@ -466,4 +468,69 @@ void ph_refcounts(void)
 	clReleaseCommandQueue(q);
 	clReleaseContext(c);
 	printf("refcounts: ok\n");
+}
+
+/* --- work-group copies ------------------------------------------------------------------ */
+
+/*
+ * The shape of the CTS's async_copy_local_to_global: each work-item fills
+ * its part of a local buffer, a barrier, then one async_work_group_copy of
+ * the group's part to global memory. PoCL 3.1 miscompiles such a kernel
+ * when anything returns before the barrier (the guardian's prologue did):
+ * the process died of SIGSEGV. The data must arrive whole.
+ */
+static const char group_copy_src[] =
+	"__kernel void group_copy(__global const uchar *src, __global uchar *dst,\n"
+	"                         __local uchar *buf, int per_group, int per_item)\n"
+	"{\n"
+	"  for (int i = 0; i < per_item; i++)\n"
+	"    buf[get_local_id(0) * per_item + i] = src[get_global_id(0) * per_item + i];\n"
+	"  barrier(CLK_LOCAL_MEM_FENCE);\n"
+	"  event_t e = async_work_group_copy(dst + per_group * get_group_id(0),\n"
+	"                                    (__local const uchar *)buf, (size_t)per_group, 0);\n"
+	"  wait_group_events(1, &e);\n"
+	"}\n";
+
+void ph_group_copy(void)
+{
+	enum { ITEMS = 64, GROUPS = 37, PER_ITEM = 13 };
+	size_t local = ITEMS, global = (size_t)ITEMS * GROUPS, n = global * PER_ITEM;
+	const char *src = group_copy_src;
+	int per_group = ITEMS * PER_ITEM, per_item = PER_ITEM;
+	unsigned char *in = malloc(n), *out = calloc(n, 1);
+	cl_int err;
+	cl_program p;
+	cl_kernel k;
+	cl_mem a, b;
+
+	if (!in || !out) {
+		printf("group_copy: MISMATCH out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		in[i] = (unsigned char)(i * 7 + 1);
+	p = clCreateProgramWithSource(clp.ctx, 1, &src, NULL, &err);
+	CK(err);
+	CK(clBuildProgram(p, 1, &clp.dev, "", NULL, NULL));
+	k = clCreateKernel(p, "group_copy", &err);
+	CK(err);
+	a = clCreateBuffer(clp.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n, in, &err);
+	CK(err);
+	b = clp_buffer(n);
+	CK(clSetKernelArg(k, 0, sizeof(a), &a));
+	CK(clSetKernelArg(k, 1, sizeof(b), &b));
+	CK(clSetKernelArg(k, 2, (size_t)per_group, NULL));
+	CK(clSetKernelArg(k, 3, sizeof(per_group), &per_group));
+	CK(clSetKernelArg(k, 4, sizeof(per_item), &per_item));
+	CK(clEnqueueNDRangeKernel(clp.q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+	CK(clEnqueueReadBuffer(clp.q, b, CL_TRUE, 0, n, out, 0, NULL, NULL));
+	if (clp_same("group_copy", "copied bytes", out, in, n))
+		printf("group_copy: ok\n");
+	clReleaseMemObject(a);
+	clReleaseMemObject(b);
+	clReleaseKernel(k);
+	clReleaseProgram(p);
+out:
+	free(in);
+	free(out);
 }

@@ -100,7 +100,7 @@ static const struct {
 	{ "release", ph_release }, { "legacy", ph_legacy }, { "threads", ph_threads },
 	{ "contexts", ph_contexts }, { "user_fail", ph_user_fail }, { "gated", ph_gated },
 	{ "enqueue_errors", ph_enqueue_errors }, { "host_flags", ph_host_flags },
-	{ "link", ph_link }, { "refcounts", ph_refcounts },
+	{ "link", ph_link }, { "refcounts", ph_refcounts }, { "group_copy", ph_group_copy },
 };
 
 cl_kernel clp_kernel(const char *name)

@@ -134,5 +134,6 @@ void ph_enqueue_errors(void);
 void ph_host_flags(void);
 void ph_link(void);
 void ph_refcounts(void);
+void ph_group_copy(void);
 
 #endif

@@ -363,6 +363,26 @@ static size_t scan_kernel(const struct lex *l, size_t i, const char *prologue, s
 	return body + 1;
 }
 
+/*
+ * The work-group copies. PoCL 3.1 miscompiles a kernel that leaves early
+ * (a return, even one every work-item of the group takes) before a barrier
+ * that precedes one of them: the copy runs past its buffer and the program
+ * dies (SIGSEGV; the CTS's test_basic async_copy_local_to_global). A call
+ * may sit in a helper function, so a program naming one anywhere is left
+ * as it is, on every device: Lv1 still holds its launches back.
+ */
+static const char *const clg_group_copies[] = {
+	"async_work_group_copy", "async_work_group_strided_copy", "wait_group_events",
+};
+
+static bool clg_is_group_copy(const struct lex *l, size_t i)
+{
+	for (size_t k = 0; k < sizeof(clg_group_copies) / sizeof(clg_group_copies[0]); k++)
+		if (tok_is(l, i, clg_group_copies[k]))
+			return true;
+	return false;
+}
+
 /* The program-wide reason not to rewrite anything, or NULL. */
 static const char *scan_program(const struct lex *l, bool *macro_kernel)
 {
@@ -382,6 +402,9 @@ static const char *scan_program(const struct lex *l, bool *macro_kernel)
 		    l->t[i + 1].dir_id == t->dir_id && l->t[i + 1].kind == T_IDENT &&
 		    clg_is_used(l->s + l->t[i + 1].pos, l->t[i + 1].len))
 			why = "it redefines a name the guardian uses";
+		if (!why && clg_is_group_copy(l, i))
+			why = "it makes work-group copies (async_work_group_copy), which PoCL "
+			      "miscompiles after an early return";
 	}
 	return why;
 }
