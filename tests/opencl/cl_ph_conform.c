@@ -6,13 +6,15 @@
  * work waits for a user event the application sets only afterwards,
  * enqueue errors of launches and transfers (also when the command waits
  * behind others), programs compiled and linked in pieces, the reference
- * counts an application reads, and a kernel that copies between memories
- * with async_work_group_copy after a barrier. Each prints what it saw
+ * counts an application reads, a kernel that copies between memories
+ * with async_work_group_copy after a barrier, and threads that release
+ * their queues while others release buffers. Each prints what it saw
  * (return codes and statuses as numbers) for the line-by-line comparison
  * with the native run; none of it may hang.
  */
 #include "cl_prog.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -533,4 +535,62 @@ void ph_group_copy(void)
 out:
 	free(in);
 	free(out);
+}
+
+/* --- a release while another thread releases its queue ----------------------------- */
+
+/*
+ * The shape of the CTS's unload_build_threaded: threads that each create a
+ * queue, use it and release it, over and over, while the others release
+ * buffers. A buffer's release looks at every queue (what it names must
+ * go to the driver first); a queue that another thread released meanwhile
+ * was freed under it (a use after free: SIGSEGV or a corrupted heap).
+ * Every thread's data must come back.
+ */
+enum { RACE_THREADS = 3, RACE_ROUNDS = 300, RACE_N = 64 };
+
+struct race {
+	pthread_t t;
+	cl_uint seed;
+	int ok;
+};
+
+static void *race_main(void *arg)
+{
+	struct race *r = arg;
+	cl_uint in[RACE_N], out[RACE_N];
+
+	r->ok = 1;
+	for (int i = 0; i < RACE_ROUNDS && r->ok; i++) {
+		cl_command_queue q = clp_queue(0);
+		cl_mem m = clp_buffer(sizeof(in));
+
+		clp_iota(in, RACE_N, r->seed + (cl_uint)i);
+		clp_write(q, m, in, RACE_N);
+		clp_read(q, m, out, RACE_N);
+		r->ok = !memcmp(in, out, sizeof(in));
+		CK(clReleaseMemObject(m));
+		CK(clReleaseCommandQueue(q));
+	}
+	return NULL;
+}
+
+void ph_release_race(void)
+{
+	struct race r[RACE_THREADS];
+	int ok = 1;
+
+	for (int i = 0; i < RACE_THREADS; i++) {
+		r[i].seed = 1000u * (cl_uint)i;
+		if (pthread_create(&r[i].t, NULL, race_main, &r[i])) {
+			printf("release_race: MISMATCH pthread_create\n");
+			exit(1);
+		}
+	}
+	for (int i = 0; i < RACE_THREADS; i++) {
+		pthread_join(r[i].t, NULL);
+		ok &= clp_check("release_race", r[i].ok, "thread %d: data", i);
+	}
+	if (ok)
+		printf("release_race: ok\n");
 }

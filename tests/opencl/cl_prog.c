@@ -101,6 +101,7 @@ static const struct {
 	{ "contexts", ph_contexts }, { "user_fail", ph_user_fail }, { "gated", ph_gated },
 	{ "enqueue_errors", ph_enqueue_errors }, { "host_flags", ph_host_flags },
 	{ "link", ph_link }, { "refcounts", ph_refcounts }, { "group_copy", ph_group_copy },
+	{ "release_race", ph_release_race },
 };
 
 cl_kernel clp_kernel(const char *name)

@@ -135,5 +135,6 @@ void ph_host_flags(void);
 void ph_link(void);
 void ph_refcounts(void);
 void ph_group_copy(void);
+void ph_release_race(void);
 
 #endif

@@ -121,42 +121,69 @@ static void clq_write_stats(void)
 }
 
 /*
- * The scheduled queues (at most @max) into @list. The table lock is not
+ * A snapshot of the scheduled queues, each held (cl_q.holds) until
+ * clq_unhold(): a queue that another thread releases meanwhile is freed
+ * only once nobody holds it (clq_destroy_held()). The table lock is not
  * held while calling into them: launches take it under an XQueue lock
  * (cl_q_kick_all()), so the reverse order must never happen.
  */
 struct clq_list {
 	struct cl_q **q;
-	size_t n, max;
+	size_t n, cap;
+	bool short_of_memory;
 };
 
 static bool clq_take(struct shim_map_node *n, void *arg)
 {
 	struct clq_list *l = arg;
+	struct cl_q *q = (struct cl_q *)n;
 
-	l->q[l->n++] = (struct cl_q *)n;
-	return l->n < l->max;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct cl_q **more = realloc(l->q, cap * sizeof(*more));
+
+		if (!more) {
+			l->short_of_memory = true;
+			return false;
+		}
+		l->q = more;
+		l->cap = cap;
+	}
+	atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
+	l->q[l->n++] = q;
+	return true;
 }
 
-static size_t clq_snapshot(struct cl_q **list, size_t max)
+/*
+ * Every scheduled queue into @l, held. Out of memory, those it could list
+ * (said once): a caller then misses some queues, as it would miss one
+ * created after the snapshot.
+ */
+static void clq_snapshot(struct clq_list *l)
 {
-	struct clq_list l = { .q = list, .max = max };
-
-	if (max)
-		shim_map_each(&clq_table, clq_take, &l);
-	return l.n;
+	*l = (struct clq_list){ 0 };
+	shim_map_each(&clq_table, clq_take, l);
+	if (l->short_of_memory)
+		XLOG_ONCE(XLOG_WARN, "OpenCL shim: out of memory listing its %zu+ queues: a "
+			  "release or exit looked at those it could list", l->n);
 }
 
-#define CLQ_SNAPSHOT_MAX 256
+static void clq_unhold(struct clq_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		atomic_fetch_sub_explicit(&l->q[i]->holds, 1, memory_order_release);
+	free(l->q);
+}
 
 static void clq_reap_at_exit(void)
 {
-	struct cl_q *list[CLQ_SNAPSHOT_MAX];
-	size_t n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
+	struct clq_list l;
 
 	clq_write_stats();
-	for (size_t i = 0; i < n; i++)
-		xq_reap(list[i]->xq);
+	clq_snapshot(&l);
+	for (size_t i = 0; i < l.n; i++)
+		xq_reap(l.q[i]->xq);
+	clq_unhold(&l);
 }
 
 static void clq_reap_register(void)
@@ -347,6 +374,10 @@ static void *clq_destroy_main(void *arg)
 	if (*pp)
 		*pp = q->retire_next;
 	pthread_mutex_unlock(&retire_lock);
+	/* Out of the table, so no new snapshot holds it: those that do
+	 * finish what they do with it (never waiting for the application). */
+	while (atomic_load_explicit(&q->holds, memory_order_acquire))
+		sched_yield();
 	clq_destroy(q);
 	return NULL;
 }
@@ -365,11 +396,14 @@ static void clq_retire(struct cl_q *q)
 
 	shim_map_remove(&clq_table, q->queue);
 	xq_stats(q->xq, &st);
-	if (!st.pending && !st.in_flight) {
-		/* Nothing left (the usual case, and the only one at exit,
-		 * where a thread would race the driver's teardown): at once.
-		 * Work in flight may wait for the application (a user event),
-		 * so it is never waited for here. */
+	if (!st.pending && !st.in_flight &&
+	    !atomic_load_explicit(&q->holds, memory_order_acquire)) {
+		/* Nothing left and nobody else looking at it (the usual case,
+		 * and the only one at exit, where a thread would race the
+		 * driver's teardown): at once. Work in flight may wait for the
+		 * application (a user event), and a snapshot of another thread
+		 * (a release settling queues) may be using it: neither is
+		 * waited for here, the thread below does. */
 		clq_destroy(q);
 		return;
 	}
@@ -463,17 +497,17 @@ static void clq_release_settle(struct cl_q *q, const void *obj)
  */
 static void clq_release_prepare(const void *obj)
 {
-	struct cl_q *list[CLQ_SNAPSHOT_MAX];
-	size_t n;
+	struct clq_list l;
 
 	if (!atomic_load(&clq_live))
 		return;
-	/* Queues are destroyed after their last release only, which cannot
-	 * race with the application's own use of them here; released ones
-	 * are looked at under the lock that their threads take to go. */
-	n = clq_snapshot(list, CLQ_SNAPSHOT_MAX);
-	for (size_t i = 0; i < n; i++)
-		clq_release_settle(list[i], obj);
+	/* Another thread may release any of these queues meanwhile: the
+	 * snapshot holds them. Released ones are looked at under the lock
+	 * that their threads take to go. */
+	clq_snapshot(&l);
+	for (size_t i = 0; i < l.n; i++)
+		clq_release_settle(l.q[i], obj);
+	clq_unhold(&l);
 	pthread_mutex_lock(&retire_lock);
 	for (struct cl_q *q = retiring; q; q = q->retire_next)
 		clq_release_settle(q, obj);

@@ -63,6 +63,7 @@ struct cl_q {
 	_Atomic int app_refs;           /* the application's references */
 	_Atomic int lv;                 /* 0, or the level its kernels gave it */
 	_Atomic int forcing;            /* threads in cl_q_settle(): no cross-queue gate */
+	_Atomic int holds;              /* snapshots holding it (cl_queues.c): not freed */
 	struct cl_q *retire_next;       /* released, its work still launching (cl_queues.c) */
 	char why[192];                  /* why level 1, once set (cl_q_note_kernel()) */
 };
