@@ -74,7 +74,8 @@
 # counts, seconds), then every subtest whose verdict differs from native
 # (suite, subtest, native verdict, mode's verdict, its log); the results
 # directory (WORK/results/DATE-PID) holds results.tsv (suite, subtest, mode,
-# verdict, seconds), summary.txt, and per subtest and mode a directory with
+# verdict, seconds), summary.txt, table.md (the results as a Markdown table
+# per suite, tests/conformance/cts_table.sh), and per subtest and mode a directory with
 # its log, results file and the shim's XSCHED_OPENCL_STATS file. A shim mode
 # in which no subtest of a suite scheduled a queue counts as a difference
 # (the shim was not in the way), so does xschedd dying.
@@ -87,7 +88,8 @@
 # suites build in about 2.5 minutes (Debug; Release about 7); the ci set
 # (511 subtests) runs in about 25 minutes for the four modes when nothing
 # hangs (native 8, guard 9 on a cold cache for the guardian's programs,
-# noguard and daemon 4 each on a warm one); each hang adds its time-out.
+# noguard and daemon 4 each on a warm one; 23 minutes measured with PoCL's
+# cache warm for native); each hang adds its time-out.
 # The full set takes about 85 minutes natively, more than 3 hours for all
 # four modes.
 # Functions reached through trap look unreachable to shellcheck.
@@ -674,7 +676,8 @@ if [[ $ndiff -gt 0 ]]; then
 	printf '%-28s %-44s %-6s %-8s %-6s %s\n' suite subtest native mode result log
 	cat "$res/differences.txt"
 fi
-echo "run time: $total s; results: $res/results.tsv"
+"$here/cts_table.sh" "$res/results.tsv" >"$res/table.md" 2>/dev/null
+echo "run time: $total s; results: $res/results.tsv (as a table: $res/table.md)"
 if [[ $ndiff -gt 0 || $problems -gt 0 || $build_failures -gt 0 ]]; then
 	exit 1
 fi
