@@ -4,7 +4,7 @@
  * that share a bucket; insert replaces a record left under the same key
  * and hands it back, add keeps the first and hands it back; remove takes
  * out only its key; iteration visits every record once and stops when
- * told; and concurrent lookups see a record either whole or not at all
+ * told, also after removals emptied buckets; and concurrent lookups see a record either whole or not at all
  * while other threads insert and remove (run under TSan in CI).
  */
 #include "test_util.h"
@@ -115,6 +115,45 @@ static void map_each_visits_all_and_stops(void **state)
 	assert_int_equal(v.calls, 10);
 }
 
+/*
+ * Iteration skips empty buckets (shim_map.used): after removals that empty
+ * some buckets and thin others, and a replace, it still visits exactly the
+ * records left; none once all are gone, and those put back.
+ */
+static void map_each_after_removals(void **state)
+{
+	enum { N = 600 };
+	static struct shim_map m = SHIM_MAP_INIT;
+	static struct rec r[N], again;
+	struct visit v = { .stop_after = -1 };
+	int left = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		r[i].id = i % 64;
+		shim_map_insert(&m, &r[i].node, handle((uintptr_t)i));
+	}
+	for (int i = 0; i < N; i++)
+		if (i % 3 && shim_map_remove(&m, handle((uintptr_t)i)) != &r[i].node)
+			fail_msg("record %d not removed", i);
+	for (int i = 0; i < N; i += 3)
+		left++;
+	again.id = 0;
+	assert_ptr_equal(shim_map_insert(&m, &again.node, handle(0)), &r[0].node);
+	shim_map_each(&m, count_visit, &v);
+	assert_int_equal(v.calls, left);
+	for (int i = 0; i < N; i += 3)
+		shim_map_remove(&m, handle((uintptr_t)i));
+	v = (struct visit){ .stop_after = -1 };
+	shim_map_each(&m, count_visit, &v);
+	assert_int_equal(v.calls, 0);
+	for (int i = 0; i < 5; i++)
+		shim_map_insert(&m, &r[i].node, handle((uintptr_t)i * 97));
+	v = (struct visit){ .stop_after = -1 };
+	shim_map_each(&m, count_visit, &v);
+	assert_int_equal(v.calls, 5);
+}
+
 #define RACE_KEYS 64
 #define RACE_ROUNDS 2000
 
@@ -172,6 +211,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(map_find_insert_remove),
 	cmocka_unit_test(map_insert_replaces_add_keeps),
 	cmocka_unit_test(map_each_visits_all_and_stops),
+	cmocka_unit_test(map_each_after_removals),
 	cmocka_unit_test(map_lookups_during_changes),
 };
 

@@ -24,6 +24,17 @@ static void shim_map_push(struct shim_map *m, struct shim_map_node *n, const voi
 	n->key = key;
 	n->next = m->b[b];
 	m->b[b] = n;
+	m->used[b / 64] |= UINT64_C(1) << (b % 64);
+}
+
+/* Unlinks the record at *@pp, in @key's bucket. */
+static void shim_map_unlink(struct shim_map *m, struct shim_map_node **pp, const void *key)
+{
+	unsigned b = shim_map_hash(key);
+
+	*pp = (*pp)->next;
+	if (!m->b[b])
+		m->used[b / 64] &= ~(UINT64_C(1) << (b % 64));
 }
 
 struct shim_map_node *shim_map_find(struct shim_map *m, const void *key)
@@ -45,7 +56,7 @@ struct shim_map_node *shim_map_insert(struct shim_map *m, struct shim_map_node *
 	pp = shim_map_slot(m, key);
 	old = *pp;
 	if (old)
-		*pp = old->next;
+		shim_map_unlink(m, pp, key);
 	shim_map_push(m, n, key);
 	pthread_rwlock_unlock(&m->lock);
 	return old;
@@ -72,7 +83,7 @@ struct shim_map_node *shim_map_remove(struct shim_map *m, const void *key)
 	pp = shim_map_slot(m, key);
 	n = *pp;
 	if (n)
-		*pp = n->next;
+		shim_map_unlink(m, pp, key);
 	pthread_rwlock_unlock(&m->lock);
 	return n;
 }
@@ -80,10 +91,12 @@ struct shim_map_node *shim_map_remove(struct shim_map *m, const void *key)
 void shim_map_each_locked(const struct shim_map *m,
 			  bool (*fn)(struct shim_map_node *n, void *arg), void *arg)
 {
-	for (unsigned i = 0; i < SHIM_MAP_BUCKETS; i++)
-		for (struct shim_map_node *n = m->b[i]; n; n = n->next)
-			if (!fn(n, arg))
-				return;
+	for (unsigned w = 0; w < SHIM_MAP_BUCKETS / 64; w++)
+		for (uint64_t bits = m->used[w]; bits; bits &= bits - 1)
+			for (struct shim_map_node *n = m->b[w * 64 + (unsigned)__builtin_ctzll(bits)];
+			     n; n = n->next)
+				if (!fn(n, arg))
+					return;
 }
 
 void shim_map_each(struct shim_map *m, bool (*fn)(struct shim_map_node *n, void *arg),

@@ -25,7 +25,13 @@ struct shim_map_node {
 struct shim_map {
 	pthread_rwlock_t lock;
 	struct shim_map_node *b[SHIM_MAP_BUCKETS];
+	/* Which buckets hold a record: a walk of a map of a few records
+	 * (shim_map_each(), on every event an OpenCL launch binds) reads
+	 * four words, not 256 bucket heads. */
+	uint64_t used[SHIM_MAP_BUCKETS / 64];
 };
+
+_Static_assert(SHIM_MAP_BUCKETS % 64 == 0, "shim_map.used: whole words");
 
 #define SHIM_MAP_INIT { .lock = PTHREAD_RWLOCK_INITIALIZER }
 
