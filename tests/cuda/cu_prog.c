@@ -6,7 +6,8 @@
  * events, the legacy default stream against blocking streams, per-thread
  * default streams), the asynchronous-copy semantics of pageable memory,
  * events, host functions, graphs from stream capture, errors and bad input,
- * streams the shim did not see created and green contexts.
+ * streams the shim did not see created, green contexts, and a context's
+ * synchronisation while other threads destroy their streams.
  * The data kernels of the simulated driver (sf_fill, sf_inc, sf_scale,
  * sf_checksum) make any reordering visible as a different checksum.
  *
@@ -17,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,6 +506,59 @@ static void phase_capture_mt(void)
 }
 
 /*
+ * cuCtxSynchronize on one thread while others create a stream, use it and
+ * destroy it, over and over: the shim's context synchronisation waits on
+ * the queues of the context's streams, and a queue that another thread's
+ * destroy freed meanwhile was used after free (ASan; a crash). Each
+ * thread's data must come back.
+ */
+enum { RACE_THREADS = 2, RACE_ROUNDS = 200 };
+
+static _Atomic int race_done;
+
+static void *race_stream_main(void *arg)
+{
+	CUdeviceptr p = *(CUdeviceptr *)arg;
+	CUstream s;
+
+	CK(cuCtxSetCurrent(ctx_main));
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		/* One fill per stream, the same value: what the streams of
+		 * different rounds, unordered, leave does not depend on their
+		 * order. The destroy finds it pending. */
+		CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+		fill(s, p, 7);
+		CK(cuStreamDestroy_v2(s));
+	}
+	CK(cuCtxSynchronize());
+	atomic_fetch_add(&race_done, 1);
+	return NULL;
+}
+
+static void phase_sync_race(void)
+{
+	CUdeviceptr p[RACE_THREADS];
+	pthread_t t[RACE_THREADS];
+	unsigned long long sum[RACE_THREADS];
+
+	for (int i = 0; i < RACE_THREADS; i++) {
+		CK(cuMemAlloc_v2(&p[i], N * 4));
+		if (pthread_create(&t[i], NULL, race_stream_main, &p[i])) {
+			printf("sync_race no thread\n");
+			exit(1);
+		}
+	}
+	while (atomic_load(&race_done) < RACE_THREADS)
+		CK(cuCtxSynchronize());
+	for (int i = 0; i < RACE_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		sum[i] = checksum(p[i]);
+		CK(cuMemFree_v2(p[i]));
+	}
+	printf("sync_race %llx %llx\n", sum[0], sum[1]);
+}
+
+/*
  * fork() while a stream has buffered work: the child sees the driver as
  * natively (the shim steps aside in it) and the parent's work completes.
  */
@@ -705,7 +760,7 @@ int main(int argc, char **argv)
 		{ "deps", phase_deps }, { "copy2d", phase_copy2d },
 		{ "capture_mt", phase_capture_mt },
 		{ "adopt", phase_adopt }, { "green", phase_green },
-		{ "fork", phase_fork },
+		{ "fork", phase_fork }, { "sync_race", phase_sync_race },
 		{ "shim", phase_shim },
 	};
 	CUmodule m;

@@ -21,9 +21,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct cs_ctx {
 	struct cs_ctx *next;
@@ -115,6 +118,26 @@ static void cs_queue_fini(struct cs_queue *q)
 	q->hwq->ops->hwq_destroy(q->hwq);
 	q->xq = NULL;
 	q->hwq = NULL;
+}
+
+static void cs_unhold(struct cs_queue *q)
+{
+	atomic_fetch_sub_explicit(&q->holds, 1, memory_order_release);
+}
+
+/*
+ * Until no collection holds @q (taken out of the stream map, so none can
+ * take it any more). A holder waits at most for the work of the queues it
+ * collected, which reaches the device without the application's help.
+ */
+static void cs_wait_unheld(struct cs_queue *q)
+{
+	for (unsigned i = 0; atomic_load_explicit(&q->holds, memory_order_acquire); i++) {
+		if (i < 64)
+			sched_yield();
+		else
+			usleep(100);
+	}
 }
 
 static struct cs_ctx *cs_ctx_find(CUcontext ctx)
@@ -425,6 +448,7 @@ static CUresult cs_stream_retire(struct cs_stream *s)
 		struct cs_queue *q = atomic_load(&s->q);
 
 		if (q) {
+			cs_wait_unheld(q);
 			cs_queue_fini(q);
 			ev_queue_gone(q);
 			free(q);
@@ -480,33 +504,38 @@ CUresult cs_flush(struct cs_stream *s)
 	return cs_error(s);
 }
 
-/* Appends @q to the array *@qs of *@n (grown as needed); false without memory. */
-static bool cs_xqs_add(struct xq ***qs, size_t *n, size_t *cap, struct xq *q)
+/*
+ * Appends @q to the array *@qs of *@n (grown as needed) and holds it
+ * (cs_queue.holds) until cs_unhold(); false without memory.
+ */
+static bool cs_qs_add(struct cs_queue ***qs, size_t *n, size_t *cap, struct cs_queue *q)
 {
 	if (*n == *cap) {
 		size_t c = *cap ? 2 * *cap : 16;
-		struct xq **grown = realloc(*qs, c * sizeof(**qs));
+		struct cs_queue **grown = realloc(*qs, c * sizeof(**qs));
 
 		if (!grown)
 			return false;
 		*qs = grown;
 		*cap = c;
 	}
+	atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
 	(*qs)[(*n)++] = q;
 	return true;
 }
 
 /*
- * The own queues of the streams of every context @match accepts (or of @only
- * if @match is NULL), into a malloc()ed array. Queues are only destroyed
- * with their stream, by the application: working on a context while
- * destroying its streams is its race.
+ * The queues of the streams of every context @match accepts (or of @only
+ * if @match is NULL) and those contexts' own, held, into a malloc()ed
+ * array: another thread may destroy one of those streams meanwhile (its
+ * own, natively no race with this one), and its queue then goes once
+ * nobody holds it (cs_stream_retire()).
  */
 struct cs_collect {
 	const struct cs_ctx *only;
 	cs_ctx_match_fn *match;
 	const void *arg;
-	struct xq **qs;
+	struct cs_queue **qs;
 	size_t n, cap;
 };
 
@@ -521,20 +550,20 @@ static bool cs_collect_stream(struct shim_map_node *node, void *arg)
 		return true;
 	if (w->match ? w->match(s->ctx->ctx, s->ctx->primary, s->ctx->green, w->arg) :
 		       s->ctx == w->only)
-		return cs_xqs_add(&w->qs, &w->n, &w->cap, q->xq);
+		return cs_qs_add(&w->qs, &w->n, &w->cap, q);
 	return true;
 }
 
-static struct xq **cs_ctx_queues(const struct cs_ctx *only, cs_ctx_match_fn *match,
-				 const void *arg, size_t *count)
+static struct cs_queue **cs_ctx_queues(const struct cs_ctx *only, cs_ctx_match_fn *match,
+				       const void *arg, size_t *count)
 {
 	struct cs_collect w = { .only = only, .match = match, .arg = arg };
 	bool ok = true;
 
 	pthread_rwlock_rdlock(&cs_lock);
-	for (const struct cs_ctx *c = cs_ctxs; match && ok && c; c = c->next)
+	for (struct cs_ctx *c = cs_ctxs; match && ok && c; c = c->next)
 		if (match(c->ctx, c->primary, c->green, arg))
-			ok = cs_xqs_add(&w.qs, &w.n, &w.cap, c->group.xq);
+			ok = cs_qs_add(&w.qs, &w.n, &w.cap, &c->group);
 	if (ok)
 		shim_map_each(&cs_streams, cs_collect_stream, &w);
 	pthread_rwlock_unlock(&cs_lock);
@@ -546,7 +575,7 @@ CUresult cs_ctx_sync(void)
 {
 	struct cs_ctx *c = cs_ctx_current();
 	CUresult rc = CUDA_SUCCESS;
-	struct xq **qs;
+	struct cs_queue **qs;
 	size_t n, i;
 
 	if (!c)
@@ -554,8 +583,10 @@ CUresult cs_ctx_sync(void)
 	qs = cs_ctx_queues(c, NULL, NULL, &n);
 	if (xq_wait_all(c->group.xq) < 0)
 		rc = xal_cuda_hwq_error(c->group.hwq);
-	for (i = 0; i < n; i++)
-		xq_wait_all(qs[i]);
+	for (i = 0; i < n; i++) {
+		xq_wait_all(qs[i]->xq);
+		cs_unhold(qs[i]);
+	}
 	free(qs);
 	return rc;
 }
@@ -563,10 +594,12 @@ CUresult cs_ctx_sync(void)
 void cs_ctx_flush(cs_ctx_match_fn *match, const void *arg)
 {
 	size_t n, i;
-	struct xq **qs = cs_ctx_queues(NULL, match, arg, &n);
+	struct cs_queue **qs = cs_ctx_queues(NULL, match, arg, &n);
 
-	for (i = 0; i < n; i++)
-		xq_flush(qs[i]);
+	for (i = 0; i < n; i++) {
+		xq_flush(qs[i]->xq);
+		cs_unhold(qs[i]);
+	}
 	free(qs);
 }
 

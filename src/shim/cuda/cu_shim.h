@@ -28,6 +28,7 @@ struct xal_hwq;
 struct cs_queue {
 	struct xq *xq;
 	struct xal_hwq *hwq;
+	_Atomic int holds;      /* collections using it (cu_queues.c): not destroyed */
 };
 
 /* The real driver's functions the shim calls (resolved by cu_load()). */
