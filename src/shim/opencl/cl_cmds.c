@@ -418,8 +418,10 @@ static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 			      k->reject ? k->reject :
 			      k->wait_failed ? cl_event_failed_status(k->q->dev, k->wait_failed) :
 			      rc, false);
-	/* The driver holds what it needs now. */
-	clc_drop_waits(k);
+	/* The driver holds what it needs now; the submitter may still be
+	 * copying them into a proxy (cl_cmd_submit()): then clc_fini(). */
+	if (!atomic_load(&k->submitting))
+		clc_drop_waits(k);
 	cl_kernel_snap_free(k->snap);
 	k->snap = NULL;
 }
@@ -631,6 +633,8 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 	}
 	k->c.want_event = event || blocking;
 	atomic_fetch_add_explicit(&cl_stat_cmds, 1, memory_order_relaxed);
+	/* From here the launch may run on another thread at any moment. */
+	atomic_store(&k->submitting, true);
 	if (xq_submit(q->xq, &k->c.base, &seq) < 0) {
 		xal_cl_cmd_put(&k->c);
 		return CL_INVALID_COMMAND_QUEUE;
@@ -691,6 +695,7 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 	if (rc == CL_SUCCESS && k->c.ev && cl_real.clRetainEvent(k->c.ev) == CL_SUCCESS)
 		*event = k->c.ev;
 out:
+	atomic_store(&k->submitting, false);
 	xal_cl_cmd_put(&k->c);
 	return rc;
 }

@@ -27,6 +27,7 @@ struct cl_cmd {
 	cl_event *wait;                 /* events referenced (ours) */
 	struct cl_proxy **wproxy;       /* the proxies among them, else NULL */
 	_Atomic uintptr_t link;         /* 0, CLC_LAUNCHED or the proxy */
+	_Atomic bool submitting;        /* cl_cmd_submit() may still read wait, wproxy */
 	cl_int reject;                  /* refused when deferred */
 	cl_int wait_failed;             /* the status of a wait-list event that had failed
 					 * when it was issued (then refused), else 0 */
