@@ -123,7 +123,7 @@ static void clq_write_stats(void)
 /*
  * A snapshot of the scheduled queues, each held (cl_q.holds) until
  * clq_unhold(): a queue that another thread releases meanwhile is freed
- * only once nobody holds it (clq_destroy_held()). The table lock is not
+ * only once nobody holds it (clq_retire()). The table lock is not
  * held while calling into them: launches take it under an XQueue lock
  * (cl_q_kick_all()), so the reverse order must never happen.
  */
