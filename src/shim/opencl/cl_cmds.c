@@ -420,7 +420,7 @@ static void clc_issued(struct xal_cl_cmd *c, cl_int rc, cl_event ev)
 			      rc, false);
 	/* The driver holds what it needs now; the submitter may still be
 	 * copying them into a proxy (cl_cmd_submit()): then clc_fini(). */
-	if (!atomic_load(&k->submitting))
+	if (!atomic_load_explicit(&k->submitting, memory_order_acquire))
 		clc_drop_waits(k);
 	cl_kernel_snap_free(k->snap);
 	k->snap = NULL;
@@ -633,8 +633,9 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 	}
 	k->c.want_event = event || blocking;
 	atomic_fetch_add_explicit(&cl_stat_cmds, 1, memory_order_relaxed);
-	/* From here the launch may run on another thread at any moment. */
-	atomic_store(&k->submitting, true);
+	/* From here the launch may run on another thread at any moment
+	 * (xq_submit()'s lock publishes this store to that thread). */
+	atomic_store_explicit(&k->submitting, true, memory_order_relaxed);
 	if (xq_submit(q->xq, &k->c.base, &seq) < 0) {
 		xal_cl_cmd_put(&k->c);
 		return CL_INVALID_COMMAND_QUEUE;
@@ -695,7 +696,7 @@ cl_int cl_cmd_submit(struct cl_cmd *k, cl_uint nwait, const cl_event *wait, cl_e
 	if (rc == CL_SUCCESS && k->c.ev && cl_real.clRetainEvent(k->c.ev) == CL_SUCCESS)
 		*event = k->c.ev;
 out:
-	atomic_store(&k->submitting, false);
+	atomic_store_explicit(&k->submitting, false, memory_order_release);
 	xal_cl_cmd_put(&k->c);
 	return rc;
 }
