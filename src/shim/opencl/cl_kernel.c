@@ -53,6 +53,7 @@ struct clk_rec {
 	cl_kernel kernel;               /* the application's */
 	_Atomic int refs;               /* the table's and each snapshot's */
 	int app_refs;                   /* the application's references */
+	int snap_refs;                  /* snapshots' references on @kernel (bucket lock) */
 	bool dead;                      /* out of the table */
 	cl_program program;
 	char *name;
@@ -471,6 +472,23 @@ XS_CL_HOOK cl_int clReleaseKernel(cl_kernel k)
 	return cl_real.clReleaseKernel(k);
 }
 
+cl_int cl_kernel_app_refs(cl_kernel k, cl_uint *out)
+{
+	unsigned b = clk_hash(k);
+	struct clk_rec *r;
+	cl_uint n = 0;
+	cl_int rc;
+
+	pthread_mutex_lock(&clk_table[b].lock);
+	rc = cl_real.clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof(n), &n, NULL);
+	r = rc == CL_SUCCESS ? clk_find(b, k) : NULL;
+	if (r && n > (cl_uint)r->snap_refs)
+		n -= (cl_uint)r->snap_refs;
+	pthread_mutex_unlock(&clk_table[b].lock);
+	*out = n;
+	return rc;
+}
+
 /* --- snapshots --------------------------------------------------------------- */
 
 cl_int cl_kernel_snapshot(cl_kernel k, struct clk_snap **out)
@@ -508,12 +526,15 @@ cl_int cl_kernel_snapshot(cl_kernel k, struct clk_snap **out)
 		memcpy(s->exec_param, r->exec_param, sizeof(s->exec_param));
 		atomic_fetch_add(&r->refs, 1);
 		s->r = r;
+		/* Under the lock that cl_kernel_app_refs() reads it with. */
+		if (cl_real.clRetainKernel(k) == CL_SUCCESS) {
+			s->app = k;
+			r->snap_refs++;
+		}
 	}
 	pthread_mutex_unlock(&clk_table[b].lock);
 	if (fresh)
 		clk_unref(fresh);
-	if (rc == CL_SUCCESS && cl_real.clRetainKernel(k) == CL_SUCCESS)
-		s->app = k;
 	if (rc != CL_SUCCESS) {
 		cl_kernel_snap_free(s);
 		return rc;
@@ -623,8 +644,14 @@ void cl_kernel_snap_free(struct clk_snap *s)
 	if (!s)
 		return;
 	cl_kernel_snap_unbind(s);
-	if (s->app)
+	if (s->app) {
+		unsigned b = clk_hash(s->r->kernel);
+
+		pthread_mutex_lock(&clk_table[b].lock);
+		s->r->snap_refs--;
 		cl_real.clReleaseKernel(s->app);
+		pthread_mutex_unlock(&clk_table[b].lock);
+	}
 	if (s->r)
 		clk_unref(s->r);
 	free(s->args);

@@ -250,6 +250,14 @@ void cl_kernel_snap_free(struct clk_snap *s);
 void cl_kernel_snap_unbind(struct clk_snap *s);
 
 /*
+ * CL_KERNEL_REFERENCE_COUNT of @k as the application counts it: the
+ * driver's count less the references buffered launches hold until they
+ * end (which may be a moment after the application's clFinish returns).
+ * Into *@out; returns the driver's answer. Any thread.
+ */
+cl_int cl_kernel_app_refs(cl_kernel k, cl_uint *out);
+
+/*
  * The index of the guardian's first hidden argument of @k, or -1 when @k
  * carries no guardian (or the shim has no record of it); into *@app_prog
  * (if not NULL, and only when instrumented) the application's program to

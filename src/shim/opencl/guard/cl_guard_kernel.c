@@ -3,6 +3,8 @@
  * guardian, what a launch passes in their hidden arguments, and the
  * application's view of them, which never shows those arguments (their
  * count, their information) nor the instrumented twin they come from.
+ * clGetKernelInfo also answers every kernel's reference count without the
+ * references buffered launches hold (cl_kernel_app_refs()).
  * The record of each kernel is cl_kernel.c's (cl_kernel_hidden()).
  */
 #include "shim/opencl/guard/cl_guard.h"
@@ -69,6 +71,16 @@ XS_CL_HOOK cl_int clGetKernelInfo(cl_kernel k, cl_kernel_info param, size_t size
 
 	if (cl_load() < 0)
 		return CL_INVALID_KERNEL;
+	if (param == CL_KERNEL_REFERENCE_COUNT && !cl_passthrough() && value &&
+	    size >= sizeof(n)) {
+		rc = cl_kernel_app_refs(k, &n);
+		if (rc == CL_SUCCESS) {
+			memcpy(value, &n, sizeof(n));
+			if (ret)
+				*ret = sizeof(n);
+		}
+		return rc;
+	}
 	if ((param != CL_KERNEL_NUM_ARGS && param != CL_KERNEL_PROGRAM) ||
 	    (hidden = cl_kernel_hidden(k, &app)) < 0)
 		return cl_real.clGetKernelInfo(k, param, size, value, ret);
