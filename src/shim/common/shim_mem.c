@@ -1,0 +1,196 @@
+/*
+ * Device memory as each shim counts it (see shim_mem.h).
+ *
+ * Devices are found by their API-local name in a small table that only
+ * grows (a process uses a few devices): lookups read it without a lock,
+ * the count published with release after the entry is complete. Counters
+ * are atomics; a reservation is a compare-and-swap against the limit, so
+ * two threads allocating at once cannot both pass it.
+ */
+#include "shim/common/shim_mem.h"
+#include "base/size.h"
+#include "base/xlog.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct shim_mem_dev sm_dev[SHIM_MEM_DEVICES];
+static _Atomic unsigned sm_ndev;
+static pthread_mutex_t sm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t sm_once = PTHREAD_ONCE_INIT;
+static uint64_t sm_env_limit;
+
+/* XSCHED_MEMORY_LIMIT: a size above zero; anything else is said and ignored. */
+static void sm_read_env(void)
+{
+	const char *v = getenv("XSCHED_MEMORY_LIMIT");
+	uint64_t x;
+
+	if (!v || !*v)
+		return;
+	if (size_parse(v, &x) == 0 && x > 0) {
+		sm_env_limit = x;
+		return;
+	}
+	xlog(XLOG_WARN, "XSCHED_MEMORY_LIMIT=%s is not a size above zero (e.g. 8G, 512MiB): "
+	     "ignored, as if unset: no memory limit", v);
+}
+
+static struct shim_mem_dev *sm_find(const char *device, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(sm_dev[i].device, device))
+			return &sm_dev[i];
+	return NULL;
+}
+
+struct shim_mem_dev *shim_mem_device(const char *device, const struct devid *id)
+{
+	struct shim_mem_dev *d;
+	unsigned n;
+
+	pthread_once(&sm_once, sm_read_env);
+	d = sm_find(device, atomic_load_explicit(&sm_ndev, memory_order_acquire));
+	if (d)
+		return d;
+	pthread_mutex_lock(&sm_lock);
+	n = atomic_load_explicit(&sm_ndev, memory_order_relaxed);
+	d = sm_find(device, n);
+	if (!d && n < SHIM_MEM_DEVICES) {
+		d = &sm_dev[n];
+		strncpy(d->device, device, sizeof(d->device) - 1);
+		if (id)
+			d->id = *id;
+		atomic_store(&d->limit, sm_env_limit);
+		atomic_store_explicit(&sm_ndev, n + 1, memory_order_release);
+	} else if (!d) {
+		XLOG_ONCE(XLOG_WARN, "this process uses more than %u devices through one API: "
+			  "memory on the others is not counted, nor limited", SHIM_MEM_DEVICES);
+	}
+	pthread_mutex_unlock(&sm_lock);
+	return d;
+}
+
+static void sm_peak(struct shim_mem_dev *d, uint64_t used)
+{
+	uint64_t p = atomic_load_explicit(&d->peak, memory_order_relaxed);
+
+	while (p < used && !atomic_compare_exchange_weak(&d->peak, &p, used))
+		;
+}
+
+int shim_mem_reserve(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind kind,
+		     const char *api)
+{
+	uint64_t used, limit;
+	char a[SIZE_TEXT], b[SIZE_TEXT], c[SIZE_TEXT];
+
+	if (!d)
+		return 0;
+	if (kind != SHIM_MEM_DEVICE) {
+		atomic_fetch_add(&d->used[kind], bytes);
+		return 0;
+	}
+	used = atomic_load(&d->used[kind]);
+	do {
+		limit = atomic_load_explicit(&d->limit, memory_order_relaxed);
+		if (limit && (bytes > limit || used > limit - bytes)) {
+			atomic_fetch_add(&d->refused, 1);
+			xlog(XLOG_WARN, "%s of %s on %s refused: the process holds %s there, its "
+			     "limit is %s (XSCHED_MEMORY_LIMIT or xschedctl)", api,
+			     size_format(bytes, a, sizeof(a)), d->device,
+			     size_format(used, b, sizeof(b)), size_format(limit, c, sizeof(c)));
+			return -ENOMEM;
+		}
+	} while (!atomic_compare_exchange_weak(&d->used[kind], &used, used + bytes));
+	sm_peak(d, used + bytes);
+	return 0;
+}
+
+void shim_mem_cancel(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind kind)
+{
+	if (d)
+		atomic_fetch_sub(&d->used[kind], bytes);
+}
+
+void shim_mem_commit(struct shim_map *m, const void *key, struct shim_mem_dev *d,
+		     uint64_t bytes, enum shim_mem_kind kind)
+{
+	struct shim_mem_alloc *a, *old;
+
+	if (!d)
+		return;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		XLOG_ONCE(XLOG_WARN, "out of host memory to record a device allocation: "
+			  "some device memory of this process is not counted");
+		shim_mem_cancel(d, bytes, kind);
+		return;
+	}
+	a->dev = d;
+	a->bytes = bytes;
+	a->kind = kind;
+	/* A handle the driver gave out again after a free we did not see. */
+	old = (struct shim_mem_alloc *)shim_map_insert(m, &a->node, key);
+	if (old) {
+		shim_mem_cancel(old->dev, old->bytes, old->kind);
+		free(old);
+	}
+}
+
+uint64_t shim_mem_release(struct shim_map *m, const void *key)
+{
+	struct shim_mem_alloc *a = (struct shim_mem_alloc *)shim_map_remove(m, key);
+	uint64_t bytes;
+
+	if (!a)
+		return 0;
+	bytes = a->bytes;
+	shim_mem_cancel(a->dev, a->bytes, a->kind);
+	free(a);
+	return bytes;
+}
+
+uint64_t shim_mem_size(struct shim_map *m, const void *key, struct shim_mem_dev **dev)
+{
+	struct shim_mem_alloc *a;
+	uint64_t bytes = 0;
+
+	pthread_rwlock_rdlock(&m->lock);
+	a = (struct shim_mem_alloc *)shim_map_find_locked(m, key);
+	if (a) {
+		bytes = a->bytes;
+		if (dev)
+			*dev = a->dev;
+	}
+	pthread_rwlock_unlock(&m->lock);
+	return bytes;
+}
+
+void shim_mem_view(const struct shim_mem_dev *d, uint64_t *total, uint64_t *free)
+{
+	uint64_t limit, used;
+
+	if (!d || !(limit = atomic_load(&d->limit)))
+		return;
+	used = atomic_load(&d->used[SHIM_MEM_DEVICE]);
+	if (*total > limit)
+		*total = limit;
+	used = used < *total ? *total - used : 0;      /* what the limit leaves */
+	if (*free > used)
+		*free = used;
+}
+
+void shim_mem_set_limit(struct shim_mem_dev *d, uint64_t limit)
+{
+	if (d)
+		atomic_store(&d->limit, limit);
+}
+
+struct shim_mem_dev *shim_mem_devices(unsigned *n)
+{
+	*n = atomic_load_explicit(&sm_ndev, memory_order_acquire);
+	return sm_dev;
+}
