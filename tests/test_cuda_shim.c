@@ -456,6 +456,98 @@ static void cuda_queue_limit_default(void **state)
 	e->ok = true;
 }
 
+/* run() with the process's stderr into *@err (malloc()ed). */
+static char *run_err(struct it_env *e, const char *const *argv, const char *const *vars,
+		     char **err)
+{
+	pid_t pid;
+	int pipefd[2], i, st = 0;
+	size_t len = 0, elen = 0, cap = 8192;
+	char *out = calloc(1, cap);
+	ssize_t n;
+
+	assert_non_null(out);
+	*err = calloc(1, 8192);
+	assert_non_null(*err);
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	pid = it_spawn(e, argv, vars, true, pipefd[1]);
+	close(pipefd[1]);
+	i = it_kid_index(e, pid);
+	while ((n = read(e->kid_out[i], out + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	while (elen < 8191 && (n = read(pipefd[0], *err + elen, 8191 - elen)) > 0)
+		elen += (size_t)n;
+	close(pipefd[0]);
+	if (it_wait_pid(pid, CU_SHIM_RUN_MS, &st) < 0)
+		fail_msg("%s still running", argv[0]);
+	e->kid[i] = 0;
+	close(e->kid_out[i]);
+	e->kid_out[i] = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s failed (status 0x%x): %s\n%s", argv[0], st, out, *err);
+	return out;
+}
+
+/*
+ * XSCHED_MEMORY_LIMIT=64M: the application sees a 64 MiB device
+ * (cuMemGetInfo_v2, cuDeviceTotalMem_v2); 48 + 16 MiB fit, one more byte
+ * is refused with CUDA_ERROR_OUT_OF_MEMORY (synchronous and
+ * stream-ordered) until a free gives memory back; each refusal is one
+ * warning naming the limit; the process works on after them. Natively
+ * every allocation succeeds.
+ */
+static void cuda_memory_limit(void **state)
+{
+	struct it_env *e = *state;
+	const char *native_vars[] = { native_path_var(), "XSCHED_MEMORY_LIMIT=64M", NULL };
+	const char *shim_vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+				    "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_LIMIT=64M", NULL };
+	static const char *const want[] = {
+		"device total=67108864\n", "start total=67108864 free=67108864\n",
+		"alloc 48M: 0\n", "alloc 16M: 0\n", "alloc 1: 2\n",
+		"full total=67108864 free=0\n", "free 16M: 0\n", "async 16M: 0\n",
+		"async 1: 2\n", "free async 16M: 0\n", "alloc 16M again: 0\n", "work ok\n",
+		"end total=67108864 free=67108864\n",
+	};
+	char *native = run(e, IT_ARGS(XS_CU_MEM_PROG), native_vars), *err;
+	char *shim = run_err(e, IT_ARGS(XS_CU_MEM_PROG), shim_vars, &err);
+
+	assert_non_null(strstr(native, "alloc 1: 0\n"));
+	assert_non_null(strstr(native, "async 1: 0\n"));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(shim, want[i]))
+			fail_msg("no line '%s' under the shim:\n%s", want[i], shim);
+	assert_int_equal(occurrences(err, "xsched: cuMemAlloc_v2 of 1 B on cuda:0 refused: "
+				     "the process holds 64 MiB there, its limit is 64 MiB"), 1);
+	assert_int_equal(occurrences(err, "xsched: cuMemAllocAsync of 1 B on cuda:0 refused"), 1);
+	free(native);
+	free(shim);
+	free(err);
+	e->ok = true;
+}
+
+/* A malformed XSCHED_MEMORY_LIMIT is said once and sets no limit. */
+static void cuda_memory_limit_malformed(void **state)
+{
+	struct it_env *e = *state;
+	const char *bad[] = { "lots", "-1", "0", "8X", "1.5" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char var[64], *out, *err;
+		const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+				       "XSCHED_SCHEDULER=local", var, NULL };
+
+		snprintf(var, sizeof(var), "XSCHED_MEMORY_LIMIT=%s", bad[i]);
+		out = run_err(e, IT_ARGS(XS_CU_MEM_PROG), vars, &err);
+		assert_non_null(strstr(out, "alloc 1: 0\n"));
+		assert_int_equal(occurrences(err, "is not a size above zero"), 1);
+		assert_null(strstr(err, "refused"));
+		free(out);
+		free(err);
+	}
+	e->ok = true;
+}
+
 /* @out without its "split ..." and "shim ..." lines. */
 static char *results_only(char *out)
 {
@@ -592,6 +684,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_green_stream_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_queue_limit_said_once, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_queue_limit_default, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_limit, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_limit_malformed, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,
 					it_teardown),

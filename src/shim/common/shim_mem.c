@@ -99,7 +99,7 @@ int shim_mem_reserve(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind 
 		if (limit && (bytes > limit || used > limit - bytes)) {
 			atomic_fetch_add(&d->refused, 1);
 			xlog(XLOG_WARN, "%s of %s on %s refused: the process holds %s there, its "
-			     "limit is %s (XSCHED_MEMORY_LIMIT or xschedctl)", api,
+			     "limit is %s (XSCHED_MEMORY_LIMIT)", api,
 			     size_format(bytes, a, sizeof(a)), d->device,
 			     size_format(used, b, sizeof(b)), size_format(limit, c, sizeof(c)));
 			return -ENOMEM;

@@ -15,6 +15,7 @@
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
 #include "shim/cuda/cu_graph.h"
+#include "shim/cuda/cu_mem.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -282,7 +283,8 @@ static CUresult do_cuMemAllocAsync(bool ptsz, CUdeviceptr *p, size_t n, CUstream
 
 	/* The pointer is returned now: the call itself goes to the driver,
 	 * after the work submitted before it. */
-	return REAL(ptsz, cuMemAllocAsync, "_ptsz")(p, n, direct_stream(s, h, ptsz));
+	return cu_mem_alloc_async(p, n, REAL(ptsz, cuMemAllocAsync, "_ptsz"),
+				  direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemAllocAsync, cuMemAllocAsync_ptsz,
@@ -292,10 +294,16 @@ static CUresult do_cuMemFreeAsync(bool ptsz, CUdeviceptr p, CUstream h)
 {
 	struct cs_stream *s = sched_stream(h, ptsz);
 	struct xal_cuda_cmd *c;
+	CUresult rc;
 
 	if (s && (c = cmd_free_async(s, p)))
-		return cs_submit(s, c, NULL);
-	return REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, direct_stream(s, h, ptsz));
+		rc = cs_submit(s, c, NULL);
+	else
+		rc = REAL(ptsz, cuMemFreeAsync, "_ptsz")(p, direct_stream(s, h, ptsz));
+	/* The application's no longer, whenever the stream gets there. */
+	if (rc == CUDA_SUCCESS)
+		cu_mem_freed(p);
+	return rc;
 }
 
 XS_CU_PAIR(CUresult, cuMemFreeAsync, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream h), p, h)

@@ -24,6 +24,7 @@
  */
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
+#include "shim/cuda/cu_mem.h"
 
 #include <stdint.h>
 
@@ -370,13 +371,18 @@ XS_CU_HOOK CUresult cuCtxSynchronize(void)
 
 XS_CU_HOOK CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	CUresult rc;
+
 	if (cu_load() < 0)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	/* The driver synchronises the context before freeing; so do we,
 	 * over the work still buffered. */
 	if (scheduling())
 		cs_ctx_sync();
-	return cu_real.cuMemFree_v2(p);
+	rc = cu_real.cuMemFree_v2(p);
+	if (rc == CUDA_SUCCESS)
+		cu_mem_freed(p);
+	return rc;
 }
 
 /* --- green contexts and context-wide calls -------------------------------------- */

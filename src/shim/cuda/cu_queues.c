@@ -73,7 +73,7 @@ static void cs_reap_register(void)
  * cuDeviceGetUuid_v2), else its PCI bus id; the bus id is kept besides
  * the UUID. Left unverified when the driver answers neither.
  */
-static void cs_device_identity(CUdevice dev, struct devid *id)
+void cs_device_identity(CUdevice dev, struct devid *id)
 {
 	char bus[32];
 	CUuuid u;

@@ -78,6 +78,12 @@ CUstream cs_direct(struct cs_stream *s, CUstream h, bool ptsz);
 int cs_queue_count(void);
 
 /*
+ * The identity of @dev that does not depend on this process's ordinals or
+ * CUDA_VISIBLE_DEVICES (base/devid.h), into *@id.
+ */
+void cs_device_identity(CUdevice dev, struct devid *id);
+
+/*
  * Records a stream the application created in the current context. A
  * non-blocking stream has its own XQueue, whose priority hint is the
  * process's (XSCHED_PRIORITY, else 0) minus the stream's CUDA priority

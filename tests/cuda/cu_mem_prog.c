@@ -1,0 +1,84 @@
+/*
+ * Device memory through the CUDA driver API, for the shim's memory tests
+ * (test_cuda_shim.c): what the application is told of the device's memory,
+ * and which allocations succeed, one line each, so that a run under a
+ * limit (XSCHED_MEMORY_LIMIT=64M) can be checked against what the limit
+ * means: a 64 MiB device, 48 + 16 MiB fit, one more byte does not until
+ * something is freed, and the process goes on working after a refusal.
+ *
+ * Usage: cu_mem_prog
+ */
+#include "vendor/cuda/cu_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1024 * 1024)
+#define N 1024
+
+#define CK(call)                                                                   \
+	do {                                                                       \
+		CUresult rc_ = (call);                                             \
+		if (rc_ != CUDA_SUCCESS) {                                         \
+			printf("error %s = %d at line %d\n", #call, rc_, __LINE__); \
+			exit(1);                                                   \
+		}                                                                  \
+	} while (0)
+
+static void info(const char *what)
+{
+	size_t free = 0, total = 0;
+
+	CK(cuMemGetInfo_v2(&free, &total));
+	printf("%s total=%zu free=%zu\n", what, total, free);
+}
+
+int main(void)
+{
+	CUdeviceptr a, b, c, d, e;
+	CUfunction fill;
+	CUcontext ctx;
+	CUstream s;
+	CUmodule m;
+	CUdevice dev;
+	size_t total;
+	uint32_t host[N], v = 7;
+	uint64_t n = N;
+	void *args[] = { &a, &v, &n };
+	int ok = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuDeviceTotalMem_v2(&total, dev));
+	printf("device total=%zu\n", total);
+	info("start");
+	printf("alloc 48M: %d\n", cuMemAlloc_v2(&a, 48 * MIB));
+	printf("alloc 16M: %d\n", cuMemAlloc_v2(&b, 16 * MIB));
+	printf("alloc 1: %d\n", cuMemAlloc_v2(&c, 1));
+	info("full");
+	printf("free 16M: %d\n", cuMemFree_v2(b));
+	CK(cuStreamCreate(&s, 0));
+	printf("async 16M: %d\n", cuMemAllocAsync(&d, 16 * MIB, s));
+	printf("async 1: %d\n", cuMemAllocAsync(&e, 1, s));
+	printf("free async 16M: %d\n", cuMemFreeAsync(d, s));
+	CK(cuStreamSynchronize(s));
+	printf("alloc 16M again: %d\n", cuMemAlloc_v2(&b, 16 * MIB));
+	/* After the refusals the process works as before. */
+	CK(cuModuleLoadData(&m, "xs"));
+	CK(cuModuleGetFunction(&fill, m, "sf_fill"));
+	CK(cuLaunchKernel(fill, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+	CK(cuMemcpyDtoHAsync_v2(host, a, sizeof(host), s));
+	CK(cuStreamSynchronize(s));
+	for (int i = 0; i < N; i++)
+		ok &= host[i] == v;
+	printf("work %s\n", ok ? "ok" : "WRONG");
+	CK(cuMemFree_v2(a));
+	CK(cuMemFree_v2(b));
+	info("end");
+	CK(cuStreamDestroy_v2(s));
+	return 0;
+}
