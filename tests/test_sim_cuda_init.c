@@ -120,7 +120,7 @@ static void sc_device(void **state)
 	CK(cuDeviceGetName(name, 7, 0));
 	assert_string_equal(name, "xsched");
 	CK(cuDeviceTotalMem_v2(&mem, 0));
-	assert_true(mem == 16ull << 30);
+	assert_true(mem == 1ull << 30);   /* the default of XSCHED_SIM_DEVICE_MEMORY */
 	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0));
 	assert_int_equal(v, 1024);
 	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));

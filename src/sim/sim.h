@@ -66,10 +66,14 @@ struct sim_cmd {
 	uint64_t wait_seq;           /* WAIT: its command to wait for */
 };
 
+/* Device memory of a device created without a size of its own: 1 GiB. */
+#define SIM_MEM_DEFAULT (1ull << 30)
+
 struct sim_dev_opts {
 	uint32_t arbitration;  /* SIM_ARB_RR or SIM_ARB_FCFS */
 	uint32_t level_max;    /* 1..3 */
 	bool lv2_flush;        /* Lv2 discards launched commands instead of stalling */
+	uint64_t mem_capacity; /* device memory in bytes, node-wide; 0: SIM_MEM_DEFAULT */
 };
 
 struct sim_dev_info {
@@ -78,6 +82,8 @@ struct sim_dev_info {
 	bool lv2_flush;
 	uint64_t busy_ns;
 	uint64_t commands;
+	uint64_t mem_capacity;
+	uint64_t mem_used;     /* node-wide, dead processes' memory included until reaped */
 };
 
 struct sim_hwq_info {
@@ -93,8 +99,12 @@ struct sim_hwq_info {
 /* Flags of sim_hwq_wait(). */
 #define SIM_WAIT_PREEMPTIBLE 0x1u /* -EAGAIN while stalled or interrupted */
 
-/* Defaults from the environment: XSCHED_SIM_ARBITRATION=rr|fcfs,
- * XSCHED_SIM_LEVEL=1..3, XSCHED_SIM_LV2=stall|flush. -EINVAL if malformed. */
+/*
+ * Defaults from the environment: XSCHED_SIM_ARBITRATION=rr|fcfs,
+ * XSCHED_SIM_LEVEL=1..3, XSCHED_SIM_LV2=stall|flush,
+ * XSCHED_SIM_DEVICE_MEMORY=<size> (base/size.h: "64M", "2GiB"; above 0).
+ * -EINVAL if one is malformed, said once per process at XLOG_ERROR.
+ */
 int sim_dev_opts_from_env(struct sim_dev_opts *opts);
 
 /* Default device name: $XSCHED_SIM_DEVICE, else "xsched-sim0". */
@@ -142,6 +152,28 @@ size_t sim_dev_trace_read(struct sim_dev *dev, uint32_t *hwq, uint64_t *seq,
 
 /* Looks for processes that died attached and frees their slots. */
 void sim_dev_reap(struct sim_dev *dev);
+
+/*
+ * Device memory, one capacity for every process attached to the device
+ * (a real GPU's memory is the node's, not a process's). The simulated
+ * drivers charge what they allocate as device memory here and uncharge it
+ * when freed; a process's charge goes back to the node when it closes the
+ * device or, killed, when a peer reaps its slot.
+ *
+ * sim_dev_mem_charge() charges @bytes to this process: 0, or -ENOMEM when
+ * the node's memory is exhausted (after reaping dead peers once). Two
+ * processes charging at once near the capacity may both be refused where
+ * one would have fitted (each sees the other's tentative charge), never
+ * both granted beyond it. Thread-safe.
+ */
+int sim_dev_mem_charge(struct sim_dev *dev, uint64_t bytes);
+/* Gives back @bytes charged by this process. Thread-safe. */
+void sim_dev_mem_uncharge(struct sim_dev *dev, uint64_t bytes);
+/*
+ * The device's capacity and what all processes hold (dead peers reaped
+ * first, so their memory counts as free). Either output may be NULL.
+ */
+void sim_dev_mem_info(struct sim_dev *dev, uint64_t *capacity, uint64_t *used);
 
 int sim_hwq_create(struct sim_dev *dev, struct sim_hwq **out);
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define SIM_ABI_MAGIC 0x3156454d49535358ull /* "XSSIMEV1" little-endian */
-#define SIM_ABI_VERSION 3u
+#define SIM_ABI_VERSION 4u
 
 #define SIM_MAX_CTX 512u   /* processes attached at once */
 #define SIM_MAX_HWQ 2048u  /* hardware queues at once */
@@ -49,7 +49,12 @@ struct sim_shm_ctx {
 				     * (SIM_SLEEP_*, sim_internal.h); writer: executor */
 	uint64_t start_time;        /* /proc/<pid>/stat starttime, against pid reuse */
 	uint64_t pidns;             /* inode of its PID namespace; 0: unknown (writer: claimer) */
-	uint64_t pad1[4];
+	/* Bytes of device memory its process holds (sim_dev_mem_charge()).
+	 * Writer: its process (fetch-add/sub); the claimer and the reaper
+	 * zero it while the slot is not LIVE, which gives a dead process's
+	 * memory back to the node. */
+	_Atomic uint64_t mem_used;
+	uint64_t pad1[3];
 };
 
 /* Hot state of one hardware queue, read by every arbiter. 128 bytes. */
@@ -79,7 +84,8 @@ struct sim_shm_dev {
 	uint32_t lv2_flush;         /* 1: Lv2 flushes instead of stalling */
 	uint32_t pad0;
 	uint64_t created_ns;
-	uint8_t pad1[24];
+	uint64_t mem_capacity;      /* bytes of device memory, node-wide; fixed at creation */
+	uint8_t pad1[16];
 	/* --- own cache line --- */
 	_Atomic uint32_t turn;      /* 1 + hwq index owning the engine; 0: idle. CAS only */
 	uint32_t pad2;

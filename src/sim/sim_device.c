@@ -15,10 +15,16 @@
  * namespace asks whether that byte is still locked instead of reading
  * /proc. Peers in the same namespace keep to /proc, which also sees through
  * fork (a forked child shares the description, and with it the lock).
+ *
+ * The device's memory is one capacity for the node, charged per process
+ * slot (sim_dev_mem_charge()), so that the bytes of a process that dies
+ * holding memory go back when its slot is reaped, as a real driver frees
+ * a process's allocations when it exits.
  */
 #include "sim/sim_internal.h"
 #include "base/clock.h"
 #include "base/compiler.h"
+#include "base/size.h"
 #include "base/xlog.h"
 
 #include <errno.h>
@@ -75,6 +81,14 @@ const char *sim_dev_default_name(void)
 	return name && *name ? name : "xsched-sim0";
 }
 
+/* Says once that environment variable @name has a value it cannot take. */
+static int sim_env_bad(const char *name, const char *value, const char *want)
+{
+	XLOG_ONCE(XLOG_ERROR, "%s=%s: not %s; the simulated device is not opened", name,
+		  value, want);
+	return -EINVAL;
+}
+
 int sim_dev_opts_from_env(struct sim_dev_opts *opts)
 {
 	struct sim_dev_opts o = { .arbitration = SIM_ARB_RR, .level_max = 3 };
@@ -87,12 +101,12 @@ int sim_dev_opts_from_env(struct sim_dev_opts *opts)
 		else if (!strcmp(v, "fcfs"))
 			o.arbitration = SIM_ARB_FCFS;
 		else
-			return -EINVAL;
+			return sim_env_bad("XSCHED_SIM_ARBITRATION", v, "rr or fcfs");
 	}
 	v = getenv("XSCHED_SIM_LEVEL");
 	if (v && *v) {
 		if (v[1] || v[0] < '1' || v[0] > '3')
-			return -EINVAL;
+			return sim_env_bad("XSCHED_SIM_LEVEL", v, "1, 2 or 3");
 		o.level_max = (uint32_t)(v[0] - '0');
 	}
 	v = getenv("XSCHED_SIM_LV2");
@@ -102,8 +116,14 @@ int sim_dev_opts_from_env(struct sim_dev_opts *opts)
 		else if (!strcmp(v, "flush"))
 			o.lv2_flush = true;
 		else
-			return -EINVAL;
+			return sim_env_bad("XSCHED_SIM_LV2", v, "stall or flush");
 	}
+	/* Only the device's creator uses it, but every opener checks it, so
+	 * a typo shows wherever it is made. */
+	v = getenv("XSCHED_SIM_DEVICE_MEMORY");
+	if (v && *v && (size_parse(v, &o.mem_capacity) < 0 || !o.mem_capacity))
+		return sim_env_bad("XSCHED_SIM_DEVICE_MEMORY", v,
+				   "a size above 0 such as 64M or 8GiB");
 	*opts = o;
 	return 0;
 }
@@ -237,6 +257,8 @@ void sim_ctx_reap(struct sim_dev *dev, uint32_t c)
 		atomic_store(&h->state, SIM_SLOT_FREE);
 		atomic_compare_exchange_strong(&shm->turn, &turn, 0);
 	}
+	/* The dead process's device memory goes back to the node. */
+	atomic_store(&shm->ctx[c].mem_used, 0);
 	atomic_store(&shm->ctx[c].state, SIM_SLOT_FREE);
 	sim_engine_kick(dev, SIM_NO_HWQ);
 }
@@ -282,6 +304,7 @@ static int sim_create_file(const char *path, const char *dir_path,
 	shm->arbitration = opts->arbitration;
 	shm->level_max = opts->level_max;
 	shm->lv2_flush = opts->lv2_flush;
+	shm->mem_capacity = opts->mem_capacity ? opts->mem_capacity : SIM_MEM_DEFAULT;
 	shm->created_ns = clock_now_ns();
 	__atomic_store_n(&shm->magic, SIM_ABI_MAGIC, __ATOMIC_RELEASE);
 	munmap(shm, size);
@@ -361,6 +384,7 @@ static int sim_ctx_claim(struct sim_dev *dev, const char *path)
 		ctx->pidns = dev->lock_fd >= 0 ? dev->pidns : 0;
 		atomic_store(&ctx->doorbell, 0);
 		atomic_store(&ctx->sleeping, 0);
+		atomic_store(&ctx->mem_used, 0);
 		atomic_store_explicit(&ctx->state, SIM_SLOT_LIVE, memory_order_release);
 		dev->ctx = c;
 		return 0;
@@ -477,6 +501,8 @@ void sim_dev_close(struct sim_dev *dev)
 	}
 	pthread_mutex_unlock(&sim_lock);
 	sim_engine_stop(dev);
+	/* As at process exit: what the drivers still hold goes back. */
+	atomic_store(&dev->shm->ctx[dev->ctx].mem_used, 0);
 	atomic_store(&dev->shm->ctx[dev->ctx].state, SIM_SLOT_FREE);
 	if (dev->lock_fd >= 0)
 		close(dev->lock_fd);
@@ -501,6 +527,23 @@ int sim_dev_unlink(const char *name)
 	return unlink(path) < 0 ? -errno : 0;
 }
 
+/*
+ * What every slot holds. FREE slots hold 0 (zeroed before they were
+ * freed), so no state check is needed; a slot being reaped still counts
+ * until zeroed, which can only refuse a charge, never over-grant one.
+ */
+static uint64_t sim_mem_sum(const struct sim_shm_dev *shm)
+{
+	uint64_t sum = 0, v;
+	uint32_t c;
+
+	for (c = 0; c < SIM_MAX_CTX; c++) {
+		v = atomic_load(&shm->ctx[c].mem_used);
+		sum = sum + v < sum ? UINT64_MAX : sum + v;
+	}
+	return sum;
+}
+
 void sim_dev_info_get(struct sim_dev *dev, struct sim_dev_info *out)
 {
 	struct sim_shm_dev *shm = dev->shm;
@@ -510,6 +553,53 @@ void sim_dev_info_get(struct sim_dev *dev, struct sim_dev_info *out)
 	out->lv2_flush = shm->lv2_flush != 0;
 	out->busy_ns = atomic_load(&shm->busy_ns);
 	out->commands = atomic_load(&shm->commands);
+	out->mem_capacity = shm->mem_capacity;
+	out->mem_used = sim_mem_sum(shm);
+}
+
+/*
+ * Charge first, then look at the sum: with sequentially consistent
+ * read-modify-writes and loads, of two processes charging at once at least
+ * one sees the other's charge (the store-buffering pattern), so the
+ * capacity is never exceeded; the price is that both may back off.
+ */
+int sim_dev_mem_charge(struct sim_dev *dev, uint64_t bytes)
+{
+	struct sim_shm_ctx *own = &dev->shm->ctx[dev->ctx];
+	uint64_t cap = dev->shm->mem_capacity;
+	int attempt;
+
+	if (bytes > cap)
+		return -ENOMEM;
+	for (attempt = 0; attempt < 2; attempt++) {
+		atomic_fetch_add(&own->mem_used, bytes);
+		if (sim_mem_sum(dev->shm) <= cap)
+			return 0;
+		atomic_fetch_sub(&own->mem_used, bytes);
+		/* A peer killed while holding memory gives it back when reaped. */
+		if (attempt == 0)
+			sim_dev_reap(dev);
+	}
+	return -ENOMEM;
+}
+
+void sim_dev_mem_uncharge(struct sim_dev *dev, uint64_t bytes)
+{
+	struct sim_shm_ctx *own = &dev->shm->ctx[dev->ctx];
+	uint64_t v = atomic_load(&own->mem_used);
+
+	/* Never below zero: a driver's bug must not wrap the node's count. */
+	while (!atomic_compare_exchange_weak(&own->mem_used, &v, v > bytes ? v - bytes : 0))
+		;
+}
+
+void sim_dev_mem_info(struct sim_dev *dev, uint64_t *capacity, uint64_t *used)
+{
+	sim_dev_reap(dev);
+	if (capacity)
+		*capacity = dev->shm->mem_capacity;
+	if (used)
+		*used = sim_mem_sum(dev->shm);
 }
 
 int sim_dev_trace_start(struct sim_dev *dev, size_t cap)

@@ -21,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SF_DEVICE_MEM (16ull << 30)   /* modelled device memory */
 #define SF_ALIGN 256u                 /* least allocation alignment */
 #define SF_STAMPS 2048u               /* event timestamps kept per queue */
 #define SF_PARAM_MAX 64u              /* kernel parameter bytes */
@@ -44,12 +43,38 @@ const struct sf_kernel_def *sf_kernel_find(const char *name);
 
 /* ---- memory registry (sf_memreg.c) ---- */
 
-/* Values are what each driver stores; PAGEABLE means "not registered". */
+/*
+ * Values are what each driver stores; PAGEABLE means "not registered".
+ * DEVICE and SHARED allocations are charged to the device's memory;
+ * MANAGED (CUDA's) is host-backed and paged by a real driver, so it is not.
+ */
 enum sf_mem_kind {
 	SF_MEM_PAGEABLE = 0, SF_MEM_DEVICE = 1, SF_MEM_HOST = 2, SF_MEM_SHARED = 3,
+	SF_MEM_MANAGED = 4,
 };
 
+/*
+ * The simulated device whose memory allocations are charged to (each
+ * driver's, once it opened it; before, nothing is charged).
+ */
+void sf_mem_set_device(struct sim_dev *dev);
+/* Charges/uncharges memory the registry does not allocate (arrays, a
+ * driver's physical allocations): 0 or -ENOMEM, as sim_dev_mem_charge(). */
+int sf_mem_charge(uint64_t bytes);
+void sf_mem_uncharge(uint64_t bytes);
+
 int sf_mem_alloc(size_t size, size_t align, enum sf_mem_kind kind, void *owner, void **out);
+int sf_mem_register(void *base, size_t size, enum sf_mem_kind kind, void *owner);
+int sf_mem_unregister(void *base);
+int sf_mem_reserve(void *base, size_t size);
+void sf_mem_unreserve(void *base);
+/*
+ * The data part of a device command checks its addresses and touches the
+ * memory between these (any number of threads at once; never around a
+ * wait), so that sf_mem_unregister() cannot take a range away under it.
+ */
+void sf_mem_access_begin(void);
+void sf_mem_access_end(void);
 int sf_mem_free(void *base, enum sf_mem_kind kind, void **owner);
 int sf_mem_owner(void *base, enum sf_mem_kind kind, void **owner);
 int sf_mem_mark_freeing(void *base);
@@ -58,7 +83,6 @@ int sf_mem_classify(const void *p, size_t len, enum sf_mem_kind *kind);
 int sf_mem_lookup(const void *p, enum sf_mem_kind *kind, void **owner);
 int sf_mem_range(const void *p, void **base, size_t *size);
 bool sf_mem_accessible(const void *p, size_t len);
-uint64_t sf_mem_device_used(void);
 void sf_mem_drain(void *owner);
 
 /* ---- data part of copies and fills (sf_data.c) ---- */

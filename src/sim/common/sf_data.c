@@ -36,17 +36,20 @@ size_t sf_span(size_t width, size_t height, size_t depth, size_t pitch, size_t s
 int sf_region_run(const struct sf_region *r)
 {
 	size_t z, y;
+	int rc = 0;
 
 	if (!r->width || !r->height || !r->depth)
 		return 0;
+	sf_mem_access_begin();
 	if ((r->dst_reg && !sf_mem_accessible(r->dst, sf_span(r->width, r->height, r->depth, r->dpitch, r->dslice))) ||
 	    (r->src_reg && !sf_mem_accessible(r->src, sf_span(r->width, r->height, r->depth, r->spitch, r->sslice))))
-		return -EFAULT;
-	for (z = 0; z < r->depth; z++)
+		rc = -EFAULT;
+	for (z = 0; rc == 0 && z < r->depth; z++)
 		for (y = 0; y < r->height; y++)
 			memcpy(r->dst + z * r->dslice + y * r->dpitch,
 			       r->src + z * r->sslice + y * r->spitch, r->width);
-	return 0;
+	sf_mem_access_end();
+	return rc;
 }
 
 /*
@@ -60,13 +63,17 @@ int sf_pattern_run(uint8_t *dst, bool reg, const void *pattern, size_t psize, si
 
 	if (!bytes)
 		return 0;
-	if (reg && !sf_mem_accessible(dst, bytes))
+	sf_mem_access_begin();
+	if (reg && !sf_mem_accessible(dst, bytes)) {
+		sf_mem_access_end();
 		return -EFAULT;
+	}
 	if (psize == 1) {
 		memset(dst, *(const uint8_t *)pattern, bytes);
-		return 0;
+	} else {
+		for (off = 0; off < bytes; off += psize)
+			memcpy(dst + off, pattern, BASE_MIN(psize, bytes - off));
 	}
-	for (off = 0; off < bytes; off += psize)
-		memcpy(dst + off, pattern, BASE_MIN(psize, bytes - off));
+	sf_mem_access_end();
 	return 0;
 }

@@ -32,8 +32,10 @@ static void sc_init_once(void)
 	int rc = sim_dev_open(sim_dev_default_name(), NULL, &sc_drv.dev);
 
 	sc_drv.init_err = rc;
-	if (rc == 0)
+	if (rc == 0) {
+		sf_mem_set_device(sc_drv.dev);
 		pthread_atfork(NULL, NULL, sc_atfork_child);
+	}
 	atomic_store(&sc_drv.state, rc ? SC_DRV_FAILED : SC_DRV_READY);
 }
 
@@ -121,8 +123,10 @@ SC_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* The device's memory, which every process attached to it shares. */
 SC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
+	struct sim_dev_info info;
 	int rc = sc_ready();
 
 	if (rc < 0)
@@ -132,7 +136,8 @@ SC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	rc = sc_dev_check(dev);
 	if (rc < 0)
 		return sc_result(rc);
-	*bytes = (size_t)SF_DEVICE_MEM;
+	sim_dev_info_get(sc_drv.dev, &info);
+	*bytes = (size_t)info.mem_capacity;
 	return CUDA_SUCCESS;
 }
 

@@ -32,7 +32,10 @@ static CUresult sc_alloc(void **out, size_t size, enum sf_mem_kind kind)
 	return sc_result(rc);
 }
 
-/* 256-byte aligned device memory, counted against the modelled 16 GiB. */
+/*
+ * 256-byte aligned device memory, charged to the simulated device, whose
+ * capacity the node's processes share (XSCHED_SIM_DEVICE_MEMORY).
+ */
 SC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	void *p = NULL;
@@ -92,17 +95,20 @@ SC_EXPORT CUresult cuMemFreeHost(void *p)
 	return sc_free(p, SF_MEM_HOST);
 }
 
+/* Node-wide, as on a real GPU: other processes' memory is not free. */
 SC_EXPORT CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *totalBytes)
 {
 	struct CUctx_st *ctx;
+	uint64_t cap, used;
 	int rc = sc_ctx_current(&ctx);
 
 	if (rc < 0)
 		return sc_result(rc);
 	if (!freeBytes || !totalBytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	*totalBytes = (size_t)SF_DEVICE_MEM;
-	*freeBytes = (size_t)(SF_DEVICE_MEM - sf_mem_device_used());
+	sim_dev_mem_info(sc_drv.dev, &cap, &used);
+	*totalBytes = (size_t)cap;
+	*freeBytes = (size_t)(used < cap ? cap - used : 0);
 	return CUDA_SUCCESS;
 }
 

@@ -62,8 +62,11 @@ static int sc_job_run(void *arg)
 
 	switch (op->kind) {
 	case SC_OP_KERNEL:
-		if (!dead)
+		if (!dead) {
+			sf_mem_access_begin();
 			rc = op->u.kernel.def->run(op->u.kernel.params);
+			sf_mem_access_end();
+		}
 		break;
 	case SC_OP_COPY:
 		if (!dead)
@@ -84,10 +87,12 @@ static int sc_job_run(void *arg)
 	case SC_OP_WRITE32:
 		if (dead)
 			break;
+		sf_mem_access_begin();
 		if (!sf_mem_accessible(op->u.value.addr, 4))
 			rc = -EFAULT;
 		else
 			__atomic_store_n(op->u.value.addr, op->u.value.value, __ATOMIC_SEQ_CST);
+		sf_mem_access_end();
 		break;
 	case SC_OP_FREE:
 		sf_mem_release(op->u.free.ptr);

@@ -53,16 +53,21 @@ static bool sc_wv_met(const struct sc_watch *w)
 static bool sc_wv_ready(struct sf_watch *base)
 {
 	struct sc_watch *w = (struct sc_watch *)base;
+	bool met;
 
 	if (atomic_load(&w->ctx->sticky))
 		return true;
 	if (!sf_hwq_done(w->q, w->after))
 		return false;
+	sf_mem_access_begin();
 	if (!sf_mem_accessible(w->addr, sizeof(*w->addr))) {
+		sf_mem_access_end();
 		sc_ctx_fault(w->ctx, -EFAULT);
 		return true;
 	}
-	return sc_wv_met(w);
+	met = sc_wv_met(w);
+	sf_mem_access_end();
+	return met;
 }
 
 /*

@@ -134,9 +134,11 @@ ze_result_t zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, u
 	return ZE_RESULT_SUCCESS;
 }
 
+/* totalSize: the device's memory, which every process attached to it shares. */
 ze_result_t zeDeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t *pCount,
 					ze_device_memory_properties_t *p)
 {
+	struct sim_dev_info info;
 	ze_result_t r = sz_device_query(hDevice, pCount);
 
 	if (r != ZE_RESULT_SUCCESS)
@@ -145,7 +147,8 @@ ze_result_t zeDeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t *pC
 		p->flags = 0;
 		p->maxClockRate = 1000;
 		p->maxBusWidth = 128;
-		p->totalSize = SF_DEVICE_MEM;
+		sim_dev_info_get(sz_drv.dev, &info);
+		p->totalSize = info.mem_capacity;
 		memset(p->name, 0, sizeof(p->name));
 		strncpy(p->name, "simulated", sizeof(p->name) - 1);
 	}

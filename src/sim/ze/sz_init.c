@@ -33,8 +33,10 @@ static void sz_init_once(void)
 {
 	int rc = sim_dev_open(sim_dev_default_name(), NULL, &sz_drv.dev);
 
-	if (rc == 0)
+	if (rc == 0) {
+		sf_mem_set_device(sz_drv.dev);
 		pthread_atfork(NULL, NULL, sz_atfork_child);
+	}
 	atomic_store_explicit(&sz_drv.state, rc ? SZ_DRV_FAILED : SZ_DRV_READY,
 			      memory_order_release);
 }

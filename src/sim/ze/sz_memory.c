@@ -5,8 +5,10 @@
  * Design: all three kinds are host memory registered with the shared
  * memory registry (src/sim/common/sf_memreg.c) under their context, so the
  * application can touch any of them directly and the device's commands
- * check their ranges when they run. Device allocations count against the
- * modelled device memory. zeMemFree frees at once: a command still using
+ * check their ranges when they run. Device and shared allocations are
+ * charged to the simulated device, whose capacity the node's processes
+ * share (XSCHED_SIM_DEVICE_MEMORY): ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
+ * once it is exhausted. zeMemFree frees at once: a command still using
  * the memory faults when it runs (device lost), which is what the spec's
  * "the device must not be referencing it" leaves to the application.
  */

@@ -113,19 +113,26 @@ static int sz_signal_instant_run(void *arg)
 /* The data part of @c, on the executor thread: 0 or a fault. */
 static int sz_cmd_data(const struct sz_cmd *c)
 {
+	int rc;
+
 	switch (c->kind) {
 	case SZ_C_KERNEL:
-		return c->u.kernel.def->run(c->u.kernel.params);
+		sf_mem_access_begin();
+		rc = c->u.kernel.def->run(c->u.kernel.params);
+		sf_mem_access_end();
+		return rc;
 	case SZ_C_COPY:
 		return sf_region_run(&c->u.copy);
 	case SZ_C_FILL:
 		return sf_pattern_run(c->u.fill.dst, c->u.fill.reg, c->u.fill.pattern,
 				      c->u.fill.psize, c->u.fill.size);
 	case SZ_C_TIMESTAMP:
-		if (c->u.ts.reg && !sf_mem_accessible(c->u.ts.dst, sizeof(uint64_t)))
-			return -EFAULT;
-		__atomic_store_n(c->u.ts.dst, clock_now_ns(), __ATOMIC_RELAXED);
-		return 0;
+		sf_mem_access_begin();
+		rc = c->u.ts.reg && !sf_mem_accessible(c->u.ts.dst, sizeof(uint64_t)) ? -EFAULT : 0;
+		if (rc == 0)
+			__atomic_store_n(c->u.ts.dst, clock_now_ns(), __ATOMIC_RELAXED);
+		sf_mem_access_end();
+		return rc;
 	case SZ_C_RESET:
 		sz_event_clear(c->u.reset);
 		return 0;
