@@ -149,7 +149,25 @@
 	X(CU_MEM_ALLOCATION_TYPE_PINNED)                                           \
 	X(CU_MEM_HANDLE_TYPE_NONE)                                                 \
 	X(CU_MEM_LOCATION_TYPE_DEVICE)                                             \
-	X(CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+	X(CU_MEM_ACCESS_FLAGS_PROT_NONE)                                           \
+	X(CU_MEM_ACCESS_FLAGS_PROT_READ)                                           \
+	X(CU_MEM_ACCESS_FLAGS_PROT_READWRITE)                                      \
+	X(CU_MEM_ATTACH_GLOBAL)                                                    \
+	X(CU_MEM_ATTACH_HOST)                                                      \
+	X(CU_AD_FORMAT_UNSIGNED_INT8)                                              \
+	X(CU_AD_FORMAT_UNSIGNED_INT16)                                             \
+	X(CU_AD_FORMAT_UNSIGNED_INT32)                                             \
+	X(CU_AD_FORMAT_SIGNED_INT8)                                                \
+	X(CU_AD_FORMAT_SIGNED_INT16)                                               \
+	X(CU_AD_FORMAT_SIGNED_INT32)                                               \
+	X(CU_AD_FORMAT_HALF)                                                       \
+	X(CU_AD_FORMAT_FLOAT)                                                      \
+	X(CUDA_ARRAY3D_LAYERED)                                                    \
+	X(CUDA_ARRAY3D_SURFACE_LDST)                                               \
+	X(CUDA_ARRAY3D_CUBEMAP)                                                    \
+	X(CUDA_ARRAY3D_TEXTURE_GATHER)                                             \
+	X(CU_MEM_ALLOC_GRANULARITY_MINIMUM)                                        \
+	X(CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
 
 /* Constants that are pointers (special stream handles, extra[] markers): X(name). */
 #define XS_CU_DECL_PTRS(X)                                                         \
@@ -207,7 +225,11 @@
 	T(CUgraphInstantiateResult)                                                \
 	T(CUmemAllocationType)                                                     \
 	T(CUmemAllocationHandleType)                                               \
-	T(CUmemAccess_flags)
+	T(CUmemAccess_flags)                                                       \
+	T(CUmipmappedArray)                                                        \
+	T(CUarray_format)                                                          \
+	T(CUmemGenericAllocationHandle)                                            \
+	T(CUmemAllocationGranularity_flags)
 
 /*
  * Function-pointer types against the prototype the driver calls them with,
@@ -357,7 +379,25 @@
 	F(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescs)                                 \
 	F(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescCount)                             \
 	F(CUDA_MEM_ALLOC_NODE_PARAMS, bytesize)                                    \
-	F(CUDA_MEM_ALLOC_NODE_PARAMS, dptr)
+	F(CUDA_MEM_ALLOC_NODE_PARAMS, dptr)                                        \
+	S(CUDA_ARRAY_DESCRIPTOR)                                                   \
+	F(CUDA_ARRAY_DESCRIPTOR, Width)                                            \
+	F(CUDA_ARRAY_DESCRIPTOR, Height)                                           \
+	F(CUDA_ARRAY_DESCRIPTOR, Format)                                           \
+	F(CUDA_ARRAY_DESCRIPTOR, NumChannels)                                      \
+	S(CUDA_ARRAY3D_DESCRIPTOR)                                                 \
+	F(CUDA_ARRAY3D_DESCRIPTOR, Width)                                          \
+	F(CUDA_ARRAY3D_DESCRIPTOR, Height)                                         \
+	F(CUDA_ARRAY3D_DESCRIPTOR, Depth)                                          \
+	F(CUDA_ARRAY3D_DESCRIPTOR, Format)                                         \
+	F(CUDA_ARRAY3D_DESCRIPTOR, NumChannels)                                    \
+	F(CUDA_ARRAY3D_DESCRIPTOR, Flags)                                          \
+	S(CUmemAllocationProp)                                                     \
+	F(CUmemAllocationProp, type)                                               \
+	F(CUmemAllocationProp, requestedHandleTypes)                               \
+	F(CUmemAllocationProp, location)                                           \
+	F(CUmemAllocationProp, win32HandleMetaData)                                \
+	F(CUmemAllocationProp, allocFlags)
 
 /* One constant as one header sees it; pointers as the integer they hold. */
 struct cu_decl_const {

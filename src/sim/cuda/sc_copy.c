@@ -86,17 +86,38 @@ static int sc_copy_submit(CUstream h, bool pt, struct sf_region *r, bool src_pag
 	return rc;
 }
 
-/* Checks one side of a copy: 0 or -EINVAL; *@pageable set. */
+/*
+ * Checks one side of a copy: 0, -EINVAL, or -EFAULT for device memory
+ * that is reserved but not accessible (sc_vmm.c); *@pageable set (false
+ * for -EFAULT: the device checks the side again when the copy runs).
+ */
 static int sc_side(const void *p, size_t n, int need, bool *pageable)
 {
 	enum sf_mem_kind kind;
+	int rc = sf_mem_classify(p, n, &kind);
 
-	if (sf_mem_classify(p, n, &kind) < 0)
-		return -EINVAL;
+	*pageable = false;
+	if (rc < 0)
+		return rc == -EFAULT ? rc : -EINVAL;
 	if (need == SC_REG && kind == SF_MEM_PAGEABLE)
 		return -EINVAL;
 	*pageable = kind == SF_MEM_PAGEABLE;
 	return 0;
+}
+
+/*
+ * Combines the checks of a call's sides: an invalid side fails the call;
+ * an inaccessible one fails a synchronous call at once (the device never
+ * touches it, the context stays usable) and lets an asynchronous one go,
+ * to fault on the device when it runs, as the real driver's would.
+ */
+static int sc_sides_rc(int a, int b, bool sync)
+{
+	if (a == -EINVAL || b == -EINVAL)
+		return -EINVAL;
+	if (a == -EFAULT || b == -EFAULT)
+		return sync ? -EFAULT : 0;
+	return a < 0 ? a : b;
 }
 
 static CUresult sc_copy1d(void *dst, const void *src, size_t n, int dst_need, int src_need,
@@ -109,8 +130,12 @@ static CUresult sc_copy1d(void *dst, const void *src, size_t n, int dst_need, in
 
 	if (rc < 0)
 		return sc_result(rc);
-	if (n && (sc_side(dst, n, dst_need, &dpage) < 0 || sc_side(src, n, src_need, &spage) < 0))
-		return CUDA_ERROR_INVALID_VALUE;
+	if (n) {
+		rc = sc_sides_rc(sc_side(dst, n, dst_need, &dpage),
+				 sc_side(src, n, src_need, &spage), sync);
+		if (rc < 0)
+			return sc_result(rc);
+	}
 	r.dst_reg = !dpage;
 	r.src_reg = !spage;
 	return sc_result(sc_copy_submit(h, pt, &r, spage, dpage, sync));
@@ -230,7 +255,8 @@ struct sc_side3d {
 
 /*
  * Resolves a side of a @width x @height x @depth copy to its first byte,
- * pitch and slice pitch, and checks its memory. 0 or -EINVAL.
+ * pitch and slice pitch, and checks its memory. 0, -EINVAL or -EFAULT
+ * (sc_side()).
  */
 static int sc_side3d(const struct sc_side3d *sd, size_t width, size_t height, size_t depth,
 		     uint8_t **base, size_t *pitch, size_t *slice, bool *pageable)
@@ -255,10 +281,8 @@ static int sc_side3d(const struct sc_side3d *sd, size_t width, size_t height, si
 	*slice = *pitch * (depth > 1 ? sd->height : height);
 	p += sd->z * *slice + sd->y * *pitch + sd->x;
 	span = sf_span(width, height, depth, *pitch, *slice);
-	if (sc_side(p, span, sd->type == CU_MEMORYTYPE_DEVICE ? SC_REG : SC_ANY, pageable) < 0)
-		return -EINVAL;
 	*base = (uint8_t *)p;
-	return 0;
+	return sc_side(p, span, sd->type == CU_MEMORYTYPE_DEVICE ? SC_REG : SC_ANY, pageable);
 }
 
 static CUresult sc_copy3d(const struct sc_side3d *src, const struct sc_side3d *dst,
@@ -272,9 +296,12 @@ static CUresult sc_copy3d(const struct sc_side3d *src, const struct sc_side3d *d
 	if (rc < 0)
 		return sc_result(rc);
 	if (width && height && depth) {
-		if (sc_side3d(src, width, height, depth, &s, &r.spitch, &r.sslice, &spage) < 0 ||
-		    sc_side3d(dst, width, height, depth, &r.dst, &r.dpitch, &r.dslice, &dpage) < 0)
-			return CUDA_ERROR_INVALID_VALUE;
+		rc = sc_sides_rc(sc_side3d(src, width, height, depth, &s, &r.spitch, &r.sslice,
+					   &spage),
+				 sc_side3d(dst, width, height, depth, &r.dst, &r.dpitch, &r.dslice,
+					   &dpage), sync);
+		if (rc < 0)
+			return sc_result(rc);
 		r.src = s;
 		r.src_reg = !spage;
 		r.dst_reg = !dpage;
@@ -395,9 +422,13 @@ static CUresult sc_memset(CUdeviceptr dptr, uint32_t value, uint32_t elem, size_
 
 	if (rc < 0)
 		return sc_result(rc);
-	if (n && (n > SIZE_MAX / elem || (dptr & (elem - 1)) ||
-		  sc_side(SC_DPTR(dptr), n * elem, SC_REG, &page) < 0))
+	if (n && (n > SIZE_MAX / elem || (dptr & (elem - 1))))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (n) {
+		rc = sc_sides_rc(sc_side(SC_DPTR(dptr), n * elem, SC_REG, &page), 0, sync);
+		if (rc < 0)
+			return sc_result(rc);
+	}
 	rc = sc_stream_acquire(h, pt, &s);
 	if (rc < 0)
 		return sc_result(rc);

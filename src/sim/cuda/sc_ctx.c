@@ -113,6 +113,7 @@ static void sc_ctx_teardown(struct CUctx_st *ctx)
 		for (i = 0; i < n; i++)
 			sc_exec_free(h[i]);
 	sf_mem_drain(ctx);
+	sc_array_drain(ctx);
 	atomic_store(&ctx->sticky, 0);
 }
 

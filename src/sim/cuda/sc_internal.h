@@ -78,6 +78,7 @@ CUresult sc_result(int err);
 enum sc_htype {
 	SC_H_CTX = 1, SC_H_STREAM, SC_H_EVENT, SC_H_MODULE, SC_H_FUNC,
 	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC, SC_H_GREEN, SC_H_DESC, SC_H_NODE,
+	SC_H_ARRAY, SC_H_MIPMAP, SC_H_PHYS,
 };
 
 struct CUctx_st;
@@ -353,6 +354,10 @@ void sc_module_free(struct CUmod_st *m);
 /* ---- copies (sc_copy.c) ---- */
 
 int sc_copy3d_region(const CUDA_MEMCPY3D *c, struct sf_region *r);
+
+/* ---- arrays (sc_array.c) ---- */
+
+void sc_array_drain(struct CUctx_st *ctx);
 
 /* ---- stream memory operations (sc_waitval.c) ---- */
 

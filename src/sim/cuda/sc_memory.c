@@ -3,6 +3,9 @@
  * allocations, stream-ordered allocation, pointer attributes and memory
  * information. Copies and memsets are in sc_copy.c.
  *
+ * Pitched and managed allocations are here too; arrays are in sc_array.c,
+ * the virtual memory management calls in sc_vmm.c.
+ *
  * Design: device memory is host memory tracked by the shared memory
  * registry (src/sim/common/sf_memreg.c), so the executor thread computes on
  * it directly and misuse is detected. Frees synchronise as the real driver's do: cuMemFree and
@@ -46,6 +49,53 @@ SC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	return r;
 }
 
+/* Rows padded to this, as the texture hardware of real GPUs wants them. */
+#define SC_PITCH_ALIGN 512u
+
+/*
+ * @Height rows of @WidthInBytes, each starting SC_PITCH_ALIGN bytes after
+ * the previous one; ElementSizeBytes (4, 8 or 16) is only checked.
+ */
+SC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+				      size_t Height, unsigned int ElementSizeBytes)
+{
+	size_t pitch, bytes;
+	void *p = NULL;
+	CUresult r;
+
+	if (sc_ready() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!dptr || !pPitch || !WidthInBytes || !Height ||
+	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	pitch = (WidthInBytes + SC_PITCH_ALIGN - 1) & ~(size_t)(SC_PITCH_ALIGN - 1);
+	if (pitch < WidthInBytes || __builtin_mul_overflow(pitch, Height, &bytes))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = sc_alloc(&p, bytes, SF_MEM_DEVICE);
+	if (r == CUDA_SUCCESS) {
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+		*pPitch = pitch;
+	}
+	return r;
+}
+
+/*
+ * Host memory the device uses directly, as all memory here: not charged
+ * to the device's memory, which a real driver pages it in and out of.
+ */
+SC_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+	void *p = NULL;
+	CUresult r;
+
+	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	r = sc_alloc(dptr ? &p : NULL, bytesize, SF_MEM_MANAGED);
+	if (r == CUDA_SUCCESS)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return r;
+}
+
 SC_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
 	return sc_alloc(pp, bytesize, SF_MEM_HOST);
@@ -79,14 +129,18 @@ static CUresult sc_free(void *p, enum sf_mem_kind kind)
 	return sc_result(rc < 0 ? rc : sticky);
 }
 
-/* Freeing 0 does nothing. */
+/* Freeing 0 does nothing. Device and managed memory alike. */
 SC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
+	enum sf_mem_kind kind = SF_MEM_DEVICE;
+
 	if (!dptr) {
 		struct CUctx_st *ctx;
 
 		return sc_result(sc_ctx_current(&ctx));
 	}
+	if (sf_mem_lookup((void *)(uintptr_t)dptr, &kind, NULL) == 0 && kind == SF_MEM_MANAGED)
+		return sc_free((void *)(uintptr_t)dptr, SF_MEM_MANAGED);
 	return sc_free((void *)(uintptr_t)dptr, SF_MEM_DEVICE);
 }
 
@@ -130,8 +184,8 @@ SC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (attribute) {
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(CUmemorytype *)data = kind == SF_MEM_DEVICE ? CU_MEMORYTYPE_DEVICE :
-							       CU_MEMORYTYPE_HOST;
+		*(CUmemorytype *)data = kind == SF_MEM_DEVICE || kind == SF_MEM_MANAGED ?
+					CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = owner;

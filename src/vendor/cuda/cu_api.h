@@ -35,6 +35,7 @@ typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUarray_st *CUarray;
+typedef struct CUmipmappedArray_st *CUmipmappedArray;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgreenCtx_st *CUgreenCtx;
 typedef struct CUexecAffinityParam_st CUexecAffinityParam;
@@ -334,7 +335,8 @@ typedef int CUmemAllocationType;
 typedef int CUmemAllocationHandleType;
 typedef int CUmemAccess_flags;
 enum { CU_MEM_ALLOCATION_TYPE_PINNED = 0x1, CU_MEM_HANDLE_TYPE_NONE = 0x0,
-       CU_MEM_LOCATION_TYPE_DEVICE = 0x1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3 };
+       CU_MEM_LOCATION_TYPE_DEVICE = 0x1, CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+       CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3 };
 
 typedef struct CUmemPoolProps_st {
 	CUmemAllocationType allocType;
@@ -358,6 +360,54 @@ typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
 	size_t bytesize;
 	CUdeviceptr dptr;
 } CUDA_MEM_ALLOC_NODE_PARAMS;
+
+/* ---- managed memory, arrays, and virtual memory management ---- */
+
+enum { CU_MEM_ATTACH_GLOBAL = 0x1, CU_MEM_ATTACH_HOST = 0x2 };
+
+typedef int CUarray_format;
+enum {
+	CU_AD_FORMAT_UNSIGNED_INT8 = 0x01, CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+	CU_AD_FORMAT_UNSIGNED_INT32 = 0x03, CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+	CU_AD_FORMAT_SIGNED_INT16 = 0x09, CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+	CU_AD_FORMAT_HALF = 0x10, CU_AD_FORMAT_FLOAT = 0x20,
+};
+#define CUDA_ARRAY3D_LAYERED 0x01
+#define CUDA_ARRAY3D_SURFACE_LDST 0x02
+#define CUDA_ARRAY3D_CUBEMAP 0x04
+#define CUDA_ARRAY3D_TEXTURE_GATHER 0x08
+
+/* Height 0: a 1D array. */
+typedef struct CUDA_ARRAY_DESCRIPTOR_st {
+	size_t Width, Height;
+	CUarray_format Format;
+	unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR;
+
+/* Height 0: 1D; Depth 0: 2D; with CUDA_ARRAY3D_LAYERED, Depth counts layers. */
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
+	size_t Width, Height, Depth;
+	CUarray_format Format;
+	unsigned int NumChannels;
+	unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef int CUmemAllocationGranularity_flags;
+enum { CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1 };
+
+typedef struct CUmemAllocationProp_st {
+	CUmemAllocationType type;
+	CUmemAllocationHandleType requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
 
 /* The functions xsched declares (the XS_CU_FN and XS_CU_FN_PT rows). */
 #define XS_CU_FN(name, how, arg, symbol, version, params) CUresult name params;
