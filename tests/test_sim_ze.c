@@ -751,6 +751,40 @@ static void sz_memory(void **state)
 	down();
 }
 
+/*
+ * Device and shared allocations share the device's memory
+ * (XSCHED_SIM_DEVICE_MEMORY, the node's) and fail with OUT_OF_DEVICE_MEMORY
+ * once it is exhausted; host allocations are not the device's.
+ */
+static void sz_device_memory(void **state)
+{
+	ze_device_mem_alloc_desc_t dd = { .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC };
+	ze_host_mem_alloc_desc_t hd = { .stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC };
+	ze_device_memory_properties_t mp = { .stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES };
+	const size_t mib = 1u << 20;
+	void *d, *s, *h, *d2;
+	uint32_t n = 1;
+
+	(void)state;
+	setenv("XSCHED_SIM_DEVICE_MEMORY", "64M", 1);
+	up();
+	CK(zeDeviceGetMemoryProperties(z.dev, &n, &mp));
+	assert_true(mp.totalSize == 64 * mib);
+	CK(zeMemAllocDevice(z.ctx, &dd, 40 * mib, 0, z.dev, &d));
+	EXPECT(zeMemAllocShared(z.ctx, &dd, &hd, 40 * mib, 0, z.dev, &s),
+	       ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+	EXPECT(zeMemAllocDevice(z.ctx, &dd, 40 * mib, 0, z.dev, &d2),
+	       ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+	CK(zeMemAllocHost(z.ctx, &hd, 40 * mib, 0, &h));
+	CK(zeMemAllocDevice(z.ctx, &dd, 16 * mib, 0, z.dev, &d2));
+	CK(zeMemFree(z.ctx, d));
+	CK(zeMemAllocShared(z.ctx, &dd, &hd, 40 * mib, 0, z.dev, &s));
+	CK(zu_free(&z, s, h, d2, NULL));
+	CK(zeMemAllocDevice(z.ctx, &dd, 40 * mib, 0, z.dev, &d));
+	CK(zeMemFree(z.ctx, d));
+	down();
+}
+
 /* Destroying a queue or an immediate list waits for its work. */
 static void sz_destroy_waits(void **state)
 {
@@ -1033,6 +1067,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sz_errors),
 	cmocka_unit_test(sz_fault),
 	cmocka_unit_test(sz_memory),
+	cmocka_unit_test(sz_device_memory),
 	cmocka_unit_test(sz_destroy_waits),
 	cmocka_unit_test(sz_timestamps),
 	cmocka_unit_test(sz_threads),
