@@ -122,7 +122,11 @@ XS_CL_HOOK cl_int clEnqueueSVMFree(cl_command_queue cq, cl_uint n, void *ptrs[],
 				   void *data, cl_uint nwait, const cl_event *wait,
 				   cl_event *event)
 {
-	return CLC_DRAINED(cq, clEnqueueSVMFree(cq, n, ptrs, fn, data, nwait, wait, event));
+	cl_int rc = clc_drain(cq);
+
+	if (rc != CL_SUCCESS || cl_load() < 0)
+		return rc != CL_SUCCESS ? rc : CL_INVALID_COMMAND_QUEUE;
+	return cl_mem_svm_free_enqueue(cq, n, ptrs, fn, data, nwait, wait, event);
 }
 
 XS_CL_HOOK cl_int clEnqueueSVMMigrateMem(cl_command_queue cq, cl_uint n, const void **ptrs,

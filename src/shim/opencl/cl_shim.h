@@ -119,6 +119,18 @@ void cl_q_held_in(cl_context ctx, struct xal_cl_held *out);
 /* Wakes every queue whose next command may wait for a proxy just bound. */
 void cl_q_kick_all(void);
 
+/* --- device memory (cl_memory.c) -------------------------------------------- */
+
+/*
+ * clEnqueueSVMFree on the driver, the pointers' bytes given back to the
+ * memory count when they are freed (the command's callback, the shim's,
+ * calls the application's @fn or frees them itself). Returns the
+ * driver's answer, or CL_OUT_OF_HOST_MEMORY. Application thread.
+ */
+cl_int cl_mem_svm_free_enqueue(cl_command_queue cq, cl_uint n, void *ptrs[],
+			       void(CL_CALLBACK *fn)(cl_command_queue, cl_uint, void *[], void *),
+			       void *data, cl_uint nwait, const cl_event *wait, cl_event *event);
+
 /* --- proxy events (cl_events.c) ---------------------------------------------- */
 
 struct cl_proxy;
