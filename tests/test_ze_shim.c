@@ -7,7 +7,8 @@
  * lead to it); XSCHED_DISABLE passes through; XSCHED_ZE_LIB chooses the
  * loader; zero timeouts never block on a flooded queue; a high-priority
  * list that waits on a low-priority one does not deadlock, with the
- * in-process policy and with xschedd.
+ * in-process policy and with xschedd; device memory is counted and held
+ * to XSCHED_MEMORY_LIMIT.
  */
 #include "test_util.h"
 #include "it_util.h"
@@ -283,6 +284,47 @@ static void ze_shim_cross_queue_wait_no_deadlock(void **state)
 	e->ok = true;
 }
 
+/*
+ * Device memory (ze_shim_prog memory): without a limit, as natively; with
+ * XSCHED_MEMORY_LIMIT the memory properties show it, device allocations
+ * stop at it (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, said on stderr),
+ * images and physical memory are refused there before the driver, shared
+ * allocations pass, frees give back; XSCHED_DISABLE=1 ignores the limit.
+ */
+static void ze_shim_memory_limit(void **state)
+{
+	struct it_env *e = *state;
+	const char *const *argv = IT_ARGS(XS_ZE_SHIM_PROG, "memory");
+	const char *limited[] = { driver_var(), lsan_var(), shim_var(), "XSCHED_SCHEDULER=local",
+				  "XSCHED_MEMORY_LIMIT=64M", "XS_MEM_LIMIT_MIB=64", NULL };
+	const char *off[] = { driver_var(), lsan_var(), shim_var(), "XSCHED_DISABLE=1",
+			      "XSCHED_MEMORY_LIMIT=64M", NULL };
+	char *want = native(e, argv);
+	char *got = shimmed(e, argv, NULL);
+	struct ze_out lim = run(e, argv, limited), dis = run(e, argv, off);
+
+	assert_non_null(strstr(want, "memory: images and physical memory counted"));
+	assert_string_equal(want, got);
+	if (!WIFEXITED(lim.status) || WEXITSTATUS(lim.status) != 0)
+		fail_msg("under XSCHED_MEMORY_LIMIT=64M: status 0x%x\n%s\n%s", lim.status, lim.out,
+			 lim.err);
+	assert_string_equal(want, lim.out);
+	assert_non_null(strstr(lim.err, "zeMemAllocDevice of 1 B on ze:"));
+	assert_non_null(strstr(lim.err, "zeImageCreate of 16 MiB on ze:"));
+	assert_non_null(strstr(lim.err, "zePhysicalMemCreate of 16 MiB on ze:"));
+	assert_null(strstr(lim.err, "zeMemAllocShared"));
+	assert_true(WIFEXITED(dis.status) && WEXITSTATUS(dis.status) == 0);
+	assert_string_equal(want, dis.out);
+	assert_null(strstr(dis.err, "refused"));
+	free(want);
+	free(got);
+	free(lim.out);
+	free(lim.err);
+	free(dis.out);
+	free(dis.err);
+	e->ok = true;
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(ze_shim_matches_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(ze_shim_phases_match_native, it_setup, it_teardown),
@@ -292,6 +334,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(ze_shim_loader_choice, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(ze_shim_cross_queue_wait_no_deadlock, it_setup,
 					it_teardown),
+	cmocka_unit_test_setup_teardown(ze_shim_memory_limit, it_setup, it_teardown),
 };
 
 TU_MAIN(tests)

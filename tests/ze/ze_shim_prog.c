@@ -20,7 +20,14 @@
  *  - regular: a long regular list executed on a queue (sliced when
  *    XSCHED_ZE_SLICE is set), its fence and events, executed again;
  *  - midsignal: an event a list signals before it waits for one the host
- *    signals later: a host wait on the first returns meanwhile.
+ *    signals later: a host wait on the first returns meanwhile;
+ *  - memory: device memory as the application sees it, under the limit
+ *    XS_MEM_LIMIT_MIB names (the test's variable, not the shim's; unset:
+ *    none): the device's memory properties show it, device allocations
+ *    fill it to the byte and no further (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY),
+ *    images and physical memory count too, shared allocations are never
+ *    refused, every free gives its bytes back (a free the driver refuses
+ *    none). The lines it prints are the same with a limit or without.
  *
  * Usage: ze_shim_prog PHASE...
  */
@@ -329,6 +336,133 @@ static void phase_midsignal(void)
 	CK(zeMemFree(z.ctx, buf));
 }
 
+#define MIB (1ull << 20)
+
+static uint64_t mem_limit;      /* XS_MEM_LIMIT_MIB, in bytes; 0: none */
+
+static void *dev_alloc(size_t size, ze_result_t *r)
+{
+	void *p = NULL;
+
+	*r = zu_dev_alloc(&z, size, &p);
+	return *r == ZE_RESULT_SUCCESS ? p : NULL;
+}
+
+/*
+ * @room more device bytes fit and not one more: under a limit an
+ * allocation of @room succeeds and one more byte is refused with
+ * ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY; without one both succeed.
+ */
+static void room_is(int line, uint64_t room)
+{
+	void *a = NULL, *b;
+	ze_result_t r = ZE_RESULT_SUCCESS;
+
+	if (room) {
+		a = dev_alloc(room, &r);
+		check(line, a != NULL, "the room left", r);
+	}
+	b = dev_alloc(1, &r);
+	if (mem_limit)
+		check(line, !b && r == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+		      "one byte over the limit refused", r);
+	else
+		check(line, b != NULL, "one byte more without a limit", r);
+	CK(zu_free(&z, a ? a : b, a ? b : NULL, NULL));
+}
+
+#define ROOM_IS(room) room_is(__LINE__, (room))
+
+static void phase_memory(void)
+{
+	const char *env = getenv("XS_MEM_LIMIT_MIB");
+	ze_device_memory_properties_t mp[4];
+	ze_device_mem_alloc_desc_t dd = { .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC };
+	ze_host_mem_alloc_desc_t hd = { .stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC };
+	ze_memory_free_ext_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_MEMORY_FREE_EXT_DESC };
+	ze_image_desc_t id = { .stype = ZE_STRUCTURE_TYPE_IMAGE_DESC, .type = ZE_IMAGE_TYPE_2D,
+			       .format = { .layout = ZE_IMAGE_FORMAT_LAYOUT_8_8_8_8,
+					   .type = ZE_IMAGE_FORMAT_TYPE_UINT },
+			       .width = 2048, .height = 2048 };
+	ze_physical_mem_desc_t pd = { .stype = ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC,
+				      .size = 16 * MIB };
+	ze_physical_mem_handle_t phys;
+	ze_image_handle_t img;
+	uint32_t n = 0;
+	void *big, *b, *s1, *s2;
+	ze_result_t r;
+
+	mem_limit = env ? strtoull(env, NULL, 10) * MIB : 0;
+	CHECK(!mem_limit || mem_limit >= 64 * MIB);
+	CK(zeDeviceGetMemoryProperties(z.dev, &n, NULL));
+	CHECK(n >= 1 && n <= 4);
+	for (uint32_t i = 0; i < n; i++)
+		mp[i] = (ze_device_memory_properties_t){
+			.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES };
+	CK(zeDeviceGetMemoryProperties(z.dev, &n, mp));
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(mem_limit ? mp[i].totalSize == mem_limit : mp[i].totalSize > 64 * MIB);
+	printf("memory: %u memory properties, the limit's size where set\n", n);
+
+	/* All but 16 MiB for the rest of the phase, then the 16 MiB. */
+	big = dev_alloc(mem_limit ? mem_limit - 16 * MIB : 48 * MIB, &r);
+	CK(r);
+	b = dev_alloc(16 * MIB, &r);
+	CK(r);
+	ROOM_IS(mem_limit ? 0 : 16 * MIB);
+	/* Shared memory, even with the device full: counted apart, never refused. */
+	CK(zeMemAllocShared(z.ctx, &dd, &hd, 32 * MIB, 64, z.dev, &s1));
+	CK(zeMemAllocShared(z.ctx, &dd, &hd, 32 * MIB, 64, NULL, &s2));
+	CK(zu_free(&z, s1, s2, NULL));
+	CK(zeMemFree(z.ctx, b));
+	ROOM_IS(16 * MIB);
+	printf("memory: device allocations fill the device, shared ones pass, frees return\n");
+
+	/* A free the driver refuses (another context's, or one it lacks): still held. */
+	b = dev_alloc(16 * MIB, &r);
+	CK(r);
+	r = zeMemFreeExt(z.ctx, &fd, b);
+	printf("memory: zeMemFreeExt = %s\n", zu_name(r));
+	if (r != ZE_RESULT_SUCCESS) {
+		ROOM_IS(mem_limit ? 0 : 16 * MIB);
+		CK(zeMemFree(z.ctx, b));
+	}
+	ROOM_IS(16 * MIB);
+
+	/* Images and physical memory: counted before the driver answers. */
+	r = zeImageCreate(z.ctx, z.dev, &id, &img);
+	printf("memory: zeImageCreate 2048x2048 RGBA8 = %s\n", zu_name(r));
+	if (r == ZE_RESULT_SUCCESS) {
+		ROOM_IS(mem_limit ? 0 : 16 * MIB);
+		CK(zeImageDestroy(img));
+	}
+	ROOM_IS(16 * MIB);
+	r = zePhysicalMemCreate(z.ctx, z.dev, &pd, &phys);
+	printf("memory: zePhysicalMemCreate 16 MiB = %s\n", zu_name(r));
+	if (r == ZE_RESULT_SUCCESS) {
+		ROOM_IS(mem_limit ? 0 : 16 * MIB);
+		CK(zePhysicalMemDestroy(z.ctx, phys));
+	}
+	ROOM_IS(16 * MIB);
+	/* With the device full they are refused before the driver sees them. */
+	b = dev_alloc(16 * MIB, &r);
+	CK(r);
+	r = zeImageCreate(z.ctx, z.dev, &id, &img);
+	if (mem_limit)
+		CHECK(r == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+	else if (r == ZE_RESULT_SUCCESS)
+		CK(zeImageDestroy(img));
+	r = zePhysicalMemCreate(z.ctx, z.dev, &pd, &phys);
+	if (mem_limit)
+		CHECK(r == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+	else if (r == ZE_RESULT_SUCCESS)
+		CK(zePhysicalMemDestroy(z.ctx, phys));
+	CK(zu_free(&z, b, big, NULL));
+	/* Nothing left counted: the whole limit fits again. */
+	ROOM_IS(mem_limit ? mem_limit : 64 * MIB);
+	printf("memory: images and physical memory counted, nothing left over\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -337,7 +471,7 @@ int main(int argc, char **argv)
 	} phases[] = {
 		{ "queues", phase_queues }, { "dlopen", phase_dlopen }, { "flood", phase_flood },
 		{ "deps", phase_deps }, { "regular", phase_regular },
-		{ "midsignal", phase_midsignal },
+		{ "midsignal", phase_midsignal }, { "memory", phase_memory },
 	};
 	int j;
 

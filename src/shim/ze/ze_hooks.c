@@ -10,8 +10,8 @@
  * kernel state it cannot reproduce) goes straight to the driver, behind
  * the queue's buffered work: nothing that takes a queue or an immediate
  * list goes around its XQueue. The HOOK rows of src/vendor/ze/
- * ze_functions.def are defined here, in ze_hooks_sync.c, ze_kernels.c and
- * ze_queues.c; every other row is a trampoline.
+ * ze_functions.def are defined here, in ze_hooks_sync.c, ze_kernels.c,
+ * ze_memory.c and ze_queues.c; every other row is a trampoline.
  */
 #include "shim/ze/ze_lists.h"
 

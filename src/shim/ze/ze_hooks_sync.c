@@ -1,6 +1,6 @@
 /*
- * Synchronisations, fences, events and memory frees: the calls that must
- * observe work the shim may still hold in an XQueue.
+ * Synchronisations, fences and events: the calls that must observe work
+ * the shim may still hold in an XQueue.
  *
  * Each waits (within the call's timeout) for what the shim knows the
  * object depends on: a command queue for its XQueue, a fence for the
@@ -119,17 +119,4 @@ XS_ZE_HOOK ze_result_t zeEventDestroy(ze_event_handle_t ev)
 		zt_event_forget(ev);
 	}
 	return ZE_CALL(zeEventDestroy, ev);
-}
-
-/*
- * A blocking or deferred free waits, in the driver, for the commands using
- * the memory: those still in an XQueue of the context must reach it and
- * complete first.
- */
-XS_ZE_HOOK ze_result_t zeMemFreeExt(ze_context_handle_t ctx, const ze_memory_free_ext_desc_t *desc,
-				    void *ptr)
-{
-	if (ctx && desc && desc->freePolicy && ze_scheduling())
-		zs_wait_context(ctx);
-	return ZE_CALL(zeMemFreeExt, ctx, desc, ptr);
 }

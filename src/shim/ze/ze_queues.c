@@ -60,8 +60,7 @@ void zs_queue_unref(struct zs_queue *q)
  * node-wide identity (base/devid.h), the device UUID of its properties;
  * unverified when the driver reports none (all zero).
  */
-static void zs_device_name(ze_device_handle_t dev, char *out, size_t len,
-			   struct devid *id)
+void zs_device_name(ze_device_handle_t dev, char *out, size_t len, struct devid *id)
 {
 	ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
 

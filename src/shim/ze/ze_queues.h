@@ -14,6 +14,7 @@
 #ifndef XS_ZE_QUEUES_H
 #define XS_ZE_QUEUES_H
 
+#include "base/devid.h"
 #include "shim/common/shim_map.h"
 #include "shim/ze/ze_shim.h"
 #include "xqueue/xqueue.h"
@@ -40,6 +41,13 @@ struct zs_queue *zs_queue_of(const void *h);
 
 /* How many XQueues the shim created (diagnostics, ze_testhooks.c). */
 int zs_queue_count(void);
+
+/*
+ * The scheduler's names of @dev: its API-local name into @out (@len bytes)
+ * and its node-wide identity into *@id (base/devid.h). The queues' and
+ * the memory count's (ze_memory.c). Any thread, no lock held.
+ */
+void zs_device_name(ze_device_handle_t dev, char *out, size_t len, struct devid *id);
 
 /*
  * Schedules the command queue (@is_list false) or immediate command list
