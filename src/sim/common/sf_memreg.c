@@ -293,13 +293,13 @@ void sf_mem_unreserve(void *base)
 	pthread_mutex_unlock(&sf_mem_lock);
 }
 
-/* Whether @p lies in a reservation. sf_mem_lock held. */
-static bool sf_reserved(uintptr_t p)
+/* Whether [@p, @end) overlaps a reservation. sf_mem_lock held. */
+static bool sf_reserved(uintptr_t p, uintptr_t end)
 {
 	size_t i;
 
 	for (i = 0; i < sf_nresvs; i++)
-		if (p - sf_resvs[i].base < sf_resvs[i].size)
+		if (p < sf_resvs[i].base + sf_resvs[i].size && sf_resvs[i].base < end)
 			return true;
 	return false;
 }
@@ -424,10 +424,12 @@ int sf_mem_classify(const void *p, size_t len, enum sf_mem_kind *kind)
 		uintptr_t stop = sf_span_end(al);
 
 		if (end > stop)
-			rc = sf_reserved(stop) ? -EFAULT : -EINVAL;
+			rc = sf_reserved(stop, end) ? -EFAULT : -EINVAL;
 		else
 			*kind = al->kind;
-	} else if (sf_reserved(a)) {
+	} else if (sf_reserved(a, end)) {
+		/* Also pageable memory running into a reservation: never
+		 * touched by a host copy, which would fault the process. */
 		rc = -EFAULT;
 	} else {
 		i = sf_upper(a);
