@@ -11,8 +11,10 @@
 #include "test_util.h"
 
 #include "base/clock.h"
+#include "base/compiler.h"
 #include "base/futex.h"
 #include "base/hist.h"
+#include "base/size.h"
 #include "base/slice.h"
 #include "base/xlog.h"
 
@@ -682,7 +684,44 @@ static void slice_rt_refusal_said(void **state)
 	assert_string_equal(out, "");
 }
 
+/* Sizes as people write them, binary units, and what is not one. */
+static void size_parse_and_format(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+	} good[] = {
+		{ "4096", 4096 }, { "8G", 8ull << 30 }, { "8g", 8ull << 30 },
+		{ "512MiB", 512ull << 20 }, { "512 MB", 512ull << 20 }, { "1.5G", 3ull << 29 },
+		{ "1K", 1024 }, { "2T", 2ull << 40 }, { "7B", 7 }, { "0", 0 },
+	};
+	static const char *const bad[] = {
+		"", "lots", "-1", "+1", "1.5", "8X", "8GiBs", "1.G", " 8G", "8Gi B",
+		"99999999999999999999", "9E",
+	};
+	char buf[SIZE_TEXT];
+	uint64_t x;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		x = 1;
+		if (size_parse(good[i].text, &x) != 0 || x != good[i].bytes)
+			fail_msg("'%s' read as %llu", good[i].text, (unsigned long long)x);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (size_parse(bad[i], &x) == 0)
+			fail_msg("'%s' read as a size (%llu)", bad[i], (unsigned long long)x);
+	assert_int_equal(size_parse("99999999999999999999", &x), -ERANGE);
+	assert_int_equal(size_parse("lots", &x), -EINVAL);
+	assert_string_equal(size_format(512, buf, sizeof(buf)), "512 B");
+	assert_string_equal(size_format(64ull << 20, buf, sizeof(buf)), "64 MiB");
+	assert_string_equal(size_format(3ull << 29, buf, sizeof(buf)), "1.5 GiB");
+	assert_string_equal(size_format(UINT64_MAX, buf, sizeof(buf)), "16.0 EiB");
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(size_parse_and_format),
 	cmocka_unit_test(hist_index_roundtrip),
 	cmocka_unit_test(hist_index_monotonic),
 	cmocka_unit_test(hist_quantiles_known_data),

@@ -97,6 +97,9 @@ expect 1 set priority -101 --pid 1 && err_has 'out of range'
 expect 1 set level 4 --queue 1 && err_has 'level 4 is out of range'
 expect 1 set level 0 --queue 1 && err_has 'out of range'
 expect 1 set share -1 --pid 1 && err_has 'share -1 is out of range'
+expect 1 set memory-limit lots --pid 1 && err_has "invalid memory-limit 'lots' \(a size above zero"
+expect 1 set memory-limit 0 --pid 1 && err_has "invalid memory-limit '0'"
+expect 1 set memory-limit 8G --queue 1 && err_has "memory-limit is a process's: give --pid PID"
 expect 1 set budget 0 --pid 1 && err_has 'out of range'
 expect 1 set budget -2 --pid 1 && err_has 'out of range'
 expect 1 set threshold 1025 --pid 1 && err_has 'out of range'
@@ -220,6 +223,10 @@ expect 0 run --allow-unscheduled --priority 7 --share 3 --deadline 2ms --laxity 
 	  err_has 'running env unscheduled'; ! grep -q '^LD_PRELOAD=' "$out" ||
 	  fail "LD_PRELOAD set without shims"; }
 expect 0 run --allow-unscheduled --priority -5 env && out_has '^XSCHED_PRIORITY=-5$'
+expect 0 run --allow-unscheduled --memory-limit 8G -- env && out_has '^XSCHED_MEMORY_LIMIT=8G$'
+expect 1 run --allow-unscheduled --memory-limit lots -- env &&
+	err_has "invalid memory-limit 'lots'"
+expect 1 run --allow-unscheduled --memory-limit 0 -- env && err_has "invalid memory-limit '0'"
 expect 0 run --allow-unscheduled -- env &&
 	{ ! grep -q '^XSCHED_PRIORITY=' "$out" || fail "hint set unasked"; }
 expect 0 --socket "$tmp/s.sock" run --allow-unscheduled -- env &&

@@ -16,6 +16,8 @@
 #include "it_util.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <sys/stat.h>
 
 #define CU_SHIM_RUN_MS 60000
 
@@ -548,6 +550,137 @@ static void cuda_memory_limit_malformed(void **state)
 	e->ok = true;
 }
 
+/* Reads @fd (a child's stdout) until a line starting with @want; the line, or NULL. */
+static char *read_line_until(int fd, const char *want, char *buf, size_t len)
+{
+	size_t have = 0;
+	uint64_t t0 = clock_now_ns();
+
+	buf[0] = '\0';
+	while (it_ms_since(t0) < 10000 && have + 1 < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		char *line;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf + have, 1);
+		if (n <= 0)
+			return NULL;
+		have += (size_t)n;
+		buf[have] = '\0';
+		if (buf[have - 1] != '\n')
+			continue;
+		line = buf;
+		if (!strncmp(line, want, strlen(want)))
+			return line;
+		have = 0;
+	}
+	return NULL;
+}
+
+/* The memory limit xschedctl lists for @pid's queue, -1 if not listed yet. */
+static long long listed_memory_limit(struct it_env *e, pid_t pid, long long *held)
+{
+	char *out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "list", "-o", "json"));
+	char key[32], *p;
+	long long limit = -1;
+
+	snprintf(key, sizeof(key), "\"pid\":%d,", (int)pid);
+	p = strstr(out, key);
+	if (p && (p = strstr(p, "\"memory_bytes\":")))
+		*held = strtoll(p + 15, NULL, 10);
+	if (p && (p = strstr(p, "\"memory_limit_bytes\":")))
+		limit = strncmp(p + 21, "null", 4) ? strtoll(p + 21, NULL, 10) : 0;
+	free(out);
+	return limit;
+}
+
+/*
+ * Device memory through the daemon: the uid's ceiling (uid.0.memory_limit
+ * = 32M) caps the process's own limit (64M) as soon as it is connected;
+ * the process's holdings show in `xschedctl list` (MEM, JSON), `devices`
+ * and the metrics without a message per allocation; root raises the
+ * process's limit at run time with `xschedctl set memory-limit`, and its
+ * next allocation succeeds; a SIGHUP that lowers the ceiling reaches it
+ * too.
+ */
+static void cuda_memory_through_daemon(void **state)
+{
+	struct it_env *e = *state;
+	const char *vars[] = { sim_lib_var(), shim_preload(), "XSCHED_MEMORY_LIMIT=64M", NULL };
+	char fifo[IT_PATH + 16], buf[256], pid_s[16], *out;
+	long long held = 0;
+	pid_t pid;
+	int i, w, fd, st = 0;
+
+	it_config(e, "[limits]\nuid.0.memory_limit = 32M\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	snprintf(fifo, sizeof(fifo), "%s/cmds", e->dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pid = it_spawn(e, IT_ARGS(XS_CU_MEM_PROG, "serve", fifo), vars, true, -1);
+	i = it_kid_index(e, pid);
+	fd = e->kid_out[i];
+	assert_non_null(read_line_until(fd, "serving", buf, sizeof(buf)));
+	w = open(fifo, O_WRONLY | O_CLOEXEC);
+	assert_true(w >= 0);
+	dprintf(w, "alloc 16M\nwork\n");
+	assert_non_null(read_line_until(fd, "alloc 16M: 0", buf, sizeof(buf)));
+	assert_non_null(read_line_until(fd, "work ok", buf, sizeof(buf)));
+	/* Connected: the ceiling is the limit, and the daemon sees 16 MiB. */
+	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 32 << 20, 10000));
+	assert_int_equal(held, 16 << 20);
+	dprintf(w, "alloc 20M\n");
+	assert_non_null(read_line_until(fd, "alloc 20M: 2", buf, sizeof(buf)));
+	dprintf(w, "info\n");
+	assert_non_null(read_line_until(fd, "info total=33554432 free=16777216", buf,
+					sizeof(buf)));
+	/* Root raises it; the process applies it at once. */
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	free(it_ctl_output(e, XS_CTL_BIN, IT_ARGS("set", "memory-limit",
+						  "128M", "--pid", pid_s)));
+	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 128 << 20, 10000));
+	dprintf(w, "alloc 20M\n");
+	assert_non_null(read_line_until(fd, "alloc 20M: 0", buf, sizeof(buf)));
+	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 128 << 20 &&
+				  held == 36 << 20, 10000));
+	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "list"));
+	if (!strstr(out, "36 MiB/128 MiB"))
+		fail_msg("no MEM cell in:\n%s", out);
+	free(out);
+	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "devices"));
+	if (!strstr(out, "memory: 36 MiB held by 1 process (1 under a limit) of 1 GiB"))
+		fail_msg("no memory line in:\n%s", out);
+	free(out);
+	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "metrics"));
+	snprintf(buf, sizeof(buf), "xsched_process_device_memory_bytes{pid=\"%d\"", (int)pid);
+	if (!strstr(out, buf) || !strstr(out, "kind=\"device\"} 37748736\n") ||
+	    !strstr(out, "xsched_device_memory_bytes{domain=\"1\",kind=\"used\"} 37748736\n"))
+		fail_msg("no memory series in:\n%s", out);
+	free(out);
+	/* Back to the process's own under the ceiling; then a reload lowers
+	 * the ceiling to 8M: nothing is freed, the next allocation fails. */
+	free(it_ctl_output(e, XS_CTL_BIN, IT_ARGS("set", "memory-limit",
+						  "none", "--pid", pid_s)));
+	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 32 << 20, 10000));
+	it_config(e, "[limits]\nuid.0.memory_limit = 8M\n");
+	it_daemon_signal(e, SIGHUP);
+	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 8 << 20, 10000));
+	assert_int_equal(held, 36 << 20);
+	dprintf(w, "alloc 1\nfree\nalloc 8M\nquit\n");
+	assert_non_null(read_line_until(fd, "alloc 1: 2", buf, sizeof(buf)));
+	assert_non_null(read_line_until(fd, "freed 2", buf, sizeof(buf)));
+	assert_non_null(read_line_until(fd, "alloc 8M: 0", buf, sizeof(buf)));
+	close(w);
+	assert_int_equal(it_reap(e, pid, 10000, &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fd);
+	e->kid_out[i] = -1;
+	it_daemon_check(e);
+	e->ok = true;
+}
+
 /* @out without its "split ..." and "shim ..." lines. */
 static char *results_only(char *out)
 {
@@ -686,6 +819,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_queue_limit_default, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_limit, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_limit_malformed, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,
 					it_teardown),

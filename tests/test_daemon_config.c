@@ -702,6 +702,55 @@ static void daemon_messages_name_the_cause(void **state)
 	case_done(e);
 }
 
+/*
+ * A process's memory limit set with xschedctl (IPC_KEY_MEMORY_LIMIT): a
+ * user may set one for its own processes up to its uid's memory_limit,
+ * never above it nor none at all under one, and the refusal names the
+ * ceiling; another user's process is refused; root may set any, or none;
+ * the limit goes into the process's shared memory (mem_limit, mem_seq
+ * moved) and the ceiling is there from the start. Needs root.
+ */
+static void daemon_memory_limit_ceiling(void **state)
+{
+	struct it_env *e = *state;
+	char pid_s[16], self[16];
+	int hold;
+	pid_t nb;
+
+	if (geteuid() != 0)
+		skip();
+	it_guard(60);
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	it_config(e, "[limits]\nuid.65534.memory_limit = 32M\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	nb = nobody_agent(e, 0, &hold);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)nb);
+#define CTL(uid, rc, what, ...) PROG_EXPECT(e, XSCTL_BIN, uid, rc, what, "--control", e->ctl, \
+					   "--socket", e->sock, __VA_ARGS__)
+	CTL(65534, 4, "the memory limit of your processes may be at most 32 MiB per device",
+	    "set", "memory-limit", "64M", "--pid", pid_s);
+	CTL(65534, 4, "at most 32 MiB per device", "set", "memory-limit", "none", "--pid", pid_s);
+	CTL(65534, 0, "", "set", "memory-limit", "16M", "--pid", pid_s);
+	/* This process, root's, once it is an agent. */
+	it_queue_bare(e);
+	assert_true(IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 1, WAIT_MS));
+	CTL(65534, 4, "", "set", "memory-limit", "16M", "--pid", self);
+	CTL((uid_t)-1, 0, "", "set", "memory-limit", "1G", "--pid", pid_s);
+	CTL((uid_t)-1, 0, "", "set", "memory-limit", "none", "--pid", pid_s);
+	CTL((uid_t)-1, 1, "no process known to xschedd with pid 1", "set", "memory-limit", "1G",
+	    "--pid", "1");
+	CTL((uid_t)-1, 1, "memory-limit is a process's: give --pid PID", "set", "memory-limit",
+	    "1G", "--queue", "1");
+	CTL((uid_t)-1, 1, "invalid memory-limit 'lots'", "set", "memory-limit", "lots", "--pid",
+	    pid_s);
+	CTL((uid_t)-1, 1, "invalid memory-limit '0'", "set", "memory-limit", "0", "--pid", pid_s);
+#undef CTL
+	close(hold);
+	assert_int_equal(it_reap(e, nb, WAIT_MS, NULL), 0);
+	case_done(e);
+}
+
 /* Reads the whole file @path into a malloc()ed string; NULL if missing. */
 static char *read_file(const char *path)
 {
@@ -794,7 +843,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(daemon_log_on_terminal, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_one_per_socket, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_reload_applies_now, it_setup, it_teardown),
-		cmocka_unit_test_setup_teardown(daemon_messages_name_the_cause, it_setup, it_teardown),
+		cmocka_unit_test_setup_teardown(daemon_memory_limit_ceiling, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(daemon_messages_name_the_cause, it_setup, it_teardown),
 		cmocka_unit_test_setup_teardown(daemon_metrics_scoped, it_setup, it_teardown),
 	};
 

@@ -278,6 +278,8 @@ static void config_defaults_and_keys(void **state)
 		"starvation_guard_pct = 5\ndrain_ms = 7\n"
 		"[defaults]\npriority = -3\nshare = 50\n"
 		"[limits]\npriority_ceiling = 2\nuid.1000.priority_ceiling = 9\n"
+		"memory_limit = 8G\nuid.1000.memory_limit = 1.5G\nuid.1002.memory_limit = none\n"
+		"uid.0.memory_limit = 512MiB\n"
 		"[observe]\nbypass = yes\nbypass_grace_ms = 250\nbypass_max = 8\n"
 		"libraries = /opt/a/libcuda.so.1  /opt/b/libOpenCL.so.1\n");
 
@@ -307,7 +309,18 @@ static void config_defaults_and_keys(void **state)
 	assert_int_equal(xsd_config_ceiling(&c, 0), XS_PRIORITY_MAX);
 	assert_int_equal(xsd_config_ceiling(&c, 1000), 9);
 	assert_int_equal(xsd_config_ceiling(&c, 1001), 2);
+	/* A uid's memory_limit and its priority_ceiling are one entry's. */
+	assert_int_equal(xsd_config_memory_ceiling(&c, 1000), 3ull << 29);
+	assert_int_equal(xsd_config_memory_ceiling(&c, 1001), 8ull << 30);
+	assert_int_equal(xsd_config_memory_ceiling(&c, 1002), 0);
+	assert_int_equal(xsd_config_memory_ceiling(&c, 0), 512ull << 20);
+	assert_int_equal(xsd_config_ceiling(&c, 1002), 2);
 	xsd_config_fini(&c);
+	/* Without an entry of its own, root has no memory ceiling. */
+	xsd_config_defaults(&c);
+	c.memory_limit = 1ull << 30;
+	assert_int_equal(xsd_config_memory_ceiling(&c, 0), 0);
+	assert_int_equal(xsd_config_memory_ceiling(&c, 7), 1ull << 30);
 	unlink(path);
 }
 
@@ -320,6 +333,9 @@ static void config_errors_name_the_line(void **state)
 		"[defaults]\npriority = 500\n",
 		"[limits]\nuid.abc.priority_ceiling = 1\n",
 		"[limits]\nuid.5.priority_floor = 1\n",
+		"[limits]\nmemory_limit = lots\n",
+		"[limits]\nmemory_limit = 0\n",
+		"[limits]\nuid.5.memory_limit = -1G\n",
 		"[nowhere]\nx = 1\n",
 		"[policy]\nper_process = perhaps\n",
 		"[policy]\ndrain_ms = 1001\n",

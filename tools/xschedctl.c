@@ -146,8 +146,8 @@ static const struct ctl_verb ctl_verbs[] = {
 	{
 		"run",
 		"run [--priority N] [--share N] [--deadline US] [--laxity US]\n"
-		"    [--api LIST | --lib PATH...] [--dry-run] [--allow-unscheduled]\n"
-		"    [--] COMMAND [ARGS...]",
+		"    [--memory-limit SIZE] [--api LIST | --lib PATH...] [--dry-run]\n"
+		"    [--allow-unscheduled] [--] COMMAND [ARGS...]",
 		"Run COMMAND under xsched: the hints go into its environment\n"
 		"(XSCHED_PRIORITY, XSCHED_SHARE, XSCHED_DEADLINE_US, XSCHED_LAXITY_US)\n"
 		"and the shim libraries are put first in LD_PRELOAD. Without --lib, the\n"
@@ -162,6 +162,7 @@ static const struct ctl_verb ctl_verbs[] = {
 		"      --share N      0..1000000\n"
 		"      --deadline US  relative deadline (us, or with a unit suffix)\n"
 		"      --laxity US    allowed slack (us, or with a unit suffix)\n"
+		"      --memory-limit SIZE  device memory per device (XSCHED_MEMORY_LIMIT): 8G\n"
 		"      --api LIST     only these shims, each required: cuda,opencl,levelzero\n"
 		"      --lib PATH     preload this shim instead (repeatable)\n"
 		"  -n, --dry-run      print the environment it would set, run nothing\n"

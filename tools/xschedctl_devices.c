@@ -14,6 +14,7 @@
 #include "xschedctl.h"
 #include "base/compiler.h"
 #include "base/devid.h"
+#include "base/size.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -61,6 +62,16 @@ static void ctl_json_device(struct ctl_json *j, const struct ipc_device_rec *d,
 		ctl_json_str(j, "pci_bus_id", d->pci, sizeof(d->pci));
 	else
 		ctl_json_null(j, "pci_bus_id");
+	ctl_json_open(j, "memory", '{');
+	ctl_json_uint(j, "used_bytes", d->mem_used);
+	ctl_json_uint(j, "managed_bytes", d->mem_managed);
+	if (d->mem_total)
+		ctl_json_uint(j, "total_bytes", d->mem_total);
+	else
+		ctl_json_null(j, "total_bytes");
+	ctl_json_uint(j, "processes", d->mem_procs);
+	ctl_json_uint(j, "processes_limited", d->mem_limited);
+	ctl_json_close(j, '}');
 	ctl_json_open(j, "seen_as", '[');
 	for (i = 0; i < nq; i++) {
 		if (qs[i].domain != d->domain || ctl_seen_before(qs, i, d->domain))
@@ -88,6 +99,26 @@ static void ctl_json_device(struct ctl_json *j, const struct ipc_device_rec *d,
 }
 
 /*
+ *   memory: 3.5 GiB held by 2 processes (1 under a limit) of 80 GiB; managed 1 GiB
+ */
+static void ctl_print_device_memory(const struct ipc_device_rec *d)
+{
+	char a[SIZE_TEXT], b[SIZE_TEXT];
+
+	if (!d->mem_procs && !d->mem_total)
+		return;
+	printf("  memory: %s held by %u process%s", size_format(d->mem_used, a, sizeof(a)),
+	       d->mem_procs, d->mem_procs == 1 ? "" : "es");
+	if (d->mem_limited)
+		printf(" (%u under a limit)", d->mem_limited);
+	if (d->mem_total)
+		printf(" of %s", size_format(d->mem_total, b, sizeof(b)));
+	if (d->mem_managed)
+		printf("; managed %s", size_format(d->mem_managed, a, sizeof(a)));
+	printf("\n");
+}
+
+/*
  * Device 1: uuid 0f1e2d3c-...  pci 0000:3b:00.0  2 queues
  *   cuda:0 in pid 123 (cu_load): queue 4 running, queue 5 idle
  */
@@ -110,6 +141,7 @@ static void ctl_print_device(const struct ipc_device_rec *d, const struct ipc_qu
 	if (d->pci[0] && d->id_kind != IPC_ID_PCI)
 		printf("  pci %s", ctl_fmt_name(buf, sizeof(buf), d->pci, sizeof(d->pci)));
 	printf("  %zu queue%s\n", n, n == 1 ? "" : "s");
+	ctl_print_device_memory(d);
 	for (i = 0; i < nq; i++) {
 		const char *sep = ": ";
 

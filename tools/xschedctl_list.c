@@ -12,6 +12,7 @@
  */
 #include "xschedctl.h"
 #include "base/compiler.h"
+#include "base/size.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -225,6 +226,11 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 		ctl_json_uint(j, "cpu_wait_p99_ns", r->cpu_wait_p99_ns);
 	else
 		ctl_json_null(j, "cpu_wait_p99_ns");
+	ctl_json_uint(j, "memory_bytes", r->mem_used);
+	if (r->mem_limit)
+		ctl_json_uint(j, "memory_limit_bytes", r->mem_limit);
+	else
+		ctl_json_null(j, "memory_limit_bytes");
 	ctl_json_uint(j, "level_max", r->level_max);
 	if (r->level_why[0])
 		ctl_json_str(j, "level_why", r->level_why, sizeof(r->level_why));
@@ -275,6 +281,20 @@ void ctl_device_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r
 			       ctl_fmt_name(buf, sizeof(buf), r->device, sizeof(r->device)));
 }
 
+/* "1.5 GiB", "1.5 GiB/8 GiB" under a limit, "-" for nothing held. */
+void ctl_mem_cell(struct ctl_table *t, int col, uint64_t used, uint64_t limit)
+{
+	char a[SIZE_TEXT], b[SIZE_TEXT];
+
+	if (limit)
+		ctl_table_cell(t, col, "%s/%s", size_format(used, a, sizeof(a)),
+			       size_format(limit, b, sizeof(b)));
+	else if (used)
+		ctl_table_cell(t, col, "%s", size_format(used, a, sizeof(a)));
+	else
+		ctl_table_cell(t, col, "-");
+}
+
 static void ctl_us_cell(struct ctl_table *t, int col, int64_t us)
 {
 	char buf[32];
@@ -288,7 +308,7 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 	static const char *const head[] = {
 		"QUEUE", "PID", "UID", "COMMAND", "DEVICE", "LV", "STATE", "WAITED", "GUARD",
 		"PRIO", "SHARE", "DEADLINE", "LAXITY", "SUBMITTED", "COMPLETED", "PREEMPT", "P99",
-		"CONTAINER", "NSPID",
+		"MEM", "CONTAINER", "NSPID",
 	};
 	struct ctl_table t;
 	char buf[CTL_CELL_LEN];
@@ -302,8 +322,8 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 	/* The container columns only when a process is in one (or in a pid namespace). */
 	for (i = 0; i < n; i++)
 		contained = contained || recs[i].container[0] || recs[i].nspid > 0;
-	/* Right-aligned: QUEUE PID UID LV WAITED GUARD PRIO SHARE DEADLINE..P99 NSPID. */
-	ctl_table_init(&t, ARRAY_SIZE(head) - (contained ? 0 : 2), head, 0x41ffa7);
+	/* Right-aligned: QUEUE PID UID LV WAITED GUARD PRIO SHARE DEADLINE..MEM NSPID. */
+	ctl_table_init(&t, ARRAY_SIZE(head) - (contained ? 0 : 2), head, 0xbffa7);
 	for (i = 0; i < n; i++) {
 		const struct ipc_queue_rec *r = &recs[i];
 
@@ -333,14 +353,15 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		ctl_table_cell(&t, 14, "%llu", (unsigned long long)r->completed);
 		ctl_table_cell(&t, 15, "%llu", (unsigned long long)r->preemptions);
 		ctl_table_cell(&t, 16, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
+		ctl_mem_cell(&t, 17, r->mem_used, r->mem_limit);
 		if (!contained)
 			continue;
 		/* The short id, as `podman ps` and `crictl ps` print it. */
-		ctl_table_cell(&t, 17, "%.12s", r->container[0] ? r->container : "-");
+		ctl_table_cell(&t, 18, "%.12s", r->container[0] ? r->container : "-");
 		if (r->nspid > 0)
-			ctl_table_cell(&t, 18, "%d", r->nspid);
+			ctl_table_cell(&t, 19, "%d", r->nspid);
 		else
-			ctl_table_cell(&t, 18, "-");
+			ctl_table_cell(&t, 19, "-");
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);

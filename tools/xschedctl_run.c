@@ -16,6 +16,7 @@
  */
 #include "xschedctl.h"
 #include "base/compiler.h"
+#include "base/size.h"
 #include "ipc/ipc_msg.h"
 
 #include <errno.h>
@@ -51,6 +52,7 @@ enum {
 	CTL_OPT_API,
 	CTL_OPT_DRY_RUN,
 	CTL_OPT_ALLOW,
+	CTL_OPT_MEMORY,
 };
 
 /* A growing ':'-separated list (LD_PRELOAD, or where we looked). */
@@ -316,6 +318,7 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		{ "api", 0, true, CTL_OPT_API },
 		{ "dry-run", 'n', false, CTL_OPT_DRY_RUN },
 		{ "allow-unscheduled", 0, false, CTL_OPT_ALLOW },
+		{ "memory-limit", 0, true, CTL_OPT_MEMORY },
 		{ NULL, 0, false, 0 },
 	};
 	/* Hints by option, in the order of enum ipc_key. */
@@ -330,7 +333,8 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	unsigned apis = 0;
 	bool dry = false, allow = false;
 	struct ctl_list pre = { 0 };
-	const char *val, *old, *cmd;
+	const char *val, *old, *cmd, *memory = NULL;
+	uint64_t bytes;
 	char *abs;
 	int id, err, rc = CTL_EXIT_ERROR;
 	size_t i;
@@ -375,6 +379,14 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		case CTL_OPT_ALLOW:
 			allow = true;
 			break;
+		case CTL_OPT_MEMORY:
+			if (size_parse(val, &bytes) < 0 || !bytes) {
+				ctl_usage_error(v, "invalid memory-limit '%s' (a size above zero "
+						"such as 8G or 512MiB)", val);
+				goto out;
+			}
+			memory = val;
+			break;
 		default:
 			/* With .stop, no positional comes here. */
 			err = ctl_verb_opt(ctl, &a, id, val);
@@ -407,6 +419,8 @@ int ctl_run(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(hints); i++)
 		if (value[i][0] && !ctl_run_env(dry, hints[i].env, value[i]))
 			goto nomem;
+	if (memory && !ctl_run_env(dry, "XSCHED_MEMORY_LIMIT", memory))
+		goto nomem;
 	/* The shim connects to the daemon on the socket we were told about. */
 	if (ctl->socket && !ctl_run_env(dry, "XSCHED_SOCKET", ctl->socket))
 		goto nomem;

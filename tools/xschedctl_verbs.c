@@ -10,6 +10,7 @@
  */
 #include "xschedctl.h"
 #include "base/compiler.h"
+#include "base/size.h"
 #include "ipc/ipc_msg.h"
 
 #include <errno.h>
@@ -19,22 +20,58 @@
 
 enum { CTL_OPT_PID = CTL_OPT_VERB, CTL_OPT_QUEUE };
 
+/* How a key's value is written. */
+enum ctl_unit {
+	CTL_INT,                /* an integer */
+	CTL_US,                 /* microseconds, unit suffixes allowed */
+	CTL_BYTES,              /* a size (base/size.h), or none */
+};
+
 struct ctl_key {
 	const char *name;
 	uint32_t key;           /* enum ipc_key */
-	bool time;              /* microseconds, unit suffixes allowed */
+	enum ctl_unit unit;
 	const char *range;      /* for messages; the check is ipc_knob_valid() */
 };
 
 static const struct ctl_key ctl_keys[] = {
-	{ "priority", IPC_KEY_PRIORITY, false, "-100..100" },
-	{ "share", IPC_KEY_SHARE, false, "0..1000000" },
-	{ "deadline", IPC_KEY_DEADLINE_US, true, "0..3600000000 us" },
-	{ "laxity", IPC_KEY_LAXITY_US, true, "0..3600000000 us" },
-	{ "threshold", IPC_KEY_THRESHOLD, false, "1..1024" },
-	{ "batch", IPC_KEY_BATCH, false, "1..1024" },
-	{ "budget", IPC_KEY_BUDGET_US, true, "1..10000000 us, or -1 for none" },
-	{ "level", IPC_KEY_LEVEL, false, "1..3" },
+	{ "priority", IPC_KEY_PRIORITY, CTL_INT, "-100..100" },
+	{ "share", IPC_KEY_SHARE, CTL_INT, "0..1000000" },
+	{ "deadline", IPC_KEY_DEADLINE_US, CTL_US, "0..3600000000 us" },
+	{ "laxity", IPC_KEY_LAXITY_US, CTL_US, "0..3600000000 us" },
+	{ "threshold", IPC_KEY_THRESHOLD, CTL_INT, "1..1024" },
+	{ "batch", IPC_KEY_BATCH, CTL_INT, "1..1024" },
+	{ "budget", IPC_KEY_BUDGET_US, CTL_US, "1..10000000 us, or -1 for none" },
+	{ "level", IPC_KEY_LEVEL, CTL_INT, "1..3" },
+	{ "memory-limit", IPC_KEY_MEMORY_LIMIT, CTL_BYTES, "a size per device, or none" },
+};
+
+/* @s as @unit says into *@out. */
+static bool ctl_parse_value(enum ctl_unit unit, const char *s, int64_t *out)
+{
+	uint64_t bytes;
+
+	switch (unit) {
+	case CTL_US:
+		return ctl_parse_us(s, out);
+	case CTL_BYTES:
+		if (!strcmp(s, "none")) {
+			*out = 0;
+			return true;
+		}
+		if (size_parse(s, &bytes) < 0 || !bytes || bytes > INT64_MAX)
+			return false;
+		*out = (int64_t)bytes;
+		return true;
+	default:
+		return ctl_parse_int(s, out);
+	}
+}
+
+static const char *const ctl_unit_help[] = {
+	[CTL_INT] = " (an integer)",
+	[CTL_US] = " (microseconds, or a number with us, ms or s)",
+	[CTL_BYTES] = " (a size above zero such as 8G or 512MiB, or none)",
 };
 
 /*
@@ -106,15 +143,16 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 			k = &ctl_keys[i];
 	if (!k)
 		return ctl_usage_error(v, "unknown key '%s' (priority, share, deadline, laxity, "
-				       "threshold, batch, budget or level)", pos[0]);
-	if (!(k->time ? ctl_parse_us(pos[1], &value) : ctl_parse_int(pos[1], &value)))
+				       "threshold, batch, budget, level or memory-limit)", pos[0]);
+	if (!ctl_parse_value(k->unit, pos[1], &value))
 		return ctl_usage_error(v, "invalid %s '%s'%s", k->name, pos[1],
-				       k->time ? " (microseconds, or a number with us, ms or s)" :
-					         " (an integer)");
+				       ctl_unit_help[k->unit]);
 	if (!ipc_knob_valid(k->key, value))
 		return ctl_usage_error(v, "%s %s is out of range (%s)", k->name, pos[1], k->range);
 	if (!pid_s == !queue_s)
 		return ctl_usage_error(v, "give exactly one of --pid PID and --queue ID");
+	if (k->key == IPC_KEY_MEMORY_LIMIT && !pid_s)
+		return ctl_usage_error(v, "memory-limit is a process's: give --pid PID");
 	if (pid_s && !ctl_parse_pid(pid_s, &pid))
 		return ctl_usage_error(v, "invalid pid '%s'", pid_s);
 	if (pid_s)
@@ -131,12 +169,21 @@ int ctl_set(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		 pid_s ? "pid" : "queue", (long long)id);
 	if (rc == -ESRCH || rc == -ENOENT) {
 		ctl_err(ctl, "cannot set %s: %s %lld", k->name,
+			k->key == IPC_KEY_MEMORY_LIMIT ? "no process known to xschedd with pid" :
 			pid_s ? "no registered queue of pid" : "no queue", (long long)id);
 		rc = CTL_EXIT_ERROR;
 	} else if (rc < 0 && c.why == IPC_WHY_CEILING) {
 		ctl_err(ctl, "%s: priority %lld is above your priority ceiling (%lld); only "
 			"root or the group xsched may set more", what, (long long)value,
 			(long long)c.limit);
+		rc = CTL_EXIT_DENIED;
+	} else if (rc < 0 && c.why == IPC_WHY_MEMORY_CEILING) {
+		char cap[SIZE_TEXT];
+
+		ctl_err(ctl, "%s: the memory limit of your processes may be at most %s per "
+			"device (memory_limit of your uid in xschedd.conf); only root or the "
+			"group xsched may set more, or none", what,
+			size_format((uint64_t)c.limit, cap, sizeof(cap)));
 		rc = CTL_EXIT_DENIED;
 	} else if (rc < 0 && c.why == IPC_WHY_THRESHOLD) {
 		ctl_err(ctl, "%s: batch %lld is above the queue's threshold (%lld); a batch is "

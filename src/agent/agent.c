@@ -267,6 +267,22 @@ static void agent_env_hints(struct xq *q)
 	}
 }
 
+int agent_start_once(void)
+{
+	int rc = 0;
+
+	if (agent_mode() == AGENT_NONE)
+		return -ENODEV;
+	pthread_once(&ag.once, agent_once);
+	pthread_mutex_lock(&ag.lock);
+	if (!ag.started)
+		rc = agent_start();
+	pthread_mutex_unlock(&ag.lock);
+	if (rc == 0)
+		agent_wake();
+	return rc;
+}
+
 int agent_register(struct xq *q)
 {
 	struct agent_queue *aq;

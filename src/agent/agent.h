@@ -44,6 +44,13 @@ enum agent_mode { AGENT_NONE, AGENT_GLOBAL, AGENT_LOCAL };
 /* The mode this process uses, from its environment. */
 enum agent_mode agent_mode(void);
 
+/*
+ * Starts the agent without a queue (a process that holds device memory is
+ * known to the daemon before its first queue). 0, or -errno; -ENODEV when
+ * scheduling is disabled (XSCHED_DISABLE, XSCHED_SCHEDULER=none).
+ */
+int agent_start_once(void);
+
 /* True once connected to the daemon (tests and diagnostics). */
 bool agent_connected(void);
 

@@ -11,6 +11,7 @@
 #include "agent/agent_daemon.h"
 #include "agent/agent_apply.h"
 #include "agent/agent_live.h"
+#include "agent/agent_mem_sync.h"
 #include "agent/agent_state.h"
 #include "base/compiler.h"
 #include "base/xlog.h"
@@ -380,7 +381,11 @@ static int agent_connect(void)
 	if (shm == MAP_FAILED)
 		goto fail_fds;
 	if (shm->magic != IPC_SHM_MAGIC || shm->version != IPC_VERSION ||
-	    shm->nslots != r->nslots) {
+	    shm->nslots != r->nslots || shm->mem_offset % 8 ||
+	    (shm->nmem && (shm->mem_offset < sizeof(*shm) ||
+			   shm->mem_offset > r->shm_size ||
+			   (r->shm_size - shm->mem_offset) / sizeof(struct ipc_mem) <
+				   shm->nmem))) {
 		munmap(shm, r->shm_size);
 		goto fail_fds;
 	}
@@ -405,6 +410,10 @@ static int agent_connect(void)
 			xq_resync(ag.tab[k]->q);
 	ag.beat_seen = atomic_load_explicit(&shm->heartbeat, memory_order_acquire);
 	pthread_mutex_unlock(&ag.lock);
+	/* This daemon's memory limits, whatever the last one set, and every
+	 * device's figures. */
+	ag.mem_seq_seen = UINT32_MAX;
+	agent_mem_sync(shm, true);
 	ag.backoff_ns = 0;
 	xlog(XLOG_DEBUG, "connected to %s", ipc_socket_path());
 	if (ag.was_down)
@@ -606,7 +615,7 @@ static bool agent_busy(void)
 	pthread_mutex_lock(&ag.lock);
 	busy = ag.nqueues || ag.nunreg;
 	pthread_mutex_unlock(&ag.lock);
-	return busy;
+	return busy || agent_mem_any();
 }
 
 static int daemon_init(void)
@@ -640,6 +649,8 @@ static uint64_t daemon_turn(void)
 	}
 	if (ag.sock >= 0)
 		agent_sync_daemon();
+	if (ag.sock >= 0 && atomic_load(&ag.shm))
+		agent_mem_sync(atomic_load(&ag.shm), false);
 	if (ag.sock >= 0)
 		watch_at = agent_watch();
 	if (ag.sock < 0 && agent_busy())

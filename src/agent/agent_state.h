@@ -14,6 +14,7 @@
 #define XS_AGENT_STATE_H
 
 #include "base/clock.h"
+#include "base/devid.h"
 #include "ipc/ipc_abi.h"
 #include "sched/sched_core.h"
 #include "xqueue/xqueue.h"
@@ -27,6 +28,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+struct agent_mem_counts;
 struct agent_mode_ops;
 
 #define AGENT_SLOTS 256
@@ -65,6 +67,15 @@ struct agent_queue {
 	int64_t reg_prio;               /* that one (a clamp is said) */
 };
 
+/* A device whose memory the shim counts (agent_mem.c): written once, before
+ * ag.nmem counts it. */
+struct agent_mem_rec {
+	char device[IPC_NAME_LEN];
+	char backend[16];
+	struct devid id;
+	struct agent_mem_counts *c;     /* the shim's */
+};
+
 struct agent {
 	pthread_mutex_t lock;
 	pthread_once_t once;
@@ -94,6 +105,11 @@ struct agent {
 					 * (agent thread; others read it) */
 	bool hung;                      /* failed open on a silent daemon */
 	bool reapply;                   /* apply every slot's decision again */
+	/* device memory (agent_mem.c) */
+	struct agent_mem_rec mem[IPC_MEM_DEVICES];
+	_Atomic uint32_t nmem;          /* records complete (release) */
+	uint32_t mem_seq_seen;          /* the daemon's mem_seq as last applied */
+	void (*mem_limits)(uint64_t limit, uint64_t ceiling);
 	/* local mode (agent_local.c) */
 	struct sched sched;             /* the scheduler core, under the lock */
 	uint64_t pwake_ns;

@@ -19,6 +19,7 @@
  * code that prints the configuration later prints text.
  */
 #include "daemon/config.h"
+#include "base/size.h"
 #include "policy/policy_builtin.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
@@ -316,29 +317,70 @@ static int set_socket(char *dst, const char *v, const char **why)
 	return 0;
 }
 
+/* A size of memory above zero, or "none" (0). */
+static int parse_memory(const char *v, uint64_t *out, const char **why)
+{
+	if (!strcmp(v, "none")) {
+		*out = 0;
+		return 0;
+	}
+	if (size_parse(v, out) < 0 || *out == 0 || *out > INT64_MAX) {
+		*why = "expected a size (e.g. 8G, 512MiB) or none";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The entry of @uid, made if new (both limits unset). */
+static struct xsd_uid_limit *uid_entry(struct xsd_config *c, uid_t uid)
+{
+	struct xsd_uid_limit *l;
+	size_t i;
+
+	for (i = 0; i < c->n_uid_limits; i++)
+		if (c->uid_limits[i].uid == uid)
+			return &c->uid_limits[i];
+	l = realloc(c->uid_limits, (c->n_uid_limits + 1) * sizeof(*l));
+	if (!l)
+		return NULL;
+	c->uid_limits = l;
+	l = &l[c->n_uid_limits++];
+	memset(l, 0, sizeof(*l));
+	l->uid = uid;
+	return l;
+}
+
 static int add_uid_limit(struct xsd_config *c, char *name, const char *v, const char **why)
 {
 	struct xsd_uid_limit *l;
-	int64_t uid, ceil;
+	int64_t uid, ceil = 0;
+	uint64_t mem = 0;
+	bool prio;
 	char *dot;
 
-	/* uid.<N>.priority_ceiling */
+	/* uid.<N>.priority_ceiling, uid.<N>.memory_limit */
 	if (strncmp(name, "uid.", 4))
 		return -ENOENT;
 	dot = strchr(name + 4, '.');
-	if (!dot || strcmp(dot, ".priority_ceiling"))
+	if (!dot || (strcmp(dot, ".priority_ceiling") && strcmp(dot, ".memory_limit")))
 		return -ENOENT;
+	prio = !strcmp(dot, ".priority_ceiling");
 	*dot = '\0';
-	if (parse_i64(name + 4, 0, UINT32_MAX - 1, &uid, NULL) < 0 ||
-	    parse_i64(v, XS_PRIORITY_MIN, XS_PRIORITY_MAX, &ceil, why) < 0)
+	if (parse_i64(name + 4, 0, UINT32_MAX - 1, &uid, NULL) < 0)
 		return -EINVAL;
-	l = realloc(c->uid_limits, (c->n_uid_limits + 1) * sizeof(*l));
+	if (prio ? parse_i64(v, XS_PRIORITY_MIN, XS_PRIORITY_MAX, &ceil, why) < 0 :
+		   parse_memory(v, &mem, why) < 0)
+		return -EINVAL;
+	l = uid_entry(c, (uid_t)uid);
 	if (!l)
 		return -ENOMEM;
-	c->uid_limits = l;
-	l[c->n_uid_limits].uid = (uid_t)uid;
-	l[c->n_uid_limits].priority_ceiling = (int32_t)ceil;
-	c->n_uid_limits++;
+	if (prio) {
+		l->priority_ceiling = (int32_t)ceil;
+		l->has_priority = true;
+	} else {
+		l->memory_limit = mem;
+		l->has_memory = true;
+	}
 	return 0;
 }
 
@@ -498,6 +540,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 	if (!strcmp(sec, "limits")) {
 		NUM("limits", "priority_ceiling", XS_PRIORITY_MIN, XS_PRIORITY_MAX,
 		    c->priority_ceiling)
+		if (!strcmp(name, "memory_limit"))
+			return parse_memory(v, &c->memory_limit, why);
 		return add_uid_limit(c, name, v, why);
 	}
 	if (!strcmp(sec, "cdi"))
@@ -747,9 +791,19 @@ int32_t xsd_config_ceiling(const struct xsd_config *c, uid_t uid)
 	if (uid == 0)
 		return XS_PRIORITY_MAX;
 	for (i = 0; i < c->n_uid_limits; i++)
-		if (c->uid_limits[i].uid == uid)
+		if (c->uid_limits[i].uid == uid && c->uid_limits[i].has_priority)
 			return c->uid_limits[i].priority_ceiling;
 	return c->priority_ceiling;
+}
+
+uint64_t xsd_config_memory_ceiling(const struct xsd_config *c, uid_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_uid_limits; i++)
+		if (c->uid_limits[i].uid == uid && c->uid_limits[i].has_memory)
+			return c->uid_limits[i].memory_limit;
+	return uid == 0 ? 0 : c->memory_limit;
 }
 
 void xsd_config_fini(struct xsd_config *c)

@@ -45,6 +45,8 @@
 struct xsd_uid_limit {
 	uid_t uid;
 	int32_t priority_ceiling;
+	uint64_t memory_limit;             /* per device; 0: none */
+	bool has_priority, has_memory;     /* which of the two the file set */
 };
 
 struct xsd_config {
@@ -65,6 +67,7 @@ struct xsd_config {
 	uint64_t starvation_period_ns;
 	int64_t def_hint[5];               /* by enum ipc_key 1..4 */
 	int32_t priority_ceiling;          /* for non-root users */
+	uint64_t memory_limit;             /* for non-root users, per device; 0: none */
 	char metrics_textfile[256];        /* node_exporter textfile; "": none */
 	uint32_t metrics_interval_s;       /* how often it is written */
 	bool observe_bypass;               /* [observe] bypass: load the detector */
@@ -99,6 +102,12 @@ const char *xsd_socket_path_problem(const char *path);
 
 /* The highest priority user @uid may ask for (root: XS_PRIORITY_MAX). */
 int32_t xsd_config_ceiling(const struct xsd_config *c, uid_t uid);
+
+/*
+ * The most a process of @uid may hold per device (bytes; 0: no ceiling):
+ * uid.<uid>.memory_limit, else [limits] memory_limit for users but root.
+ */
+uint64_t xsd_config_memory_ceiling(const struct xsd_config *c, uid_t uid);
 
 void xsd_config_fini(struct xsd_config *c);
 

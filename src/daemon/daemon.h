@@ -94,6 +94,7 @@ struct xsd_client {
 	uint32_t nslots;
 	struct xsd_queue **queue;          /* by slot */
 	uint32_t nqueues;
+	uint64_t mem_limit;                /* set with xschedctl, per device; 0: none */
 	uint32_t over_limit;               /* queues refused for want of a slot */
 	uint8_t *refused;                  /* their slots: XSD_MAX_QUEUES bits, or NULL */
 };

@@ -555,7 +555,8 @@ int xsd_host_hello(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	c->queue = calloc(d->cfg.max_queues_per_client, sizeof(*c->queue));
 	if (!c->queue)
 		return -ENOMEM;
-	rc = xsd_slot_map(c, d->cfg.max_queues_per_client, &memfd);
+	rc = xsd_slot_map(c, d->cfg.max_queues_per_client,
+			  xsd_config_memory_ceiling(&d->cfg, c->uid), &memfd);
 	if (rc < 0)
 		return rc;
 	c->bell.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -16,6 +16,7 @@
 #include "daemon/metrics.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/memory.h"
 #include "daemon/observe.h"
 #include "daemon/prom.h"
 #include "daemon/watch.h"
@@ -58,6 +59,7 @@ void xsd_queue_record(const struct xsd_host *h, const struct xsd_queue *q,
 	r->running = q->applied != 0;
 	r->eff_priority = q->sq.pq.priority;
 	memcpy(r->hint, q->hint, sizeof(r->hint));
+	xsd_mem_queue(h, q, &r->mem_used, &r->mem_limit);
 	r->threshold = q->threshold;
 	r->batch = q->batch;
 	r->budget_ns = q->budget_ns;
@@ -277,6 +279,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 	hist_metric(&t, "xsched_event_decision_seconds",
 		    "Receipt of an event to the decisions written.", &d->host.decide_lat);
 	device_info(&t, d, &sc);
+	xsd_mem_metrics(&t, d, sc.all, sc.uid);
 	queue_metric(&t, "xsched_queue_ready", "gauge", "1 while the queue has work.", d, &sc,
 		     v_ready);
 	queue_metric(&t, "xsched_queue_running", "gauge", "1 unless suspended by the policy.",

@@ -16,6 +16,7 @@
 #include "daemon/daemon.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/memory.h"
 #include "daemon/metrics.h"
 #include "daemon/observe.h"
 #include "daemon/send.h"
@@ -311,7 +312,19 @@ static int xsd_ctl_set(struct xsd *d, struct xsd_client *c, uint32_t seq,
 {
 	struct xsd_set_arg a = { d, c, s };
 	struct xsd_refusal why = { IPC_WHY_NONE, 0 };
-	int rc = xsd_for_targets(d, c, s, NULL, NULL, &why);
+	uint64_t ceiling = 0;
+	int rc;
+
+	/* A process's, not its queues': it may hold memory before any. */
+	if (s->key == IPC_KEY_MEMORY_LIMIT) {
+		rc = xsd_mem_set_limit(d, c, s, &ceiling);
+		if (rc > 0)
+			xsd_host_decide(d, NULL, 0);
+		return xsd_reply_why(c, seq, rc < 0 ? rc : rc ? 0 : -ESRCH,
+				     ceiling ? IPC_WHY_MEMORY_CEILING : IPC_WHY_NONE,
+				     (int64_t)ceiling);
+	}
+	rc = xsd_for_targets(d, c, s, NULL, NULL, &why);
 
 	if (rc <= 0)
 		return xsd_reply_why(c, seq, rc < 0 ? rc : -ESRCH, why.why, why.limit);
@@ -355,6 +368,7 @@ void xsd_hints_reconfigure(struct xsd *d)
 	if (changed)
 		xsd_info("reload: %u queue%s took new defaults or ceilings", changed,
 			 changed == 1 ? "" : "s");
+	xsd_mem_reconfigure(d);
 }
 
 static int xsd_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
@@ -437,6 +451,9 @@ static int xsd_devices_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		}
 		r = &out.m.rec[out.m.h.count++];
 		memset(r, 0, sizeof(*r));
+		for (o = d->clients; o; o = o->next)
+			if (c->privileged || o->uid == c->uid)
+				xsd_mem_device_add(o, e, r);
 		r->domain = e->id;
 		r->id_kind = e->kind;
 		r->queues = seen[i];

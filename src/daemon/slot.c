@@ -29,9 +29,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int xsd_slot_map(struct xsd_client *c, uint32_t nslots, int *memfd)
+int xsd_slot_map(struct xsd_client *c, uint32_t nslots, uint64_t mem_ceiling, int *memfd)
 {
-	size_t size = sizeof(struct ipc_shm) + nslots * sizeof(struct ipc_slot);
+	size_t mem_offset = sizeof(struct ipc_shm) + nslots * sizeof(struct ipc_slot);
+	size_t size = mem_offset + IPC_MEM_DEVICES * sizeof(struct ipc_mem);
 	struct ipc_shm *shm;
 	uint32_t i;
 	int fd, rc;
@@ -50,6 +51,11 @@ int xsd_slot_map(struct xsd_client *c, uint32_t nslots, int *memfd)
 	shm->nslots = nslots;
 	shm->client_id = c->id;
 	shm->heartbeat_ms = IPC_HEARTBEAT_MS;
+	/* The memory records, all unused; the ceiling before the client
+	 * maps it, so it applies from the process's first allocation. */
+	shm->nmem = IPC_MEM_DEVICES;
+	shm->mem_offset = (uint32_t)mem_offset;
+	atomic_store(&shm->mem_ceiling, mem_ceiling);
 	/* A slot runs until decided otherwise; waits_on is the client's
 	 * field, -1 (waits on none) until it writes one. */
 	for (i = 0; i < nslots; i++) {
@@ -159,4 +165,16 @@ void xsd_slot_set_hint(struct xsd_queue *q, uint32_t key, int64_t value)
 	atomic_store(&q->sp->hint[key], value);
 	atomic_fetch_or(&q->sp->hint_set, 1u << key);
 	xsd_slot_decided(q);
+}
+
+/*
+ * "Device memory": the limit set with xschedctl and the ceiling, then
+ * mem_seq bumped with a release (the agent acquires it, then reads them);
+ * the caller rings.
+ */
+void xsd_slot_set_memory(struct xsd_client *c, uint64_t limit, uint64_t ceiling)
+{
+	atomic_store_explicit(&c->shm->mem_limit, limit, memory_order_relaxed);
+	atomic_store_explicit(&c->shm->mem_ceiling, ceiling, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->shm->mem_seq, 1, memory_order_release);
 }

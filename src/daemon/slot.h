@@ -20,12 +20,13 @@ struct xsd_client;
 struct xsd_queue;
 
 /*
- * Creates @c's shared memory for @nslots queues (a sealed memfd, mapped
- * into c->shm, c->shm_size, c->nslots), every slot free and running, and
+ * Creates @c's shared memory for @nslots queues and IPC_MEM_DEVICES memory
+ * records (a sealed memfd, mapped into c->shm, c->shm_size, c->nslots),
+ * every slot free and running, the memory ceiling @mem_ceiling, and
  * returns the memfd in *@memfd for the HELLO reply (the caller closes it
  * once sent). 0 or -errno; on error nothing is left mapped or open.
  */
-int xsd_slot_map(struct xsd_client *c, uint32_t nslots, int *memfd);
+int xsd_slot_map(struct xsd_client *c, uint32_t nslots, uint64_t mem_ceiling, int *memfd);
 /* Unmaps @c's shared memory (none is fine). */
 void xsd_slot_unmap(struct xsd_client *c);
 /* Bumps @c's heartbeat ("Liveness"): a release the agent acquires. */
@@ -56,5 +57,9 @@ void xsd_slot_set_knob(struct xsd_queue *q, uint32_t key, int64_t value);
 /* A hint set with xschedctl (key 1..IPC_HINT_KEYS-1), for @q's client to
  * keep across daemon restarts; then decision_seq bumped. */
 void xsd_slot_set_hint(struct xsd_queue *q, uint32_t key, int64_t value);
+
+/* @c's memory limits ("Device memory"): xschedctl's @limit and @ceiling,
+ * then mem_seq bumped with a release; the caller rings the client. */
+void xsd_slot_set_memory(struct xsd_client *c, uint64_t limit, uint64_t ceiling);
 
 #endif

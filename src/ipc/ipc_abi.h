@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 9u
+#define IPC_VERSION 10u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -103,6 +103,8 @@ enum ipc_key {
 	IPC_KEY_BATCH = 6,
 	IPC_KEY_BUDGET_US = 7,
 	IPC_KEY_LEVEL = 8,
+	IPC_KEY_MEMORY_LIMIT = 9, /* IPC_CTL_SET by pid only: bytes per device, 0: none
+				   * ("Device memory" below) */
 	IPC_KEY_MAX,
 };
 
@@ -173,6 +175,8 @@ enum ipc_why {
 	IPC_WHY_NONE = 0,
 	IPC_WHY_CEILING = 1,    /* a priority above the caller's ceiling; limit: it */
 	IPC_WHY_THRESHOLD = 2,  /* a batch above the queue's threshold; limit: it */
+	IPC_WHY_MEMORY_CEILING = 3, /* a memory limit above the process's uid's
+				 * memory_limit (or none asked under one); limit: it */
 	IPC_WHY_MAX,
 };
 
@@ -230,6 +234,8 @@ struct ipc_queue_rec {
 	uint32_t pad;
 	char container[IPC_CONTAINER_LEN]; /* id from its cgroup path; "": none */
 	char level_why[IPC_WHY_LEN]; /* why @level is below @level_max; "" none said */
+	uint64_t mem_used;      /* device memory its process holds on its device */
+	uint64_t mem_limit;     /* the process's limit there; 0: none */
 };
 
 struct ipc_list_reply {
@@ -256,6 +262,11 @@ struct ipc_device_rec {
 	char pci[IPC_PCI_LEN];       /* "" when unknown */
 	char name[IPC_NAME_LEN];     /* API-local name it was first registered under
 				      * (the identity itself when unverified) */
+	uint64_t mem_used;      /* device memory the processes listed hold on it */
+	uint64_t mem_managed;   /* their managed (shared) memory, apart */
+	uint64_t mem_total;     /* its memory as its driver reports it; 0: unknown */
+	uint32_t mem_procs;     /* processes holding device memory on it */
+	uint32_t mem_limited;   /* of them, those under a memory limit */
 };
 
 struct ipc_devices_reply {
@@ -460,6 +471,42 @@ struct ipc_slot {
  */
 #define IPC_HEARTBEAT_MS 250u
 
+/*
+ * Device memory. The process counts what it holds on each device itself,
+ * at every allocation and free (src/shim/common/shim_mem.h), and keeps the
+ * figures in its records after the slots (`mem_offset`, `nmem` of them),
+ * whose every field is the client's: a record is written once with its
+ * device, then `state` set with a release; the counters are stores the
+ * daemon reads when it lists (no message per allocation). A process uses
+ * at most `nmem` devices per shim; more are counted in-process only.
+ *
+ * The limit a process allocates under is per device, and the process
+ * applies it (refusing an allocation before the driver sees it): its own
+ * (XSCHED_MEMORY_LIMIT), capped by `mem_ceiling`, its uid's memory_limit in
+ * the daemon's configuration; or `mem_limit`, set with xschedctl, which
+ * replaces both (the daemon checked the setter against the ceiling). The
+ * daemon stores them, then bumps `mem_seq` with a release, then rings; the
+ * agent acquires `mem_seq` and applies them. Each record says the limit in
+ * effect (`limit`).
+ */
+#define IPC_MEM_DEVICES 16u
+
+struct ipc_mem {
+	_Atomic uint32_t state;       /* 0: unused; 1: device fields written */
+	uint32_t id_kind;             /* enum ipc_id_kind */
+	char device[IPC_NAME_LEN];    /* API-local name, e.g. "cuda:0" */
+	char backend[16];             /* "cuda", "opencl", "level_zero" */
+	char ident[IPC_IDENT_LEN];    /* as struct ipc_register */
+	char pci[IPC_PCI_LEN];
+	_Atomic uint64_t used;        /* device memory held, bytes */
+	_Atomic uint64_t managed;     /* managed / shared memory held, apart */
+	_Atomic uint64_t peak;        /* highest `used` */
+	_Atomic uint64_t refused;     /* allocations refused at the limit */
+	_Atomic uint64_t limit;       /* the limit in effect; 0: none */
+	_Atomic uint64_t total;       /* the device's memory as the driver said; 0: not asked */
+	uint64_t pad[3];
+};
+
 struct ipc_shm {
 	uint64_t magic;               /* IPC_SHM_MAGIC */
 	uint32_t version;             /* IPC_VERSION */
@@ -470,7 +517,13 @@ struct ipc_shm {
 	uint64_t client_id;
 	_Atomic uint64_t heartbeat;   /* daemon: bumped every heartbeat_ms while
 				       * it holds a queue ("Liveness" above) */
-	uint8_t pad1[24];
+	uint32_t nmem;                /* daemon, before passing: memory records */
+	uint32_t mem_offset;          /* ... at this offset from the start */
+	_Atomic uint32_t mem_seq;     /* daemon: bumped after mem_ceiling or mem_limit */
+	uint32_t pad0;
+	_Atomic uint64_t mem_ceiling; /* daemon: cap of the process's own limit; 0: none */
+	_Atomic uint64_t mem_limit;   /* daemon: limit set with xschedctl; 0: none */
+	uint8_t pad1[56];
 	struct ipc_slot slot[];
 };
 
@@ -482,9 +535,9 @@ _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 456, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 472, "ipc ABI");
 _Static_assert(sizeof(struct ipc_queue_level) == 136, "ipc ABI");
-_Static_assert(sizeof(struct ipc_device_rec) == 112, "ipc ABI");
+_Static_assert(sizeof(struct ipc_device_rec) == 144, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_reply) == 8, "ipc ABI");
@@ -492,9 +545,11 @@ _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 328, "ipc ABI");
 _Static_assert(sizeof(struct ipc_status_reply) == 408, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
-_Static_assert(sizeof(struct ipc_shm) == 64, "ipc ABI");
+_Static_assert(sizeof(struct ipc_shm) == 128, "ipc ABI");
+_Static_assert(sizeof(struct ipc_mem) == 192, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
+_Static_assert(offsetof(struct ipc_shm, mem_ceiling) == 56, "ipc ABI");
 _Static_assert(IPC_LIST_PER_MSG >= 8, "list chunks too small");
 _Static_assert(IPC_DEVICES_PER_MSG >= 16, "device chunks too small");
 _Static_assert(IPC_BYPASS_PER_MSG >= 16, "bypass chunks too small");

@@ -75,6 +75,8 @@ bool ipc_knob_valid(uint32_t key, int64_t value)
 		return (value >= 1 && value <= 10 * 1000 * 1000) || value == -1;
 	case IPC_KEY_LEVEL:
 		return value >= 1 && value <= 3;
+	case IPC_KEY_MEMORY_LIMIT:
+		return value >= 0;
 	default:
 		return ipc_hint_valid(key, value);
 	}

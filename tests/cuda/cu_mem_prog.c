@@ -7,6 +7,14 @@
  * something is freed, and the process goes on working after a refusal.
  *
  * Usage: cu_mem_prog
+ *        cu_mem_prog serve FIFO
+ *
+ * serve: commands, one per line, read from FIFO, each answered with a line
+ * on stdout: "alloc SIZE" (bytes, or with M: MiB) -> "alloc SIZE: RESULT";
+ * "work" (a kernel on a stream of its own: the process gets a queue) ->
+ * "work ok"; "info" -> "info total=... free=..."; "free" (everything
+ * allocated) -> "freed N"; "quit". For the tests that watch a process
+ * holding memory through the daemon.
  */
 #include "vendor/cuda/cu_api.h"
 
@@ -34,7 +42,65 @@ static void info(const char *what)
 	printf("%s total=%zu free=%zu\n", what, total, free);
 }
 
-int main(void)
+static int serve(const char *fifo)
+{
+	CUdeviceptr held[64];
+	unsigned nheld = 0;
+	CUcontext ctx;
+	CUdevice dev;
+	char line[128];
+	FILE *in;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	printf("serving\n");
+	in = fopen(fifo, "r");
+	if (!in)
+		return 1;
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long n;
+		char unit = 0;
+
+		if (sscanf(line, "alloc %llu%c", &n, &unit) >= 1) {
+			CUdeviceptr p;
+			CUresult rc = cuMemAlloc_v2(&p, unit == 'M' ? n * MIB : n);
+
+			if (rc == CUDA_SUCCESS && nheld < 64)
+				held[nheld++] = p;
+			printf("alloc %llu%s: %d\n", n, unit == 'M' ? "M" : "", rc);
+		} else if (!strncmp(line, "work", 4)) {
+			CUfunction fill;
+			CUmodule m;
+			CUstream s;
+			CUdeviceptr p = held[0];
+			uint32_t v = 1;
+			uint64_t cnt = 1;
+			void *args[] = { &p, &v, &cnt };
+
+			CK(cuModuleLoadData(&m, "xs"));
+			CK(cuModuleGetFunction(&fill, m, "sf_fill"));
+			CK(cuStreamCreate(&s, 0));
+			CK(cuLaunchKernel(fill, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+			CK(cuStreamSynchronize(s));
+			printf("work ok\n");
+		} else if (!strncmp(line, "info", 4)) {
+			info("info");
+		} else if (!strncmp(line, "free", 4)) {
+			for (unsigned i = 0; i < nheld; i++)
+				CK(cuMemFree_v2(held[i]));
+			printf("freed %u\n", nheld);
+			nheld = 0;
+		} else if (!strncmp(line, "quit", 4)) {
+			break;
+		}
+	}
+	fclose(in);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	CUdeviceptr a, b, c, d, e;
 	CUfunction fill;
@@ -49,6 +115,8 @@ int main(void)
 	int ok = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "serve"))
+		return serve(argv[2]);
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));

@@ -105,6 +105,8 @@ static bool fz_knob_ok(uint32_t key, int64_t v)
 		return (v >= 1 && v <= 10000000) || v == -1;
 	case IPC_KEY_LEVEL:
 		return v >= 1 && v <= 3;
+	case IPC_KEY_MEMORY_LIMIT:
+		return v >= 0;
 	default:
 		return fz_hint_ok(key, v);
 	}

@@ -8,6 +8,7 @@
  * two threads allocating at once cannot both pass it.
  */
 #include "shim/common/shim_mem.h"
+#include "base/compiler.h"
 #include "base/size.h"
 #include "base/xlog.h"
 
@@ -20,7 +21,49 @@ static struct shim_mem_dev sm_dev[SHIM_MEM_DEVICES];
 static _Atomic unsigned sm_ndev;
 static pthread_mutex_t sm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t sm_once = PTHREAD_ONCE_INIT;
-static uint64_t sm_env_limit;
+static uint64_t sm_env_limit;                   /* the process's own; 0: none */
+static uint64_t sm_ctl_limit, sm_ceiling;       /* the daemon's (sm_lock) */
+
+/* The limit in effect: xschedctl's, else the process's own under the ceiling. */
+static uint64_t sm_limit(void)
+{
+	if (sm_ctl_limit)
+		return sm_ctl_limit;
+	if (sm_env_limit && sm_ceiling)
+		return BASE_MIN(sm_env_limit, sm_ceiling);
+	return sm_env_limit ? sm_env_limit : sm_ceiling;
+}
+
+/* Where the limit in effect comes from, for the warning of a refusal. */
+static const char *sm_limit_source(void)
+{
+	const char *src;
+
+	pthread_mutex_lock(&sm_lock);
+	if (sm_ctl_limit)
+		src = "set with xschedctl";
+	else if (sm_ceiling && (!sm_env_limit || sm_ceiling < sm_env_limit))
+		src = "the memory_limit of its uid in xschedd.conf";
+	else
+		src = "XSCHED_MEMORY_LIMIT";
+	pthread_mutex_unlock(&sm_lock);
+	return src;
+}
+
+/* The daemon's limits changed (agent thread). */
+static void sm_limits(uint64_t limit, uint64_t ceiling)
+{
+	unsigned n, i;
+
+	pthread_mutex_lock(&sm_lock);
+	sm_ctl_limit = limit;
+	sm_ceiling = ceiling;
+	n = atomic_load_explicit(&sm_ndev, memory_order_relaxed);
+	for (i = 0; i < n; i++)
+		atomic_store(&sm_dev[i].c.limit, sm_limit());
+	pthread_mutex_unlock(&sm_lock);
+	/* The agent publishes every record after this. */
+}
 
 /* XSCHED_MEMORY_LIMIT: a size above zero; anything else is said and ignored. */
 static void sm_read_env(void)
@@ -28,6 +71,7 @@ static void sm_read_env(void)
 	const char *v = getenv("XSCHED_MEMORY_LIMIT");
 	uint64_t x;
 
+	agent_mem_on_limits(sm_limits);
 	if (!v || !*v)
 		return;
 	if (size_parse(v, &x) == 0 && x > 0) {
@@ -63,7 +107,10 @@ struct shim_mem_dev *shim_mem_device(const char *device, const struct devid *id)
 		strncpy(d->device, device, sizeof(d->device) - 1);
 		if (id)
 			d->id = *id;
-		atomic_store(&d->limit, sm_env_limit);
+		atomic_store(&d->c.limit, sm_limit());
+		/* Known to the daemon from now on. (Lock order: ours, then the
+		 * agent's; its thread applies limits without its lock.) */
+		d->index = agent_mem_open(d->device, &d->id, &d->c);
 		atomic_store_explicit(&sm_ndev, n + 1, memory_order_release);
 	} else if (!d) {
 		XLOG_ONCE(XLOG_WARN, "this process uses more than %u devices through one API: "
@@ -75,9 +122,9 @@ struct shim_mem_dev *shim_mem_device(const char *device, const struct devid *id)
 
 static void sm_peak(struct shim_mem_dev *d, uint64_t used)
 {
-	uint64_t p = atomic_load_explicit(&d->peak, memory_order_relaxed);
+	uint64_t p = atomic_load_explicit(&d->c.peak, memory_order_relaxed);
 
-	while (p < used && !atomic_compare_exchange_weak(&d->peak, &p, used))
+	while (p < used && !atomic_compare_exchange_weak(&d->c.peak, &p, used))
 		;
 }
 
@@ -90,29 +137,34 @@ int shim_mem_reserve(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind 
 	if (!d)
 		return 0;
 	if (kind != SHIM_MEM_DEVICE) {
-		atomic_fetch_add(&d->used[kind], bytes);
+		atomic_fetch_add(&d->c.managed, bytes);
+		agent_mem_publish(d->index);
 		return 0;
 	}
-	used = atomic_load(&d->used[kind]);
+	used = atomic_load(&d->c.used);
 	do {
-		limit = atomic_load_explicit(&d->limit, memory_order_relaxed);
+		limit = atomic_load_explicit(&d->c.limit, memory_order_relaxed);
 		if (limit && (bytes > limit || used > limit - bytes)) {
-			atomic_fetch_add(&d->refused, 1);
+			atomic_fetch_add(&d->c.refused, 1);
+			agent_mem_publish(d->index);
 			xlog(XLOG_WARN, "%s of %s on %s refused: the process holds %s there, its "
-			     "limit is %s (XSCHED_MEMORY_LIMIT)", api,
-			     size_format(bytes, a, sizeof(a)), d->device,
-			     size_format(used, b, sizeof(b)), size_format(limit, c, sizeof(c)));
+			     "limit is %s (%s)", api, size_format(bytes, a, sizeof(a)), d->device,
+			     size_format(used, b, sizeof(b)), size_format(limit, c, sizeof(c)),
+			     sm_limit_source());
 			return -ENOMEM;
 		}
-	} while (!atomic_compare_exchange_weak(&d->used[kind], &used, used + bytes));
+	} while (!atomic_compare_exchange_weak(&d->c.used, &used, used + bytes));
 	sm_peak(d, used + bytes);
+	agent_mem_publish(d->index);
 	return 0;
 }
 
 void shim_mem_cancel(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind kind)
 {
-	if (d)
-		atomic_fetch_sub(&d->used[kind], bytes);
+	if (!d)
+		return;
+	atomic_fetch_sub(kind == SHIM_MEM_DEVICE ? &d->c.used : &d->c.managed, bytes);
+	agent_mem_publish(d->index);
 }
 
 void shim_mem_commit(struct shim_map *m, const void *key, struct shim_mem_dev *d,
@@ -171,11 +223,17 @@ uint64_t shim_mem_size(struct shim_map *m, const void *key, struct shim_mem_dev 
 
 void shim_mem_view(const struct shim_mem_dev *d, uint64_t *total, uint64_t *free)
 {
+	struct shim_mem_dev *w = (struct shim_mem_dev *)d;
 	uint64_t limit, used;
 
-	if (!d || !(limit = atomic_load(&d->limit)))
+	if (!d)
 		return;
-	used = atomic_load(&d->used[SHIM_MEM_DEVICE]);
+	/* The device's size, for the daemon's listing. */
+	if (atomic_exchange(&w->c.total, *total) != *total)
+		agent_mem_publish(d->index);
+	if (!(limit = atomic_load(&d->c.limit)))
+		return;
+	used = atomic_load(&d->c.used);
 	if (*total > limit)
 		*total = limit;
 	used = used < *total ? *total - used : 0;      /* what the limit leaves */
@@ -183,10 +241,9 @@ void shim_mem_view(const struct shim_mem_dev *d, uint64_t *total, uint64_t *free
 		*free = used;
 }
 
-void shim_mem_set_limit(struct shim_mem_dev *d, uint64_t limit)
+uint64_t shim_mem_limit(const struct shim_mem_dev *d)
 {
-	if (d)
-		atomic_store(&d->limit, limit);
+	return d ? atomic_load(&d->c.limit) : 0;
 }
 
 struct shim_mem_dev *shim_mem_devices(unsigned *n)

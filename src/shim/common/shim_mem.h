@@ -13,9 +13,11 @@
  * bytes back (shim_mem_release()).
  *
  * The limit is per device: a process may hold that much on each device it
- * uses. XSCHED_MEMORY_LIMIT sets it (base/size.h: "8G"); unset, there is
- * none. Lowering a limit below what is held frees nothing: the next
- * allocation fails.
+ * uses. XSCHED_MEMORY_LIMIT sets the process's own (base/size.h: "8G");
+ * unset, there is none. The daemon may cap it (its uid's memory_limit) or
+ * replace it (xschedctl set memory-limit), at any time (agent_mem.h).
+ * Lowering a limit below what is held frees nothing: the next allocation
+ * fails. The figures are published for the daemon after every change.
  *
  * Kinds: device memory counts against the limit; managed (and Level Zero
  * shared) memory is counted apart and never refused, the driver pages it.
@@ -27,6 +29,7 @@
 #ifndef XS_SHIM_MEM_H
 #define XS_SHIM_MEM_H
 
+#include "agent/agent_mem.h"
 #include "base/devid.h"
 #include "shim/common/shim_map.h"
 
@@ -46,10 +49,8 @@ enum shim_mem_kind {
 struct shim_mem_dev {
 	char device[32];                /* API-local name, e.g. "cuda:0" */
 	struct devid id;                /* node-wide identity (base/devid.h) */
-	_Atomic uint64_t used[SHIM_MEM_KINDS];
-	_Atomic uint64_t peak;          /* highest device bytes held */
-	_Atomic uint64_t refused;       /* allocations refused at the limit */
-	_Atomic uint64_t limit;         /* bytes; 0: none */
+	struct agent_mem_counts c;      /* what it holds, its limit: the daemon reads them */
+	int index;                      /* the agent's record (agent_mem.h); < 0: none */
 };
 
 /* What a map of shim_mem_commit() holds per handle. */
@@ -96,12 +97,13 @@ uint64_t shim_mem_size(struct shim_map *m, const void *key, struct shim_mem_dev 
 /*
  * The application's view of @d's memory: the driver's @total and @free
  * (bytes) as the limit leaves them: total = min(total, limit), free =
- * min(free, limit - held). Unchanged without a limit (or @d NULL).
+ * min(free, limit - held). Unchanged without a limit (or @d NULL). The
+ * driver's @total is kept for the daemon's listing of the device.
  */
 void shim_mem_view(const struct shim_mem_dev *d, uint64_t *total, uint64_t *free);
 
-/* Sets @d's limit (bytes; 0: none). */
-void shim_mem_set_limit(struct shim_mem_dev *d, uint64_t limit);
+/* @d's limit in effect (bytes; 0: none, or @d NULL). */
+uint64_t shim_mem_limit(const struct shim_mem_dev *d);
 
 /* The devices counted so far: *@n of them, in the order first used. */
 struct shim_mem_dev *shim_mem_devices(unsigned *n);

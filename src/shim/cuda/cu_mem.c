@@ -31,6 +31,7 @@ static struct shim_mem_dev *cm_device(CUdevice dev)
 {
 	struct shim_mem_dev *d;
 	struct devid id;
+	size_t total;
 	char name[32];
 
 	if (dev < 0)
@@ -40,6 +41,13 @@ static struct shim_mem_dev *cm_device(CUdevice dev)
 	cs_device_identity(dev, &id);
 	snprintf(name, sizeof(name), "cuda:%d", dev);
 	d = shim_mem_device(name, &id);
+	/* The device's size, for the daemon's listing of it. */
+	if (d && cu_real.cuDeviceTotalMem_v2 && cu_real.cuDeviceTotalMem_v2(&total, dev) ==
+							    CUDA_SUCCESS) {
+		uint64_t t = total, f = 0;
+
+		shim_mem_view(d, &t, &f);
+	}
 	if (dev < CM_ORDINALS)
 		atomic_store(&cm_dev[dev], d);
 	return d;
