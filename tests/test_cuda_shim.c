@@ -528,6 +528,37 @@ static void cuda_memory_limit(void **state)
 	e->ok = true;
 }
 
+/*
+ * Every other allocation call counted exactly under a limit, and given
+ * back by its free: pitched (what the driver's pitch took), arrays 2D, 3D
+ * and mipmapped (elements x levels), physical memory of cuMemCreate (over
+ * the limit: refused); managed memory counted apart, never refused.
+ */
+static void cuda_memory_every_api(void **state)
+{
+	struct it_env *e = *state;
+	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+			       "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_LIMIT=64M", NULL };
+	static const char *const want[] = {
+		"start held=0\n", "pitch: 0\n", "pitch held=4194304 (pitch x height 4194304)\n",
+		"managed 100M: 0\n", "managed held=4194304\n", "array 2D: 0\n",
+		"array 2D held=8388608\n", "array 3D: 0\n", "array 3D held=25165824\n",
+		"mipmapped: 0\n", "mipmapped held=44302336\n", "create: 0\n",
+		"create held=52690944\n", "create over: 2\n", "released held=44302336\n",
+		"arrays destroyed held=4194304\n", "end held=0\n",
+	};
+	char *out, *err;
+
+	out = run_err(e, IT_ARGS(XS_CU_MEM_PROG, "apis"), vars, &err);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(out, want[i]))
+			fail_msg("no line '%s' under the shim:\n%s", want[i], out);
+	assert_int_equal(occurrences(err, "xsched: cuMemCreate of 64 MiB on cuda:0 refused"), 1);
+	free(out);
+	free(err);
+	e->ok = true;
+}
+
 /* A malformed XSCHED_MEMORY_LIMIT is said once and sets no limit. */
 static void cuda_memory_limit_malformed(void **state)
 {
@@ -819,6 +850,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_queue_limit_default, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_limit, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_limit_malformed, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_every_api, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,

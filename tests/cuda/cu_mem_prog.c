@@ -7,7 +7,12 @@
  * something is freed, and the process goes on working after a refusal.
  *
  * Usage: cu_mem_prog
+ *        cu_mem_prog apis
  *        cu_mem_prog serve FIFO
+ *
+ * apis: each other allocation call of the driver API, with what the
+ * process holds after it (total - free of cuMemGetInfo_v2: under a limit,
+ * what the shim counts), then after each free.
  *
  * serve: commands, one per line, read from FIFO, each answered with a line
  * on stdout: "alloc SIZE" (bytes, or with M: MiB) -> "alloc SIZE: RESULT";
@@ -40,6 +45,62 @@ static void info(const char *what)
 
 	CK(cuMemGetInfo_v2(&free, &total));
 	printf("%s total=%zu free=%zu\n", what, total, free);
+}
+
+/* What the process holds, as a limit shows it: total - free. */
+static size_t held(void)
+{
+	size_t free = 0, total = 0;
+
+	CK(cuMemGetInfo_v2(&free, &total));
+	return total - free;
+}
+
+static int apis(void)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3 = { .Width = 256, .Height = 256, .Depth = 16,
+				       .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 4 };
+	CUDA_ARRAY_DESCRIPTOR d2 = { .Width = 1024, .Height = 1024,
+				     .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4 };
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUmemGenericAllocationHandle h;
+	CUmipmappedArray mm;
+	CUdeviceptr p, m;
+	CUarray a2, a3;
+	CUcontext ctx;
+	CUdevice dev;
+	size_t pitch = 0, gran = 0;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	printf("start held=%zu\n", held());
+	printf("pitch: %d\n", cuMemAllocPitch_v2(&p, &pitch, 1000, 4096, 4));
+	printf("pitch held=%zu (pitch x height %zu)\n", held(), pitch * 4096);
+	printf("managed 100M: %d\n", cuMemAllocManaged(&m, 100 * MIB, 1));
+	printf("managed held=%zu\n", held());
+	printf("array 2D: %d\n", cuArrayCreate_v2(&a2, &d2));
+	printf("array 2D held=%zu\n", held());
+	printf("array 3D: %d\n", cuArray3DCreate_v2(&a3, &d3));
+	printf("array 3D held=%zu\n", held());
+	printf("mipmapped: %d\n", cuMipmappedArrayCreate(&mm, &d3, 3));
+	printf("mipmapped held=%zu\n", held());
+	CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	printf("create: %d\n", cuMemCreate(&h, 4 * gran, &prop, 0));
+	printf("create held=%zu\n", held());
+	printf("create over: %d\n", cuMemCreate(&h, 64 * MIB, &prop, 0));
+	CK(cuMemRelease(h));
+	printf("released held=%zu\n", held());
+	CK(cuMipmappedArrayDestroy(mm));
+	CK(cuArrayDestroy(a3));
+	CK(cuArrayDestroy(a2));
+	printf("arrays destroyed held=%zu\n", held());
+	CK(cuMemFree_v2(p));
+	CK(cuMemFree_v2(m));
+	printf("end held=%zu\n", held());
+	return 0;
 }
 
 static int serve(const char *fifo)
@@ -117,6 +178,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "serve"))
 		return serve(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "apis"))
+		return apis();
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));

@@ -167,6 +167,22 @@ void shim_mem_cancel(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind 
 	agent_mem_publish(d->index);
 }
 
+void shim_mem_resize(struct shim_mem_dev *d, uint64_t from, uint64_t to, enum shim_mem_kind kind)
+{
+	_Atomic uint64_t *n;
+
+	if (!d || from == to)
+		return;
+	n = kind == SHIM_MEM_DEVICE ? &d->c.used : &d->c.managed;
+	if (to > from)
+		atomic_fetch_add(n, to - from);
+	else
+		atomic_fetch_sub(n, from - to);
+	if (kind == SHIM_MEM_DEVICE)
+		sm_peak(d, atomic_load(n));
+	agent_mem_publish(d->index);
+}
+
 void shim_mem_commit(struct shim_map *m, const void *key, struct shim_mem_dev *d,
 		     uint64_t bytes, enum shim_mem_kind kind)
 {

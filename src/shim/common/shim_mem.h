@@ -77,6 +77,12 @@ struct shim_mem_dev *shim_mem_device(const char *device, const struct devid *id)
 int shim_mem_reserve(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind kind,
 		     const char *api);
 
+/*
+ * The driver took @to bytes where @from were reserved (a pitch or an
+ * alignment the call chose): the difference is counted, never refused.
+ */
+void shim_mem_resize(struct shim_mem_dev *d, uint64_t from, uint64_t to, enum shim_mem_kind kind);
+
 /* Gives back what shim_mem_reserve() counted: the driver refused. */
 void shim_mem_cancel(struct shim_mem_dev *d, uint64_t bytes, enum shim_mem_kind kind);
 

@@ -19,6 +19,8 @@
 #define CM_ORDINALS 64          /* device ordinals whose record is cached */
 
 static struct shim_map cm_ptrs = SHIM_MAP_INIT;     /* CUdeviceptr -> bytes */
+static struct shim_map cm_arrays = SHIM_MAP_INIT;   /* CUarray, CUmipmappedArray */
+static struct shim_map cm_handles = SHIM_MAP_INIT;  /* CUmemGenericAllocationHandle */
 static struct shim_mem_dev *_Atomic cm_dev[CM_ORDINALS];
 
 static bool cm_on(void)
@@ -64,12 +66,12 @@ static struct shim_mem_dev *cm_current(void)
 }
 
 /*
- * Counts @bytes on the current device, calls the driver (@call, which
- * sets *@p), and records *@p or gives the bytes back.
+ * Counts @bytes on device @dev, calls the driver (@call, which sets
+ * *@p), and records *@p in @map or gives the bytes back.
  */
-#define CM_ALLOC(api, p, bytes, kind, call)                                       \
+#define CM_ALLOC_ON(dev, map, api, p, bytes, kind, call)                          \
 	({                                                                         \
-		struct shim_mem_dev *d_ = cm_on() ? cm_current() : NULL;          \
+		struct shim_mem_dev *d_ = (dev);                                   \
 		uint64_t n_ = (bytes);                                             \
 		CUresult r_;                                                       \
 		if (shim_mem_reserve(d_, n_, (kind), (api)) < 0) {                 \
@@ -77,13 +79,17 @@ static struct shim_mem_dev *cm_current(void)
 		} else {                                                           \
 			r_ = (call);                                               \
 			if (r_ == CUDA_SUCCESS)                                    \
-				shim_mem_commit(&cm_ptrs, (const void *)(uintptr_t)*(p), \
+				shim_mem_commit((map), (const void *)(uintptr_t)*(p), \
 						d_, n_, (kind));                   \
 			else                                                       \
 				shim_mem_cancel(d_, n_, (kind));                   \
 		}                                                                  \
 		r_;                                                                \
 	})
+
+/* CM_ALLOC_ON() the current context's device, into cm_ptrs. */
+#define CM_ALLOC(api, p, bytes, kind, call)                                        \
+	CM_ALLOC_ON(cm_on() ? cm_current() : NULL, &cm_ptrs, api, p, bytes, kind, call)
 
 XS_CU_HOOK CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
@@ -102,6 +108,169 @@ CUresult cu_mem_alloc_async(CUdeviceptr *p, size_t n, CUresult (*real)(CUdevicep
 	if (!p || !n)
 		return real(p, n, h);
 	return CM_ALLOC("cuMemAllocAsync", p, n, SHIM_MEM_DEVICE, real(p, n, h));
+}
+
+XS_CU_HOOK CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!p || !n)
+		return cu_real.cuMemAllocManaged(p, n, flags);
+	return CM_ALLOC("cuMemAllocManaged", p, n, SHIM_MEM_MANAGED,
+			cu_real.cuMemAllocManaged(p, n, flags));
+}
+
+/* The pitch the driver picks is not known before: rows of 512 bytes are
+ * counted against the limit, then what it took. */
+#define CM_PITCH_ALIGN 512u
+
+XS_CU_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t width,
+				       size_t height, unsigned int elem)
+{
+	uint64_t guess;
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!p || !pitch || !width || !height)
+		return cu_real.cuMemAllocPitch_v2(p, pitch, width, height, elem);
+	guess = (uint64_t)(width + CM_PITCH_ALIGN - 1) / CM_PITCH_ALIGN * CM_PITCH_ALIGN * height;
+	rc = CM_ALLOC("cuMemAllocPitch_v2", p, guess, SHIM_MEM_DEVICE,
+		      cu_real.cuMemAllocPitch_v2(p, pitch, width, height, elem));
+	/* The record again with what the driver took (its bytes are what the
+	 * free gives back). */
+	if (rc == CUDA_SUCCESS && (uint64_t)*pitch * height != guess) {
+		struct shim_mem_dev *d = NULL;
+
+		shim_mem_size(&cm_ptrs, (const void *)(uintptr_t)*p, &d);
+		shim_mem_release(&cm_ptrs, (const void *)(uintptr_t)*p);
+		shim_mem_resize(d, 0, (uint64_t)*pitch * height, SHIM_MEM_DEVICE);
+		shim_mem_commit(&cm_ptrs, (const void *)(uintptr_t)*p, d,
+				(uint64_t)*pitch * height, SHIM_MEM_DEVICE);
+	}
+	return rc;
+}
+
+/* Bytes of one element of @format with @channels channels (0: unknown). */
+static uint64_t cm_elem_bytes(CUarray_format format, unsigned channels)
+{
+	switch (format) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:
+		return channels;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		return 2ull * channels;
+	default:
+		return 4ull * channels;
+	}
+}
+
+/* An array's bytes: width x height x depth elements (0 means 1), levels
+ * halving each dimension down to 1. */
+static uint64_t cm_array_bytes(size_t w, size_t h, size_t d, uint64_t elem, unsigned levels)
+{
+	uint64_t n = 0;
+
+	for (unsigned l = 0; l < (levels ? levels : 1); l++) {
+		uint64_t lw = w >> l, lh = h >> l, ld = d >> l;
+
+		n += (lw ? lw : 1) * (h && lh ? lh : 1) * (d && ld ? ld : 1) * elem;
+	}
+	return n;
+}
+
+XS_CU_HOOK CUresult cuArrayCreate_v2(CUarray *a, const CUDA_ARRAY_DESCRIPTOR *desc)
+{
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a || !desc)
+		return cu_real.cuArrayCreate_v2(a, desc);
+	return CM_ALLOC_ON(cm_on() ? cm_current() : NULL, &cm_arrays, "cuArrayCreate_v2", a,
+			   cm_array_bytes(desc->Width, desc->Height, 0,
+					  cm_elem_bytes(desc->Format, desc->NumChannels), 1),
+			   SHIM_MEM_DEVICE, cu_real.cuArrayCreate_v2(a, desc));
+}
+
+XS_CU_HOOK CUresult cuArray3DCreate_v2(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *desc)
+{
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a || !desc)
+		return cu_real.cuArray3DCreate_v2(a, desc);
+	return CM_ALLOC_ON(cm_on() ? cm_current() : NULL, &cm_arrays, "cuArray3DCreate_v2", a,
+			   cm_array_bytes(desc->Width, desc->Height, desc->Depth,
+					  cm_elem_bytes(desc->Format, desc->NumChannels), 1),
+			   SHIM_MEM_DEVICE, cu_real.cuArray3DCreate_v2(a, desc));
+}
+
+XS_CU_HOOK CUresult cuMipmappedArrayCreate(CUmipmappedArray *a,
+					   const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned int levels)
+{
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a || !desc)
+		return cu_real.cuMipmappedArrayCreate(a, desc, levels);
+	return CM_ALLOC_ON(cm_on() ? cm_current() : NULL, &cm_arrays, "cuMipmappedArrayCreate",
+			   a, cm_array_bytes(desc->Width, desc->Height, desc->Depth,
+					     cm_elem_bytes(desc->Format, desc->NumChannels),
+					     levels),
+			   SHIM_MEM_DEVICE, cu_real.cuMipmappedArrayCreate(a, desc, levels));
+}
+
+XS_CU_HOOK CUresult cuArrayDestroy(CUarray a)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuArrayDestroy(a);
+	if (rc == CUDA_SUCCESS && a)
+		shim_mem_release(&cm_arrays, a);
+	return rc;
+}
+
+XS_CU_HOOK CUresult cuMipmappedArrayDestroy(CUmipmappedArray a)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuMipmappedArrayDestroy(a);
+	if (rc == CUDA_SUCCESS && a)
+		shim_mem_release(&cm_arrays, a);
+	return rc;
+}
+
+/* Physical memory of the virtual memory management API, on the device its
+ * properties name; counted until cuMemRelease (the driver may keep it
+ * while mapped; the application has let it go). */
+XS_CU_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n,
+				const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	struct shim_mem_dev *d = NULL;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!h || !n || !prop)
+		return cu_real.cuMemCreate(h, n, prop, flags);
+	if (cm_on() && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+		d = cm_device(prop->location.id);
+	return CM_ALLOC_ON(d, &cm_handles, "cuMemCreate", h, n, SHIM_MEM_DEVICE,
+			   cu_real.cuMemCreate(h, n, prop, flags));
+}
+
+XS_CU_HOOK CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuMemRelease(h);
+	if (rc == CUDA_SUCCESS)
+		shim_mem_release(&cm_handles, (const void *)(uintptr_t)h);
+	return rc;
 }
 
 void cu_mem_freed(CUdeviceptr p)
