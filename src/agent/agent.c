@@ -165,6 +165,10 @@ static void agent_atfork_child(void)
 		if (ag.tab[i])
 			xq_set_run_word(ag.tab[i]->q, NULL, NULL, false);
 	memset(ag.tab, 0, sizeof(ag.tab));
+	/* The parent's device memory is not the child's (shim_mem.c forgets
+	 * its counts too). */
+	atomic_store(&ag.nmem, 0);
+	ag.mem_seq_seen = 0;
 	ag.nunreg = 0;
 	ag.nqueues = 0;
 	ag.started = false;

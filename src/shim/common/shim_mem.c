@@ -23,6 +23,7 @@ static pthread_mutex_t sm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t sm_once = PTHREAD_ONCE_INIT;
 static uint64_t sm_env_limit;                   /* the process's own; 0: none */
 static uint64_t sm_ctl_limit, sm_ceiling;       /* the daemon's (sm_lock) */
+static uint32_t sm_gen;                         /* forks this process descends from */
 
 /* The limit in effect: xschedctl's, else the process's own under the ceiling. */
 static uint64_t sm_limit(void)
@@ -65,12 +66,29 @@ static void sm_limits(uint64_t limit, uint64_t ceiling)
 	/* The agent publishes every record after this. */
 }
 
+/*
+ * A forked child holds none of its parent's device memory: it counts from
+ * zero, under its own limit (the parent's xschedctl limit and ceiling are
+ * the parent's; the child's agent learns its own when it connects).
+ * Records of handles the parent allocated stay in the maps, from an older
+ * generation: their free gives nothing back.
+ */
+static void sm_atfork_child(void)
+{
+	memset(sm_dev, 0, sizeof(sm_dev));
+	atomic_store(&sm_ndev, 0);
+	sm_ctl_limit = sm_ceiling = 0;
+	sm_gen++;
+	pthread_mutex_init(&sm_lock, NULL);
+}
+
 /* XSCHED_MEMORY_LIMIT: a size above zero; anything else is said and ignored. */
 static void sm_read_env(void)
 {
 	const char *v = getenv("XSCHED_MEMORY_LIMIT");
 	uint64_t x;
 
+	pthread_atfork(NULL, NULL, sm_atfork_child);
 	agent_mem_on_limits(sm_limits);
 	if (!v || !*v)
 		return;
@@ -200,10 +218,12 @@ void shim_mem_commit(struct shim_map *m, const void *key, struct shim_mem_dev *d
 	a->dev = d;
 	a->bytes = bytes;
 	a->kind = kind;
+	a->gen = sm_gen;
 	/* A handle the driver gave out again after a free we did not see. */
 	old = (struct shim_mem_alloc *)shim_map_insert(m, &a->node, key);
 	if (old) {
-		shim_mem_cancel(old->dev, old->bytes, old->kind);
+		if (old->gen == sm_gen)
+			shim_mem_cancel(old->dev, old->bytes, old->kind);
 		free(old);
 	}
 }
@@ -215,8 +235,9 @@ uint64_t shim_mem_release(struct shim_map *m, const void *key)
 
 	if (!a)
 		return 0;
-	bytes = a->bytes;
-	shim_mem_cancel(a->dev, a->bytes, a->kind);
+	bytes = a->gen == sm_gen ? a->bytes : 0;
+	if (bytes)
+		shim_mem_cancel(a->dev, a->bytes, a->kind);
 	free(a);
 	return bytes;
 }
@@ -228,7 +249,7 @@ uint64_t shim_mem_size(struct shim_map *m, const void *key, struct shim_mem_dev 
 
 	pthread_rwlock_rdlock(&m->lock);
 	a = (struct shim_mem_alloc *)shim_map_find_locked(m, key);
-	if (a) {
+	if (a && a->gen == sm_gen) {
 		bytes = a->bytes;
 		if (dev)
 			*dev = a->dev;

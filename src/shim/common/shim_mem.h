@@ -59,6 +59,7 @@ struct shim_mem_alloc {
 	struct shim_mem_dev *dev;
 	uint64_t bytes;
 	enum shim_mem_kind kind;
+	uint32_t gen;                   /* forks before it: older ones' give nothing back */
 };
 
 /*
