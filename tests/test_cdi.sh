@@ -152,6 +152,7 @@ control_socket = $tmp/run/ctl/ctl.sock
 class.low.share = 10
 class.rt.priority = 20
 class.rt.deadline_us = 5000
+class.rt.memory_limit = 8G
 class.batch-2.laxity_us = 7
 levels = 5..7
 shim_dir = $shim_dir/
@@ -180,7 +181,8 @@ cat >"$tmp/own.want" <<EOF
  "mounts": [$shim_mounts ["$sockdir", "$sockdir"]],
  "devices": {"high": ["XSCHED_PRIORITY=10"], "normal": ["XSCHED_PRIORITY=0"],
              "low": ["XSCHED_SHARE=10"],
-             "rt": ["XSCHED_PRIORITY=20", "XSCHED_DEADLINE_US=5000"],
+             "rt": ["XSCHED_PRIORITY=20", "XSCHED_DEADLINE_US=5000",
+                    "XSCHED_MEMORY_LIMIT=8589934592"],
              "batch-2": ["XSCHED_LAXITY_US=7"],
              "5": ["XSCHED_PRIORITY=5"], "6": ["XSCHED_PRIORITY=6"],
              "7": ["XSCHED_PRIORITY=7"]}}
@@ -224,6 +226,8 @@ bad 'class.x.priority = 101' 'expected a priority'
 bad 'class.x.share = -1' 'expected a share'
 bad 'class.x.deadline_us = 3600000001' 'expected microseconds'
 bad 'class.x.nice = 1' 'unknown key \[cdi\] class.x.nice'
+bad 'class.x.memory_limit = lots' 'expected a size above zero'
+bad 'class.x.memory_limit = 0' 'expected a size above zero'
 bad 'levels = 3..1' 'expected LO..HI'
 bad 'levels = -1..3' 'expected LO..HI'
 bad 'levels = 0..101' 'expected LO..HI'

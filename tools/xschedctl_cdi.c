@@ -65,9 +65,9 @@ static void ctl_cdi_mount(struct ctl_json *j, const char *host, const char *cont
 	ctl_json_close(j, '}');
 }
 
-/* One device: its name and the environment of its hints. */
+/* One device: its name and the environment of its hints and memory limit. */
 static void ctl_cdi_device(struct ctl_json *j, const char *name, const int64_t *hint,
-			   uint32_t set)
+			   uint32_t set, uint64_t memory_limit)
 {
 	char env[64];
 
@@ -79,6 +79,11 @@ static void ctl_cdi_device(struct ctl_json *j, const char *name, const int64_t *
 		if (!(set & (1u << k)))
 			continue;
 		snprintf(env, sizeof(env), "%s=%lld", ctl_cdi_env[k], (long long)hint[k]);
+		ctl_json_str(j, NULL, env, sizeof(env));
+	}
+	if (memory_limit) {
+		snprintf(env, sizeof(env), "XSCHED_MEMORY_LIMIT=%llu",
+			 (unsigned long long)memory_limit);
 		ctl_json_str(j, NULL, env, sizeof(env));
 	}
 	ctl_json_close(j, ']');
@@ -158,14 +163,15 @@ static void ctl_cdi_write(FILE *f, const struct xsd_classes *k, const char *sock
 	ctl_json_close(&j, '}');
 	ctl_json_open(&j, "devices", '[');
 	for (i = 0; i < k->n; i++)
-		ctl_cdi_device(&j, k->cls[i].name, k->cls[i].hint, k->cls[i].set);
+		ctl_cdi_device(&j, k->cls[i].name, k->cls[i].hint, k->cls[i].set,
+			       k->cls[i].memory_limit);
 	for (int32_t l = k->level_lo; k->levels && l <= k->level_hi; l++) {
 		int64_t hint[XSD_CLASS_HINTS] = { 0 };
 		char name[16];
 
 		hint[IPC_KEY_PRIORITY] = l;
 		snprintf(name, sizeof(name), "%d", (int)l);
-		ctl_cdi_device(&j, name, hint, 1u << IPC_KEY_PRIORITY);
+		ctl_cdi_device(&j, name, hint, 1u << IPC_KEY_PRIORITY, 0);
 	}
 	ctl_json_close(&j, ']');
 	ctl_json_close(&j, '}');

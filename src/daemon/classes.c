@@ -5,6 +5,7 @@
  * "class.low.share = 10" alone makes low a share class with no priority.
  */
 #include "daemon/classes.h"
+#include "base/size.h"
 #include "ipc/ipc_abi.h"
 #include "ipc/ipc_msg.h"
 #include "xsched/xsched.h"
@@ -164,7 +165,7 @@ int xsd_classes_key(struct xsd_classes *k, const char *name, const char *v, cons
 	for (key = IPC_KEY_PRIORITY; key < XSD_CLASS_HINTS; key++)
 		if (!strcmp(dot + 1, hint_key[key]))
 			break;
-	if (key == XSD_CLASS_HINTS)
+	if (key == XSD_CLASS_HINTS && strcmp(dot + 1, "memory_limit"))
 		return -ENOENT;
 	if ((size_t)(dot - (name + 6)) >= sizeof(cname)) {
 		*why = "class name longer than 63 bytes";
@@ -176,6 +177,21 @@ int xsd_classes_key(struct xsd_classes *k, const char *name, const char *v, cons
 	if (problem) {
 		*why = problem;
 		return -EINVAL;
+	}
+	if (key == XSD_CLASS_HINTS) {
+		uint64_t bytes;
+
+		if (size_parse(v, &bytes) < 0 || !bytes || bytes > INT64_MAX) {
+			*why = "expected a size above zero (e.g. 8G, 512MiB)";
+			return -EINVAL;
+		}
+		c = class_for_key(k, cname);
+		if (!c) {
+			*why = "too many classes (at most 32)";
+			return -ENOSPC;
+		}
+		c->memory_limit = bytes;
+		return 0;
 	}
 	errno = 0;
 	x = strtoll(v, &end, 10);

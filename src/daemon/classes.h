@@ -28,6 +28,7 @@ struct xsd_class {
 	char name[XSD_CLASS_NAME_LEN];
 	int64_t hint[XSD_CLASS_HINTS];  /* by enum ipc_key 1..4 */
 	uint32_t set;                   /* bit k: hint[k] given */
+	uint64_t memory_limit;          /* XSCHED_MEMORY_LIMIT of its containers; 0: none */
 	bool configured;                /* defined by the file (else built in) */
 };
 
@@ -45,7 +46,8 @@ void xsd_classes_defaults(struct xsd_classes *k);
 
 /*
  * Applies the [cdi] key @name = @v: class.NAME.priority, .share,
- * .deadline_us, .laxity_us; levels = LO..HI or none; shim_dir;
+ * .deadline_us, .laxity_us, .memory_limit (a size: the device memory a
+ * container of the class may hold per device); levels = LO..HI or none; shim_dir;
  * container_dir. Returns 0, -ENOENT for an unknown key, -EINVAL for a bad
  * value or name (with *@why saying what was expected when not NULL),
  * -ENOSPC when XSD_CLASSES_MAX classes exist already.
