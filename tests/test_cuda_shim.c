@@ -559,6 +559,45 @@ static void cuda_memory_every_api(void **state)
 	e->ok = true;
 }
 
+/*
+ * Memory preemption in one process (XSCHED_MEMORY_PREEMPTION=1, evictions
+ * through the test build's hook): allocations backed by the virtual memory
+ * management API; evicting gives the device back every byte taken (its
+ * free memory grows by as much); a synchronous copy, a kernel through the
+ * queue, each brings the memory back first, contents identical byte for
+ * byte; a free of evicted memory forgets it; 40 evictions while another
+ * thread copies the memory in a loop lose nothing. And every phase of
+ * cu_prog prints what it prints natively with the backing on.
+ */
+static void cuda_memory_eviction_in_process(void **state)
+{
+	struct it_env *e = *state;
+	const char *native_vars[] = { native_path_var(), "XSCHED_SCHEDULER=local", NULL };
+	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+			       "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_PREEMPTION=1", NULL };
+	static const char *const want[] = {
+		"evicted 10485760, device free grew by 10485760, away 10485760\n",
+		"copy after eviction: a intact, away 0\n", "b intact\n",
+		"kernel after eviction: away 0, a intact\n", "free while evicted: away 4194304\n",
+		"all freed: away 0\n", "race: intact (0 wrong of", "race took memory: yes\n",
+	};
+	char *out, *native, *shim;
+
+	out = run(e, IT_ARGS(XS_CU_MEM_PROG, "evict"), vars);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(out, want[i]))
+			fail_msg("no line '%s':\n%s", want[i], out);
+	free(out);
+	native = run(e, IT_ARGS(XS_CU_PROG), native_vars);
+	shim = run(e, IT_ARGS(XS_CU_PROG), vars);
+	without_shim_line(native);
+	without_shim_line(shim);
+	assert_string_equal(native, shim);
+	free(native);
+	free(shim);
+	e->ok = true;
+}
+
 /* A malformed XSCHED_MEMORY_LIMIT is said once and sets no limit. */
 static void cuda_memory_limit_malformed(void **state)
 {
@@ -851,6 +890,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_memory_limit, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_limit_malformed, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_every_api, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_eviction_in_process, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,

@@ -10,6 +10,12 @@
  *        cu_mem_prog apis
  *        cu_mem_prog serve FIFO
  *
+ * evict: memory preemption (XSCHED_MEMORY_PREEMPTION=1, the test build of
+ * the shim): allocations with patterned contents and work queued on them
+ * are evicted (the device's free memory grows by what was freed), then
+ * touched by a synchronous copy, a kernel, a free: each brings them back
+ * (or, the free, forgets them), contents identical byte for byte; then a
+ * thread copies in a loop while the main thread evicts 40 times.
  * apis: each other allocation call of the driver API, with what the
  * process holds after it (total - free of cuMemGetInfo_v2: under a limit,
  * what the shim counts), then after each free.
@@ -23,9 +29,13 @@
  */
 #include "vendor/cuda/cu_api.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MIB (1024 * 1024)
 #define N 1024
@@ -100,6 +110,154 @@ static int apis(void)
 	CK(cuMemFree_v2(p));
 	CK(cuMemFree_v2(m));
 	printf("end held=%zu\n", held());
+	return 0;
+}
+
+static long long (*t_evict)(void);
+static unsigned long long (*t_evicted)(void);
+
+static size_t dev_free(void)
+{
+	size_t free = 0, total = 0;
+
+	CK(cuMemGetInfo_v2(&free, &total));
+	return free;
+}
+
+/* Byte i of the pattern of allocation @seed. */
+static uint8_t pat(unsigned seed, size_t i)
+{
+	return (uint8_t)(i * 7 + seed * 13 + (i >> 12));
+}
+
+/* Whether @n bytes at @p hold pattern @seed, each whole 32-bit word plus
+ * @plus (what sf_inc did to them; the tail of bytes untouched). */
+static int check(CUdeviceptr p, size_t n, unsigned seed, unsigned plus)
+{
+	uint8_t *h = malloc(n), *want = malloc(n);
+	int ok;
+
+	for (size_t i = 0; i < n; i++)
+		want[i] = pat(seed, i);
+	for (size_t i = 0; i + 4 <= n && plus; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, want + i, 4);
+		w += plus;
+		memcpy(want + i, &w, 4);
+	}
+	CK(cuMemcpyDtoH_v2(h, p, n));
+	ok = !memcmp(h, want, n);
+	free(h);
+	free(want);
+	return ok;
+}
+
+static void fill_pattern(CUdeviceptr p, size_t n, unsigned seed)
+{
+	uint8_t *h = malloc(n);
+
+	for (size_t i = 0; i < n; i++)
+		h[i] = pat(seed, i);
+	CK(cuMemcpyHtoD_v2(p, h, n));
+	free(h);
+}
+
+struct racer {
+	CUcontext ctx;
+	CUdeviceptr p;
+	size_t n;
+	_Atomic int stop;
+	int bad, rounds;
+};
+
+static void *race_copies(void *arg)
+{
+	struct racer *r = arg;
+
+	CK(cuCtxSetCurrent(r->ctx));
+	while (!atomic_load(&r->stop)) {
+		r->bad += !check(r->p, r->n, 3, 0);
+		r->rounds++;
+	}
+	return NULL;
+}
+
+static int evict(void)
+{
+	const size_t na = 3 * MIB, nb = 5 * MIB + 7;
+	CUdeviceptr a, b;
+	CUfunction inc;
+	CUcontext ctx;
+	CUmodule m;
+	CUstream s;
+	CUdevice dev;
+	struct racer r = { 0 };
+	pthread_t t;
+	uint64_t cnt = na / 4;
+	void *args[] = { &a, &cnt };
+	size_t before;
+	long long freed;
+	int i, took = 0;
+
+	t_evict = (long long (*)(void))dlsym(RTLD_DEFAULT, "cu_test_evict");
+	t_evicted = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "cu_test_evicted");
+	if (!t_evict || !t_evicted) {
+		printf("no test build of the shim\n");
+		return 1;
+	}
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&m, "xs"));
+	CK(cuModuleGetFunction(&inc, m, "sf_inc"));
+	CK(cuStreamCreate(&s, 0));
+	CK(cuMemAlloc_v2(&a, na));
+	CK(cuMemAlloc_v2(&b, nb));
+	fill_pattern(a, na, 1);
+	fill_pattern(b, nb, 2);
+	/* Work queued on a: it completes before the memory goes. */
+	CK(cuLaunchKernel(inc, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+	before = dev_free();
+	freed = t_evict();
+	printf("evicted %lld, device free grew by %zu, away %llu\n", freed, dev_free() - before,
+	       t_evicted());
+	/* A synchronous copy brings everything back. */
+	printf("copy after eviction: a %s", check(a, na, 1, 1) ? "intact" : "WRONG");
+	printf(", away %llu\n", t_evicted());
+	printf("b %s\n", check(b, nb, 2, 0) ? "intact" : "WRONG");
+	/* A kernel (through the queue) brings it back. */
+	freed = t_evict();
+	CK(cuLaunchKernel(inc, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+	CK(cuStreamSynchronize(s));
+	printf("kernel after eviction: away %llu, a %s\n", t_evicted(),
+	       check(a, na, 1, 2) ? "intact" : "WRONG");
+	/* A free of evicted memory only forgets it. */
+	freed = t_evict();
+	CK(cuMemFree_v2(b));
+	printf("free while evicted: away %llu\n", t_evicted());
+	CK(cuMemFree_v2(a));
+	printf("all freed: away %llu\n", t_evicted());
+	/* Evictions while another thread copies. */
+	CK(cuMemAlloc_v2(&r.p, r.n = 2 * MIB + 100));
+	fill_pattern(r.p, r.n, 3);
+	r.ctx = ctx;
+	pthread_create(&t, NULL, race_copies, &r);
+	for (i = 0; i < 40; i++) {
+		freed = t_evict();
+		if (freed < 0)
+			printf("eviction %d failed\n", i);
+		took += freed > 0;
+		usleep(1000);
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(t, NULL);
+	printf("race: %s (%d wrong of %d copies; %d evictions took memory)\n",
+	       r.bad ? "WRONG" : "intact", r.bad, r.rounds, took);
+	printf("race took memory: %s\n", took > 0 ? "yes" : "no");
+	CK(cuMemFree_v2(r.p));
+	CK(cuStreamDestroy_v2(s));
 	return 0;
 }
 
@@ -180,6 +338,8 @@ int main(int argc, char **argv)
 		return serve(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "apis"))
 		return apis();
+	if (argc == 2 && !strcmp(argv[1], "evict"))
+		return evict();
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));

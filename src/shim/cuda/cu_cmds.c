@@ -10,6 +10,7 @@
  */
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
+#include "shim/cuda/cu_evict.h"
 #include "shim/common/shim_map.h"
 
 #include <pthread.h>
@@ -93,7 +94,21 @@ struct cmd_kernel {
 	char blob[];
 };
 
-static CUresult kernel_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+/*
+ * The memory gate around a command that may touch device memory (memory
+ * preemption, cu_evict.h): @name_issue() calls @name_call() inside it.
+ */
+#define CMD_GATED(name)                                                            \
+	static CUresult name##_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu) \
+	{                                                                          \
+		CUresult rc_;                                                      \
+		cu_evict_enter();                                                  \
+		rc_ = name##_call(c, cu);                                          \
+		cu_evict_leave();                                                  \
+		return rc_;                                                        \
+	}
+
+static CUresult kernel_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	struct cmd_kernel *k = (struct cmd_kernel *)c;
 	void **extra = k->params ? NULL : k->extra;
@@ -112,6 +127,8 @@ static CUresult kernel_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 					  c->stream, k->params, extra);
 	}
 }
+
+CMD_GATED(kernel)
 
 static const struct xal_cuda_cmd_ops kernel_ops = { .issue = kernel_issue };
 
@@ -252,7 +269,7 @@ struct cmd_copy {
 	size_t n;
 };
 
-static CUresult copy_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+static CUresult copy_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	struct cmd_copy *k = (struct cmd_copy *)c;
 
@@ -264,6 +281,8 @@ static void copy_fini(struct xal_cuda_cmd *c)
 {
 	free(((struct cmd_copy *)c)->stage);
 }
+
+CMD_GATED(copy)
 
 static const struct xal_cuda_cmd_ops copy_ops = { .issue = copy_issue, .fini = copy_fini };
 
@@ -298,15 +317,18 @@ struct cmd_copydesc {
 	} p;
 };
 
-static CUresult copy2d_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+static CUresult copy2d_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	return cu->cuMemcpy2DAsync_v2(&((struct cmd_copydesc *)c)->p.d2, c->stream);
 }
 
-static CUresult copy3d_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+static CUresult copy3d_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	return cu->cuMemcpy3DAsync_v2(&((struct cmd_copydesc *)c)->p.d3, c->stream);
 }
+
+CMD_GATED(copy2d)
+CMD_GATED(copy3d)
 
 static const struct xal_cuda_cmd_ops copy2d_ops = { .issue = copy2d_issue };
 static const struct xal_cuda_cmd_ops copy3d_ops = { .issue = copy3d_issue };
@@ -354,7 +376,7 @@ struct cmd_memset {
 	size_t n;
 };
 
-static CUresult memset_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+static CUresult memset_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	struct cmd_memset *k = (struct cmd_memset *)c;
 
@@ -362,6 +384,8 @@ static CUresult memset_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 		return cu->cuMemsetD32Async(k->dst, k->value, k->n, c->stream);
 	return cu->cuMemsetD8Async(k->dst, (unsigned char)k->value, k->n, c->stream);
 }
+
+CMD_GATED(memset)
 
 static const struct xal_cuda_cmd_ops memset_ops = { .issue = memset_issue };
 
@@ -516,7 +540,7 @@ struct cmd_misc {
 
 enum { M_FREE, M_PREFETCH, M_WRITE32, M_WAIT32 };
 
-static CUresult misc_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+static CUresult misc_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	struct cmd_misc *k = (struct cmd_misc *)c;
 
@@ -531,6 +555,8 @@ static CUresult misc_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 		return cu->cuStreamWaitValue32_v2(c->stream, k->p, k->value, k->flags);
 	}
 }
+
+CMD_GATED(misc)
 
 static const struct xal_cuda_cmd_ops misc_ops = { .issue = misc_issue };
 

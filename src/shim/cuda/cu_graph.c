@@ -10,6 +10,7 @@
  * atomics of the record, because both run with the queue lock held or on
  * the queue's worker.
  */
+#include "shim/cuda/cu_evict.h"
 #include "shim/cuda/cu_graph_internal.h"
 
 #include <errno.h>
@@ -139,7 +140,7 @@ struct cmd_graph {
 	void *prev_q;           /* meanwhile it waits for this queue (a token) */
 };
 
-static CUresult graph_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+static CUresult graph_call(struct xal_cuda_cmd *c, const struct cu_fns *cu)
 {
 	struct cmd_graph *k = (struct cmd_graph *)c;
 	CUresult rc = CUDA_SUCCESS;
@@ -180,6 +181,18 @@ static void *graph_blocked_on(struct xal_cuda_cmd *c)
 	if (!k->launch || atomic_load(&k->x->issued) >= k->need)
 		return NULL;
 	return k->prev_q;
+}
+
+/* A graph's kernels and copies touch device memory: the memory gate
+ * (cu_evict.h) around its launch. */
+static CUresult graph_issue(struct xal_cuda_cmd *c, const struct cu_fns *cu)
+{
+	CUresult rc;
+
+	cu_evict_enter();
+	rc = graph_call(c, cu);
+	cu_evict_leave();
+	return rc;
 }
 
 static const struct xal_cuda_cmd_ops graph_ops = {

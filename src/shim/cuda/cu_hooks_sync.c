@@ -24,6 +24,7 @@
  */
 #include "shim/cuda/cu_cmds.h"
 #include "shim/cuda/cu_events.h"
+#include "shim/cuda/cu_evict.h"
 #include "shim/cuda/cu_mem.h"
 
 #include <stdint.h>
@@ -379,7 +380,8 @@ XS_CU_HOOK CUresult cuMemFree_v2(CUdeviceptr p)
 	 * over the work still buffered. */
 	if (scheduling())
 		cs_ctx_sync();
-	rc = cu_real.cuMemFree_v2(p);
+	if (!cu_evict_free(p, &rc))
+		rc = cu_real.cuMemFree_v2(p);
 	if (rc == CUDA_SUCCESS)
 		cu_mem_freed(p);
 	return rc;

@@ -11,6 +11,7 @@
  * size.
  */
 #include "shim/cuda/cu_mem.h"
+#include "shim/cuda/cu_evict.h"
 #include "shim/cuda/cu_queues.h"
 #include "shim/common/shim_mem.h"
 
@@ -91,14 +92,37 @@ static struct shim_mem_dev *cm_current(void)
 #define CM_ALLOC(api, p, bytes, kind, call)                                        \
 	CM_ALLOC_ON(cm_on() ? cm_current() : NULL, &cm_ptrs, api, p, bytes, kind, call)
 
+/* @p's record again with the @bytes the driver took (its free gives them
+ * back), where they differ from what was counted before the call. */
+static void cm_recount(CUdeviceptr p, uint64_t bytes)
+{
+	struct shim_mem_dev *d = NULL;
+
+	if (shim_mem_size(&cm_ptrs, (const void *)(uintptr_t)p, &d) == bytes || !d)
+		return;
+	shim_mem_release(&cm_ptrs, (const void *)(uintptr_t)p);
+	shim_mem_resize(d, 0, bytes, SHIM_MEM_DEVICE);
+	shim_mem_commit(&cm_ptrs, (const void *)(uintptr_t)p, d, bytes, SHIM_MEM_DEVICE);
+}
+
 XS_CU_HOOK CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
+	size_t taken = 0;
+	CUresult rc;
+
 	if (cu_load() < 0)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	/* Invalid arguments stay the driver's to answer. */
 	if (!p || !n)
 		return cu_real.cuMemAlloc_v2(p, n);
-	return CM_ALLOC("cuMemAlloc_v2", p, n, SHIM_MEM_DEVICE, cu_real.cuMemAlloc_v2(p, n));
+	if (!cu_evict_armed || !cm_on())
+		return CM_ALLOC("cuMemAlloc_v2", p, n, SHIM_MEM_DEVICE,
+				cu_real.cuMemAlloc_v2(p, n));
+	/* Memory that can be evicted: whole granules of the driver's. */
+	rc = CM_ALLOC("cuMemAlloc_v2", p, n, SHIM_MEM_DEVICE, cu_evict_alloc(p, n, &taken));
+	if (rc == CUDA_SUCCESS)
+		cm_recount(*p, taken);
+	return rc;
 }
 
 CUresult cu_mem_alloc_async(CUdeviceptr *p, size_t n, CUresult (*real)(CUdeviceptr *, size_t,
@@ -137,17 +161,8 @@ XS_CU_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t wid
 	guess = (uint64_t)(width + CM_PITCH_ALIGN - 1) / CM_PITCH_ALIGN * CM_PITCH_ALIGN * height;
 	rc = CM_ALLOC("cuMemAllocPitch_v2", p, guess, SHIM_MEM_DEVICE,
 		      cu_real.cuMemAllocPitch_v2(p, pitch, width, height, elem));
-	/* The record again with what the driver took (its bytes are what the
-	 * free gives back). */
-	if (rc == CUDA_SUCCESS && (uint64_t)*pitch * height != guess) {
-		struct shim_mem_dev *d = NULL;
-
-		shim_mem_size(&cm_ptrs, (const void *)(uintptr_t)*p, &d);
-		shim_mem_release(&cm_ptrs, (const void *)(uintptr_t)*p);
-		shim_mem_resize(d, 0, (uint64_t)*pitch * height, SHIM_MEM_DEVICE);
-		shim_mem_commit(&cm_ptrs, (const void *)(uintptr_t)*p, d,
-				(uint64_t)*pitch * height, SHIM_MEM_DEVICE);
-	}
+	if (rc == CUDA_SUCCESS)
+		cm_recount(*p, (uint64_t)*pitch * height);
 	return rc;
 }
 

@@ -31,30 +31,62 @@
 	.endif
 .endm
 
-/* cu_stream_pick(stream, how) returns the stream the driver gets. */
+/*
+ * The driver's call for a row that touches device memory, once the
+ * registers are restored. Without memory preemption (cu_evict_armed 0),
+ * a jump, as for any row. With it, the call is made from here so that
+ * the thread can leave the memory gate (cu_evict.c) when the driver
+ * returns: the caller's return address, saved by the pick function, is
+ * taken off the stack (stack arguments then sit where the driver expects
+ * them behind our own return address, and the stack stays 16-byte
+ * aligned), and cu_evict_return() leaves the gate and gives it back.
+ */
+.macro XS_DRIVER name
+	cmpb	$0, cu_evict_armed(%rip)
+	jne	2f
+	jmp	shim_t_\name
+2:	addq	$8, %rsp
+	call	shim_t_\name
+	subq	$16, %rsp
+	movq	%rax, (%rsp)
+	call	cu_evict_return
+	movq	(%rsp), %rdx
+	movq	%rax, 8(%rsp)
+	addq	$8, %rsp
+	movq	%rdx, %rax
+	ret
+.endm
+
+/* cu_stream_pick(stream, how, return address) returns the stream the driver gets. */
 .macro XS_STREAM_HOOK name, arg, how
 XS_ENTRY \name
 	XS_SAVE
 	XS_ARG_OFF \arg
 	movq	cu_arg_off(%rsp), %rdi
 	movl	$\how, %esi
+	movq	184(%rsp), %rdx
 	call	cu_stream_pick
 	movq	%rax, cu_arg_off(%rsp)
 	XS_RESTORE
+	.if \how & 2
+	XS_DRIVER \name
+	.else
 	jmp	shim_t_\name
+	.endif
 	.size	\name, .-\name
 .endm
 
-/* cu_sync_pick(ptds) returns 0 to go on, else the call's result. */
+/* cu_sync_pick(ptds, return address) returns 0 to go on, else the call's result. */
 .macro XS_SYNC_HOOK name, ptds
 XS_ENTRY \name
 	XS_SAVE
 	movl	$\ptds, %edi
+	movq	184(%rsp), %rsi
 	call	cu_sync_pick
 	testl	%eax, %eax
 	jnz	1f
 	XS_RESTORE
-	jmp	shim_t_\name
+	XS_DRIVER \name
 1:	addq	$184, %rsp
 	ret
 	.size	\name, .-\name

@@ -4,6 +4,7 @@
  * src/shim/cuda/test/libxsched-cuda.so, cmake/XschedShim.cmake), never into
  * the installed one, whose exports are the driver API and the dl hooks.
  */
+#include "shim/cuda/cu_evict.h"
 #include "shim/cuda/cu_graph_internal.h"
 #include "shim/cuda/cu_queues.h"
 #include "shim/cuda/cu_shim.h"
@@ -26,4 +27,26 @@ int cu_test_graph_split(CUgraphExec e)
 
 	cg_put(x);
 	return n;
+}
+
+/* Memory preemption (cu_evict.h) without a scheduler: evict every
+ * evictable allocation now (bytes freed, or -errno), restore it, and the
+ * bytes away. */
+XS_CU_HOOK long long cu_test_evict(void);
+XS_CU_HOOK int cu_test_restore(void);
+XS_CU_HOOK unsigned long long cu_test_evicted(void);
+
+long long cu_test_evict(void)
+{
+	return cu_evict_all();
+}
+
+int cu_test_restore(void)
+{
+	return cu_evict_restore();
+}
+
+unsigned long long cu_test_evicted(void)
+{
+	return cu_evict_away();
 }
