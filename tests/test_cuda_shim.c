@@ -700,11 +700,12 @@ static void cuda_memory_through_daemon(void **state)
 	assert_non_null(read_line_until(fd, "work ok", buf, sizeof(buf)));
 	/* Connected: the ceiling is the limit, and the daemon sees 16 MiB. */
 	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 32 << 20, 10000));
-	assert_int_equal(held, 16 << 20);
+	/* And the word "work" launches on. */
+	assert_int_equal(held, (16 << 20) + 4);
 	dprintf(w, "alloc 20M\n");
 	assert_non_null(read_line_until(fd, "alloc 20M: 2", buf, sizeof(buf)));
 	dprintf(w, "info\n");
-	assert_non_null(read_line_until(fd, "info total=33554432 free=16777216", buf,
+	assert_non_null(read_line_until(fd, "info total=33554432 free=16777212", buf,
 					sizeof(buf)));
 	/* Root raises it; the process applies it at once. */
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
@@ -714,19 +715,19 @@ static void cuda_memory_through_daemon(void **state)
 	dprintf(w, "alloc 20M\n");
 	assert_non_null(read_line_until(fd, "alloc 20M: 0", buf, sizeof(buf)));
 	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 128 << 20 &&
-				  held == 36 << 20, 10000));
+				  held == (36 << 20) + 4, 10000));
 	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "list"));
-	if (!strstr(out, "36 MiB/128 MiB"))
+	if (!strstr(out, "36.0 MiB/128 MiB"))
 		fail_msg("no MEM cell in:\n%s", out);
 	free(out);
 	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "devices"));
-	if (!strstr(out, "memory: 36 MiB held by 1 process (1 under a limit) of 1 GiB"))
+	if (!strstr(out, "memory: 36.0 MiB held by 1 process (1 under a limit) of 1 GiB"))
 		fail_msg("no memory line in:\n%s", out);
 	free(out);
 	out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("--socket", e->ctl, "metrics"));
 	snprintf(buf, sizeof(buf), "xsched_process_device_memory_bytes{pid=\"%d\"", (int)pid);
-	if (!strstr(out, buf) || !strstr(out, "kind=\"device\"} 37748736\n") ||
-	    !strstr(out, "xsched_device_memory_bytes{domain=\"1\",kind=\"used\"} 37748736\n"))
+	if (!strstr(out, buf) || !strstr(out, "kind=\"device\"} 37748740\n") ||
+	    !strstr(out, "xsched_device_memory_bytes{domain=\"1\",kind=\"used\"} 37748740\n"))
 		fail_msg("no memory series in:\n%s", out);
 	free(out);
 	/* Back to the process's own under the ceiling; then a reload lowers
@@ -737,11 +738,11 @@ static void cuda_memory_through_daemon(void **state)
 	it_config(e, "[limits]\nuid.0.memory_limit = 8M\n");
 	it_daemon_signal(e, SIGHUP);
 	assert_true(IT_WAIT_UNTIL(listed_memory_limit(e, pid, &held) == 8 << 20, 10000));
-	assert_int_equal(held, 36 << 20);
-	dprintf(w, "alloc 1\nfree\nalloc 8M\nquit\n");
+	assert_int_equal(held, (36 << 20) + 4);
+	dprintf(w, "alloc 1\nfree\nalloc 7M\nquit\n");
 	assert_non_null(read_line_until(fd, "alloc 1: 2", buf, sizeof(buf)));
 	assert_non_null(read_line_until(fd, "freed 2", buf, sizeof(buf)));
-	assert_non_null(read_line_until(fd, "alloc 8M: 0", buf, sizeof(buf)));
+	assert_non_null(read_line_until(fd, "alloc 7M: 0", buf, sizeof(buf)));
 	close(w);
 	assert_int_equal(it_reap(e, pid, 10000, &st), 0);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -749,6 +750,144 @@ static void cuda_memory_through_daemon(void **state)
 	e->kid_out[i] = -1;
 	it_daemon_check(e);
 	e->ok = true;
+}
+
+/* A serving cu_mem_prog (see its usage): its pid, stdout and command pipe. */
+struct server {
+	pid_t pid;
+	int out, cmd, i;
+};
+
+static struct server serve_start(struct it_env *e, const char *name, const char *const *vars)
+{
+	char fifo[IT_PATH + 32], buf[128];
+	struct server v;
+
+	snprintf(fifo, sizeof(fifo), "%s/%s", e->dir, name);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	v.pid = it_spawn(e, IT_ARGS(XS_CU_MEM_PROG, "serve", fifo), vars, true, -1);
+	v.i = it_kid_index(e, v.pid);
+	v.out = e->kid_out[v.i];
+	assert_non_null(read_line_until(v.out, "serving", buf, sizeof(buf)));
+	v.cmd = open(fifo, O_WRONLY | O_CLOEXEC);
+	assert_true(v.cmd >= 0);
+	return v;
+}
+
+/* Sends @cmd and waits for a line starting with @want. */
+static void serve_expect(struct server *v, const char *cmd, const char *want)
+{
+	char buf[256];
+
+	dprintf(v->cmd, "%s\n", cmd);
+	if (!read_line_until(v->out, want, buf, sizeof(buf)))
+		fail_msg("pid %d: '%s' did not answer '%s' (last: '%s')", (int)v->pid, cmd, want,
+			 buf);
+}
+
+static void serve_end(struct it_env *e, struct server *v)
+{
+	int st = 0;
+
+	dprintf(v->cmd, "quit\n");
+	close(v->cmd);
+	assert_int_equal(it_reap(e, v->pid, 10000, &st), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(v->out);
+	e->kid_out[v->i] = -1;
+}
+
+/* @pid's memory_evicted_bytes in `xschedctl list -o json`, -1 if not listed. */
+static long long listed_evicted(struct it_env *e, pid_t pid)
+{
+	char *out = it_ctl_output(e, XS_CTL_BIN, IT_ARGS("list", "-o", "json"));
+	char key[32], *p;
+	long long n = -1;
+
+	snprintf(key, sizeof(key), "\"pid\":%d,", (int)pid);
+	p = strstr(out, key);
+	if (p && (p = strstr(p, "\"memory_evicted_bytes\":")))
+		n = strtoll(p + 23, NULL, 10);
+	free(out);
+	return n;
+}
+
+/*
+ * Memory preemption through the daemon ([memory] preemption = yes): a
+ * background of priority -5 fills 42 of a 64 MiB simulated device with
+ * patterned data; natively another process's 40 MiB do not fit (OOM). A
+ * foreground of priority 10 asks the same under the shim: the daemon
+ * suspends the background, has it evict its memory, and the foreground's
+ * allocation succeeds; the background stays suspended (listed with its
+ * memory evicted), a call of its own that touches its memory waits; once
+ * the foreground frees its memory the background gets its own back, at the
+ * same addresses, identical byte for byte. With @kill_daemon, the daemon
+ * is killed with SIGKILL while the memory is evicted: the background
+ * restores on its own once there is room (fail-open), nothing lost.
+ */
+static void memory_preemption(struct it_env *e, bool kill_daemon)
+{
+	char dev[96], *log;
+	const char *bg_vars[] = { sim_lib_var(), shim_preload(), dev, "XSCHED_SIM_DEVICE_MEMORY=64M",
+				  "XSCHED_MEMORY_PREEMPTION=1", "XSCHED_PRIORITY=-5", NULL };
+	const char *fg_vars[] = { sim_lib_var(), shim_preload(), dev, "XSCHED_SIM_DEVICE_MEMORY=64M",
+				  "XSCHED_PRIORITY=10", NULL };
+	const char *native_vars[] = { native_path_var(), dev, "XSCHED_SIM_DEVICE_MEMORY=64M",
+				      NULL };
+	struct server bg, fg, nat;
+
+	snprintf(dev, sizeof(dev), "XSCHED_SIM_DEVICE=%s-mem", e->dev);
+	it_config(e, "[memory]\npreemption = yes\nwait_ms = 5000\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	bg = serve_start(e, "bg", bg_vars);
+	serve_expect(&bg, "alloc 40M", "alloc 40M: 0");
+	serve_expect(&bg, "pattern 7", "pattern 7");
+	serve_expect(&bg, "work", "work ok");
+	nat = serve_start(e, "native", native_vars);
+	serve_expect(&nat, "alloc 40M", "alloc 40M: 2");
+	serve_end(e, &nat);
+	fg = serve_start(e, "fg", fg_vars);
+	serve_expect(&fg, "work", "work ok");
+	serve_expect(&fg, "alloc 40M", "alloc 40M: 0");
+	assert_int_equal(listed_evicted(e, bg.pid), 44040192);
+	log = daemon_log(e);
+	assert_non_null(strstr(log, "evicting pid"));
+	free(log);
+	/* Its own call waits while the memory is away. */
+	dprintf(bg.cmd, "check 7\n");
+	it_nap_ms(300);
+	assert_int_equal(listed_evicted(e, bg.pid), 44040192);
+	if (kill_daemon) {
+		it_daemon_signal(e, SIGKILL);
+		it_daemon_reap(e, 5000);
+	}
+	serve_expect(&fg, "free", "freed 1");
+	{
+		char buf[128];
+
+		if (!read_line_until(bg.out, "check ok", buf, sizeof(buf)))
+			fail_msg("the background's memory did not come back intact: '%s'", buf);
+	}
+	if (!kill_daemon)
+		assert_true(IT_WAIT_UNTIL(listed_evicted(e, bg.pid) == 0, 5000));
+	serve_expect(&bg, "work", "work ok");
+	serve_expect(&bg, "check 7", "check ok");
+	serve_end(e, &fg);
+	serve_end(e, &bg);
+	if (!kill_daemon)
+		it_daemon_check(e);
+	e->ok = true;
+}
+
+static void cuda_memory_preemption_through_daemon(void **state)
+{
+	memory_preemption(*state, false);
+}
+
+static void cuda_memory_preemption_daemon_killed(void **state)
+{
+	memory_preemption(*state, true);
 }
 
 /* @out without its "split ..." and "shim ..." lines. */
@@ -892,6 +1031,10 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_memory_every_api, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_eviction_in_process, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_through_daemon, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_preemption_through_daemon, it_setup,
+					it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_preemption_daemon_killed, it_setup,
+					it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,
 					it_teardown),

@@ -43,6 +43,7 @@
 
 struct agent ag = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.need_cv = PTHREAD_COND_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
 	.wake_fd = -1,
 	.sock = -1,
@@ -169,6 +170,10 @@ static void agent_atfork_child(void)
 	 * its counts too). */
 	atomic_store(&ag.nmem, 0);
 	ag.mem_seq_seen = 0;
+	atomic_store(&ag.mem_flags, 0);
+	ag.need_state = AGENT_NEED_NONE;
+	ag.tried = false;
+	pthread_cond_init(&ag.need_cv, NULL);
 	ag.nunreg = 0;
 	ag.nqueues = 0;
 	ag.started = false;

@@ -137,6 +137,7 @@ struct agent_out {
 		struct ipc_unregister unreg;
 		struct ipc_set_hint hint;
 		struct ipc_queue_level level;
+		struct ipc_mem_need need;
 	} body;
 };
 
@@ -267,6 +268,7 @@ static void agent_disconnect(void)
 	uint32_t i;
 
 	atomic_store(&ag.connected, false);
+	agent_mem_connected(0, 0);
 	ag.hung = ag.reapply = false;
 	atomic_store(&ag.watching, false);
 	pthread_mutex_lock(&ag.lock);
@@ -414,6 +416,7 @@ static int agent_connect(void)
 	 * device's figures. */
 	ag.mem_seq_seen = UINT32_MAX;
 	agent_mem_sync(shm, true);
+	agent_mem_connected(shm->mem_flags, shm->mem_wait_ms);
 	ag.backoff_ns = 0;
 	xlog(XLOG_DEBUG, "connected to %s", ipc_socket_path());
 	if (ag.was_down)
@@ -471,6 +474,7 @@ static void agent_sync_daemon(void)
 {
 	struct ipc_shm *shm = atomic_load(&ag.shm);
 	struct agent_outq out = { 0 };
+	struct ipc_mem_need need;
 	size_t i;
 
 	if (!shm)
@@ -506,6 +510,14 @@ static void agent_sync_daemon(void)
 	}
 	agent_publish_waits(shm);
 	pthread_mutex_unlock(&ag.lock);
+	if (agent_mem_need_take(&need)) {
+		struct agent_out *o = agent_out_add(&out, IPC_MEM_NEED, sizeof(need));
+
+		if (o)
+			o->body.need = need;
+		else
+			agent_mem_need_sent(0);
+	}
 	for (i = 0; i < out.n; i++) {
 		int rc = agent_send(out.p[i].type, &out.p[i].body, out.p[i].len);
 
@@ -518,7 +530,13 @@ static void agent_sync_daemon(void)
 			break;
 		}
 		ag.sent_type[ag.seq % sizeof(ag.sent_type)] = (uint8_t)out.p[i].type;
+		if (out.p[i].type == IPC_MEM_NEED)
+			agent_mem_need_sent(ag.seq);
 	}
+	/* A request not sent (the connection went): it fails now. */
+	for (; i < out.n; i++)
+		if (out.p[i].type == IPC_MEM_NEED)
+			agent_mem_need_sent(0);
 	free(out.p);
 }
 
@@ -581,6 +599,28 @@ static void agent_refused(uint32_t seq, int status)
 	}
 }
 
+/*
+ * IPC_MEM_EVICT and IPC_MEM_RESTORE: the shim evicts or restores (on this
+ * thread: the daemon waits for the answer, the process's queues are
+ * suspended meanwhile), and the answer goes back.
+ */
+static void agent_mem_answer(uint16_t type)
+{
+	int rc;
+
+	if (type == IPC_MEM_EVICT) {
+		struct ipc_mem_evicted e = { .freed = agent_mem_evict() };
+
+		rc = agent_send(IPC_MEM_EVICTED, &e, sizeof(e));
+	} else {
+		struct ipc_mem_restored r = { .status = agent_mem_restore() };
+
+		rc = agent_send(IPC_MEM_RESTORED, &r, sizeof(r));
+	}
+	if (rc == 0)
+		ag.sent_type[ag.seq % sizeof(ag.sent_type)] = (uint8_t)(type + 1);
+}
+
 /* Handles the daemon's packets; disconnects on hang-up or garbage. */
 static void agent_recv(void)
 {
@@ -600,8 +640,11 @@ static void agent_recv(void)
 		}
 		if (m.hdr.type == IPC_REGISTERED)
 			agent_registered(m.body);
-		else if (m.hdr.type == IPC_REPLY)
+		else if (m.hdr.type == IPC_REPLY &&
+			 !agent_mem_need_reply(m.hdr.seq, ((const struct ipc_reply *)m.body)->status))
 			agent_refused(m.hdr.seq, ((const struct ipc_reply *)m.body)->status);
+		else if (m.hdr.type == IPC_MEM_EVICT || m.hdr.type == IPC_MEM_RESTORE)
+			agent_mem_answer(m.hdr.type);
 	}
 }
 
@@ -646,6 +689,7 @@ static uint64_t daemon_turn(void)
 			if (ag.backoff_ns > AGENT_BACKOFF_MAX_NS)
 				ag.backoff_ns = AGENT_BACKOFF_MAX_NS;
 		}
+		agent_mem_tried();
 	}
 	if (ag.sock >= 0)
 		agent_sync_daemon();

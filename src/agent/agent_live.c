@@ -22,6 +22,7 @@
  */
 #include "agent/agent_live.h"
 #include "agent/agent_apply.h"
+#include "agent/agent_mem_sync.h"
 #include "agent/agent_state.h"
 #include "base/compiler.h"
 #include "base/xlog.h"
@@ -80,6 +81,8 @@ static void agent_hang(struct ipc_shm *shm, uint64_t timeout_ns)
 	}
 	ag.hung = true;
 	pthread_mutex_unlock(&ag.lock);
+	/* Memory evicted for another process comes back too. */
+	agent_mem_fail_open();
 	XLOG_ONCE(XLOG_WARN, "the scheduler daemon gave no sign of life for %llu ms "
 		  "(stopped or stuck): this process's queues run unscheduled until it does",
 		  (unsigned long long)(timeout_ns / NSEC_PER_MSEC));

@@ -18,7 +18,9 @@
 #include "agent/agent_state.h"
 #include "base/compiler.h"
 
+#include <errno.h>
 #include <string.h>
+#include <time.h>
 
 int agent_mem_open(const char *device, const struct devid *id, struct agent_mem_counts *c)
 {
@@ -86,6 +88,8 @@ static void agent_mem_store(struct ipc_shm *shm, uint32_t i)
 		atomic_store(&m->refused, atomic_load(&r->c->refused));
 		atomic_store(&m->limit, atomic_load(&r->c->limit));
 		atomic_store(&m->total, atomic_load(&r->c->total));
+		atomic_store(&m->evictable, atomic_load(&r->c->evictable));
+		atomic_store(&m->evicted, atomic_load(&r->c->evicted));
 	} while (used != atomic_load(&r->c->used) || managed != atomic_load(&r->c->managed));
 }
 
@@ -131,4 +135,183 @@ void agent_mem_sync(struct ipc_shm *shm, bool all)
 	}
 	for (i = 0; all && i < n; i++)
 		agent_mem_store(shm, i);
+}
+
+/* --- memory preemption ---------------------------------------------------- */
+
+bool agent_mem_preemption(void)
+{
+	return atomic_load(&ag.mem_flags) & IPC_MEM_F_PREEMPT;
+}
+
+void agent_mem_on_evict(int64_t (*evict)(void), int (*restore)(void), void (*release)(void))
+{
+	pthread_mutex_lock(&ag.lock);
+	ag.mem_evict = evict;
+	ag.mem_restore = restore;
+	ag.mem_release = release;
+	pthread_mutex_unlock(&ag.lock);
+}
+
+/* The deadline @ms from now, for pthread_cond_timedwait(). */
+static struct timespec agent_mem_deadline(unsigned ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+void agent_mem_tried(void)
+{
+	pthread_mutex_lock(&ag.lock);
+	ag.tried = true;
+	pthread_cond_broadcast(&ag.need_cv);
+	pthread_mutex_unlock(&ag.lock);
+}
+
+/* How long an allocation waits for the agent's first connection attempt
+ * (a process's first allocations come right after the agent started). */
+#define AGENT_MEM_CONNECT_MS 2000
+
+int agent_mem_need(int index, uint64_t bytes, unsigned timeout_ms)
+{
+	struct timespec until;
+	int rc = 0;
+
+	if (index < 0 || agent_mode() != AGENT_GLOBAL)
+		return -ENOTCONN;
+	if (!agent_mem_preemption()) {
+		until = agent_mem_deadline(AGENT_MEM_CONNECT_MS);
+		pthread_mutex_lock(&ag.lock);
+		while (!ag.tried && rc == 0)
+			rc = pthread_cond_timedwait(&ag.need_cv, &ag.lock, &until);
+		pthread_mutex_unlock(&ag.lock);
+		rc = 0;
+		if (!agent_mem_preemption())
+			return -ENOTCONN;
+	}
+	until = agent_mem_deadline(timeout_ms);
+	pthread_mutex_lock(&ag.lock);
+	if (ag.need_state != AGENT_NEED_NONE) {
+		pthread_mutex_unlock(&ag.lock);
+		return -EBUSY;
+	}
+	ag.need = (struct ipc_mem_need){ .index = (uint32_t)index, .bytes = bytes };
+	ag.need_state = AGENT_NEED_TO_SEND;
+	ag.need_status = -ETIMEDOUT;
+	agent_wake();
+	while (ag.need_state != AGENT_NEED_DONE && rc == 0)
+		rc = pthread_cond_timedwait(&ag.need_cv, &ag.lock, &until);
+	rc = ag.need_state == AGENT_NEED_DONE ? ag.need_status : -ETIMEDOUT;
+	/* A reply after the time out finds the request gone. */
+	ag.need_state = AGENT_NEED_NONE;
+	pthread_mutex_unlock(&ag.lock);
+	return rc;
+}
+
+unsigned agent_mem_wait_ms(void)
+{
+	/* The daemon's bound, and a second for the answer to come. */
+	return atomic_load(&ag.mem_wait_ms) + 1000;
+}
+
+void agent_mem_connected(uint32_t flags, uint32_t wait_ms)
+{
+	void (*release)(void);
+
+	atomic_store(&ag.mem_wait_ms, wait_ms);
+	atomic_store(&ag.mem_flags, flags);
+	pthread_mutex_lock(&ag.lock);
+	release = flags ? NULL : ag.mem_release;
+	/* A request of the lost connection fails now. */
+	if (!flags && (ag.need_state == AGENT_NEED_TO_SEND || ag.need_state == AGENT_NEED_SENT)) {
+		ag.need_status = -ENOTCONN;
+		ag.need_state = AGENT_NEED_DONE;
+		pthread_cond_broadcast(&ag.need_cv);
+	}
+	pthread_mutex_unlock(&ag.lock);
+	/* Without the daemon, evicted memory comes back on its own (fail-open). */
+	if (release)
+		release();
+}
+
+bool agent_mem_need_take(struct ipc_mem_need *out)
+{
+	bool take;
+
+	pthread_mutex_lock(&ag.lock);
+	take = ag.need_state == AGENT_NEED_TO_SEND;
+	if (take) {
+		*out = ag.need;
+		ag.need_state = AGENT_NEED_SENT;
+	}
+	pthread_mutex_unlock(&ag.lock);
+	return take;
+}
+
+void agent_mem_need_sent(uint32_t seq)
+{
+	pthread_mutex_lock(&ag.lock);
+	if (ag.need_state == AGENT_NEED_SENT) {
+		ag.need_seq = seq;
+		if (!seq) {
+			ag.need_status = -ENOTCONN;
+			ag.need_state = AGENT_NEED_DONE;
+			pthread_cond_broadcast(&ag.need_cv);
+		}
+	}
+	pthread_mutex_unlock(&ag.lock);
+}
+
+bool agent_mem_need_reply(uint32_t seq, int status)
+{
+	bool ours;
+
+	pthread_mutex_lock(&ag.lock);
+	ours = ag.need_state == AGENT_NEED_SENT && ag.need_seq == seq;
+	if (ours) {
+		ag.need_status = status;
+		ag.need_state = AGENT_NEED_DONE;
+		pthread_cond_broadcast(&ag.need_cv);
+	}
+	pthread_mutex_unlock(&ag.lock);
+	return ours;
+}
+
+void agent_mem_fail_open(void)
+{
+	void (*release)(void);
+
+	pthread_mutex_lock(&ag.lock);
+	release = ag.mem_release;
+	pthread_mutex_unlock(&ag.lock);
+	if (release)
+		release();
+}
+
+int64_t agent_mem_evict(void)
+{
+	int64_t (*evict)(void);
+
+	pthread_mutex_lock(&ag.lock);
+	evict = ag.mem_evict;
+	pthread_mutex_unlock(&ag.lock);
+	return evict ? evict() : 0;
+}
+
+int agent_mem_restore(void)
+{
+	int (*restore)(void);
+
+	pthread_mutex_lock(&ag.lock);
+	restore = ag.mem_restore;
+	pthread_mutex_unlock(&ag.lock);
+	return restore ? restore() : 0;
 }

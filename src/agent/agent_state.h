@@ -110,11 +110,26 @@ struct agent {
 	_Atomic uint32_t nmem;          /* records complete (release) */
 	uint32_t mem_seq_seen;          /* the daemon's mem_seq as last applied */
 	void (*mem_limits)(uint64_t limit, uint64_t ceiling);
+	/* memory preemption (agent_mem.c), under the lock but mem_flags */
+	_Atomic uint32_t mem_flags;     /* the connected daemon's IPC_MEM_F_*; 0: none */
+	_Atomic uint32_t mem_wait_ms;   /* its mem_wait_ms */
+	pthread_cond_t need_cv;         /* also: the first connection attempt is over */
+	bool tried;                     /* it is */
+	int need_state;                 /* AGENT_NEED_* */
+	struct ipc_mem_need need;
+	uint32_t need_seq;
+	int need_status;
+	int64_t (*mem_evict)(void);
+	int (*mem_restore)(void);
+	void (*mem_release)(void);
 	/* local mode (agent_local.c) */
 	struct sched sched;             /* the scheduler core, under the lock */
 	uint64_t pwake_ns;
 	uint64_t next_id;
 };
+
+/* A request of agent_mem_need(): none, to send, sent, answered. */
+enum { AGENT_NEED_NONE, AGENT_NEED_TO_SEND, AGENT_NEED_SENT, AGENT_NEED_DONE };
 
 extern struct agent ag;
 

@@ -544,6 +544,17 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return parse_memory(v, &c->memory_limit, why);
 		return add_uid_limit(c, name, v, why);
 	}
+	if (!strcmp(sec, "memory")) {
+		if (!strcmp(name, "preemption")) {
+			rc = parse_bool(v, &b);
+			if (rc < 0)
+				*why = "expected yes or no";
+			if (rc == 0)
+				c->memory_preemption = b;
+			return rc;
+		}
+		NUM("memory", "wait_ms", 10, 600000, c->memory_wait_ms)
+	}
 	if (!strcmp(sec, "cdi"))
 		return xsd_classes_key(&c->classes, name, v, why);
 #undef NUM
@@ -721,6 +732,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;
+	c->memory_wait_ms = XSD_MEMORY_WAIT_MS_DEFAULT;
 	xsd_classes_defaults(&c->classes);
 }
 

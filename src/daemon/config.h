@@ -42,6 +42,9 @@
 #define XSD_BYPASS_GRACE_MS_DEFAULT 3000
 #define XSD_BYPASS_MAX_DEFAULT 1024
 
+/* [memory]: how long an allocation may wait for memory freed for it. */
+#define XSD_MEMORY_WAIT_MS_DEFAULT 5000
+
 struct xsd_uid_limit {
 	uid_t uid;
 	int32_t priority_ceiling;
@@ -68,6 +71,8 @@ struct xsd_config {
 	int64_t def_hint[5];               /* by enum ipc_key 1..4 */
 	int32_t priority_ceiling;          /* for non-root users */
 	uint64_t memory_limit;             /* for non-root users, per device; 0: none */
+	bool memory_preemption;            /* [memory] preemption */
+	uint32_t memory_wait_ms;           /* [memory] wait_ms */
 	char metrics_textfile[256];        /* node_exporter textfile; "": none */
 	uint32_t metrics_interval_s;       /* how often it is written */
 	bool observe_bypass;               /* [observe] bypass: load the detector */

@@ -95,6 +95,16 @@ struct xsd_client {
 	struct xsd_queue **queue;          /* by slot */
 	uint32_t nqueues;
 	uint64_t mem_limit;                /* set with xschedctl, per device; 0: none */
+	/* memory preemption (memory.c) */
+	bool mem_held;                     /* queues suspended: its memory is taken */
+	bool mem_evicting, mem_restoring;  /* IPC_MEM_EVICT, _RESTORE sent, unanswered */
+	bool mem_away;                     /* evicted and not restored */
+	uint64_t mem_for;                  /* the client its eviction is for; 0: none */
+	struct ipc_mem mem_dev;            /* the device of its request or eviction */
+	bool need;                         /* an IPC_MEM_NEED waits for its answer */
+	uint32_t need_seq;
+	uint64_t need_bytes, need_freed, need_until_ns;
+	int32_t need_prio;
 	uint32_t over_limit;               /* queues refused for want of a slot */
 	uint8_t *refused;                  /* their slots: XSD_MAX_QUEUES bits, or NULL */
 };
@@ -139,6 +149,7 @@ struct xsd {
 	uint64_t start_ns;
 	struct xsd_host host;
 	uint64_t beat_ns;                  /* next liveness heartbeat (host.c); 0: none */
+	struct xsd_watch mem_timer;        /* memory preemption's next look (memory.c); fd -1: none */
 	bool stop;
 	bool reload;
 	gid_t control_gid;

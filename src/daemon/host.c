@@ -173,7 +173,8 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 {
 	struct xsd_host *s = host_of(ctx);
 	struct xsd_queue *q = host_queue(sq);
-	uint32_t run = sq->pq.run ? 1 + sq->cap : 0;
+	/* A process whose memory was taken runs nothing (memory.c). */
+	uint32_t run = sq->pq.run && !q->client->mem_held ? 1 + sq->cap : 0;
 	bool changed = run != q->applied;
 
 	if (changed) {
@@ -190,6 +191,17 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 	else if (!q->wait_since)
 		q->wait_since = s->now;
 	return changed;
+}
+
+void xsd_host_hold(struct xsd_host *s, struct xsd_client *c, bool hold)
+{
+	uint32_t i;
+
+	c->mem_held = hold;
+	for (i = 0; c->queue && i < c->nslots; i++)
+		if (c->queue[i] && host_apply(s, &c->queue[i]->sq))
+			xsd_host_mark_dirty(s, c);
+	atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* The decisions' run stores (xsd_slot_set_run()), then the core's in-flight
@@ -549,14 +561,17 @@ static void on_client_bell(struct xsd *d, struct xsd_watch *w, uint32_t events)
 
 int xsd_host_hello(struct xsd *d, struct xsd_client *c, uint32_t seq)
 {
+	struct xsd_slot_mem mem;
 	struct ipc_hello_reply r = { .client_id = c->id };
 	int memfd, fds[3], rc;
 
 	c->queue = calloc(d->cfg.max_queues_per_client, sizeof(*c->queue));
 	if (!c->queue)
 		return -ENOMEM;
-	rc = xsd_slot_map(c, d->cfg.max_queues_per_client,
-			  xsd_config_memory_ceiling(&d->cfg, c->uid), &memfd);
+	mem.ceiling = xsd_config_memory_ceiling(&d->cfg, c->uid);
+	mem.flags = d->cfg.memory_preemption ? IPC_MEM_F_PREEMPT : 0;
+	mem.wait_ms = d->cfg.memory_wait_ms;
+	rc = xsd_slot_map(c, d->cfg.max_queues_per_client, &mem, &memfd);
 	if (rc < 0)
 		return rc;
 	c->bell.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

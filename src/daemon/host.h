@@ -10,6 +10,7 @@
 #ifndef XSD_HOST_H
 #define XSD_HOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,13 @@ void xsd_host_hints_changed(struct xsd_host *s, struct xsd_queue *q);
  * @recv_ns: when the daemon learned of it, 0 when @q's client did not ring
  * (a change seen in passing is not timed). */
 void xsd_host_refresh(struct xsd_host *s, struct xsd_queue *q, uint64_t recv_ns);
+/*
+ * Suspends every queue of @c whatever the policy decides (@hold; memory
+ * preemption, memory.c), or gives them back to its decisions; the change
+ * is rung with the next decision (xsd_host_decide()).
+ */
+void xsd_host_hold(struct xsd_host *s, struct xsd_client *c, bool hold);
+
 /* Puts @c on the list of clients to ring after the next decision. */
 void xsd_host_mark_dirty(struct xsd_host *s, struct xsd_client *c);
 

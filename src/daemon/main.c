@@ -10,6 +10,7 @@
 #include "daemon/daemon.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/memory.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/observe.h"
@@ -420,6 +421,7 @@ int main(int argc, char **argv)
 	d.sig.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d.sig.fn = on_signal;
 	d.listen_client.fd = d.listen_control.fd = d.timer.fd = d.house.fd = -1;
+	d.mem_timer.fd = -1;
 	d.textfile.fd = -1;
 	d.next_client_id = 1;
 	d.start_ns = clock_now_ns();
@@ -464,6 +466,7 @@ int main(int argc, char **argv)
 out_server:
 	xsd_observe_stop(&d);
 	xsd_textfile_stop(&d);
+	xsd_mem_stop(&d);
 	xsd_host_stop(&d);
 	xsd_server_stop(&d);
 out_host:

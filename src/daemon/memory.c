@@ -12,11 +12,19 @@
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/prom.h"
+#include "daemon/send.h"
+#include "daemon/watch.h"
+#include "base/clock.h"
+#include "base/compiler.h"
+#include "base/size.h"
 #include "daemon/slot.h"
 #include "ipc/ipc_msg.h"
 
 #include <errno.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 bool xsd_mem_read(const struct xsd_client *c, uint32_t i, struct ipc_mem *out)
 {
@@ -48,17 +56,18 @@ bool xsd_mem_of(const struct ipc_mem *m, const struct xsd_device *dev)
 }
 
 void xsd_mem_queue(const struct xsd_host *h, const struct xsd_queue *q, uint64_t *used,
-		   uint64_t *limit)
+		   uint64_t *limit, uint64_t *evicted)
 {
 	const struct xsd_device *dev = xsd_devices_at(&h->devs, q->sq.pq.device);
 	struct ipc_mem m;
 	uint32_t i;
 
-	*used = *limit = 0;
+	*used = *limit = *evicted = 0;
 	for (i = 0; dev && i < IPC_MEM_DEVICES; i++) {
 		if (xsd_mem_read(q->client, i, &m) && xsd_mem_of(&m, dev)) {
 			*used += atomic_load(&m.used);
 			*limit = atomic_load(&m.limit);
+			*evicted += atomic_load(&m.evicted);
 		}
 	}
 }
@@ -73,7 +82,10 @@ void xsd_mem_device_add(const struct xsd_client *c, const struct xsd_device *dev
 	for (i = 0; i < IPC_MEM_DEVICES; i++) {
 		if (!xsd_mem_read(c, i, &m) || !xsd_mem_of(&m, dev))
 			continue;
-		r->mem_used += atomic_load(&m.used);
+		/* What is on the device: the evicted part is on the host. */
+		r->mem_used += atomic_load(&m.used) - BASE_MIN(atomic_load(&m.evicted),
+							       atomic_load(&m.used));
+		r->mem_evicted += atomic_load(&m.evicted);
 		r->mem_managed += atomic_load(&m.managed);
 		if (atomic_load(&m.total) > r->mem_total)
 			r->mem_total = atomic_load(&m.total);
@@ -239,4 +251,274 @@ void xsd_mem_metrics(struct xsd_text *t, struct xsd *d, bool all, uid_t uid)
 				(unsigned long long)dv->id, (unsigned long long)r.mem_managed,
 				(unsigned long long)dv->id, (unsigned long long)r.mem_total);
 	}
+}
+
+/* --- memory preemption ---------------------------------------------------- */
+
+/* How often evicted processes are offered their memory back. */
+#define XSD_MEM_TICK_MS 100
+
+/* Whether records @a and @b are of one device. */
+static bool mem_same(const struct ipc_mem *a, const struct ipc_mem *b)
+{
+	if (a->id_kind == IPC_ID_UUID && b->id_kind == IPC_ID_UUID)
+		return !strcmp(a->ident, b->ident);
+	if (a->pci[0] && b->pci[0])
+		return !strcmp(a->pci, b->pci);
+	return a->id_kind == IPC_ID_UNVERIFIED && b->id_kind == IPC_ID_UNVERIFIED &&
+	       !strcmp(a->device, b->device);
+}
+
+/* @c's record of device @dev into *@out; false if it has none. */
+static bool mem_on(const struct xsd_client *c, const struct ipc_mem *dev, struct ipc_mem *out)
+{
+	for (uint32_t i = 0; i < IPC_MEM_DEVICES; i++)
+		if (xsd_mem_read(c, i, out) && mem_same(out, dev))
+			return true;
+	return false;
+}
+
+/* A process's priority: its queues' highest; the default without one. */
+static int32_t mem_prio(const struct xsd *d, const struct xsd_client *c)
+{
+	int32_t p = (int32_t)d->cfg.def_hint[IPC_KEY_PRIORITY];
+	bool any = false;
+
+	for (uint32_t i = 0; c->queue && i < c->nslots; i++) {
+		const struct xsd_queue *q = c->queue[i];
+
+		if (q && (!any || q->sq.pq.priority > p))
+			p = q->sq.pq.priority;
+		any = any || q;
+	}
+	return p;
+}
+
+static void mem_timer(struct xsd *d, struct xsd_watch *w, uint32_t events);
+
+/* The next look in @ms (the timer made at first use); 0: none needed. */
+static void mem_arm(struct xsd *d, unsigned ms)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (d->mem_timer.fd < 0 && ms) {
+		d->mem_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		d->mem_timer.fn = mem_timer;
+		if (d->mem_timer.fd < 0 || xsd_watch_add(d, &d->mem_timer, EPOLLIN) < 0) {
+			xsd_warn("memory preemption: no timer (%s): evicted processes get their "
+				 "memory back only when their requester answers", strerror(errno));
+			return;
+		}
+	}
+	if (d->mem_timer.fd < 0)
+		return;
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000;
+	timerfd_settime(d->mem_timer.fd, 0, &its, NULL);
+}
+
+static struct xsd_client *mem_client(struct xsd *d, uint64_t id)
+{
+	struct xsd_client *c;
+
+	for (c = d->clients; c && c->id != id; c = c->next)
+		;
+	return c;
+}
+
+/* Answers @c's request and forgets it. */
+static void mem_answer(struct xsd_client *c, int status)
+{
+	char a[SIZE_TEXT], b[SIZE_TEXT];
+
+	c->need = false;
+	xsd_info("memory for pid %d: %s of %s %s", (int)c->pid,
+		 size_format(c->need_freed, a, sizeof(a)),
+		 size_format(c->need_bytes, b, sizeof(b)),
+		 status == 0 ? "freed" : status == -ETIMEDOUT ? "freed in time: timed out" :
+		 "freed: no process of lower priority holds evictable memory there");
+	xsd_reply(c, c->need_seq, status);
+}
+
+/*
+ * Takes memory for @c's request from the next process of lower priority
+ * holding evictable memory on its device (the lowest priority, then the
+ * most evictable), or answers when there is none left or enough was freed.
+ */
+static void mem_next(struct xsd *d, struct xsd_client *c)
+{
+	struct xsd_client *o, *v = NULL;
+	uint64_t v_bytes = 0;
+	int32_t v_prio = 0;
+	struct ipc_mem m;
+	struct ipc_mem_evict ev = { 0 };
+
+	if (c->need_freed >= c->need_bytes) {
+		mem_answer(c, 0);
+		return;
+	}
+	for (o = d->clients; o; o = o->next) {
+		uint64_t bytes;
+		int32_t p;
+
+		if (o == c || o->role != IPC_ROLE_AGENT || o->mem_held || !mem_on(o, &c->mem_dev, &m))
+			continue;
+		bytes = atomic_load(&m.evictable) - BASE_MIN(atomic_load(&m.evicted),
+							      atomic_load(&m.evictable));
+		p = mem_prio(d, o);
+		if (!bytes || p >= c->need_prio)
+			continue;
+		if (!v || p < v_prio || (p == v_prio && bytes > v_bytes)) {
+			v = o;
+			v_prio = p;
+			v_bytes = bytes;
+			ev.index = 0;
+		}
+	}
+	if (!v) {
+		mem_answer(c, c->need_freed ? 0 : -ENOMEM);
+		return;
+	}
+	mem_on(v, &c->mem_dev, &v->mem_dev);
+	v->mem_for = c->id;
+	v->mem_evicting = true;
+	xsd_host_hold(&d->host, v, true);
+	xsd_host_decide(d, NULL, 0);
+	ev.bytes = c->need_bytes - c->need_freed;
+	xsd_info("memory for pid %d (priority %d): evicting pid %d (priority %d, %llu bytes "
+		 "evictable)", (int)c->pid, c->need_prio, (int)v->pid, v_prio,
+		 (unsigned long long)v_bytes);
+	xsd_send(v, IPC_MEM_EVICT, 0, &ev, sizeof(ev), NULL, 0);
+}
+
+int xsd_mem_need(struct xsd *d, struct xsd_client *c, uint32_t seq,
+		 const struct ipc_mem_need *n)
+{
+	if (!d->cfg.memory_preemption)
+		return xsd_reply(c, seq, -EOPNOTSUPP);
+	if (c->need)
+		return xsd_reply(c, seq, -EBUSY);
+	if (!xsd_mem_read(c, n->index, &c->mem_dev))
+		return xsd_reply(c, seq, -EINVAL);
+	c->need = true;
+	c->need_seq = seq;
+	c->need_bytes = n->bytes;
+	c->need_freed = 0;
+	c->need_prio = mem_prio(d, c);
+	c->need_until_ns = clock_now_ns() + (uint64_t)d->cfg.memory_wait_ms * NSEC_PER_MSEC;
+	mem_arm(d, d->cfg.memory_wait_ms);
+	mem_next(d, c);
+	return 0;
+}
+
+/* @v's eviction for its requester ended, having freed @freed (or not). */
+static void mem_evicted(struct xsd *d, struct xsd_client *v, int64_t freed)
+{
+	struct xsd_client *c = mem_client(d, v->mem_for);
+
+	v->mem_evicting = false;
+	v->mem_for = 0;
+	if (freed > 0) {
+		v->mem_away = true;
+		mem_arm(d, XSD_MEM_TICK_MS);
+	} else if (!v->mem_away) {
+		xsd_host_hold(&d->host, v, false);
+		xsd_host_decide(d, NULL, 0);
+	}
+	if (c && c->need) {
+		c->need_freed += freed > 0 ? (uint64_t)freed : 0;
+		mem_next(d, c);
+	}
+}
+
+int xsd_mem_evicted_msg(struct xsd *d, struct xsd_client *v, const struct ipc_mem_evicted *e)
+{
+	if (!v->mem_evicting)
+		return 0;
+	xsd_info("pid %d evicted %lld bytes of device memory%s", (int)v->pid,
+		 (long long)(e->freed > 0 ? e->freed : 0), e->freed < 0 ? " (it failed)" : "");
+	mem_evicted(d, v, e->freed);
+	return 0;
+}
+
+int xsd_mem_restored_msg(struct xsd *d, struct xsd_client *v, const struct ipc_mem_restored *r)
+{
+	if (!v->mem_restoring)
+		return 0;
+	v->mem_restoring = false;
+	if (r->status == 0) {
+		v->mem_away = false;
+		xsd_info("pid %d restored its device memory: its queues run again", (int)v->pid);
+		xsd_host_hold(&d->host, v, false);
+		xsd_host_decide(d, NULL, 0);
+	}
+	return 0;
+}
+
+/*
+ * Requests past their time are answered; processes whose memory is away
+ * are offered it back, the highest priority first, while no request on
+ * their device waits (its requester may still need the room).
+ */
+static void mem_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
+{
+	uint64_t v, now = clock_now_ns(), next = 0;
+	struct xsd_client *c, *o, *best;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	for (c = d->clients; c; c = c->next) {
+		if (c->need && now >= c->need_until_ns)
+			mem_answer(c, -ETIMEDOUT);
+		if (c->need && (!next || c->need_until_ns < next))
+			next = c->need_until_ns;
+	}
+	do {
+		best = NULL;
+		for (c = d->clients; c; c = c->next) {
+			bool waited = false;
+
+			if (!c->mem_away || c->mem_restoring || c->mem_evicting)
+				continue;
+			for (o = d->clients; o && !waited; o = o->next)
+				waited = o->need && mem_same(&o->mem_dev, &c->mem_dev);
+			if (!waited && (!best || mem_prio(d, c) > mem_prio(d, best)))
+				best = c;
+		}
+		if (best) {
+			struct ipc_mem_evict r = { .bytes = 0 };
+
+			best->mem_restoring = true;
+			xsd_send(best, IPC_MEM_RESTORE, 0, &r, sizeof(r), NULL, 0);
+		}
+	} while (best);
+	for (c = d->clients; c; c = c->next)
+		if (c->mem_away)
+			next = !next || now + XSD_MEM_TICK_MS * NSEC_PER_MSEC < next ?
+				       now + XSD_MEM_TICK_MS * NSEC_PER_MSEC : next;
+	mem_arm(d, next ? (unsigned)((next - now) / NSEC_PER_MSEC) + 1 : 0);
+}
+
+void xsd_mem_client_gone(struct xsd *d, struct xsd_client *c)
+{
+	struct xsd_client *r;
+
+	c->need = false;
+	if (!c->mem_evicting)
+		return;
+	/* A victim that died: the driver freed what it held there. */
+	r = mem_client(d, c->mem_for);
+	c->mem_evicting = false;
+	if (r && r->need) {
+		struct ipc_mem m;
+
+		r->need_freed += mem_on(c, &r->mem_dev, &m) ? atomic_load(&m.used) : 0;
+		mem_next(d, r);
+	}
+}
+
+void xsd_mem_stop(struct xsd *d)
+{
+	xsd_watch_del(d, &d->mem_timer);
 }

@@ -30,9 +30,10 @@ bool xsd_mem_read(const struct xsd_client *c, uint32_t i, struct ipc_mem *out);
 /* Whether record @m is of device @dev (by identity, as queues match). */
 bool xsd_mem_of(const struct ipc_mem *m, const struct xsd_device *dev);
 
-/* What @q's process holds on @q's device, and its limit there (0: none). */
+/* What @q's process holds on @q's device, its limit there (0: none), and
+ * of what it holds, what is evicted. */
 void xsd_mem_queue(const struct xsd_host *h, const struct xsd_queue *q, uint64_t *used,
-		   uint64_t *limit);
+		   uint64_t *limit, uint64_t *evicted);
 
 /* Adds to @r (mem_* fields) what client @c holds on device @dev. */
 void xsd_mem_device_add(const struct xsd_client *c, const struct xsd_device *dev,
@@ -53,6 +54,23 @@ int xsd_mem_set_limit(struct xsd *d, const struct xsd_client *by, const struct i
  * and per scheduling domain; of @uid's processes only unless @all.
  */
 void xsd_mem_metrics(struct xsd_text *t, struct xsd *d, bool all, uid_t uid);
+
+/*
+ * Memory preemption ("Memory preemption" in src/ipc/ipc_abi.h; [memory]
+ * preemption = yes): IPC_MEM_NEED of @c (answered once memory was freed,
+ * or cannot be, or [memory] wait_ms passed), and its victims' answers.
+ * Return 0, or a negative errno to drop the client.
+ */
+int xsd_mem_need(struct xsd *d, struct xsd_client *c, uint32_t seq,
+		 const struct ipc_mem_need *n);
+int xsd_mem_evicted_msg(struct xsd *d, struct xsd_client *v, const struct ipc_mem_evicted *e);
+int xsd_mem_restored_msg(struct xsd *d, struct xsd_client *v, const struct ipc_mem_restored *r);
+
+/* @c is going: its request is forgotten; as a victim, what it held is freed. */
+void xsd_mem_client_gone(struct xsd *d, struct xsd_client *c);
+
+/* At shutdown: the timer goes. */
+void xsd_mem_stop(struct xsd *d);
 
 /* The configuration changed: every client's ceiling again. */
 void xsd_mem_reconfigure(struct xsd *d);

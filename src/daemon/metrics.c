@@ -59,7 +59,7 @@ void xsd_queue_record(const struct xsd_host *h, const struct xsd_queue *q,
 	r->running = q->applied != 0;
 	r->eff_priority = q->sq.pq.priority;
 	memcpy(r->hint, q->hint, sizeof(r->hint));
-	xsd_mem_queue(h, q, &r->mem_used, &r->mem_limit);
+	xsd_mem_queue(h, q, &r->mem_used, &r->mem_limit, &r->mem_evicted);
 	r->threshold = q->threshold;
 	r->batch = q->batch;
 	r->budget_ns = q->budget_ns;

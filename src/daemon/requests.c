@@ -606,6 +606,12 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		return agent ? xsd_set_hint(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
 	case IPC_QUEUE_LEVEL:
 		return agent ? xsd_queue_level(c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_MEM_NEED:
+		return agent ? xsd_mem_need(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);
+	case IPC_MEM_EVICTED:
+		return agent ? xsd_mem_evicted_msg(d, c, m->body) : 0;
+	case IPC_MEM_RESTORED:
+		return agent ? xsd_mem_restored_msg(d, c, m->body) : 0;
 	case IPC_LIST:
 		return xsd_list(d, c, seq);
 	case IPC_CTL_SET:

@@ -16,6 +16,7 @@
 #include "daemon/daemon.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/memory.h"
 #include "daemon/observe.h"
 #include "daemon/peer.h"
 #include "daemon/requests.h"
@@ -60,6 +61,7 @@ static void xsd_client_free(struct xsd *d, struct xsd_client *c)
 		}
 	}
 	xsd_observe_client_gone(d, c);
+	xsd_mem_client_gone(d, c);
 	if (!c->hello)
 		d->pending_hello--;
 	/* Its queues, doorbells and shared memory. */

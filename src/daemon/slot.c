@@ -29,7 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int xsd_slot_map(struct xsd_client *c, uint32_t nslots, uint64_t mem_ceiling, int *memfd)
+int xsd_slot_map(struct xsd_client *c, uint32_t nslots, const struct xsd_slot_mem *mem,
+		 int *memfd)
 {
 	size_t mem_offset = sizeof(struct ipc_shm) + nslots * sizeof(struct ipc_slot);
 	size_t size = mem_offset + IPC_MEM_DEVICES * sizeof(struct ipc_mem);
@@ -55,7 +56,9 @@ int xsd_slot_map(struct xsd_client *c, uint32_t nslots, uint64_t mem_ceiling, in
 	 * maps it, so it applies from the process's first allocation. */
 	shm->nmem = IPC_MEM_DEVICES;
 	shm->mem_offset = (uint32_t)mem_offset;
-	atomic_store(&shm->mem_ceiling, mem_ceiling);
+	shm->mem_flags = mem->flags;
+	shm->mem_wait_ms = mem->wait_ms;
+	atomic_store(&shm->mem_ceiling, mem->ceiling);
 	/* A slot runs until decided otherwise; waits_on is the client's
 	 * field, -1 (waits on none) until it writes one. */
 	for (i = 0; i < nslots; i++) {

@@ -19,14 +19,22 @@
 struct xsd_client;
 struct xsd_queue;
 
+/* What a client's shared memory says of device memory from the start. */
+struct xsd_slot_mem {
+	uint64_t ceiling;       /* mem_ceiling */
+	uint32_t flags;         /* IPC_MEM_F_* */
+	uint32_t wait_ms;       /* mem_wait_ms */
+};
+
 /*
  * Creates @c's shared memory for @nslots queues and IPC_MEM_DEVICES memory
  * records (a sealed memfd, mapped into c->shm, c->shm_size, c->nslots),
- * every slot free and running, the memory ceiling @mem_ceiling, and
- * returns the memfd in *@memfd for the HELLO reply (the caller closes it
- * once sent). 0 or -errno; on error nothing is left mapped or open.
+ * every slot free and running, @mem's settings, and returns the memfd in
+ * *@memfd for the HELLO reply (the caller closes it once sent). 0 or
+ * -errno; on error nothing is left mapped or open.
  */
-int xsd_slot_map(struct xsd_client *c, uint32_t nslots, uint64_t mem_ceiling, int *memfd);
+int xsd_slot_map(struct xsd_client *c, uint32_t nslots, const struct xsd_slot_mem *mem,
+		 int *memfd);
 /* Unmaps @c's shared memory (none is fine). */
 void xsd_slot_unmap(struct xsd_client *c);
 /* Bumps @c's heartbeat ("Liveness"): a release the agent acquires. */

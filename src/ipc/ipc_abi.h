@@ -62,6 +62,13 @@ enum ipc_type {
 				 * or an IPC_REPLY: -ENODEV off, -EOPNOTSUPP not
 				 * built, -ECANCELED it could not load */
 	IPC_QUEUE_LEVEL,        /* C: a queue's level changed, or why it is not higher */
+	IPC_MEM_NEED,           /* C: an allocation the device refused; the reply (an
+				 * IPC_REPLY) comes once memory was freed for it, or
+				 * cannot be ("Memory preemption" below) */
+	IPC_MEM_EVICT,          /* D: evict your evictable device memory */
+	IPC_MEM_EVICTED,        /* C: what the eviction freed */
+	IPC_MEM_RESTORE,        /* D: your evicted memory may come back */
+	IPC_MEM_RESTORED,       /* C: whether it did */
 	IPC_TYPE_MAX,
 };
 
@@ -180,6 +187,40 @@ enum ipc_why {
 	IPC_WHY_MAX,
 };
 
+/*
+ * Memory preemption ([memory] preemption = yes). A process whose
+ * allocation the driver refuses for lack of memory asks (IPC_MEM_NEED,
+ * naming its memory record of the device and the bytes); the daemon
+ * suspends the queues of a process of lower priority holding evictable
+ * memory there (the lowest first, then the largest), and has it evict
+ * (IPC_MEM_EVICT; it waits for its launched work, copies its memory to
+ * the host and releases it, IPC_MEM_EVICTED with the bytes freed), until
+ * the bytes are freed or no such process is left; then it replies, and
+ * the allocation is tried again. An evicted process stays suspended until
+ * the daemon lets it restore (IPC_MEM_RESTORE; IPC_MEM_RESTORED 0, or
+ * -ENOMEM while the device has not the room: asked again later).
+ */
+struct ipc_mem_need {
+	uint32_t index;         /* the memory record of the device */
+	uint32_t pad;
+	uint64_t bytes;
+};
+
+struct ipc_mem_evict {
+	uint32_t index;         /* the victim's record of the device */
+	uint32_t pad;
+	uint64_t bytes;         /* wanted (the process evicts all it can) */
+};
+
+struct ipc_mem_evicted {
+	int64_t freed;          /* bytes freed on the device, or -errno */
+};
+
+struct ipc_mem_restored {
+	int32_t status;         /* 0, or -ENOMEM: not the room yet */
+	uint32_t pad;
+};
+
 struct ipc_reply {
 	int32_t status;         /* 0 or a negative errno */
 	uint32_t why;           /* enum ipc_why, with a refusal */
@@ -236,6 +277,7 @@ struct ipc_queue_rec {
 	char level_why[IPC_WHY_LEN]; /* why @level is below @level_max; "" none said */
 	uint64_t mem_used;      /* device memory its process holds on its device */
 	uint64_t mem_limit;     /* the process's limit there; 0: none */
+	uint64_t mem_evicted;   /* of mem_used, evicted to the host (memory preemption) */
 };
 
 struct ipc_list_reply {
@@ -267,6 +309,7 @@ struct ipc_device_rec {
 	uint64_t mem_total;     /* its memory as its driver reports it; 0: unknown */
 	uint32_t mem_procs;     /* processes holding device memory on it */
 	uint32_t mem_limited;   /* of them, those under a memory limit */
+	uint64_t mem_evicted;   /* of theirs, evicted to the host (not in mem_used) */
 };
 
 struct ipc_devices_reply {
@@ -490,6 +533,7 @@ struct ipc_slot {
  * effect (`limit`).
  */
 #define IPC_MEM_DEVICES 16u
+#define IPC_MEM_F_PREEMPT 0x1u  /* memory preemption: ask with IPC_MEM_NEED */
 
 struct ipc_mem {
 	_Atomic uint32_t state;       /* 0: unused; 1: device fields written */
@@ -504,7 +548,9 @@ struct ipc_mem {
 	_Atomic uint64_t refused;     /* allocations refused at the limit */
 	_Atomic uint64_t limit;       /* the limit in effect; 0: none */
 	_Atomic uint64_t total;       /* the device's memory as the driver said; 0: not asked */
-	uint64_t pad[3];
+	_Atomic uint64_t evictable;   /* of `used`, what memory preemption can evict */
+	_Atomic uint64_t evicted;     /* bytes evicted now (on the host, not the device) */
+	uint64_t pad[1];
 };
 
 struct ipc_shm {
@@ -520,10 +566,12 @@ struct ipc_shm {
 	uint32_t nmem;                /* daemon, before passing: memory records */
 	uint32_t mem_offset;          /* ... at this offset from the start */
 	_Atomic uint32_t mem_seq;     /* daemon: bumped after mem_ceiling or mem_limit */
-	uint32_t pad0;
+	uint32_t mem_flags;           /* daemon, before passing: IPC_MEM_F_* */
 	_Atomic uint64_t mem_ceiling; /* daemon: cap of the process's own limit; 0: none */
 	_Atomic uint64_t mem_limit;   /* daemon: limit set with xschedctl; 0: none */
-	uint8_t pad1[56];
+	uint32_t mem_wait_ms;         /* daemon, before passing: how long it may take
+				       * to answer an IPC_MEM_NEED */
+	uint8_t pad1[52];
 	struct ipc_slot slot[];
 };
 
@@ -535,9 +583,9 @@ _Static_assert(sizeof(struct ipc_registered) == 56, "ipc ABI");
 _Static_assert(sizeof(struct ipc_set_hint) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_reply) == 16, "ipc ABI");
 _Static_assert(sizeof(struct ipc_ctl_set) == 24, "ipc ABI");
-_Static_assert(sizeof(struct ipc_queue_rec) == 472, "ipc ABI");
+_Static_assert(sizeof(struct ipc_queue_rec) == 480, "ipc ABI");
 _Static_assert(sizeof(struct ipc_queue_level) == 136, "ipc ABI");
-_Static_assert(sizeof(struct ipc_device_rec) == 144, "ipc ABI");
+_Static_assert(sizeof(struct ipc_device_rec) == 152, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_reply) == 8, "ipc ABI");
@@ -547,6 +595,9 @@ _Static_assert(sizeof(struct ipc_status_reply) == 408, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_shm) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_mem) == 192, "ipc ABI");
+_Static_assert(sizeof(struct ipc_mem_need) == 16 && sizeof(struct ipc_mem_evict) == 16 &&
+	       sizeof(struct ipc_mem_evicted) == 8 && sizeof(struct ipc_mem_restored) == 8,
+	       "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat_ms) == 20, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, heartbeat) == 32, "ipc ABI");
 _Static_assert(offsetof(struct ipc_shm, mem_ceiling) == 56, "ipc ABI");

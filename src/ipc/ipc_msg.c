@@ -38,6 +38,11 @@ static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
 	[IPC_BYPASS] = { IPC_FROM_CLIENT, 0, 0 },
 	[IPC_BYPASS_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_bypass_reply) },
 	[IPC_QUEUE_LEVEL] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_queue_level) },
+	[IPC_MEM_NEED] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_mem_need) },
+	[IPC_MEM_EVICT] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_mem_evict) },
+	[IPC_MEM_EVICTED] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_mem_evicted) },
+	[IPC_MEM_RESTORE] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_mem_evict) },
+	[IPC_MEM_RESTORED] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_mem_restored) },
 };
 
 bool ipc_str_valid(const char *s, size_t len)
@@ -163,6 +168,16 @@ static bool ipc_client_body_valid(uint16_t type, const void *b)
 		const struct ipc_policy *p = b;
 
 		return ipc_str_valid(p->name, sizeof(p->name));
+	}
+	case IPC_MEM_NEED: {
+		const struct ipc_mem_need *n = b;
+
+		return n->index < IPC_MEM_DEVICES && n->pad == 0 && n->bytes > 0;
+	}
+	case IPC_MEM_RESTORED: {
+		const struct ipc_mem_restored *r = b;
+
+		return r->pad == 0 && r->status <= 0;
 	}
 	default:
 		return true;

@@ -22,10 +22,12 @@
  *
  * serve: commands, one per line, read from FIFO, each answered with a line
  * on stdout: "alloc SIZE" (bytes, or with M: MiB) -> "alloc SIZE: RESULT";
- * "work" (a kernel on a stream of its own: the process gets a queue) ->
- * "work ok"; "info" -> "info total=... free=..."; "free" (everything
- * allocated) -> "freed N"; "quit". For the tests that watch a process
- * holding memory through the daemon.
+ * "work" (a kernel on a stream of its own, on a word of its own: the
+ * process gets a queue) -> "work ok"; "pattern SEED" (every allocation
+ * filled with pattern SEED) -> "pattern SEED"; "check SEED" -> "check ok",
+ * or "check WRONG"; "info" -> "info total=... free=..."; "free"
+ * (everything allocated) -> "freed N"; "quit". For the tests that watch a
+ * process holding memory through the daemon.
  */
 #include "vendor/cuda/cu_api.h"
 
@@ -264,6 +266,7 @@ static int evict(void)
 static int serve(const char *fifo)
 {
 	CUdeviceptr held[64];
+	size_t held_n[64];
 	unsigned nheld = 0;
 	CUcontext ctx;
 	CUdevice dev;
@@ -286,24 +289,39 @@ static int serve(const char *fifo)
 			CUdeviceptr p;
 			CUresult rc = cuMemAlloc_v2(&p, unit == 'M' ? n * MIB : n);
 
-			if (rc == CUDA_SUCCESS && nheld < 64)
+			if (rc == CUDA_SUCCESS && nheld < 64) {
+				held_n[nheld] = unit == 'M' ? n * MIB : n;
 				held[nheld++] = p;
+			}
 			printf("alloc %llu%s: %d\n", n, unit == 'M' ? "M" : "", rc);
 		} else if (!strncmp(line, "work", 4)) {
-			CUfunction fill;
+			static CUdeviceptr word;
+			static CUfunction fill;
+			static CUstream s;
 			CUmodule m;
-			CUstream s;
-			CUdeviceptr p = held[0];
 			uint32_t v = 1;
 			uint64_t cnt = 1;
-			void *args[] = { &p, &v, &cnt };
+			void *args[] = { &word, &v, &cnt };
 
-			CK(cuModuleLoadData(&m, "xs"));
-			CK(cuModuleGetFunction(&fill, m, "sf_fill"));
-			CK(cuStreamCreate(&s, 0));
+			if (!word) {
+				CK(cuModuleLoadData(&m, "xs"));
+				CK(cuModuleGetFunction(&fill, m, "sf_fill"));
+				CK(cuStreamCreate(&s, 0));
+				CK(cuMemAlloc_v2(&word, 4));
+			}
 			CK(cuLaunchKernel(fill, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
 			CK(cuStreamSynchronize(s));
 			printf("work ok\n");
+		} else if (sscanf(line, "pattern %llu", &n) == 1) {
+			for (unsigned i = 0; i < nheld; i++)
+				fill_pattern(held[i], held_n[i], (unsigned)n + i);
+			printf("pattern %llu\n", n);
+		} else if (sscanf(line, "check %llu", &n) == 1) {
+			int ok = 1;
+
+			for (unsigned i = 0; i < nheld; i++)
+				ok &= check(held[i], held_n[i], (unsigned)n + i, 0);
+			printf("check %s\n", ok ? "ok" : "WRONG");
 		} else if (!strncmp(line, "info", 4)) {
 			info("info");
 		} else if (!strncmp(line, "free", 4)) {

@@ -68,6 +68,11 @@ static bool fz_type(uint16_t type, struct fz_type *t)
 	T(IPC_BYPASS, IPC_FROM_CLIENT, false, 0)
 	T(IPC_BYPASS_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_bypass_reply))
 	T(IPC_QUEUE_LEVEL, IPC_FROM_CLIENT, false, sizeof(struct ipc_queue_level))
+	T(IPC_MEM_NEED, IPC_FROM_CLIENT, false, sizeof(struct ipc_mem_need))
+	T(IPC_MEM_EVICT, IPC_FROM_DAEMON, false, sizeof(struct ipc_mem_evict))
+	T(IPC_MEM_EVICTED, IPC_FROM_CLIENT, false, sizeof(struct ipc_mem_evicted))
+	T(IPC_MEM_RESTORE, IPC_FROM_DAEMON, false, sizeof(struct ipc_mem_evict))
+	T(IPC_MEM_RESTORED, IPC_FROM_CLIENT, false, sizeof(struct ipc_mem_restored))
 #undef T
 	default:
 		return false;
@@ -228,6 +233,18 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 		const struct ipc_policy *p = b;
 
 		CHECK(p->name[0] != '\0' && fz_terminated(p->name, sizeof(p->name)));
+		break;
+	}
+	case IPC_MEM_NEED: {
+		const struct ipc_mem_need *n = b;
+
+		CHECK(n->index < IPC_MEM_DEVICES && n->pad == 0 && n->bytes > 0);
+		break;
+	}
+	case IPC_MEM_RESTORED: {
+		const struct ipc_mem_restored *r = b;
+
+		CHECK(r->pad == 0 && r->status <= 0);
 		break;
 	}
 	case IPC_REPLY:

@@ -293,6 +293,19 @@ int main(int argc, char **argv)
 	seed("unregister", IPC_UNREGISTER, IPC_FROM_CLIENT, &unreg, sizeof(unreg));
 	seed("set_hint", IPC_SET_HINT, IPC_FROM_CLIENT, &hint, sizeof(hint));
 	seed("queue_level", IPC_QUEUE_LEVEL, IPC_FROM_CLIENT, &level, sizeof(level));
+	{
+		struct ipc_mem_need need = { .index = 1, .bytes = 40ull << 20 };
+		struct ipc_mem_evict evict = { .index = 2, .bytes = 40ull << 20 };
+		struct ipc_mem_evicted evicted = { .freed = 42ll << 20 };
+		struct ipc_mem_restored restored = { .status = -ENOMEM };
+
+		seed("mem_need", IPC_MEM_NEED, IPC_FROM_CLIENT, &need, sizeof(need));
+		seed("mem_evict", IPC_MEM_EVICT, IPC_FROM_DAEMON, &evict, sizeof(evict));
+		seed("mem_evicted", IPC_MEM_EVICTED, IPC_FROM_CLIENT, &evicted, sizeof(evicted));
+		seed("mem_restore", IPC_MEM_RESTORE, IPC_FROM_DAEMON, &evict, sizeof(evict));
+		seed("mem_restored", IPC_MEM_RESTORED, IPC_FROM_CLIENT, &restored,
+		     sizeof(restored));
+	}
 	seed("reply_ok", IPC_REPLY, IPC_FROM_DAEMON, &ok, sizeof(ok));
 	seed("reply_err", IPC_REPLY, IPC_FROM_DAEMON, &err, sizeof(err));
 	seed("list", IPC_LIST, IPC_FROM_CLIENT, &list, sizeof(list));

@@ -22,6 +22,9 @@
  * scheduler to ask (no daemon, or a test), the gate restores at once.
  */
 #include "shim/cuda/cu_evict.h"
+#include "shim/cuda/cu_mem.h"
+#include "shim/common/shim_mem.h"
+#include "agent/agent_mem.h"
 #include "shim/common/shim_map.h"
 #include "base/clock.h"
 #include "base/size.h"
@@ -33,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define CE_RETURNS 32           /* generic calls nested in one thread, at most */
@@ -50,6 +54,7 @@ struct ce_alloc {
 	CUdevice dev;
 	CUmemGenericAllocationHandle h; /* 0 while evicted */
 	void *host;                     /* the contents while evicted */
+	struct shim_mem_dev *d;         /* its device's figures (NULL: not counted) */
 };
 
 bool cu_evict_armed;
@@ -66,6 +71,10 @@ static size_t ce_gran[CE_ORDINALS];
 static _Thread_local uintptr_t ce_ret[CE_RETURNS];
 static _Thread_local unsigned ce_nret;
 
+static int64_t ce_sched_evict(void);
+static int ce_sched_restore(void);
+static void ce_sched_release(void);
+
 /* XSCHED_MEMORY_PREEMPTION=1, at load: the generic hooks read the flag
  * before any call could have set it later. */
 __attribute__((constructor)) static void ce_init(void)
@@ -76,6 +85,38 @@ __attribute__((constructor)) static void ce_init(void)
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
 		xlog(XLOG_WARN, "XSCHED_MEMORY_PREEMPTION=%s is not 0 or 1: memory preemption "
 		     "stays off", v);
+	if (cu_evict_armed)
+		agent_mem_on_evict(ce_sched_evict, ce_sched_restore, ce_sched_release);
+}
+
+/* @a's bytes into (@sign 1) or out of (-1) its device's @field. */
+static void ce_count(struct ce_alloc *a, _Atomic uint64_t *field, int sign)
+{
+	if (!a->d)
+		return;
+	if (sign > 0)
+		atomic_fetch_add(field, a->size);
+	else
+		atomic_fetch_sub(field, a->size);
+	agent_mem_publish(a->d->index);
+}
+
+/*
+ * Host memory for an evicted allocation's contents: mapped with its pages
+ * populated at once (taking a page fault per page while the copy writes
+ * them was most of an eviction's time, bench_cuda_evict).
+ */
+static void *ce_host_get(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void ce_host_put(void *p, size_t n)
+{
+	munmap(p, n ? n : 1);
 }
 
 static CUmemAllocationProp ce_prop(CUdevice dev)
@@ -158,10 +199,13 @@ CUresult cu_evict_alloc(CUdeviceptr *p, size_t n, size_t *taken)
 		free(a);
 		return rc;
 	}
+	a->d = cu_mem_device(a->dev);
 	pthread_mutex_lock(&ce_lock);
 	a->next = ce_list;
 	ce_list = a;
 	shim_map_insert(&ce_map, &a->node, (const void *)(uintptr_t)a->va);
+	if (a->d)
+		ce_count(a, &a->d->c.evictable, 1);
 	pthread_mutex_unlock(&ce_lock);
 	*p = a->va;
 	*taken = a->size;
@@ -184,13 +228,19 @@ bool cu_evict_free(CUdeviceptr p, CUresult *rc)
 	}
 	if (a && a->h)
 		ce_map_out(a);
-	if (a && a->host)
+	if (a && a->host) {
 		atomic_fetch_sub(&ce_away, a->size);
+		if (a->d)
+			ce_count(a, &a->d->c.evicted, -1);
+	}
+	if (a && a->d)
+		ce_count(a, &a->d->c.evictable, -1);
 	pthread_mutex_unlock(&ce_lock);
 	if (!a)
 		return false;
 	*rc = cu_real.cuMemAddressFree(a->va, a->size);
-	free(a->host);
+	if (a->host)
+		ce_host_put(a->host, a->asked);
 	free(a);
 	return true;
 }
@@ -241,20 +291,22 @@ int64_t cu_evict_all(void)
 	for (a = ce_list; a && rc == CUDA_SUCCESS; a = a->next) {
 		if (!a->h)
 			continue;
-		a->host = malloc(a->asked ? a->asked : 1);
+		a->host = ce_host_get(a->asked);
 		if (!a->host) {
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
 			break;
 		}
 		rc = ce_copy(a, true);
 		if (rc != CUDA_SUCCESS) {
-			free(a->host);
+			ce_host_put(a->host, a->asked);
 			a->host = NULL;
 			break;
 		}
 		ce_map_out(a);
 		freed += (int64_t)a->size;
 		atomic_fetch_add(&ce_away, a->size);
+		if (a->d)
+			ce_count(a, &a->d->c.evicted, 1);
 	}
 	atomic_store(&ce_state, atomic_load(&ce_away) ? CE_AWAY : CE_RESIDENT);
 	pthread_mutex_unlock(&ce_lock);
@@ -286,9 +338,11 @@ int cu_evict_restore(void)
 			ce_map_out(a);
 			break;
 		}
-		free(a->host);
+		ce_host_put(a->host, a->asked);
 		a->host = NULL;
 		atomic_fetch_sub(&ce_away, a->size);
+		if (a->d)
+			ce_count(a, &a->d->c.evicted, -1);
 	}
 	atomic_store(&ce_state, atomic_load(&ce_away) ? CE_AWAY : CE_RESIDENT);
 	pthread_mutex_unlock(&ce_lock);
@@ -309,6 +363,60 @@ uint64_t cu_evict_away(void)
 void cu_evict_hold(bool hold)
 {
 	atomic_store(&ce_hold, hold);
+}
+
+/* The scheduler evicts for a process of higher priority: kept away until
+ * it lets the memory back. On the agent thread (agent_mem.h). */
+static int64_t ce_sched_evict(void)
+{
+	int64_t freed;
+
+	cu_evict_hold(true);
+	freed = cu_evict_all();
+	if (!atomic_load(&ce_away))
+		cu_evict_hold(false);
+	return freed;
+}
+
+/* Whether the device of the evicted memory has room for all of it now. */
+static bool ce_room(void)
+{
+	struct ce_alloc *a;
+	size_t free = 0, total = 0;
+	CUcontext prev;
+	bool room = true;
+
+	pthread_mutex_lock(&ce_lock);
+	for (a = ce_list; a && !a->host; a = a->next)
+		;
+	if (a && cu_real.cuCtxPushCurrent_v2(a->ctx) == CUDA_SUCCESS) {
+		if (cu_real.cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS)
+			room = free >= atomic_load(&ce_away);
+		cu_real.cuCtxPopCurrent_v2(&prev);
+	}
+	pthread_mutex_unlock(&ce_lock);
+	return room;
+}
+
+/* All or nothing, so that a part of it does not take the room the process
+ * it was evicted for may want next. */
+static int ce_sched_restore(void)
+{
+	int rc;
+
+	if (!ce_room())
+		return -ENOMEM;
+	cu_evict_hold(false);
+	rc = cu_evict_restore();
+	if (rc < 0)
+		cu_evict_hold(true);
+	return rc;
+}
+
+/* No scheduler to ask: the memory comes back at the process's next touch. */
+static void ce_sched_release(void)
+{
+	cu_evict_hold(false);
 }
 
 /* The memory is away: waits until the scheduler lets it back and the

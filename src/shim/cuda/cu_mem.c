@@ -12,6 +12,7 @@
  */
 #include "shim/cuda/cu_mem.h"
 #include "shim/cuda/cu_evict.h"
+#include "agent/agent_mem.h"
 #include "shim/cuda/cu_queues.h"
 #include "shim/common/shim_mem.h"
 
@@ -54,6 +55,11 @@ static struct shim_mem_dev *cm_device(CUdevice dev)
 	if (dev < CM_ORDINALS)
 		atomic_store(&cm_dev[dev], d);
 	return d;
+}
+
+struct shim_mem_dev *cu_mem_device(CUdevice dev)
+{
+	return cm_on() ? cm_device(dev) : NULL;
 }
 
 /* The record of the current context's device; NULL without one. */
@@ -105,22 +111,43 @@ static void cm_recount(CUdeviceptr p, uint64_t bytes)
 	shim_mem_commit(&cm_ptrs, (const void *)(uintptr_t)p, d, bytes, SHIM_MEM_DEVICE);
 }
 
+/* Times an allocation the driver refuses asks the daemon for memory. */
+#define CM_NEED_TRIES 3
+
+/*
+ * cuMemAlloc_v2, memory that can be evicted (whole granules of the
+ * driver's) with memory preemption. When the driver has not the memory
+ * and the daemon does memory preemption, the daemon is asked to free it
+ * (from processes of lower priority) and the allocation tried again.
+ */
+static CUresult cm_alloc(struct shim_mem_dev *d, CUdeviceptr *p, size_t n, size_t *taken)
+{
+	CUresult rc;
+
+	for (int tries = 0;; tries++) {
+		*taken = n;
+		rc = cu_evict_armed ? cu_evict_alloc(p, n, taken) : cu_real.cuMemAlloc_v2(p, n);
+		if (rc != CUDA_ERROR_OUT_OF_MEMORY || tries == CM_NEED_TRIES || !d ||
+		    agent_mem_need(d->index, *taken, agent_mem_wait_ms()) < 0)
+			return rc;
+	}
+}
+
 XS_CU_HOOK CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
+	struct shim_mem_dev *d;
 	size_t taken = 0;
 	CUresult rc;
 
 	if (cu_load() < 0)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	/* Invalid arguments stay the driver's to answer. */
-	if (!p || !n)
+	if (!p || !n || !cm_on())
 		return cu_real.cuMemAlloc_v2(p, n);
-	if (!cu_evict_armed || !cm_on())
-		return CM_ALLOC("cuMemAlloc_v2", p, n, SHIM_MEM_DEVICE,
-				cu_real.cuMemAlloc_v2(p, n));
-	/* Memory that can be evicted: whole granules of the driver's. */
-	rc = CM_ALLOC("cuMemAlloc_v2", p, n, SHIM_MEM_DEVICE, cu_evict_alloc(p, n, &taken));
-	if (rc == CUDA_SUCCESS)
+	d = cm_current();
+	rc = CM_ALLOC_ON(d, &cm_ptrs, "cuMemAlloc_v2", p, n, SHIM_MEM_DEVICE,
+			 cm_alloc(d, p, n, &taken));
+	if (rc == CUDA_SUCCESS && taken != n)
 		cm_recount(*p, taken);
 	return rc;
 }
