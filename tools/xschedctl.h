@@ -315,7 +315,7 @@ void ctl_device_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r
 void ctl_wait_cells(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 /* Cell @col: the effective priority, with '*' when it is inherited. */
 /* A memory cell: held, and the limit where there is one (xschedctl_list.c). */
-void ctl_mem_cell(struct ctl_table *t, int col, uint64_t used, uint64_t limit);
+void ctl_mem_cell(struct ctl_table *t, int col, uint64_t used, uint64_t limit, uint64_t evicted);
 void ctl_prio_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r);
 
 #endif

@@ -65,6 +65,7 @@ static void ctl_json_device(struct ctl_json *j, const struct ipc_device_rec *d,
 	ctl_json_open(j, "memory", '{');
 	ctl_json_uint(j, "used_bytes", d->mem_used);
 	ctl_json_uint(j, "managed_bytes", d->mem_managed);
+	ctl_json_uint(j, "evicted_bytes", d->mem_evicted);
 	if (d->mem_total)
 		ctl_json_uint(j, "total_bytes", d->mem_total);
 	else
@@ -115,6 +116,8 @@ static void ctl_print_device_memory(const struct ipc_device_rec *d)
 		printf(" of %s", size_format(d->mem_total, b, sizeof(b)));
 	if (d->mem_managed)
 		printf("; managed %s", size_format(d->mem_managed, a, sizeof(a)));
+	if (d->mem_evicted)
+		printf("; evicted to the host %s", size_format(d->mem_evicted, a, sizeof(a)));
 	printf("\n");
 }
 

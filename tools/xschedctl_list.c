@@ -227,6 +227,7 @@ void ctl_json_queue(struct ctl_json *j, const struct ipc_queue_rec *r)
 	else
 		ctl_json_null(j, "cpu_wait_p99_ns");
 	ctl_json_uint(j, "memory_bytes", r->mem_used);
+	ctl_json_uint(j, "memory_evicted_bytes", r->mem_evicted);
 	if (r->mem_limit)
 		ctl_json_uint(j, "memory_limit_bytes", r->mem_limit);
 	else
@@ -281,16 +282,18 @@ void ctl_device_cell(struct ctl_table *t, int col, const struct ipc_queue_rec *r
 			       ctl_fmt_name(buf, sizeof(buf), r->device, sizeof(r->device)));
 }
 
-/* "1.5 GiB", "1.5 GiB/8 GiB" under a limit, "-" for nothing held. */
-void ctl_mem_cell(struct ctl_table *t, int col, uint64_t used, uint64_t limit)
+/* "1.5 GiB", "1.5 GiB/8 GiB" under a limit, "-" for nothing held; "!" after
+ * it when some is evicted to the host (memory preemption). */
+void ctl_mem_cell(struct ctl_table *t, int col, uint64_t used, uint64_t limit, uint64_t evicted)
 {
 	char a[SIZE_TEXT], b[SIZE_TEXT];
+	const char *away = evicted ? "!" : "";
 
 	if (limit)
-		ctl_table_cell(t, col, "%s/%s", size_format(used, a, sizeof(a)),
-			       size_format(limit, b, sizeof(b)));
+		ctl_table_cell(t, col, "%s/%s%s", size_format(used, a, sizeof(a)),
+			       size_format(limit, b, sizeof(b)), away);
 	else if (used)
-		ctl_table_cell(t, col, "%s", size_format(used, a, sizeof(a)));
+		ctl_table_cell(t, col, "%s%s", size_format(used, a, sizeof(a)), away);
 	else
 		ctl_table_cell(t, col, "-");
 }
@@ -353,7 +356,7 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 		ctl_table_cell(&t, 14, "%llu", (unsigned long long)r->completed);
 		ctl_table_cell(&t, 15, "%llu", (unsigned long long)r->preemptions);
 		ctl_table_cell(&t, 16, "%s", ctl_fmt_ns(buf, sizeof(buf), r->task_p99_ns, true));
-		ctl_mem_cell(&t, 17, r->mem_used, r->mem_limit);
+		ctl_mem_cell(&t, 17, r->mem_used, r->mem_limit, r->mem_evicted);
 		if (!contained)
 			continue;
 		/* The short id, as `podman ps` and `crictl ps` print it. */
@@ -370,6 +373,14 @@ static int ctl_print_list(const struct ipc_queue_rec *recs, size_t n)
 			printf("* queue %llu: level %u of %u: %s\n",
 			       (unsigned long long)recs[i].queue_id, recs[i].level,
 			       recs[i].level_max, recs[i].level_why);
+	for (i = 0; i < n; i++) {
+		char a[SIZE_TEXT];
+
+		if (recs[i].mem_evicted)
+			printf("! pid %d: %s of its device memory evicted for a process of "
+			       "higher priority; its queues wait until it can come back\n",
+			       recs[i].pid, size_format(recs[i].mem_evicted, a, sizeof(a)));
+	}
 	return 0;
 }
 
