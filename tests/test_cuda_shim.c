@@ -821,12 +821,17 @@ static long long listed_evicted(struct it_env *e, pid_t pid)
  * allocation succeeds; the background stays suspended (listed with its
  * memory evicted), a call of its own that touches its memory waits; once
  * the foreground frees its memory the background gets its own back, at the
- * same addresses, identical byte for byte. With @kill_daemon, the daemon
- * is killed with SIGKILL while the memory is evicted: the background
- * restores on its own once there is room (fail-open), nothing lost.
+ * same addresses, identical byte for byte. @kill: MP_KILL_DAEMON kills the
+ * daemon with SIGKILL while the memory is evicted: the background restores
+ * on its own once there is room (fail-open), nothing lost; MP_KILL_VICTIM
+ * kills the evicted background: the foreground and the daemon go on, the
+ * daemon forgets it.
  */
-static void memory_preemption(struct it_env *e, bool kill_daemon)
+enum { MP_NONE, MP_KILL_DAEMON, MP_KILL_VICTIM };
+
+static void memory_preemption(struct it_env *e, int kill)
 {
+	bool kill_daemon = kill == MP_KILL_DAEMON;
 	char dev[96], *log;
 	const char *bg_vars[] = { sim_lib_var(), shim_preload(), dev, "XSCHED_SIM_DEVICE_MEMORY=64M",
 				  "XSCHED_MEMORY_PREEMPTION=1", "XSCHED_PRIORITY=-5", NULL };
@@ -858,6 +863,20 @@ static void memory_preemption(struct it_env *e, bool kill_daemon)
 	dprintf(bg.cmd, "check 7\n");
 	it_nap_ms(300);
 	assert_int_equal(listed_evicted(e, bg.pid), 44040192);
+	if (kill == MP_KILL_VICTIM) {
+		it_kill(e, bg.pid);
+		close(bg.cmd);
+		close(bg.out);
+		e->kid_out[bg.i] = -1;
+		/* Nothing of the foreground's is lost: it allocates and runs on. */
+		serve_expect(&fg, "alloc 20M", "alloc 20M: 0");
+		serve_expect(&fg, "work", "work ok");
+		assert_true(IT_WAIT_UNTIL(listed_evicted(e, bg.pid) == -1, 5000));
+		serve_end(e, &fg);
+		it_daemon_check(e);
+		e->ok = true;
+		return;
+	}
 	if (kill_daemon) {
 		it_daemon_signal(e, SIGKILL);
 		it_daemon_reap(e, 5000);
@@ -882,12 +901,17 @@ static void memory_preemption(struct it_env *e, bool kill_daemon)
 
 static void cuda_memory_preemption_through_daemon(void **state)
 {
-	memory_preemption(*state, false);
+	memory_preemption(*state, MP_NONE);
 }
 
 static void cuda_memory_preemption_daemon_killed(void **state)
 {
-	memory_preemption(*state, true);
+	memory_preemption(*state, MP_KILL_DAEMON);
+}
+
+static void cuda_memory_preemption_victim_killed(void **state)
+{
+	memory_preemption(*state, MP_KILL_VICTIM);
 }
 
 /* @out without its "split ..." and "shim ..." lines. */
@@ -1034,6 +1058,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_memory_preemption_through_daemon, it_setup,
 					it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_preemption_daemon_killed, it_setup,
+					it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_preemption_victim_killed, it_setup,
 					it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,
