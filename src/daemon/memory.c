@@ -21,6 +21,7 @@
 #include "ipc/ipc_msg.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -159,16 +160,18 @@ static uint64_t mem_domain(const struct xsd_devices *devs, const struct ipc_mem 
 	return 0;
 }
 
-void xsd_mem_metrics(struct xsd_text *t, struct xsd *d, bool all, uid_t uid)
+/*
+ * One sample of metric @name per process (of @uid's, unless @all) and
+ * device record: the record's field at @off, labelled with @kind if not
+ * NULL.
+ */
+static void mem_series(struct xsd_text *t, struct xsd *d, bool all, uid_t uid,
+		       const char *name, const char *kind, size_t off)
 {
-	const struct xsd_devices *devs = &d->host.devs;
 	const struct xsd_client *c;
 	struct ipc_mem m;
 	uint32_t i;
 
-	xsd_text_printf(t, "# HELP xsched_process_device_memory_bytes Device memory a process "
-			   "holds on a device (kind: device, or managed/shared).\n"
-			   "# TYPE xsched_process_device_memory_bytes gauge\n");
 	for (c = d->clients; c; c = c->next) {
 		char comm[64], dev[80];
 
@@ -179,55 +182,43 @@ void xsd_mem_metrics(struct xsd_text *t, struct xsd *d, bool all, uid_t uid)
 			if (!xsd_mem_read(c, i, &m))
 				continue;
 			xsd_prom_label(dev, sizeof(dev), m.device);
-			for (int k = 0; k < 2; k++)
-				xsd_text_printf(t, "xsched_process_device_memory_bytes{pid=\"%d\","
-						   "uid=\"%u\",comm=\"%s\",device=\"%s\","
-						   "domain=\"%llu\",kind=\"%s\"} %llu\n",
-						(int)c->pid, (unsigned)c->uid, comm, dev,
-						(unsigned long long)mem_domain(devs, &m),
-						k ? "managed" : "device",
-						(unsigned long long)atomic_load(k ? &m.managed :
-										     &m.used));
+			xsd_text_printf(t, "%s{pid=\"%d\",uid=\"%u\",comm=\"%s\",device=\"%s\","
+					   "domain=\"%llu\"%s%s%s} %llu\n", name, (int)c->pid,
+					(unsigned)c->uid, comm, dev,
+					(unsigned long long)mem_domain(&d->host.devs, &m),
+					kind ? ",kind=\"" : "", kind ? kind : "", kind ? "\"" : "",
+					(unsigned long long)atomic_load(
+						(_Atomic uint64_t *)((char *)&m + off)));
 		}
 	}
+}
+
+void xsd_mem_metrics(struct xsd_text *t, struct xsd *d, bool all, uid_t uid)
+{
+	const struct xsd_devices *devs = &d->host.devs;
+	const struct xsd_client *c;
+	uint32_t i;
+
+	xsd_text_printf(t, "# HELP xsched_process_device_memory_bytes Device memory a process "
+			   "holds on a device (kind: device; managed, or shared, apart; of "
+			   "device, evicted to the host by memory preemption).\n"
+			   "# TYPE xsched_process_device_memory_bytes gauge\n");
+	mem_series(t, d, all, uid, "xsched_process_device_memory_bytes", "device",
+		   offsetof(struct ipc_mem, used));
+	mem_series(t, d, all, uid, "xsched_process_device_memory_bytes", "managed",
+		   offsetof(struct ipc_mem, managed));
+	mem_series(t, d, all, uid, "xsched_process_device_memory_bytes", "evicted",
+		   offsetof(struct ipc_mem, evicted));
 	xsd_text_printf(t, "# HELP xsched_process_device_memory_limit_bytes The limit a process "
 			   "allocates under on a device (0: none).\n"
 			   "# TYPE xsched_process_device_memory_limit_bytes gauge\n");
-	for (c = d->clients; c; c = c->next) {
-		char dev[80];
-
-		if (!all && c->uid != uid)
-			continue;
-		for (i = 0; i < IPC_MEM_DEVICES; i++) {
-			if (!xsd_mem_read(c, i, &m))
-				continue;
-			xsd_prom_label(dev, sizeof(dev), m.device);
-			xsd_text_printf(t, "xsched_process_device_memory_limit_bytes{pid=\"%d\","
-					   "uid=\"%u\",device=\"%s\",domain=\"%llu\"} %llu\n",
-					(int)c->pid, (unsigned)c->uid, dev,
-					(unsigned long long)mem_domain(devs, &m),
-					(unsigned long long)atomic_load(&m.limit));
-		}
-	}
+	mem_series(t, d, all, uid, "xsched_process_device_memory_limit_bytes", NULL,
+		   offsetof(struct ipc_mem, limit));
 	xsd_text_printf(t, "# HELP xsched_process_device_memory_refused_total Allocations "
 			   "refused at a process's limit.\n"
 			   "# TYPE xsched_process_device_memory_refused_total counter\n");
-	for (c = d->clients; c; c = c->next) {
-		char dev[80];
-
-		if (!all && c->uid != uid)
-			continue;
-		for (i = 0; i < IPC_MEM_DEVICES; i++) {
-			if (!xsd_mem_read(c, i, &m))
-				continue;
-			xsd_prom_label(dev, sizeof(dev), m.device);
-			xsd_text_printf(t, "xsched_process_device_memory_refused_total{pid=\"%d\","
-					   "uid=\"%u\",device=\"%s\",domain=\"%llu\"} %llu\n",
-					(int)c->pid, (unsigned)c->uid, dev,
-					(unsigned long long)mem_domain(devs, &m),
-					(unsigned long long)atomic_load(&m.refused));
-		}
-	}
+	mem_series(t, d, all, uid, "xsched_process_device_memory_refused_total", NULL,
+		   offsetof(struct ipc_mem, refused));
 	xsd_text_printf(t, "# HELP xsched_device_memory_bytes Device memory of a scheduling "
 			   "domain: used and managed (held by the processes xsched counts), "
 			   "total (its size as its driver reports it).\n"
