@@ -99,6 +99,7 @@ struct xsd_client {
 	bool mem_held;                     /* queues suspended: its memory is taken */
 	bool mem_evicting, mem_restoring;  /* IPC_MEM_EVICT, _RESTORE sent, unanswered */
 	bool mem_away;                     /* evicted and not restored */
+	uint64_t mem_quiet_until_ns;       /* not offered its memory back before */
 	uint64_t mem_for;                  /* the client its eviction is for; 0: none */
 	struct ipc_mem mem_dev;            /* the device of its request or eviction */
 	bool need;                         /* an IPC_MEM_NEED waits for its answer */

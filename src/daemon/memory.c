@@ -248,6 +248,9 @@ void xsd_mem_metrics(struct xsd_text *t, struct xsd *d, bool all, uid_t uid)
 
 /* How often evicted processes are offered their memory back. */
 #define XSD_MEM_TICK_MS 100
+/* How long after a request on its device an evicted process is left be:
+ * a process that asked for memory is likely to ask again soon. */
+#define XSD_MEM_QUIET_MS 500
 
 /* Whether records @a and @b are of one device. */
 static bool mem_same(const struct ipc_mem *a, const struct ipc_mem *b)
@@ -317,12 +320,18 @@ static struct xsd_client *mem_client(struct xsd *d, uint64_t id)
 	return c;
 }
 
-/* Answers @c's request and forgets it. */
-static void mem_answer(struct xsd_client *c, int status)
+/* Answers @c's request and forgets it; the processes evicted on its
+ * device are left be for a while (XSD_MEM_QUIET_MS). */
+static void mem_answer(struct xsd *d, struct xsd_client *c, int status)
 {
+	uint64_t quiet = clock_now_ns() + XSD_MEM_QUIET_MS * NSEC_PER_MSEC;
 	char a[SIZE_TEXT], b[SIZE_TEXT];
+	struct xsd_client *o;
 
 	c->need = false;
+	for (o = d->clients; o; o = o->next)
+		if (o->mem_away && mem_same(&o->mem_dev, &c->mem_dev))
+			o->mem_quiet_until_ns = quiet;
 	xsd_info("memory for pid %d: %s of %s %s", (int)c->pid,
 		 size_format(c->need_freed, a, sizeof(a)),
 		 size_format(c->need_bytes, b, sizeof(b)),
@@ -345,7 +354,7 @@ static void mem_next(struct xsd *d, struct xsd_client *c)
 	struct ipc_mem_evict ev = { 0 };
 
 	if (c->need_freed >= c->need_bytes) {
-		mem_answer(c, 0);
+		mem_answer(d, c, 0);
 		return;
 	}
 	for (o = d->clients; o; o = o->next) {
@@ -367,7 +376,12 @@ static void mem_next(struct xsd *d, struct xsd_client *c)
 		}
 	}
 	if (!v) {
-		mem_answer(c, c->need_freed ? 0 : -ENOMEM);
+		/* One coming back now can go again once it is back. */
+		for (o = d->clients; o; o = o->next)
+			if (o != c && o->mem_restoring && mem_prio(d, o) < c->need_prio &&
+			    mem_same(&o->mem_dev, &c->mem_dev))
+				return;
+		mem_answer(d, c, c->need_freed ? 0 : -ENOMEM);
 		return;
 	}
 	mem_on(v, &c->mem_dev, &v->mem_dev);
@@ -434,6 +448,8 @@ int xsd_mem_evicted_msg(struct xsd *d, struct xsd_client *v, const struct ipc_me
 
 int xsd_mem_restored_msg(struct xsd *d, struct xsd_client *v, const struct ipc_mem_restored *r)
 {
+	struct xsd_client *c;
+
 	if (!v->mem_restoring)
 		return 0;
 	v->mem_restoring = false;
@@ -443,6 +459,10 @@ int xsd_mem_restored_msg(struct xsd *d, struct xsd_client *v, const struct ipc_m
 		xsd_host_hold(&d->host, v, false);
 		xsd_host_decide(d, NULL, 0);
 	}
+	/* Requests that waited for it to be back (mem_next()). */
+	for (c = d->clients; c; c = c->next)
+		if (c->need && mem_same(&c->mem_dev, &v->mem_dev))
+			mem_next(d, c);
 	return 0;
 }
 
@@ -461,7 +481,7 @@ static void mem_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 		return;
 	for (c = d->clients; c; c = c->next) {
 		if (c->need && now >= c->need_until_ns)
-			mem_answer(c, -ETIMEDOUT);
+			mem_answer(d, c, -ETIMEDOUT);
 		if (c->need && (!next || c->need_until_ns < next))
 			next = c->need_until_ns;
 	}
@@ -470,7 +490,8 @@ static void mem_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 		for (c = d->clients; c; c = c->next) {
 			bool waited = false;
 
-			if (!c->mem_away || c->mem_restoring || c->mem_evicting)
+			if (!c->mem_away || c->mem_restoring || c->mem_evicting ||
+			    now < c->mem_quiet_until_ns)
 				continue;
 			for (o = d->clients; o && !waited; o = o->next)
 				waited = o->need && mem_same(&o->mem_dev, &c->mem_dev);

@@ -15,6 +15,7 @@
  * Usage: cu_graph_prog [PHASE...]   (no argument: every phase)
  */
 #include "vendor/cuda/cu_api.h"
+#include "cu_check.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -28,15 +29,6 @@ static CUcontext ctx;
 static CUdeviceptr d_sum;
 static int (*split_of)(CUgraphExec);
 static char splits[256];
-
-#define CK(call)                                                                   \
-	do {                                                                       \
-		CUresult rc_ = (call);                                             \
-		if (rc_ != CUDA_SUCCESS) {                                         \
-			printf("error %s = %d at line %d\n", #call, rc_, __LINE__); \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
 
 /* Notes how the shim split @e's last launch. */
 static void note(CUgraphExec e)

@@ -30,6 +30,7 @@
  * process holding memory through the daemon.
  */
 #include "vendor/cuda/cu_api.h"
+#include "cu_check.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -41,15 +42,6 @@
 
 #define MIB (1024 * 1024)
 #define N 1024
-
-#define CK(call)                                                                   \
-	do {                                                                       \
-		CUresult rc_ = (call);                                             \
-		if (rc_ != CUDA_SUCCESS) {                                         \
-			printf("error %s = %d at line %d\n", #call, rc_, __LINE__); \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
 
 static void info(const char *what)
 {

@@ -14,6 +14,7 @@
  * Usage: cu_prog [PHASE...]   (no argument: every phase)
  */
 #include "vendor/cuda/cu_api.h"
+#include "cu_check.h"
 #include "sim/cuda/sc_private.h"
 
 #include <dlfcn.h>
@@ -30,15 +31,6 @@
 static CUfunction f_fill, f_inc, f_scale, f_sum, f_spin;
 static CUdeviceptr d_a, d_b, d_sum;
 static CUcontext ctx_main;
-
-#define CK(call)                                                                   \
-	do {                                                                       \
-		CUresult rc_ = (call);                                             \
-		if (rc_ != CUDA_SUCCESS) {                                         \
-			printf("error %s = %d at line %d\n", #call, rc_, __LINE__); \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
 
 static void fill(CUstream s, CUdeviceptr p, unsigned v)
 {

@@ -22,7 +22,6 @@
  * scheduler to ask (no daemon, or a test), the gate restores at once.
  */
 #include "shim/cuda/cu_evict.h"
-#include "shim/cuda/cu_mem.h"
 #include "shim/common/shim_mem.h"
 #include "agent/agent_mem.h"
 #include "shim/common/shim_map.h"
@@ -159,7 +158,7 @@ static void ce_map_out(struct ce_alloc *a)
 	a->h = 0;
 }
 
-CUresult cu_evict_alloc(CUdeviceptr *p, size_t n, size_t *taken)
+CUresult cu_evict_alloc(CUdeviceptr *p, size_t n, size_t *taken, struct shim_mem_dev *d)
 {
 	struct ce_alloc *a = calloc(1, sizeof(*a));
 	CUmemAllocationProp prop;
@@ -199,7 +198,7 @@ CUresult cu_evict_alloc(CUdeviceptr *p, size_t n, size_t *taken)
 		free(a);
 		return rc;
 	}
-	a->d = cu_mem_device(a->dev);
+	a->d = d;
 	pthread_mutex_lock(&ce_lock);
 	a->next = ce_list;
 	ce_list = a;

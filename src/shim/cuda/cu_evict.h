@@ -26,9 +26,12 @@
 /* Whether memory preemption is on in this process (constant after load). */
 extern bool cu_evict_armed;
 
-/* cuMemAlloc_v2 with memory preemption: *@p, *@taken the bytes the driver
- * took (a multiple of its granularity). */
-CUresult cu_evict_alloc(CUdeviceptr *p, size_t n, size_t *taken);
+struct shim_mem_dev;
+
+/* cuMemAlloc_v2 with memory preemption, on the current context's device
+ * whose figures @d keeps (NULL: not counted): *@p, *@taken the bytes the
+ * driver took (a multiple of its granularity). */
+CUresult cu_evict_alloc(CUdeviceptr *p, size_t n, size_t *taken, struct shim_mem_dev *d);
 
 /* cuMemFree_v2 of @p if it is one of cu_evict_alloc()'s: true, with the
  * driver's answer in *@rc; false otherwise. */

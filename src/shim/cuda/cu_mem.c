@@ -57,11 +57,6 @@ static struct shim_mem_dev *cm_device(CUdevice dev)
 	return d;
 }
 
-struct shim_mem_dev *cu_mem_device(CUdevice dev)
-{
-	return cm_on() ? cm_device(dev) : NULL;
-}
-
 /* The record of the current context's device; NULL without one. */
 static struct shim_mem_dev *cm_current(void)
 {
@@ -126,7 +121,7 @@ static CUresult cm_alloc(struct shim_mem_dev *d, CUdeviceptr *p, size_t n, size_
 
 	for (int tries = 0;; tries++) {
 		*taken = n;
-		rc = cu_evict_armed ? cu_evict_alloc(p, n, taken) : cu_real.cuMemAlloc_v2(p, n);
+		rc = cu_evict_armed ? cu_evict_alloc(p, n, taken, d) : cu_real.cuMemAlloc_v2(p, n);
 		if (rc != CUDA_ERROR_OUT_OF_MEMORY || tries == CM_NEED_TRIES || !d ||
 		    agent_mem_need(d->index, *taken, agent_mem_wait_ms()) < 0)
 			return rc;

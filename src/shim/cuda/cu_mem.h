@@ -16,11 +16,6 @@
 CUresult cu_mem_alloc_async(CUdeviceptr *p, size_t n,
 			    CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUstream h);
 
-struct shim_mem_dev;
-
-/* The shim_mem record of device @dev (NULL: not counted). */
-struct shim_mem_dev *cu_mem_device(CUdevice dev);
-
 /* @p, device memory of cuMemAlloc*, was freed (by the driver's answer). */
 void cu_mem_freed(CUdeviceptr p);
 
