@@ -152,6 +152,14 @@
 	X(CU_MEM_ACCESS_FLAGS_PROT_NONE)                                           \
 	X(CU_MEM_ACCESS_FLAGS_PROT_READ)                                           \
 	X(CU_MEM_ACCESS_FLAGS_PROT_READWRITE)                                      \
+	X(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)                         \
+	X(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)                               \
+	X(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)                       \
+	X(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)                                       \
+	X(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)                                    \
+	X(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)                                       \
+	X(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)                                        \
+	X(CU_MEMPOOL_ATTR_USED_MEM_HIGH)                                           \
 	X(CU_MEM_ATTACH_GLOBAL)                                                    \
 	X(CU_MEM_ATTACH_HOST)                                                      \
 	X(CU_AD_FORMAT_UNSIGNED_INT8)                                              \

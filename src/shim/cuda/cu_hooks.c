@@ -283,12 +283,29 @@ static CUresult do_cuMemAllocAsync(bool ptsz, CUdeviceptr *p, size_t n, CUstream
 
 	/* The pointer is returned now: the call itself goes to the driver,
 	 * after the work submitted before it. */
-	return cu_mem_alloc_async(p, n, REAL(ptsz, cuMemAllocAsync, "_ptsz"),
+	return cu_mem_alloc_async(p, n, NULL, REAL(ptsz, cuMemAllocAsync, "_ptsz"), NULL,
 				  direct_stream(s, h, ptsz));
 }
 
 XS_CU_PAIR(CUresult, cuMemAllocAsync, cuMemAllocAsync_ptsz,
 	   (CUdeviceptr *p, size_t n, CUstream h), p, n, h)
+
+static CUresult do_cuMemAllocFromPoolAsync(bool ptsz, CUdeviceptr *p, size_t n,
+					   CUmemoryPool pool, CUstream h)
+{
+	struct cs_stream *s = sched_stream(h, ptsz);
+
+	/* As cuMemAllocAsync, from @pool (a NULL pool is the driver's to refuse). */
+	if (!pool)
+		return REAL(ptsz, cuMemAllocFromPoolAsync, "_ptsz")(p, n, pool,
+								   direct_stream(s, h, ptsz));
+	return cu_mem_alloc_async(p, n, pool, NULL,
+				  REAL(ptsz, cuMemAllocFromPoolAsync, "_ptsz"),
+				  direct_stream(s, h, ptsz));
+}
+
+XS_CU_PAIR(CUresult, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz,
+	   (CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream h), p, n, pool, h)
 
 static CUresult do_cuMemFreeAsync(bool ptsz, CUdeviceptr p, CUstream h)
 {

@@ -87,14 +87,16 @@ XS_CU_HOOK CUresult cuStreamDestroy_v2(CUstream h)
 static CUresult do_cuStreamSynchronize(bool ptsz, CUstream h)
 {
 	struct cs_stream *s = scheduling() ? cs_stream_of(h, ptsz) : NULL;
+	CUresult err;
 
 	if (s) {
-		CUresult err = cs_sync(s);
-
+		err = cs_sync(s);
 		if (err != CUDA_SUCCESS)
 			return err;
 	}
-	return REAL(ptsz, cuStreamSynchronize, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz));
+	err = REAL(ptsz, cuStreamSynchronize, "_ptsz")(s ? s->real : cs_real_handle(h, ptsz));
+	cu_mem_pools_update();   /* a pool may give back reserve here */
+	return err;
 }
 
 XS_CU_PAIR(CUresult, cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream h), h)
@@ -311,7 +313,11 @@ XS_CU_HOOK CUresult cuEventSynchronize(CUevent ev)
 	if (cu_load() < 0)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	rc = ev ? ev_state(ev, true) : CUDA_SUCCESS;
-	return rc != CUDA_SUCCESS ? rc : cu_real.cuEventSynchronize(ev);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	rc = cu_real.cuEventSynchronize(ev);
+	cu_mem_pools_update();
+	return rc;
 }
 
 XS_CU_HOOK CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
@@ -367,7 +373,11 @@ XS_CU_HOOK CUresult cuCtxSynchronize(void)
 	if (cu_load() < 0)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	err = scheduling() ? cs_ctx_sync() : CUDA_SUCCESS;
-	return err != CUDA_SUCCESS ? err : cu_real.cuCtxSynchronize();
+	if (err != CUDA_SUCCESS)
+		return err;
+	err = cu_real.cuCtxSynchronize();
+	cu_mem_pools_update();
+	return err;
 }
 
 XS_CU_HOOK CUresult cuMemFree_v2(CUdeviceptr p)

@@ -5,8 +5,10 @@
  * current context (the driver allocates there; a stream-ordered
  * allocation's stream belongs to it), before the driver is asked: over the
  * limit the call answers CUDA_ERROR_OUT_OF_MEMORY itself. Frees give the
- * bytes back when the driver accepted them; cuMemFreeAsync at the call,
- * since the pointer is the application's no longer from then on.
+ * bytes back when the driver accepted them. Stream-ordered memory
+ * (cuMemAllocAsync, cuMemAllocFromPoolAsync) is counted per pool instead:
+ * what the pool reserves from the device, frees or not, kept in step by
+ * asking the pool after each allocation, free, trim and synchronization.
  * cuMemGetInfo_v2 and cuDeviceTotalMem_v2 answer a device of the limit's
  * size.
  */
@@ -16,6 +18,7 @@
 #include "shim/cuda/cu_queues.h"
 #include "shim/common/shim_mem.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 #define CM_ORDINALS 64          /* device ordinals whose record is cached */
@@ -147,13 +150,157 @@ XS_CU_HOOK CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	return rc;
 }
 
-CUresult cu_mem_alloc_async(CUdeviceptr *p, size_t n, CUresult (*real)(CUdeviceptr *, size_t,
-									 CUstream),
+/*
+ * Stream-ordered memory is counted per pool, not per allocation: a
+ * device's figure includes what each pool the process allocated from
+ * reserves there (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), which a free
+ * leaves reserved. The record of a pool keeps what was last counted for
+ * it; cm_pool_update() asks the driver again and moves the device's
+ * figure by the change. Records are few (pools the process allocated
+ * from); a pool beyond CM_POOLS is not counted (its allocations pass).
+ */
+#define CM_POOLS 32
+
+struct cm_pool {
+	CUmemoryPool pool;
+	struct shim_mem_dev *dev;
+	uint64_t counted;               /* its reserve, as last counted */
+};
+
+static pthread_mutex_t cm_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cm_pool cm_pools[CM_POOLS];   /* cm_pool_lock */
+static _Atomic unsigned cm_npools;          /* written under cm_pool_lock */
+
+static uint64_t cm_pool_attr(CUmemoryPool pool, CUmemPool_attribute attr)
+{
+	cuuint64_t v = 0;
+
+	if (!cu_real.cuMemPoolGetAttribute || cu_real.cuMemPoolGetAttribute(pool, attr, &v) !=
+						      CUDA_SUCCESS)
+		return 0;
+	return v;
+}
+
+/* Counts @pool's reserve on @d as the driver says it now. cm_pool_lock held. */
+static void cm_pool_count(struct cm_pool *c)
+{
+	uint64_t now = cm_pool_attr(c->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+
+	if (now != c->counted)
+		shim_mem_resize(c->dev, c->counted, now, SHIM_MEM_DEVICE);
+	c->counted = now;
+}
+
+/* @pool's record, made for device @d if new; NULL when full. Locked. */
+static struct cm_pool *cm_pool_find(CUmemoryPool pool, struct shim_mem_dev *d)
+{
+	unsigned n = atomic_load(&cm_npools);
+
+	for (unsigned i = 0; i < n; i++)
+		if (cm_pools[i].pool == pool)
+			return &cm_pools[i];
+	if (!d || n == CM_POOLS)
+		return NULL;
+	cm_pools[n] = (struct cm_pool){ .pool = pool, .dev = d };
+	atomic_store(&cm_npools, n + 1);
+	return &cm_pools[n];
+}
+
+/* Counts @pool's reserve again (recorded on @d if new; @d NULL: only if known). */
+static void cm_pool_update(CUmemoryPool pool, struct shim_mem_dev *d)
+{
+	struct cm_pool *c;
+
+	pthread_mutex_lock(&cm_pool_lock);
+	c = cm_pool_find(pool, d);
+	if (c)
+		cm_pool_count(c);
+	pthread_mutex_unlock(&cm_pool_lock);
+}
+
+void cu_mem_pools_update(void)
+{
+	if (atomic_load(&cm_npools) == 0)
+		return;
+	pthread_mutex_lock(&cm_pool_lock);
+	for (unsigned i = 0; i < atomic_load(&cm_npools); i++)
+		cm_pool_count(&cm_pools[i]);
+	pthread_mutex_unlock(&cm_pool_lock);
+}
+
+CUresult cu_mem_alloc_async(CUdeviceptr *p, size_t n, CUmemoryPool pool,
+			    CUresult (*real)(CUdeviceptr *, size_t, CUstream),
+			    CUresult (*real_pool)(CUdeviceptr *, size_t, CUmemoryPool, CUstream),
 			    CUstream h)
 {
-	if (!p || !n)
-		return real(p, n, h);
-	return CM_ALLOC("cuMemAllocAsync", p, n, SHIM_MEM_DEVICE, real(p, n, h));
+	const char *api = real_pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync";
+	struct shim_mem_dev *d = NULL;
+	uint64_t reserved, used, counted = 0;
+	CUdevice dev;
+	CUresult rc;
+
+#define CM_CALL() (real_pool ? real_pool(p, n, pool, h) : real(p, n, h))
+	if (!p || !n || !cm_on() || !cu_real.cuCtxGetDevice ||
+	    cu_real.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		return CM_CALL();
+	d = cm_device(dev);
+	if (!pool && (!cu_real.cuDeviceGetMemPool ||
+		      cu_real.cuDeviceGetMemPool(&pool, dev) != CUDA_SUCCESS))
+		pool = NULL;
+	if (!d || !pool)
+		return CM_CALL();
+	/* What the pool's free reserve holds takes nothing more from the
+	 * device; anything else is counted (or refused) before the driver. */
+	reserved = cm_pool_attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+	used = cm_pool_attr(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+	if (reserved < used || reserved - used < n) {
+		if (shim_mem_reserve(d, n, SHIM_MEM_DEVICE, api) < 0)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		counted = n;
+	}
+	rc = CM_CALL();
+#undef CM_CALL
+	/* The pool's reservation replaces the bytes held for the call. */
+	if (counted)
+		shim_mem_cancel(d, counted, SHIM_MEM_DEVICE);
+	cm_pool_update(pool, d);
+	return rc;
+}
+
+XS_CU_HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuMemPoolTrimTo(pool, keep);
+	if (rc == CUDA_SUCCESS && cm_on())
+		cm_pool_update(pool, NULL);
+	return rc;
+}
+
+/* A destroyed pool's reserve leaves the count (the driver gives back
+ * what is still allocated from it when freed). */
+XS_CU_HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+	CUresult rc;
+
+	if (cu_load() < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = cu_real.cuMemPoolDestroy(pool);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&cm_pool_lock);
+	for (unsigned i = 0, n = atomic_load(&cm_npools); i < n; i++) {
+		if (cm_pools[i].pool != pool)
+			continue;
+		shim_mem_resize(cm_pools[i].dev, cm_pools[i].counted, 0, SHIM_MEM_DEVICE);
+		cm_pools[i] = cm_pools[n - 1];
+		atomic_store(&cm_npools, n - 1);
+		break;
+	}
+	pthread_mutex_unlock(&cm_pool_lock);
+	return rc;
 }
 
 XS_CU_HOOK CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
@@ -312,8 +459,8 @@ XS_CU_HOOK CUresult cuMemRelease(CUmemGenericAllocationHandle h)
 
 void cu_mem_freed(CUdeviceptr p)
 {
-	if (p)
-		shim_mem_release(&cm_ptrs, (const void *)(uintptr_t)p);
+	if (p && shim_mem_release(&cm_ptrs, (const void *)(uintptr_t)p) == 0)
+		cu_mem_pools_update();   /* stream-ordered memory, maybe */
 }
 
 XS_CU_HOOK CUresult cuMemGetInfo_v2(size_t *free, size_t *total)

@@ -377,7 +377,9 @@ static CUresult sc_ctx_synchronize(CUcontext ctx)
 	rc = sc_capture_unsafe();
 	if (rc < 0)
 		return sc_result(rc);
-	return sc_result(sc_ctx_sync(c));
+	rc = sc_ctx_sync(c);
+	sc_pool_sync();
+	return sc_result(rc);
 }
 
 /* Waits for every stream of the current context. */

@@ -230,6 +230,7 @@ SC_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 	if (!e.q)
 		return CUDA_SUCCESS;
 	sf_hwq_wait(e.q, e.seq);
+	sc_pool_sync();
 	return sc_result(atomic_load(&hEvent->ctx->sticky));
 }
 

@@ -78,7 +78,7 @@ CUresult sc_result(int err);
 enum sc_htype {
 	SC_H_CTX = 1, SC_H_STREAM, SC_H_EVENT, SC_H_MODULE, SC_H_FUNC,
 	SC_H_LIBRARY, SC_H_KERNEL, SC_H_GRAPH, SC_H_EXEC, SC_H_GREEN, SC_H_DESC, SC_H_NODE,
-	SC_H_ARRAY, SC_H_MIPMAP, SC_H_PHYS,
+	SC_H_ARRAY, SC_H_MIPMAP, SC_H_PHYS, SC_H_POOL,
 };
 
 struct CUctx_st;
@@ -358,6 +358,23 @@ int sc_copy3d_region(const CUDA_MEMCPY3D *c, struct sf_region *r);
 /* ---- arrays (sc_array.c) ---- */
 
 void sc_array_drain(struct CUctx_st *ctx);
+
+/* ---- memory pools (sc_pool.c) ---- */
+
+/*
+ * A block of @size bytes from pool @h (NULL: the device's current pool)
+ * for stream @s (acquired), reserving more of the device's memory if its
+ * free reserve cannot hold it. 0, -EINVAL (no such pool) or -ENOMEM.
+ */
+int sc_pool_alloc(CUmemoryPool h, CUdeviceptr *dptr, size_t size, struct CUstream_st *s);
+/* Marks the pool block at @base for a free: 0, or -EINVAL (none such). */
+int sc_pool_mark_freeing(void *base);
+/* The free of @base ran (any thread, the executor's too): true if it was
+ * a pool block, now its pool's again. */
+bool sc_pool_freed(void *base);
+/* A synchronization: every pool gives back its reserve above its release
+ * threshold. Application threads only. */
+void sc_pool_sync(void);
 
 /* ---- stream memory operations (sc_waitval.c) ---- */
 

@@ -10,9 +10,10 @@
  * registry (src/sim/common/sf_memreg.c), so the executor thread computes on
  * it directly and misuse is detected. Frees synchronise as the real driver's do: cuMemFree and
  * cuMemFreeHost wait for the owning context's work first, cuMemFreeAsync
- * frees when its stream reaches it. cuMemAllocAsync allocates at the call
- * (the memory is usable by the stream's later work, which is all the API
- * promises); the stream-ordered pair cannot be captured here.
+ * frees when its stream reaches it. cuMemAllocAsync and
+ * cuMemAllocFromPoolAsync allocate from a memory pool (sc_pool.c) at the
+ * call (the memory is usable by the stream's later work, which is all the
+ * API promises); the stream-ordered pair cannot be captured here.
  */
 #include "sim/cuda/sc_internal.h"
 
@@ -139,6 +140,16 @@ SC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 		return sc_result(sc_ctx_current(&ctx));
 	}
+	if (sc_pool_mark_freeing((void *)(uintptr_t)dptr) == 0) {
+		/* Stream-ordered memory: back to its pool once the device is idle. */
+		struct CUctx_st *ctx;
+		int rc = sc_ctx_current(&ctx);
+
+		if (rc == 0)
+			rc = sc_ctx_sync(ctx);
+		sc_pool_freed((void *)(uintptr_t)dptr);
+		return sc_result(rc);
+	}
 	if (sf_mem_lookup((void *)(uintptr_t)dptr, &kind, NULL) == 0 && kind == SF_MEM_MANAGED)
 		return sc_free((void *)(uintptr_t)dptr, SF_MEM_MANAGED);
 	return sc_free((void *)(uintptr_t)dptr, SF_MEM_DEVICE);
@@ -203,10 +214,12 @@ SC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
 	}
 }
 
-static CUresult sc_alloc_async(CUdeviceptr *dptr, size_t size, CUstream h, bool pt)
+/* From pool @pool (NULL: the device's current one), see sc_pool.c. */
+static CUresult sc_alloc_async(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream h,
+			       bool pt)
 {
 	struct CUstream_st *s;
-	void *p = NULL;
+	CUdeviceptr p = 0;
 	int rc = sc_ready();
 
 	if (rc < 0)
@@ -223,21 +236,37 @@ static CUresult sc_alloc_async(CUdeviceptr *dptr, size_t size, CUstream h, bool 
 	if (rc == 0)
 		rc = atomic_load(&s->ctx->sticky);
 	if (rc == 0)
-		rc = sf_mem_alloc(size, 0, SF_MEM_DEVICE, s->ctx, &p);
+		rc = sc_pool_alloc(pool, &p, size, s);
 	sc_stream_release(s);
 	if (rc == 0)
-		*dptr = (CUdeviceptr)(uintptr_t)p;
+		*dptr = p;
 	return sc_result(rc);
 }
 
 SC_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	return sc_alloc_async(dptr, bytesize, hStream, false);
+	return sc_alloc_async(dptr, bytesize, NULL, hStream, false);
 }
 
 SC_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	return sc_alloc_async(dptr, bytesize, hStream, true);
+	return sc_alloc_async(dptr, bytesize, NULL, hStream, true);
+}
+
+SC_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+					   CUmemoryPool pool, CUstream hStream)
+{
+	if (!pool)
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	return sc_alloc_async(dptr, bytesize, pool, hStream, false);
+}
+
+SC_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+						CUmemoryPool pool, CUstream hStream)
+{
+	if (!pool)
+		return sc_ready() < 0 ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+	return sc_alloc_async(dptr, bytesize, pool, hStream, true);
 }
 
 static CUresult sc_free_async(CUdeviceptr dptr, CUstream h, bool pt)
@@ -253,12 +282,12 @@ static CUresult sc_free_async(CUdeviceptr dptr, CUstream h, bool pt)
 		sc_capture_invalidate(s->cap);
 		rc = -EPERM;
 	}
-	if (rc == 0)
+	if (rc == 0 && sc_pool_mark_freeing(p) < 0)
 		rc = sf_mem_mark_freeing(p);
 	if (rc == 0) {
 		op.u.free.ptr = p;
 		rc = sc_stream_op(s, &op, NULL);
-		if (rc < 0)
+		if (rc < 0 && !sc_pool_freed(p))
 			sf_mem_release(p);   /* a faulted context orders nothing */
 	}
 	sc_stream_release(s);

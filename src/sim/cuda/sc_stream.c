@@ -463,6 +463,7 @@ static CUresult sc_stream_sync(CUstream h, bool pt)
 	if (rc == 0) {
 		sf_waitset_wait(&w);
 		rc = atomic_load(&ctx->sticky);
+		sc_pool_sync();
 	}
 	sf_waitset_fini(&w);
 	return sc_result(rc);

@@ -95,7 +95,8 @@ static int sc_job_run(void *arg)
 		sf_mem_access_end();
 		break;
 	case SC_OP_FREE:
-		sf_mem_release(op->u.free.ptr);
+		if (!sc_pool_freed(op->u.free.ptr))
+			sf_mem_release(op->u.free.ptr);
 		break;
 	default:
 		break;

@@ -348,6 +348,17 @@ typedef struct CUmemPoolProps_st {
 	unsigned char reserved[54];
 } CUmemPoolProps;
 
+typedef enum CUmemPool_attribute_enum {
+	CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+	CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2,
+	CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3,
+	CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+	CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
+	CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6,
+	CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7,
+	CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8,
+} CUmemPool_attribute;
+
 typedef struct CUmemAccessDesc_st {
 	CUmemLocation location;
 	CUmemAccess_flags flags;
