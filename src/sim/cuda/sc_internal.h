@@ -367,10 +367,11 @@ void sc_array_drain(struct CUctx_st *ctx);
  * free reserve cannot hold it. 0, -EINVAL (no such pool) or -ENOMEM.
  */
 int sc_pool_alloc(CUmemoryPool h, CUdeviceptr *dptr, size_t size, struct CUstream_st *s);
-/* Marks the pool block at @base for a free: 0, or -EINVAL (none such). */
+/* Marks the pool block at @base for a free, its bytes its pool's again:
+ * 0, or -EINVAL (none such). */
 int sc_pool_mark_freeing(void *base);
 /* The free of @base ran (any thread, the executor's too): true if it was
- * a pool block, now its pool's again. */
+ * a pool block (now idle, released by the next pool call). */
 bool sc_pool_freed(void *base);
 /* A synchronization: every pool gives back its reserve above its release
  * threshold. Application threads only. */

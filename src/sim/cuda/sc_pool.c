@@ -6,7 +6,9 @@
  * address space. It reserves device memory (charged to the node's
  * capacity, sf_mem_charge()) in chunks of SC_POOL_CHUNK when an allocation
  * does not fit what it has reserved and not handed out (its free reserve);
- * a free hands the block back to the pool, which keeps the reserve. At a
+ * a free hands the block back to the pool at the call (later allocations
+ * of any stream may count on its bytes: each block is memory of its own,
+ * so no two ever alias), and the pool keeps the reserve. At a
  * synchronization (cuStreamSynchronize, cuCtxSynchronize,
  * cuEventSynchronize: sc_pool_sync()) every pool gives back to the device
  * what it reserves above max(release threshold, used), in whole chunks;
@@ -16,9 +18,9 @@
  * Each block is host memory of its own, registered with the memory
  * registry as external device memory (charged by the pool, not by the
  * registry). A stream-ordered free reaches the executor thread, which may
- * not unregister memory (sf_mem_unregister()): it only gives the bytes
- * back to the pool and marks the block idle; the next pool call of an
- * application thread unregisters and frees idle blocks. Until then a freed
+ * not unregister memory (sf_mem_unregister()): it only marks the block
+ * idle; the next pool call of an application thread unregisters and frees
+ * idle blocks. Until then a freed
  * pointer stays accessible, as a real pool's memory stays mapped.
  *
  * One device (ordinal 0), one default pool; the device's current pool is
@@ -197,8 +199,15 @@ int sc_pool_mark_freeing(void *base)
 
 	pthread_mutex_lock(&sc_pool_lock);
 	b = sc_block_find(base);
-	if (b)
+	if (b) {
 		b->freeing = true;
+		b->pool->used -= b->size;
+		/* A destroyed pool keeps only what is still out. */
+		if (b->pool->dead) {
+			b->pool->reserved -= b->size;
+			sf_mem_uncharge(b->size);
+		}
+	}
 	pthread_mutex_unlock(&sc_pool_lock);
 	return b ? 0 : -EINVAL;
 }
@@ -211,15 +220,8 @@ bool sc_pool_freed(void *base)
 	for (b = sc_blocks; b; b = b->next)
 		if (b->base == base && b->freeing && !b->idle)
 			break;
-	if (b) {
+	if (b)
 		b->idle = true;
-		b->pool->used -= b->size;
-		/* A destroyed pool keeps only what is still out. */
-		if (b->pool->dead) {
-			b->pool->reserved -= b->size;
-			sf_mem_uncharge(b->size);
-		}
-	}
 	pthread_mutex_unlock(&sc_pool_lock);
 	return b != NULL;
 }
