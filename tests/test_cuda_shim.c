@@ -560,6 +560,41 @@ static void cuda_memory_every_api(void **state)
 }
 
 /*
+ * Stream-ordered memory under XSCHED_MEMORY_LIMIT=64M counts what its pool
+ * reserves: a freed block's bytes stay counted while the pool keeps them
+ * (its release threshold raised), the pool's free reserve holds an
+ * allocation the limit would refuse, one it cannot hold is refused (one
+ * warning), trimming gives the reserve back, and an explicit pool's
+ * allocations are counted and refused alike.
+ */
+static void cuda_memory_pools(void **state)
+{
+	struct it_env *e = *state;
+	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+			       "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_LIMIT=64M", NULL };
+	static const char *const want[] = {
+		"start held=0\n", "async 20M: 0\n", "async held=20971520\n",
+		"freed held=20971520\n", "synced held=20971520\n", "alloc 40M: 0\n",
+		"async 10M: 0\n", "reused held=62914560\n", "async 16M: 2\n",
+		"trimmed held=41943040\n", "pool 8M: 0\n", "pool held=50331648\n",
+		"pool 24M: 2\n", "pool synced held=41943040\n", "end held=0\n",
+	};
+	char *out, *err;
+
+	out = run_err(e, IT_ARGS(XS_CU_MEM_PROG, "pools"), vars, &err);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(out, want[i]))
+			fail_msg("no line '%s' under the shim:\n%s", want[i], out);
+	assert_int_equal(occurrences(err, "xsched: cuMemAllocAsync of 16 MiB on cuda:0 refused"),
+			 1);
+	assert_int_equal(occurrences(err, "xsched: cuMemAllocFromPoolAsync of 24 MiB on cuda:0 "
+				     "refused"), 1);
+	free(out);
+	free(err);
+	e->ok = true;
+}
+
+/*
  * Memory preemption in one process (XSCHED_MEMORY_PREEMPTION=1, evictions
  * through the test build's hook): allocations backed by the virtual memory
  * management API; evicting gives the device back every byte taken (its
@@ -1053,6 +1088,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_memory_limit, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_limit_malformed, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_every_api, it_setup, it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_pools, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_eviction_in_process, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_through_daemon, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_preemption_through_daemon, it_setup,

@@ -8,6 +8,7 @@
  *
  * Usage: cu_mem_prog
  *        cu_mem_prog apis
+ *        cu_mem_prog pools
  *        cu_mem_prog serve FIFO
  *
  * evict: memory preemption (XSCHED_MEMORY_PREEMPTION=1, the test build of
@@ -19,6 +20,9 @@
  * apis: each other allocation call of the driver API, with what the
  * process holds after it (total - free of cuMemGetInfo_v2: under a limit,
  * what the shim counts), then after each free.
+ * pools: stream-ordered allocations from the default pool (its release
+ * threshold raised to 64 MiB) and from a pool of its own, with what the
+ * process holds after each allocation, free, synchronization and trim.
  *
  * serve: commands, one per line, read from FIFO, each answered with a line
  * on stdout: "alloc SIZE" (bytes, or with M: MiB) -> "alloc SIZE: RESULT";
@@ -103,6 +107,61 @@ static int apis(void)
 	printf("arrays destroyed held=%zu\n", held());
 	CK(cuMemFree_v2(p));
 	CK(cuMemFree_v2(m));
+	printf("end held=%zu\n", held());
+	return 0;
+}
+
+/* Stream-ordered memory: what the pools reserve, as the process holds it. */
+static int pools(void)
+{
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	cuuint64_t keep = 64 * MIB;
+	CUmemoryPool def, pool;
+	CUdeviceptr a, b, c, x;
+	CUcontext ctx;
+	CUdevice dev;
+	CUstream s;
+	CUresult rc;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuDeviceGetDefaultMemPool(&def, dev));
+	CK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+	printf("start held=%zu\n", held());
+	printf("async 20M: %d\n", cuMemAllocAsync(&a, 20 * MIB, s));
+	printf("async held=%zu\n", held());
+	CK(cuMemFreeAsync(a, s));
+	printf("freed held=%zu\n", held());
+	CK(cuStreamSynchronize(s));
+	printf("synced held=%zu\n", held());
+	printf("alloc 40M: %d\n", cuMemAlloc_v2(&x, 40 * MIB));
+	/* The pool's free reserve holds it, over the limit or not. */
+	printf("async 10M: %d\n", cuMemAllocAsync(&b, 10 * MIB, s));
+	printf("reused held=%zu\n", held());
+	rc = cuMemAllocAsync(&c, 16 * MIB, s);
+	printf("async 16M: %d\n", rc);
+	if (rc == CUDA_SUCCESS)
+		CK(cuMemFreeAsync(c, s));
+	CK(cuMemFreeAsync(b, s));
+	CK(cuStreamSynchronize(s));
+	CK(cuMemPoolTrimTo(def, 0));
+	printf("trimmed held=%zu\n", held());
+	CK(cuMemPoolCreate(&pool, &props));
+	printf("pool 8M: %d\n", cuMemAllocFromPoolAsync(&a, 8 * MIB, pool, s));
+	printf("pool held=%zu\n", held());
+	rc = cuMemAllocFromPoolAsync(&b, 24 * MIB, pool, s);
+	printf("pool 24M: %d\n", rc);
+	if (rc == CUDA_SUCCESS)
+		CK(cuMemFreeAsync(b, s));
+	CK(cuMemFreeAsync(a, s));
+	CK(cuStreamSynchronize(s));
+	printf("pool synced held=%zu\n", held());
+	CK(cuMemPoolDestroy(pool));
+	CK(cuMemFree_v2(x));
 	printf("end held=%zu\n", held());
 	return 0;
 }
@@ -350,6 +409,8 @@ int main(int argc, char **argv)
 		return apis();
 	if (argc == 2 && !strcmp(argv[1], "evict"))
 		return evict();
+	if (argc == 2 && !strcmp(argv[1], "pools"))
+		return pools();
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
