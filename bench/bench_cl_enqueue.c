@@ -31,10 +31,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#ifndef XS_SHIM_PATH
-#define XS_SHIM_PATH ""
-#endif
-
 struct opts {
 	int batches, batch, rounds;
 	bool events;

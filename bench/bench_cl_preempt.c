@@ -72,10 +72,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#ifndef XS_TEST_SHIM_PATH
-#define XS_TEST_SHIM_PATH ""
-#endif
-
 #define US 1000ull
 #define MS (1000 * US)
 #define MAX_KERNELS 4

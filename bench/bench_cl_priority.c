@@ -64,25 +64,14 @@
 #include "bench_util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
-
-#ifndef XS_SHIM_PATH
-#define XS_SHIM_PATH ""
-#endif
-#ifndef XSD_BIN
-#define XSD_BIN ""
-#endif
 
 #define US 1000ull
 #define MS (1000 * US)
@@ -166,8 +155,8 @@ enum mode_env { ENV_NATIVE, ENV_XSCHED, ENV_XSCHED_LV1, ENV_SHIM_NONE };
 
 struct run {
 	struct opts o;
-	char dir[256], sock[300], ctl[300], conf[300], log[300], notify[300];
-	pid_t daemon;
+	char dir[256];
+	struct bench_daemon xsd;
 };
 
 /* Forks this program as "--child ROLE" with stdout into a pipe. */
@@ -203,7 +192,7 @@ static pid_t spawn(const struct run *r, const char *role, enum mode_env env, int
 	}
 	putenv(env == ENV_XSCHED_LV1 ? "XSCHED_OPENCL_LV2=0" : "XSCHED_OPENCL_LV2=1");
 	if (env == ENV_XSCHED || env == ENV_XSCHED_LV1) {
-		snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
+		snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->xsd.sock);
 		snprintf(pr, sizeof(pr), "XSCHED_PRIORITY=%d", prio);
 		putenv(sock);
 		putenv(pr);
@@ -316,7 +305,7 @@ static int fg_run(const struct run *r, enum mode_env env, uint64_t *lat, uint64_
 /* The private daemon's configuration: fixed priority, no ceiling in the way. */
 static int write_config(const struct run *r)
 {
-	FILE *f = fopen(r->conf, "w");
+	FILE *f = fopen(r->xsd.conf, "w");
 
 	if (!f)
 		return -1;
@@ -328,77 +317,6 @@ static int write_config(const struct run *r)
 	if (r->o.rt_prio)
 		fprintf(f, "realtime_priority = %s\n", r->o.rt_prio);
 	return fclose(f);
-}
-
-/* Starts xschedd on private sockets; returns once it reported READY=1. */
-static int daemon_start(struct run *r)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint64_t end = bench_wall_ns() + 10000 * MS;
-	char msg[256];
-	int fd;
-
-	if (write_config(r) < 0)
-		return -1;
-	if (strlen(r->notify) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "bench_cl_priority: %s: path too long for a socket\n", r->notify);
-		return -1;
-	}
-	memcpy(sa.sun_path, r->notify, strlen(r->notify));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		perror("bench_cl_priority: notify socket");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	r->daemon = fork();
-	if (r->daemon == 0) {
-		int log = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (log >= 0)
-			dup2(log, STDERR_FILENO);
-		setenv("NOTIFY_SOCKET", r->notify, 1);
-		execl(r->o.daemon, "xschedd", "--config", r->conf, "--socket", r->sock,
-		      "--control-socket", r->ctl, (char *)NULL);
-		_exit(127);
-	}
-	while (r->daemon > 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = bench_wall_ns();
-		ssize_t n;
-
-		if (now >= end || waitpid(r->daemon, NULL, WNOHANG) == r->daemon)
-			break;
-		if (poll(&p, 1, (int)((end - now) / MS) + 1) <= 0)
-			continue;
-		n = recv(fd, msg, sizeof(msg) - 1, 0);
-		if (n > 0) {
-			msg[n] = '\0';
-			if (strstr(msg, "READY=1")) {
-				close(fd);
-				return 0;
-			}
-		}
-	}
-	close(fd);
-	fprintf(stderr, "bench_cl_priority: xschedd did not start (log: %s)\n", r->log);
-	if (r->daemon > 0) {
-		kill(r->daemon, SIGKILL);
-		waitpid(r->daemon, NULL, 0);
-	}
-	r->daemon = 0;
-	return -1;
-}
-
-static void daemon_stop(struct run *r)
-{
-	if (r->daemon <= 0)
-		return;
-	kill(r->daemon, SIGTERM);
-	waitpid(r->daemon, NULL, 0);
-	r->daemon = 0;
 }
 
 /*
@@ -617,17 +535,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r.o.round_samples = (r.o.samples + r.o.rounds - 1) / r.o.rounds;
-	snprintf(r.dir, sizeof(r.dir), "%s/bench_cl_priority.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(r.dir)) {
-		perror("bench_cl_priority: mkdtemp");
+	if (bench_mkdtemp(r.dir, sizeof(r.dir), "bench_cl_priority") < 0)
 		return 1;
-	}
-	snprintf(r.sock, sizeof(r.sock), "%s/c.sock", r.dir);
-	snprintf(r.ctl, sizeof(r.ctl), "%s/ctl.sock", r.dir);
-	snprintf(r.conf, sizeof(r.conf), "%s/xschedd.conf", r.dir);
-	snprintf(r.log, sizeof(r.log), "%s/xschedd.log", r.dir);
-	snprintf(r.notify, sizeof(r.notify), "%s/notify", r.dir);
+	bench_daemon_paths(&r.xsd, r.dir);
 	xsched = r.o.shim[0] && access(r.o.shim, R_OK) == 0 && r.o.daemon[0] &&
 		 access(r.o.daemon, X_OK) == 0;
 	if (xsched)
@@ -658,7 +568,8 @@ int main(int argc, char **argv)
 		       r.o.rt_prio ? "; xschedd's loop and the agents at SCHED_FIFO " : "",
 		       r.o.rt_prio ? r.o.rt_prio : "");
 	fflush(stdout);
-	if (xsched && daemon_start(&r) < 0)
+	if (xsched && (write_config(&r) < 0 ||
+		       bench_daemon_start(&r.xsd, r.o.daemon, "bench_cl_priority") < 0))
 		goto out;
 	/* Rounds of every configuration in turn, so that drifts of a noisy
 	 * machine hit them all. */
@@ -699,24 +610,24 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	daemon_stop(&r);
-	unlink(r.sock);
-	unlink(r.ctl);
-	unlink(r.conf);
-	unlink(r.notify);
+	bench_daemon_stop(&r.xsd);
+	unlink(r.xsd.sock);
+	unlink(r.xsd.ctl);
+	unlink(r.xsd.conf);
+	unlink(r.xsd.notify);
 	/* xschedd leaves its sockets' lock files; it has exited, the
 	 * directory is ours. */
 	for (int i = 0; i < 2; i++) {
 		char lock[320];
 
-		snprintf(lock, sizeof(lock), "%s.lock", i ? r.ctl : r.sock);
+		snprintf(lock, sizeof(lock), "%s.lock", i ? r.xsd.ctl : r.xsd.sock);
 		unlink(lock);
 	}
 	if (rc == 0)
-		unlink(r.log);
-	else if (access(r.log, F_OK) == 0)
-		fprintf(stderr, "bench_cl_priority: daemon log kept in %s\n", r.log);
-	if (rc == 0 || access(r.log, F_OK) != 0)
+		unlink(r.xsd.log);
+	else if (access(r.xsd.log, F_OK) == 0)
+		fprintf(stderr, "bench_cl_priority: daemon log kept in %s\n", r.xsd.log);
+	if (rc == 0 || access(r.xsd.log, F_OK) != 0)
 		rmdir(r.dir);
 	for (int m = 0; m < 4; m++)
 		free(modes[m].lat);

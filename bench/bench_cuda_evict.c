@@ -42,33 +42,18 @@
  * Usage: bench_cuda_evict [--sizes MIB[,MIB...]] [--allocs N] [--rounds N]
  *                         [--quick] [--driver-dir DIR] [--shim PATH]
  */
-#include "vendor/cuda/cu_api.h"
+#define BENCH_PROG "bench_cuda_evict"
+#include "bench_cuda.h"
 #include "bench_launch.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#ifndef XS_SIM_CUDA_DIR
-#define XS_SIM_CUDA_DIR ""
-#endif
-#ifndef XS_TEST_SHIM_PATH
-#define XS_TEST_SHIM_PATH ""
-#endif
-
 #define BE_MIB (1ull << 20)
 #define BE_GIB (1ull << 30)
 #define BE_SIM_DEVICE "bench-cuda-evict"
 #define BE_MAX_SIZES 16
-
-#define CK(call)                                                                     \
-	do {                                                                         \
-		CUresult rc_ = (call);                                               \
-		if (rc_ != CUDA_SUCCESS) {                                           \
-			fprintf(stderr, "bench_cuda_evict: %s = %d\n", #call, rc_);  \
-			exit(1);                                                     \
-		}                                                                    \
-	} while (0)
 
 /* What a round measures: one duration and one count of minor faults each. */
 enum what {
@@ -172,7 +157,6 @@ static void ws_setup(struct ws *w, size_t total, int n)
 {
 	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
 				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
-	CUcontext ctx;
 
 	w->evict = (long long (*)(void))dlsym(RTLD_DEFAULT, "cu_test_evict");
 	w->restore = (int (*)(void))dlsym(RTLD_DEFAULT, "cu_test_restore");
@@ -185,10 +169,7 @@ static void ws_setup(struct ws *w, size_t total, int n)
 	w->n = n;
 	w->total = total;
 	w->chunk = total / (size_t)n;
-	CK(cuInit(0));
-	CK(cuDeviceGet(&w->dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, w->dev));
-	CK(cuCtxSetCurrent(ctx));
+	w->dev = bench_cu_init();
 	prop.location.id = w->dev;
 	CK(cuMemGetAllocationGranularity(&w->gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
 	w->span = (w->chunk + w->gran - 1) / w->gran * w->gran;
@@ -599,12 +580,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	snprintf(dir, sizeof(dir), "%s/bench_cuda_evict.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("bench_cuda_evict: mkdtemp");
+	if (bench_mkdtemp(dir, sizeof(dir), "bench_cuda_evict") < 0)
 		return 1;
-	}
 	snprintf(devfile, sizeof(devfile), "%s/%s", dir, BE_SIM_DEVICE);
 	/* The working set and the VMM parts' copy of it at once, and room. */
 	dev_mib = 2 * biggest + 1024;

@@ -22,33 +22,18 @@
  *                          [--driver-dir DIR] [--shim PATH]
  */
 #include "xsched/xsched.h"
-#include "vendor/cuda/cu_api.h"
+#define BENCH_PROG "bench_cuda_launch"
+#include "bench_cuda.h"
 #include "bench_launch.h"
 
 #include <errno.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#ifndef XS_SIM_CUDA_DIR
-#define XS_SIM_CUDA_DIR ""
-#endif
-#ifndef XS_SHIM_PATH
-#define XS_SHIM_PATH ""
-#endif
-
 struct opts {
 	int batches, batch, rounds;
 	const char *driver_dir, *shim;
 };
-
-#define CK(call)                                                                   \
-	do {                                                                       \
-		CUresult rc_ = (call);                                             \
-		if (rc_ != CUDA_SUCCESS) {                                         \
-			fprintf(stderr, "bench_cuda_launch: %s = %d\n", #call, rc_); \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
 
 /*
  * The child: one line per batch on stdout, "thread_ns wall_ns process_ns"
@@ -56,18 +41,13 @@ struct opts {
  */
 static int child(int batches, int batch)
 {
-	CUcontext ctx;
 	CUfunction spin;
 	CUmodule m;
 	CUstream s;
-	CUdevice dev;
 	uint64_t ns = 0;
 	void *args[] = { &ns };
 
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
+	bench_cu_init();
 	CK(cuModuleLoadData(&m, "xs"));
 	CK(cuModuleGetFunction(&spin, m, "sf_spin"));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));

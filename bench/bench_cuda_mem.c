@@ -38,23 +38,9 @@
  *                       [--driver-dir DIR] [--shim PATH] [--daemon PATH]
  *                       [--no-daemon]
  */
-#include "vendor/cuda/cu_api.h"
+#define BENCH_PROG "bench_cuda_mem"
+#include "bench_cuda.h"
 #include "bench_launch.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
-#ifndef XS_SIM_CUDA_DIR
-#define XS_SIM_CUDA_DIR ""
-#endif
-#ifndef XS_SHIM_PATH
-#define XS_SHIM_PATH ""
-#endif
-#ifndef XSD_BIN
-#define XSD_BIN ""
-#endif
 
 #define BM_GIB (1ull << 30)
 #define BM_SIM_DEVICE "bench-cuda-mem"  /* the private simulated device, */
@@ -66,15 +52,6 @@
 #define BM_INFO_BATCH 100               /* cuMemGetInfo_v2 calls per timed batch */
 #define BM_WAIT_MS 10000                /* for the limit to be in effect */
 #define BM_MS 1000000ull
-
-#define CK(call)                                                                   \
-	do {                                                                       \
-		CUresult rc_ = (call);                                             \
-		if (rc_ != CUDA_SUCCESS) {                                         \
-			fprintf(stderr, "bench_cuda_mem: %s = %d\n", #call, rc_);  \
-			exit(1);                                                   \
-		}                                                                  \
-	} while (0)
 
 /* M_DAEMON last: left out without xschedd. */
 enum mode { M_NATIVE, M_PASS, M_SHIM, M_LIMIT, M_DAEMON, M_COUNT };
@@ -101,8 +78,8 @@ struct result {
 /* The temporary directory: simulated device, daemon sockets and log. */
 struct run {
 	struct opts o;
-	char dir[256], sock[300], ctl[300], conf[300], log[300], notify[300];
-	pid_t daemon;
+	char dir[256];
+	struct bench_daemon xsd;
 	bool with_daemon;
 };
 
@@ -117,16 +94,11 @@ struct run {
  */
 static void child_init(uint64_t want)
 {
-	CUcontext ctx;
-	CUdevice dev;
 	size_t free_b = 0, total = 0;
 	uint64_t end = bench_clock_ns(CLOCK_MONOTONIC) + BM_WAIT_MS * BM_MS;
 	struct timespec ms = { 0, 1000000 };
 
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
+	bench_cu_init();
 	for (;;) {
 		CK(cuMemGetInfo_v2(&free_b, &total));
 		if ((uint64_t)total == want)
@@ -230,7 +202,7 @@ static int run_child(const struct run *r, enum mode m, const char *what, const c
 	snprintf(path, sizeof(path), "LD_LIBRARY_PATH=%s", r->o.driver_dir);
 	snprintf(lib, sizeof(lib), "XSCHED_CUDA_LIB=%s/libcuda.so.1", r->o.driver_dir);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
-	snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
+	snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->xsd.sock);
 	snprintf(want, sizeof(want), "%llu", (unsigned long long)mode_total(m));
 	snprintf(who, sizeof(who), "bench_cuda_mem: %s %s", mode_name[m], what);
 	if (m != M_NATIVE) {
@@ -261,85 +233,21 @@ static int run_child(const struct run *r, enum mode m, const char *what, const c
 	return 0;
 }
 
-/* The private daemon's configuration: the ceiling of our uid is the limit. */
+/*
+ * The private daemon's configuration: the ceiling of our uid is the limit.
+ * 0, or prints why not and returns -1.
+ */
 static int write_config(const struct run *r)
 {
-	FILE *f = fopen(r->conf, "w");
+	FILE *f = fopen(r->xsd.conf, "w");
 
-	if (!f)
-		return -1;
-	fprintf(f, "[limits]\nuid.%u.memory_limit = %s\n", (unsigned)getuid(), BM_LIMIT);
-	return fclose(f);
-}
-
-/* Starts xschedd on the private sockets; returns once it said READY=1. */
-static int daemon_start(struct run *r)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint64_t end = bench_clock_ns(CLOCK_MONOTONIC) + BM_WAIT_MS * BM_MS;
-	char msg[256];
-	int fd;
-
-	if (write_config(r) < 0 || strlen(r->notify) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "bench_cuda_mem: cannot set up %s for xschedd\n", r->dir);
-		return -1;
+	if (f) {
+		fprintf(f, "[limits]\nuid.%u.memory_limit = %s\n", (unsigned)getuid(), BM_LIMIT);
+		if (fclose(f) == 0)
+			return 0;
 	}
-	memcpy(sa.sun_path, r->notify, strlen(r->notify));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		perror("bench_cuda_mem: notify socket");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	fflush(stdout);
-	r->daemon = fork();
-	if (r->daemon == 0) {
-		int log = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (log >= 0)
-			dup2(log, STDERR_FILENO);
-		setenv("NOTIFY_SOCKET", r->notify, 1);
-		execl(r->o.daemon, "xschedd", "--config", r->conf, "--socket", r->sock,
-		      "--control-socket", r->ctl, (char *)NULL);
-		_exit(127);
-	}
-	while (r->daemon > 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = bench_clock_ns(CLOCK_MONOTONIC);
-		ssize_t n;
-
-		if (now >= end || waitpid(r->daemon, NULL, WNOHANG) == r->daemon)
-			break;
-		if (poll(&p, 1, (int)((end - now) / BM_MS) + 1) <= 0)
-			continue;
-		n = recv(fd, msg, sizeof(msg) - 1, 0);
-		if (n > 0) {
-			msg[n] = '\0';
-			if (strstr(msg, "READY=1")) {
-				close(fd);
-				return 0;
-			}
-		}
-	}
-	close(fd);
-	fprintf(stderr, "bench_cuda_mem: xschedd did not start (log: %s)\n", r->log);
-	if (r->daemon > 0) {
-		kill(r->daemon, SIGKILL);
-		waitpid(r->daemon, NULL, 0);
-	}
-	r->daemon = 0;
+	fprintf(stderr, "bench_cuda_mem: cannot set up %s for xschedd\n", r->dir);
 	return -1;
-}
-
-static void daemon_stop(struct run *r)
-{
-	if (r->daemon <= 0)
-		return;
-	kill(r->daemon, SIGTERM);
-	waitpid(r->daemon, NULL, 0);
-	r->daemon = 0;
 }
 
 /* Removes what the run left in its directory, then the directory. */
@@ -354,9 +262,9 @@ static void cleanup(struct run *r, bool keep_log)
 		unlink(path);
 	}
 	if (!keep_log)
-		unlink(r->log);
-	else if (access(r->log, F_OK) == 0)
-		fprintf(stderr, "bench_cuda_mem: daemon log kept in %s\n", r->log);
+		unlink(r->xsd.log);
+	else if (access(r->xsd.log, F_OK) == 0)
+		fprintf(stderr, "bench_cuda_mem: daemon log kept in %s\n", r->xsd.log);
 	if (rmdir(r->dir) < 0 && !keep_log)
 		fprintf(stderr, "bench_cuda_mem: %s left behind: %s\n", r->dir, strerror(errno));
 }
@@ -491,17 +399,9 @@ int main(int argc, char **argv)
 	memset(pairs, 0, sizeof(pairs));
 	memset(info, 0, sizeof(info));
 
-	snprintf(r.dir, sizeof(r.dir), "%s/bench_cuda_mem.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(r.dir)) {
-		perror("bench_cuda_mem: mkdtemp");
+	if (bench_mkdtemp(r.dir, sizeof(r.dir), "bench_cuda_mem") < 0)
 		return 1;
-	}
-	snprintf(r.sock, sizeof(r.sock), "%s/c.sock", r.dir);
-	snprintf(r.ctl, sizeof(r.ctl), "%s/ctl.sock", r.dir);
-	snprintf(r.conf, sizeof(r.conf), "%s/xschedd.conf", r.dir);
-	snprintf(r.log, sizeof(r.log), "%s/xschedd.log", r.dir);
-	snprintf(r.notify, sizeof(r.notify), "%s/notify", r.dir);
+	bench_daemon_paths(&r.xsd, r.dir);
 	/* Every child (and the daemon) inherits the private device and none
 	 * of the caller's xsched settings. */
 	setenv("XSCHED_SIM_DIR", r.dir, 1);
@@ -531,7 +431,8 @@ int main(int argc, char **argv)
 	       "XSCHED_SCHEDULER=local);\nshim-none: XSCHED_SCHEDULER=none, every call passed "
 	       "through, nothing counted\n", BM_LIMIT);
 	fflush(stdout);
-	if (r.with_daemon && daemon_start(&r) < 0)
+	if (r.with_daemon && (write_config(&r) < 0 ||
+			      bench_daemon_start(&r.xsd, r.o.daemon, "bench_cuda_mem") < 0))
 		goto out;
 	for (int round = 0; round < r.o.rounds; round++) {
 		for (size_t z = 0; z < NSIZES; z++) {
@@ -559,7 +460,7 @@ int main(int argc, char **argv)
 	       "the configuration\nminus native's; x: ratio to native (p50, p99)\n");
 	rc = 0;
 out:
-	daemon_stop(&r);
+	bench_daemon_stop(&r.xsd);
 	cleanup(&r, rc != 0);
 	for (size_t z = 0; z < NSIZES; z++)
 		for (int m = 0; m < M_COUNT; m++)

@@ -14,14 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-static inline uint64_t bench_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Clocks at the start or end of a batch. */
 struct bench_clocks {
 	uint64_t thread, wall, proc;
@@ -105,37 +97,17 @@ static inline void bench_samples_free(struct bench_samples *s)
 static inline int bench_run_child(char *const argv[], char *const vars[], const char *who,
 				  struct bench_samples *out)
 {
-	int fds[2], st = 0;
+	char what[128];
 	FILE *in;
-	pid_t pid;
+	pid_t pid = bench_fork_piped(&in);
 
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		unsetenv("LD_PRELOAD");
-		unsetenv("XSCHED_DISABLE");
-		for (; *vars; vars++)
-			putenv(*vars);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	if (!in)
-		return -1;
+	if (pid == 0)
+		bench_exec_self(argv, vars);
 	bench_samples_read(in, out);
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "%s child failed (status 0x%x)\n", who, st);
-		return -1;
-	}
-	return 0;
+	snprintf(what, sizeof(what), "%s child", who);
+	return bench_wait_child(pid, what);
 }
 
 /* Median of the per-launch thread CPU, in ns. */

@@ -46,24 +46,12 @@
  * RC ALLOC_NS TASK_NS FREE_NS START_NS OK); --keep keeps the temporary
  * directory (the daemon's log, the children's stderr).
  */
-#include "vendor/cuda/cu_api.h"
+#define BENCH_PROG "bench_mem_oversub"
+#include "bench_cuda.h"
 #include "bench_launch.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
-#ifndef XS_SIM_CUDA_DIR
-#define XS_SIM_CUDA_DIR ""
-#endif
-#ifndef XS_SHIM_PATH
-#define XS_SHIM_PATH ""
-#endif
-#ifndef XSD_BIN
-#define XSD_BIN ""
-#endif
 
 #define OS_MIB ((size_t)1 << 20)
 #define OS_MS 1000000ull
@@ -71,18 +59,8 @@
 #define OS_FILL_WORDS (2 * 1024 * 1024) /* 8 MiB host buffer for fill and check */
 #define OS_BG_SPIN_NS (1 * OS_MS)       /* the background's kernel per iteration */
 #define OS_FG_SPIN_NS (2 * OS_MS)       /* the foreground's task */
-#define OS_WAIT_MS 10000                /* for xschedd to say READY=1 */
 #define OS_MODE_S 120                   /* one configuration, at most */
 #define OS_MAX_REQ 10000
-
-#define CK(call)                                                                      \
-	do {                                                                          \
-		CUresult rc_ = (call);                                                \
-		if (rc_ != CUDA_SUCCESS) {                                            \
-			fprintf(stderr, "bench_mem_oversub: %s = %d\n", #call, rc_);  \
-			exit(1);                                                      \
-		}                                                                     \
-	} while (0)
 
 /* --- the roles -------------------------------------------------------------- */
 
@@ -93,14 +71,9 @@ struct dev {
 
 static void dev_open(struct dev *d)
 {
-	CUcontext ctx;
 	CUmodule m;
-	CUdevice dv;
 
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dv, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dv));
-	CK(cuCtxSetCurrent(ctx));
+	bench_cu_init();
 	CK(cuModuleLoadData(&m, "xs"));
 	CK(cuModuleGetFunction(&d->inc, m, "sf_inc"));
 	CK(cuModuleGetFunction(&d->spin, m, "sf_spin"));
@@ -316,8 +289,8 @@ struct result {
 struct run {
 	struct opts o;
 	size_t ws, limit;
-	char dir[256], sock[300], ctl[300], conf[300], log[300], notify[300];
-	pid_t daemon;
+	char dir[256];
+	struct bench_daemon xsd;
 };
 
 static volatile sig_atomic_t timed_out;
@@ -344,12 +317,7 @@ static pid_t spawn(char *const argv[], char *const vars[], const char *err, FILE
 
 		if (fd >= 0)
 			dup2(fd, STDERR_FILENO);
-		unsetenv("LD_PRELOAD");
-		unsetenv("XSCHED_DISABLE");
-		for (; *vars; vars++)
-			putenv(*vars);
-		execv("/proc/self/exe", argv);
-		_exit(127);
+		bench_exec_self(argv, vars);
 	}
 	return pid;
 }
@@ -395,24 +363,17 @@ static bool read_lines(FILE *in, const char *want, struct result *res)
 
 static int reap(pid_t pid, const char *who)
 {
-	int st = 0;
-
 	if (pid <= 0)
 		return -1;
 	if (timed_out)
 		kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "bench_mem_oversub: %s failed (status 0x%x)\n", who, st);
-		return -1;
-	}
-	return 0;
+	return bench_wait_child(pid, who);
 }
 
 /* Counts the lines of the daemon's log from @from that contain @what. */
 static int log_count(const struct run *r, long from, const char *what)
 {
-	FILE *f = fopen(r->log, "r");
+	FILE *f = fopen(r->xsd.log, "r");
 	char line[1024];
 	int n = 0;
 
@@ -427,7 +388,7 @@ static int log_count(const struct run *r, long from, const char *what)
 
 static long log_size(const struct run *r)
 {
-	FILE *f = fopen(r->log, "r");
+	FILE *f = fopen(r->xsd.log, "r");
 	long n = 0;
 
 	if (f) {
@@ -488,7 +449,7 @@ static int run_mode(struct run *r, enum mode m, struct result *res)
 	snprintf(dev, sizeof(dev), "XSCHED_SIM_DEVICE=bench-mem-oversub-%d", (int)m);
 	snprintf(lib, sizeof(lib), "XSCHED_CUDA_LIB=%s/libcuda.so.1", r->o.driver_dir);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", r->o.shim);
-	snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->sock);
+	snprintf(sock, sizeof(sock), "XSCHED_SOCKET=%s", r->xsd.sock);
 	snprintf(limit, sizeof(limit), "XSCHED_MEMORY_LIMIT=%zu", r->limit);
 	if (xs) {
 		char *common[] = { lib, pre, sock, "XSCHED_SCHEDULER=global" };
@@ -522,9 +483,9 @@ out:
 	if (timed_out)
 		fprintf(stderr, "bench_mem_oversub: %s: no end after %d s: stopped\n", mode_name[m],
 			OS_MODE_S);
-	if (res->fg && reap(fg, "the foreground") < 0)
+	if (res->fg && reap(fg, "bench_mem_oversub: the foreground") < 0)
 		rc = -1;
-	if (res->bg && reap(bg, "the background") < 0)
+	if (res->bg && reap(bg, "bench_mem_oversub: the background") < 0)
 		rc = -1;
 	if (fg_out)
 		fclose(fg_out);
@@ -544,85 +505,21 @@ out:
 	return rc;
 }
 
-/* The private daemon's configuration: memory preemption on. */
+/*
+ * The private daemon's configuration: memory preemption on. 0, or prints
+ * why not and returns -1.
+ */
 static int write_config(const struct run *r)
 {
-	FILE *f = fopen(r->conf, "w");
+	FILE *f = fopen(r->xsd.conf, "w");
 
-	if (!f)
-		return -1;
-	fprintf(f, "[memory]\npreemption = yes\nwait_ms = 5000\n");
-	return fclose(f);
-}
-
-/* Starts xschedd on the private sockets; returns once it said READY=1. */
-static int daemon_start(struct run *r)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint64_t end = bench_clock_ns(CLOCK_MONOTONIC) + OS_WAIT_MS * OS_MS;
-	char msg[256];
-	int fd;
-
-	if (write_config(r) < 0 || strlen(r->notify) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "bench_mem_oversub: cannot set up %s for xschedd\n", r->dir);
-		return -1;
+	if (f) {
+		fprintf(f, "[memory]\npreemption = yes\nwait_ms = 5000\n");
+		if (fclose(f) == 0)
+			return 0;
 	}
-	memcpy(sa.sun_path, r->notify, strlen(r->notify));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		perror("bench_mem_oversub: notify socket");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	fflush(stdout);
-	r->daemon = fork();
-	if (r->daemon == 0) {
-		int log = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (log >= 0)
-			dup2(log, STDERR_FILENO);
-		setenv("NOTIFY_SOCKET", r->notify, 1);
-		execl(r->o.daemon, "xschedd", "--config", r->conf, "--socket", r->sock,
-		      "--control-socket", r->ctl, (char *)NULL);
-		_exit(127);
-	}
-	while (r->daemon > 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = bench_clock_ns(CLOCK_MONOTONIC);
-		ssize_t n;
-
-		if (now >= end || waitpid(r->daemon, NULL, WNOHANG) == r->daemon)
-			break;
-		if (poll(&p, 1, (int)((end - now) / OS_MS) + 1) <= 0)
-			continue;
-		n = recv(fd, msg, sizeof(msg) - 1, 0);
-		if (n > 0) {
-			msg[n] = '\0';
-			if (strstr(msg, "READY=1")) {
-				close(fd);
-				return 0;
-			}
-		}
-	}
-	close(fd);
-	fprintf(stderr, "bench_mem_oversub: xschedd did not start (log: %s)\n", r->log);
-	if (r->daemon > 0) {
-		kill(r->daemon, SIGKILL);
-		waitpid(r->daemon, NULL, 0);
-	}
-	r->daemon = 0;
+	fprintf(stderr, "bench_mem_oversub: cannot set up %s for xschedd\n", r->dir);
 	return -1;
-}
-
-static void daemon_stop(struct run *r)
-{
-	if (r->daemon <= 0)
-		return;
-	kill(r->daemon, SIGTERM);
-	waitpid(r->daemon, NULL, 0);
-	r->daemon = 0;
 }
 
 /* Empties and removes the temporary directory (ours: mkdtemp). */
@@ -783,17 +680,9 @@ int main(int argc, char **argv)
 		usage();
 	sigaction(SIGALRM, &sa, NULL);
 
-	snprintf(r.dir, sizeof(r.dir), "%s/bench_mem_oversub.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(r.dir)) {
-		perror("bench_mem_oversub: mkdtemp");
+	if (bench_mkdtemp(r.dir, sizeof(r.dir), "bench_mem_oversub") < 0)
 		return 1;
-	}
-	snprintf(r.sock, sizeof(r.sock), "%s/c.sock", r.dir);
-	snprintf(r.ctl, sizeof(r.ctl), "%s/ctl.sock", r.dir);
-	snprintf(r.conf, sizeof(r.conf), "%s/xschedd.conf", r.dir);
-	snprintf(r.log, sizeof(r.log), "%s/xschedd.log", r.dir);
-	snprintf(r.notify, sizeof(r.notify), "%s/notify", r.dir);
+	bench_daemon_paths(&r.xsd, r.dir);
 	snprintf(mem, sizeof(mem), "%uM", r.o.device_mib);
 	/* Every child (and the daemon) inherits the private device directory
 	 * and none of the caller's xsched settings. */
@@ -819,7 +708,8 @@ int main(int argc, char **argv)
 	       "wait_ms = 5000, XSCHED_MEMORY_PREEMPTION=1 in the background\n",
 	       r.limit / OS_MIB, r.o.limit_pct, r.o.ws_pct);
 	fflush(stdout);
-	if (daemon_start(&r) < 0)
+	if (write_config(&r) < 0 ||
+	    bench_daemon_start(&r.xsd, r.o.daemon, "bench_mem_oversub") < 0)
 		goto out;
 	for (int m = 0; m < M_COUNT; m++) {
 		uint64_t t0 = bench_clock_ns(CLOCK_MONOTONIC);
@@ -850,7 +740,7 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	daemon_stop(&r);
+	bench_daemon_stop(&r.xsd);
 	if (rc == 0 && !keep)
 		cleanup(&r);
 	else

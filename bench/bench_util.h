@@ -1,13 +1,16 @@
 /*
  * Small helpers shared by the benchmarks: sample statistics, a
  * description of the machine, printed with every table because results on
- * these noisy VMs mean little without it, and the one-line result of the
- * scenario workloads (bench_result_print), which scripts parse.
+ * these noisy VMs mean little without it, the one-line result of the
+ * scenario workloads (bench_result_print), which scripts parse, and the
+ * private xschedd a benchmark starts for its run (bench_daemon_start).
  */
 #ifndef XS_BENCH_UTIL_H
 #define XS_BENCH_UTIL_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,10 +19,27 @@
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/sim.h"
+
+/*
+ * What CMake passes in for a benchmark (bench/CMakeLists.txt): the shims,
+ * the test shims and xschedd of this build; "" where it was not built, and
+ * the program says so or asks for the option.
+ */
+#ifndef XS_SHIM_PATH
+#define XS_SHIM_PATH ""
+#endif
+#ifndef XS_TEST_SHIM_PATH
+#define XS_TEST_SHIM_PATH ""
+#endif
+#ifndef XSD_BIN
+#define XSD_BIN ""
+#endif
 
 static int bench_cmp_u64(const void *a, const void *b)
 {
@@ -28,7 +48,6 @@ static int bench_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest-rank percentile @p (0..100) of @n samples; sorts @v. */
 /*
  * The workload options the scenario programs share (cu_load, cl_load):
  * --cmd-us --cmds --tasks --warmup --period-us --jitter-pct --seed
@@ -105,6 +124,7 @@ static inline int bench_write_lat(const char *path, const uint64_t *lat, int n)
 	return fclose(f);
 }
 
+/* Nearest-rank percentile @p (0..100) of @n samples; sorts @v. */
 static inline uint64_t bench_pct(uint64_t *v, size_t n, double p)
 {
 	size_t rank;
@@ -144,6 +164,14 @@ static inline void bench_close_device(const char *name, struct sim_dev *keep)
 {
 	sim_dev_close(keep);
 	sim_dev_unlink(name);
+}
+
+static inline uint64_t bench_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* CLOCK_REALTIME in ns: comparable between the processes of a scenario. */
@@ -255,6 +283,155 @@ static inline pid_t bench_fork_piped(FILE **in)
 		return -1;
 	}
 	return pid;
+}
+
+/*
+ * In a child: runs this program again ("/proc/self/exe") with @argv, the
+ * variables @vars (NULL-terminated "NAME=value" strings) added to an
+ * environment without LD_PRELOAD and XSCHED_DISABLE. Does not return
+ * (_exit(127) if the exec fails).
+ */
+static inline void __attribute__((noreturn))
+bench_exec_self(char *const argv[], char *const vars[])
+{
+	unsetenv("LD_PRELOAD");
+	unsetenv("XSCHED_DISABLE");
+	for (; *vars; vars++)
+		putenv(*vars);
+	execv("/proc/self/exe", argv);
+	_exit(127);
+}
+
+/*
+ * Waits for the child @pid: 0 if it exited with status 0, else prints
+ * "@who failed (status 0x...)" and returns -1.
+ */
+static inline int bench_wait_child(pid_t pid, const char *who)
+{
+	int st = 0;
+
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "%s failed (status 0x%x)\n", who, st);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Creates the run's private directory, $TMPDIR (or /tmp)/@prog.XXXXXX,
+ * into @dir (@len bytes); 0, or prints why not, prefixed "@prog: ", and
+ * returns -1.
+ */
+static inline int bench_mkdtemp(char *dir, size_t len, const char *prog)
+{
+	snprintf(dir, len, "%s/%s.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", prog);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+#define BENCH_DAEMON_WAIT_MS 10000      /* for xschedd to say READY=1 */
+
+/*
+ * A private xschedd for one run: its files in the run's directory (see
+ * bench_daemon_paths) and its pid, 0 while it is not running.
+ */
+struct bench_daemon {
+	char sock[300], ctl[300], conf[300], log[300], notify[300];
+	pid_t pid;
+};
+
+/*
+ * Names @d's files in @dir (shorter than 256 bytes): c.sock, ctl.sock,
+ * xschedd.conf, xschedd.log and notify (the socket READY=1 comes to).
+ */
+static inline void bench_daemon_paths(struct bench_daemon *d, const char *dir)
+{
+	snprintf(d->sock, sizeof(d->sock), "%s/c.sock", dir);
+	snprintf(d->ctl, sizeof(d->ctl), "%s/ctl.sock", dir);
+	snprintf(d->conf, sizeof(d->conf), "%s/xschedd.conf", dir);
+	snprintf(d->log, sizeof(d->log), "%s/xschedd.log", dir);
+	snprintf(d->notify, sizeof(d->notify), "%s/notify", dir);
+}
+
+/*
+ * Starts the xschedd at @bin with the configuration the caller wrote to
+ * @d->conf, on @d's sockets, its stderr into @d->log, killed if we die;
+ * returns 0 once it said READY=1 on @d->notify (as to systemd), the pid in
+ * @d->pid. Else, when it exits or says nothing for BENCH_DAEMON_WAIT_MS,
+ * prints why, prefixed "@prog: ", kills it and returns -1.
+ */
+static inline int bench_daemon_start(struct bench_daemon *d, const char *bin, const char *prog)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t end = bench_clock_ns(CLOCK_MONOTONIC) + BENCH_DAEMON_WAIT_MS * 1000000ull;
+	char msg[256];
+	int fd;
+
+	if (strlen(d->notify) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "%s: %s: path too long for a socket\n", prog, d->notify);
+		return -1;
+	}
+	memcpy(sa.sun_path, d->notify, strlen(d->notify));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "%s: notify socket: %s\n", prog, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	fflush(stdout);
+	d->pid = fork();
+	if (d->pid == 0) {
+		int log = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (log >= 0)
+			dup2(log, STDERR_FILENO);
+		setenv("NOTIFY_SOCKET", d->notify, 1);
+		execl(bin, "xschedd", "--config", d->conf, "--socket", d->sock, "--control-socket",
+		      d->ctl, (char *)NULL);
+		_exit(127);
+	}
+	while (d->pid > 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = bench_clock_ns(CLOCK_MONOTONIC);
+		ssize_t n;
+
+		if (now >= end || waitpid(d->pid, NULL, WNOHANG) == d->pid)
+			break;
+		if (poll(&p, 1, (int)((end - now) / 1000000ull) + 1) <= 0)
+			continue;
+		n = recv(fd, msg, sizeof(msg) - 1, 0);
+		if (n > 0) {
+			msg[n] = '\0';
+			if (strstr(msg, "READY=1")) {
+				close(fd);
+				return 0;
+			}
+		}
+	}
+	close(fd);
+	fprintf(stderr, "%s: xschedd did not start (log: %s)\n", prog, d->log);
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		waitpid(d->pid, NULL, 0);
+	}
+	d->pid = 0;
+	return -1;
+}
+
+/* Stops @d's xschedd (SIGTERM) and waits for it; nothing if not running. */
+static inline void bench_daemon_stop(struct bench_daemon *d)
+{
+	if (d->pid <= 0)
+		return;
+	kill(d->pid, SIGTERM);
+	waitpid(d->pid, NULL, 0);
+	d->pid = 0;
 }
 
 #endif

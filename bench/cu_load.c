@@ -2,10 +2,11 @@
  * cu_load: the workload process of the evaluation scenarios
  * (bench/scenarios/), written as a plain CUDA driver-API application. It
  * knows nothing of xsched: it includes only our declarations of the driver
- * API and runs natively on the simulated driver (libcuda.so.1 found through
- * LD_LIBRARY_PATH) or, unchanged, under the CUDA shim (LD_PRELOAD), which
- * takes its hints from the XSCHED_* environment. That is the point of the
- * scenarios: the same binary, native and scheduled.
+ * API (through bench_cuda.h) and runs natively on the simulated driver
+ * (libcuda.so.1 found through LD_LIBRARY_PATH) or, unchanged, under the
+ * CUDA shim (LD_PRELOAD), which takes its hints from the XSCHED_*
+ * environment. That is the point of the scenarios: the same binary,
+ * native and scheduled.
  *
  * Every command is the simulated driver's sf_spin kernel of module "xs"
  * (a busy-spin of --cmd-us on the simulated XPU) on one non-blocking stream.
@@ -48,7 +49,8 @@
  * commands completed inside another process's window. --start-at-ms T:
  * start at CLOCK_REALTIME T ms (several processes starting together).
  */
-#include "vendor/cuda/cu_api.h"
+#define BENCH_PROG "cu_load"
+#include "bench_cuda.h"
 #include "bench_util.h"
 
 #include <errno.h>
@@ -70,15 +72,6 @@ struct trace {
 	uint64_t *end_ns;
 	size_t n, cap;
 };
-
-#define CK(call)                                                              \
-	do {                                                                  \
-		CUresult rc_ = (call);                                        \
-		if (rc_ != CUDA_SUCCESS) {                                    \
-			fprintf(stderr, "cu_load: %s = %d\n", #call, rc_);    \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
 
 static void usage(FILE *out)
 {
@@ -160,14 +153,9 @@ static void launch_kernels(struct dev *d, int n)
 
 static void dev_open(struct dev *d, uint64_t cmd_ns, int graph_cmds)
 {
-	CUcontext ctx;
-	CUdevice dev;
 	CUmodule m;
 
-	CK(cuInit(0));
-	CK(cuDeviceGet(&dev, 0));
-	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CK(cuCtxSetCurrent(ctx));
+	bench_cu_init();
 	CK(cuModuleLoadData(&m, "xs"));
 	CK(cuModuleGetFunction(&d->spin, m, "sf_spin"));
 	CK(cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
