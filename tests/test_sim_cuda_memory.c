@@ -15,20 +15,6 @@
 
 #define MIB (1ull << 20)
 
-/* cuInit on a device of this case's own with @capacity ("64M"), once. */
-static void init_mem(const char *capacity)
-{
-	setenv("XSCHED_SIM_DEVICE_MEMORY", capacity, 1);
-	init_driver();
-}
-
-static size_t free_bytes(void)
-{
-	size_t f, t;
-
-	CK(cuMemGetInfo_v2(&f, &t));
-	return f;
-}
 
 /* Allocations up to the capacity succeed, one more fails, a free gives it back. */
 static void mem_capacity(void **state)

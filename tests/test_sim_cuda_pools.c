@@ -9,20 +9,6 @@
 
 #define MIB (1ull << 20)
 
-/* cuInit on a device of this case's own with @capacity ("64M"), once. */
-static void init_mem(const char *capacity)
-{
-	setenv("XSCHED_SIM_DEVICE_MEMORY", capacity, 1);
-	init_driver();
-}
-
-static size_t free_bytes(void)
-{
-	size_t f, t;
-
-	CK(cuMemGetInfo_v2(&f, &t));
-	return f;
-}
 
 static cuuint64_t attr(CUmemoryPool pool, CUmemPool_attribute a)
 {

@@ -39,6 +39,22 @@ static inline void init_driver(void)
 	inited = true;
 }
 
+/* cuInit on a device of this case's own with @capacity ("64M"), once. */
+static inline void init_mem(const char *capacity)
+{
+	setenv("XSCHED_SIM_DEVICE_MEMORY", capacity, 1);
+	init_driver();
+}
+
+/* The device's free memory, as cuMemGetInfo_v2 says. */
+static inline size_t free_bytes(void)
+{
+	size_t f, t;
+
+	CK(cuMemGetInfo_v2(&f, &t));
+	return f;
+}
+
 /* The primary context made current, the module's kernels and 16 closed gates. */
 static inline void up(void)
 {
