@@ -949,6 +949,53 @@ static void cuda_memory_preemption_victim_killed(void **state)
 	memory_preemption(*state, MP_KILL_VICTIM);
 }
 
+/*
+ * xschedd killed (SIGKILL) a few milliseconds after the foreground's
+ * allocation went to ask it for memory: before, during or after the
+ * background's eviction, whichever the timing makes it. Whatever it was,
+ * the foreground's allocation answers (0, or the driver's out-of-memory
+ * without a daemon to free memory), nothing hangs, and the background's
+ * memory comes back intact once there is room (fail-open).
+ */
+static void cuda_memory_preemption_daemon_killed_midway(void **state)
+{
+	struct it_env *e = *state;
+	char dev[96], buf[128];
+	const char *bg_vars[] = { sim_lib_var(), shim_preload(), dev, "XSCHED_SIM_DEVICE_MEMORY=64M",
+				  "XSCHED_MEMORY_PREEMPTION=1", "XSCHED_PRIORITY=-5", NULL };
+	const char *fg_vars[] = { sim_lib_var(), shim_preload(), dev, "XSCHED_SIM_DEVICE_MEMORY=64M",
+				  "XSCHED_PRIORITY=10", NULL };
+	struct server bg, fg;
+	char *line;
+
+	snprintf(dev, sizeof(dev), "XSCHED_SIM_DEVICE=%s-mid", e->dev);
+	it_config(e, "[memory]\npreemption = yes\n");
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	bg = serve_start(e, "bg", bg_vars);
+	serve_expect(&bg, "alloc 40M", "alloc 40M: 0");
+	serve_expect(&bg, "pattern 7", "pattern 7");
+	serve_expect(&bg, "work", "work ok");
+	fg = serve_start(e, "fg", fg_vars);
+	serve_expect(&fg, "work", "work ok");
+	dprintf(fg.cmd, "alloc 40M\n");
+	it_nap_ms(3);
+	it_daemon_signal(e, SIGKILL);
+	it_daemon_reap(e, 5000);
+	line = read_line_until(fg.out, "alloc 40M: ", buf, sizeof(buf));
+	assert_non_null(line);
+	print_message("the foreground's allocation answered: %s", line);
+	if (!strncmp(line, "alloc 40M: 0", 12))
+		serve_expect(&fg, "free", "freed 1");
+	else
+		assert_int_equal(strncmp(line, "alloc 40M: 2", 12), 0);
+	serve_expect(&bg, "check 7", "check ok");
+	serve_expect(&bg, "work", "work ok");
+	serve_end(e, &fg);
+	serve_end(e, &bg);
+	e->ok = true;
+}
+
 /* @out without its "split ..." and "shim ..." lines. */
 static char *results_only(char *out)
 {
@@ -1096,6 +1143,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(cuda_memory_preemption_daemon_killed, it_setup,
 					it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_memory_preemption_victim_killed, it_setup,
+					it_teardown),
+	cmocka_unit_test_setup_teardown(cuda_memory_preemption_daemon_killed_midway, it_setup,
 					it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_slices_match_native, it_setup, it_teardown),
 	cmocka_unit_test_setup_teardown(cuda_graph_preemptible_through_daemon, it_setup,

@@ -19,6 +19,7 @@
 #include "shim/common/shim_mem.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 
 #define CM_ORDINALS 64          /* device ordinals whose record is cached */
@@ -121,12 +122,17 @@ static void cm_recount(CUdeviceptr p, uint64_t bytes)
 static CUresult cm_alloc(struct shim_mem_dev *d, CUdeviceptr *p, size_t n, size_t *taken)
 {
 	CUresult rc;
+	int need = 0;
 
 	for (int tries = 0;; tries++) {
 		*taken = n;
 		rc = cu_evict_armed ? cu_evict_alloc(p, n, taken, d) : cu_real.cuMemAlloc_v2(p, n);
-		if (rc != CUDA_ERROR_OUT_OF_MEMORY || tries == CM_NEED_TRIES || !d ||
-		    agent_mem_need(d->index, *taken, agent_mem_wait_ms()) < 0)
+		/* A daemon gone while it answered may have freed memory first:
+		 * one more try, then the driver's answer. */
+		if (rc != CUDA_ERROR_OUT_OF_MEMORY || tries == CM_NEED_TRIES || !d || need < 0)
+			return rc;
+		need = agent_mem_need(d->index, *taken, agent_mem_wait_ms());
+		if (need == -ENOMEM || need == -EOPNOTSUPP || need == -EBUSY)
 			return rc;
 	}
 }
