@@ -90,3 +90,22 @@ void cl_device_naming(cl_device_id dev, char *name, size_t len, struct devid *id
 	}
 	free(ext);
 }
+
+cl_device_id cl_context_first_device(cl_context ctx)
+{
+	cl_device_id one[8], *devs = one, dev = NULL;
+	size_t size = 0;
+
+	/* Room for every device: a smaller buffer is CL_INVALID_VALUE. */
+	if (!ctx || cl_real.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, 0, NULL, &size) !=
+			    CL_SUCCESS ||
+	    size < sizeof(dev))
+		return NULL;
+	if (size > sizeof(one) && !(devs = malloc(size)))
+		return NULL;
+	if (cl_real.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, size, devs, NULL) == CL_SUCCESS)
+		dev = devs[0];
+	if (devs != one)
+		free(devs);
+	return dev;
+}

@@ -89,15 +89,9 @@ static struct shim_mem_dev *clm_device(cl_device_id dev)
 /* The record of @ctx's first device, which its allocations count against. */
 static struct shim_mem_dev *clm_context_device(cl_context ctx)
 {
-	cl_device_id devs[64];
-	size_t len = 0;
+	cl_device_id dev = cl_context_first_device(ctx);
 
-	/* Room for every device: a smaller buffer is CL_INVALID_VALUE. */
-	if (!ctx || cl_real.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof(devs), devs, &len) !=
-			    CL_SUCCESS ||
-	    len < sizeof(devs[0]))
-		return NULL;
-	return clm_device(devs[0]);
+	return dev ? clm_device(dev) : NULL;
 }
 
 /*

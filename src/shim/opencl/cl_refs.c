@@ -82,8 +82,10 @@ static const struct clr_cost *clr_costs_of(cl_context ctx)
 	cl_platform_id plat;
 	const struct clr_cost *found = NULL;
 
-	if (cl_real.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof(dev), &dev, NULL) !=
-		    CL_SUCCESS ||
+	/* Asked with room for one device, a context of several would answer
+	 * CL_INVALID_VALUE. */
+	dev = cl_context_first_device(ctx);
+	if (!dev ||
 	    cl_real.clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL) !=
 		    CL_SUCCESS)
 		return NULL;

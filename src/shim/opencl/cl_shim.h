@@ -113,6 +113,9 @@ int cl_q_count(void);
  */
 void cl_device_naming(cl_device_id dev, char *name, size_t len, struct devid *id);
 
+/* The first device of @ctx (whatever the number of its devices), or NULL. */
+cl_device_id cl_context_first_device(cl_context ctx);
+
 /* Adds what the hwqs of every queue of @ctx (retiring ones too) hold in it. */
 void cl_q_held_in(cl_context ctx, struct xal_cl_held *out);
 
