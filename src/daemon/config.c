@@ -15,10 +15,11 @@
  * the reader also checks that the file is text (see TEXT_BAD_1_IN): one
  * that is not, a binary given by mistake, gets one line saying so instead
  * of a problem for each of its "lines". Anything echoed from a file is
- * escaped (esc()), and a value with control characters is refused, so that
+ * escaped (text_escape()), and a value with control characters is refused, so that
  * code that prints the configuration later prints text.
  */
 #include "daemon/config.h"
+#include "base/text.h"
 #include "base/size.h"
 #include "policy/policy_builtin.h"
 #include "ipc/ipc_abi.h"
@@ -77,109 +78,6 @@ struct parse_state {
 	struct seen_key *seen;
 	size_t nseen;
 };
-
-/*
- * The length of the printable character that starts @s (@n bytes): 1 for
- * printable ASCII, 2 to 4 for printable UTF-8. 0 if @s starts none (a
- * control character, including the C1 ones U+0080..U+009F that terminals
- * also obey, a byte that is not UTF-8, an overlong form, a surrogate);
- * -1 if @s is the start of one cut short by @n.
- */
-static int text_char_len(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (s[0] >= 0x20 && s[0] < 0x7f)
-		return 1;
-	if (s[0] == 0xc2)
-		len = 2, lo = 0xa0;        /* not C1 */
-	else if (s[0] > 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] == 0xe0)
-		len = 3, lo = 0xa0;        /* not overlong */
-	else if (s[0] == 0xed)
-		len = 3, hi = 0x9f;        /* not a surrogate */
-	else if (s[0] >= 0xe1 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] == 0xf0)
-		len = 4, lo = 0x90;        /* not overlong */
-	else if (s[0] >= 0xf1 && s[0] <= 0xf3)
-		len = 4;
-	else if (s[0] == 0xf4)
-		len = 4, hi = 0x8f;        /* not past U+10FFFF */
-	else
-		return 0;
-	for (i = 1; i < len; i++) {
-		if (i == n)
-			return -1;
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return (int)len;
-}
-
-/*
- * @s (@n bytes) as one line of a message: printable text as it is, a
- * backslash doubled, tab, CR and LF as \t, \r and \n, every other byte as
- * \xNN; cut with "..." to fit @len (at least 4). Returns @out.
- */
-static const char *esc(char *out, size_t len, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, o = 0;
-
-	while (i < n) {
-		int r = text_char_len(u + i, n - i);
-		char piece[5];
-		size_t k, step;
-
-		if (r > 0 && u[i] != '\\') {
-			step = k = (size_t)r;
-			memcpy(piece, u + i, k);
-		} else {
-			step = 1;
-			if (u[i] == '\\' || u[i] == '\t' || u[i] == '\r' || u[i] == '\n')
-				k = (size_t)snprintf(piece, sizeof(piece), "\\%c",
-						     u[i] == '\t' ? 't' : u[i] == '\r' ? 'r' :
-						     u[i] == '\n' ? 'n' : '\\');
-			else
-				k = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", u[i]);
-		}
-		/* Room for this piece, and for "..." unless it is the last. */
-		if (o + k + (i + step < n ? 4 : 1) > len) {
-			if (o + 4 <= len) {
-				memcpy(out + o, "...", 3);
-				o += 3;
-			}
-			break;
-		}
-		memcpy(out + o, piece, k);
-		o += k;
-		i += step;
-	}
-	if (len)
-		out[o] = '\0';
-	return out;
-}
-
-/* Whether @v is printable text (tabs allowed: some values are lists). */
-static bool is_text(const char *v)
-{
-	const unsigned char *u = (const unsigned char *)v;
-	size_t n = strlen(v), i = 0;
-
-	while (i < n) {
-		int r = text_char_len(u + i, n - i);
-
-		if (r <= 0 && u[i] != '\t')
-			return false;
-		i += r > 0 ? (size_t)r : 1;
-	}
-	return true;
-}
 
 /*
  * Counts byte @ch, read from the file, towards the share that is not text
@@ -577,8 +475,8 @@ static bool first_time(struct parse_state *ps, const char *sec, const char *name
 			char esec[80], ename[160];
 
 			problem(ps, -EINVAL, "[%s] %s given twice (first at line %d)",
-				esc(esec, sizeof(esec), sec, strlen(sec)),
-				esc(ename, sizeof(ename), name, strlen(name)), ps->seen[i].line);
+				text_escape(esec, sizeof(esec), sec, strlen(sec)),
+				text_escape(ename, sizeof(ename), name, strlen(name)), ps->seen[i].line);
 			free(key);
 			return false;
 		}
@@ -612,21 +510,21 @@ static int config_ini_key(void *user, const char *sec, const char *name,
 	snprintf(key, sizeof(key), "%s", name);
 	rc = apply_key(ps->c, sec, key, value, &why);
 	/* Code that prints a value later (a path, a policy name) prints text. */
-	if (rc == 0 && !is_text(value)) {
+	if (rc == 0 && !text_printable(value)) {
 		why = "control characters or bytes that are not UTF-8";
 		rc = -EINVAL;
 	}
 	if (rc == 0)
 		return 1;
-	esc(esec, sizeof(esec), sec, strlen(sec));
-	esc(ename, sizeof(ename), name, strlen(name));
+	text_escape(esec, sizeof(esec), sec, strlen(sec));
+	text_escape(ename, sizeof(ename), name, strlen(name));
 	if (rc == -ENOMEM)
 		problem(ps, rc, "out of memory");
 	else if (rc == -ENOENT)
 		problem(ps, -EINVAL, "unknown key [%s] %s", esec, ename);
 	else
 		problem(ps, -EINVAL, "bad value for [%s] %s = %s%s%s", esec, ename,
-			esc(evalue, sizeof(evalue), value, strlen(value)),
+			text_escape(evalue, sizeof(evalue), value, strlen(value)),
 			why ? ": " : "", why ? why : "");
 	return 0;
 }
@@ -747,7 +645,7 @@ int xsd_config_load(const char *path, bool required, struct xsd_config *c,
 
 	if (errlen)
 		err[0] = '\0';
-	ps.path = esc(epath, sizeof(epath), path, strlen(path));
+	ps.path = text_escape(epath, sizeof(epath), path, strlen(path));
 	ps.f = fopen(path, "re");
 	if (!ps.f) {
 		int e = errno;
