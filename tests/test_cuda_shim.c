@@ -490,6 +490,14 @@ static char *run_err(struct it_env *e, const char *const *argv, const char *cons
 	return out;
 }
 
+/* Fails unless each of the @n lines @want is in @out. */
+static void has_lines(const char *out, const char *const *want, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strstr(out, want[i]))
+			fail_msg("no line '%s' %s:\n%s", want[i], what, out);
+}
+
 /*
  * XSCHED_MEMORY_LIMIT=64M: the application sees a 64 MiB device
  * (cuMemGetInfo_v2, cuDeviceTotalMem_v2); 48 + 16 MiB fit, one more byte
@@ -516,9 +524,7 @@ static void cuda_memory_limit(void **state)
 
 	assert_non_null(strstr(native, "alloc 1: 0\n"));
 	assert_non_null(strstr(native, "async 1: 0\n"));
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		if (!strstr(shim, want[i]))
-			fail_msg("no line '%s' under the shim:\n%s", want[i], shim);
+	has_lines(shim, want, ARRAY_SIZE(want), "under the shim");
 	assert_int_equal(occurrences(err, "xsched: cuMemAlloc_v2 of 1 B on cuda:0 refused: "
 				     "the process holds 64 MiB there, its limit is 64 MiB"), 1);
 	assert_int_equal(occurrences(err, "xsched: cuMemAllocAsync of 1 B on cuda:0 refused"), 1);
@@ -526,6 +532,21 @@ static void cuda_memory_limit(void **state)
 	free(shim);
 	free(err);
 	e->ok = true;
+}
+
+/*
+ * cu_mem_prog @mode under the shim with XSCHED_MEMORY_LIMIT=64M in local
+ * mode: its output holds the @n lines @want; its stderr, into *@err.
+ */
+static char *limited_run(struct it_env *e, const char *mode, const char *const *want, size_t n,
+			 char **err)
+{
+	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
+			       "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_LIMIT=64M", NULL };
+	char *out = run_err(e, IT_ARGS(XS_CU_MEM_PROG, mode), vars, err);
+
+	has_lines(out, want, n, "under the shim");
+	return out;
 }
 
 /*
@@ -537,8 +558,6 @@ static void cuda_memory_limit(void **state)
 static void cuda_memory_every_api(void **state)
 {
 	struct it_env *e = *state;
-	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
-			       "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_LIMIT=64M", NULL };
 	static const char *const want[] = {
 		"start held=0\n", "pitch: 0\n", "pitch held=4194304 (pitch x height 4194304)\n",
 		"managed 100M: 0\n", "managed held=4194304\n", "array 2D: 0\n",
@@ -547,12 +566,8 @@ static void cuda_memory_every_api(void **state)
 		"create held=52690944\n", "create over: 2\n", "released held=44302336\n",
 		"arrays destroyed held=4194304\n", "end held=0\n",
 	};
-	char *out, *err;
+	char *err, *out = limited_run(e, "apis", want, ARRAY_SIZE(want), &err);
 
-	out = run_err(e, IT_ARGS(XS_CU_MEM_PROG, "apis"), vars, &err);
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		if (!strstr(out, want[i]))
-			fail_msg("no line '%s' under the shim:\n%s", want[i], out);
 	assert_int_equal(occurrences(err, "xsched: cuMemCreate of 64 MiB on cuda:0 refused"), 1);
 	free(out);
 	free(err);
@@ -570,8 +585,6 @@ static void cuda_memory_every_api(void **state)
 static void cuda_memory_pools(void **state)
 {
 	struct it_env *e = *state;
-	const char *vars[] = { native_path_var(), sim_lib_var(), shim_preload(),
-			       "XSCHED_SCHEDULER=local", "XSCHED_MEMORY_LIMIT=64M", NULL };
 	static const char *const want[] = {
 		"start held=0\n", "async 20M: 0\n", "async held=20971520\n",
 		"freed held=20971520\n", "synced held=20971520\n", "alloc 40M: 0\n",
@@ -579,12 +592,8 @@ static void cuda_memory_pools(void **state)
 		"trimmed held=41943040\n", "pool 8M: 0\n", "pool held=50331648\n",
 		"pool 24M: 2\n", "pool synced held=41943040\n", "end held=0\n",
 	};
-	char *out, *err;
+	char *err, *out = limited_run(e, "pools", want, ARRAY_SIZE(want), &err);
 
-	out = run_err(e, IT_ARGS(XS_CU_MEM_PROG, "pools"), vars, &err);
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		if (!strstr(out, want[i]))
-			fail_msg("no line '%s' under the shim:\n%s", want[i], out);
 	assert_int_equal(occurrences(err, "xsched: cuMemAllocAsync of 16 MiB on cuda:0 refused"),
 			 1);
 	assert_int_equal(occurrences(err, "xsched: cuMemAllocFromPoolAsync of 24 MiB on cuda:0 "
@@ -619,9 +628,7 @@ static void cuda_memory_eviction_in_process(void **state)
 	char *out, *native, *shim;
 
 	out = run(e, IT_ARGS(XS_CU_MEM_PROG, "evict"), vars);
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		if (!strstr(out, want[i]))
-			fail_msg("no line '%s':\n%s", want[i], out);
+	has_lines(out, want, ARRAY_SIZE(want), "with memory preemption");
 	free(out);
 	native = run(e, IT_ARGS(XS_CU_PROG), native_vars);
 	shim = run(e, IT_ARGS(XS_CU_PROG), vars);
