@@ -1,10 +1,13 @@
 /*
- * Device memory at the daemon (see memory.h and "Device memory" in
- * src/ipc/ipc_abi.h).
+ * Device memory at the daemon (see memory.h, and "Device memory" and
+ * "Memory preemption" in src/ipc/ipc_abi.h).
  *
  * Nothing here is kept per allocation: listings read the records the
  * processes keep current. The limits the daemon sets go into the header
  * of each client's shared memory through slot.c, the one writer there.
+ * Memory preemption keeps its state in the clients (daemon.h): a request
+ * per client at most, each victim tied to the request it evicts for, and
+ * a timer of its own for time-outs and for offering memory back.
  */
 #include "daemon/memory.h"
 #include "daemon/config.h"
@@ -13,11 +16,11 @@
 #include "daemon/log.h"
 #include "daemon/prom.h"
 #include "daemon/send.h"
+#include "daemon/slot.h"
 #include "daemon/watch.h"
 #include "base/clock.h"
 #include "base/compiler.h"
 #include "base/size.h"
-#include "daemon/slot.h"
 #include "ipc/ipc_msg.h"
 
 #include <errno.h>
