@@ -2,7 +2,8 @@
  * The per-process agent: the link between a process's XQueues and the
  * scheduler.
  *
- * Started lazily by the first XQueue registered, it connects to xschedd
+ * Started lazily by the first XQueue registered (or the first device
+ * memory the process counts, agent_mem.h), it connects to xschedd
  * (XSCHED_SOCKET, default /run/xsched/xschedd.sock), registers every queue
  * with its device, level and hints, reports Ready/Idle through the shared
  * slots, and applies the daemon's suspend/resume and window decisions.

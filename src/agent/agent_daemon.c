@@ -650,7 +650,7 @@ static void agent_recv(void)
 
 /* --- the mode -------------------------------------------------------------- */
 
-/* Whether the process has queues, or unregistrations still to send. */
+/* Whether the process has queues, unregistrations to send, or device memory. */
 static bool agent_busy(void)
 {
 	bool busy;
@@ -668,8 +668,9 @@ static int daemon_init(void)
 }
 
 /*
- * Connection upkeep: a process without queues holds no connection (nor a
- * daemon slot); one with queues connects, with backoff after a failure;
+ * Connection upkeep: a process without queues nor device memory holds no
+ * connection (nor a daemon slot); one with either connects, with backoff
+ * after a failure (the first attempt is announced: agent_mem_tried());
  * connected, it sends what the daemon does not know yet and watches its
  * heartbeat. Wakes for the next attempt or the next look at the beat.
  */

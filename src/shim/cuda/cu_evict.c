@@ -284,8 +284,14 @@ int64_t cu_evict_all(void)
 		return 0;
 	pthread_mutex_lock(&ce_lock);
 	atomic_store(&ce_state, CE_MOVING);
-	while (atomic_load(&ce_inside))
-		sched_yield();
+	/* A call inside may wait in the driver for a while (a synchronous
+	 * copy behind a stream wait): sleep, not spin, past the first turns. */
+	for (unsigned spins = 0; atomic_load(&ce_inside); spins++) {
+		if (spins < 64)
+			sched_yield();
+		else
+			usleep(100);
+	}
 	ce_sync_contexts();
 	for (a = ce_list; a && rc == CUDA_SUCCESS; a = a->next) {
 		if (!a->h)
