@@ -757,18 +757,50 @@ static inline int it_raw_send(int fd, uint16_t type, uint32_t seq, const void *b
 }
 
 /*
- * Receives one packet within @ms. Returns its length, 0 at end of stream,
- * -ETIMEDOUT or -errno. Descriptors that come with it go to @fds (3 at
- * most) when not NULL, else are closed.
+ * Floor pages (ipc_abi.h, "Run floors") the daemon sent raw clients of this
+ * process, kept with their descriptors for the cases that map them.
+ */
+#define IT_FLOORS 16
+static struct ipc_floor it_floor[IT_FLOORS];
+static int it_floor_fd[IT_FLOORS];
+static int it_nfloors;
+
+/* Keeps IPC_FLOOR packet @buf of @n bytes and its descriptor; false if it
+ * is not one. */
+static inline bool it_raw_floor(const union it_buf *buf, int n, int *got, int ngot)
+{
+	struct ipc_msg m;
+
+	if (n <= 0 || ipc_decode(buf->b, (size_t)n, IPC_FROM_DAEMON, &m) < 0 ||
+	    m.hdr.type != IPC_FLOOR)
+		return false;
+	if (ngot == 1 && it_nfloors < IT_FLOORS) {
+		memcpy(&it_floor[it_nfloors], m.body, sizeof(it_floor[0]));
+		it_floor_fd[it_nfloors++] = got[0];
+	} else {
+		for (int i = 0; i < ngot; i++)
+			close(got[i]);
+	}
+	return true;
+}
+
+/*
+ * Receives one packet within @ms, past the floor pages (kept: it_floor).
+ * Returns its length, 0 at end of stream, -ETIMEDOUT or -errno.
+ * Descriptors that come with it go to @fds (3 at most) when not NULL, else
+ * are closed.
  */
 static inline int it_raw_recv(int fd, union it_buf *buf, unsigned ms, int *fds, int *nfds)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int got[IPC_MAX_FDS], ngot = 0, n, i;
 
-	if (poll(&p, 1, (int)ms) == 0)
-		return -ETIMEDOUT;
-	n = ipc_recv(fd, buf->b, sizeof(buf->b), got, &ngot, MSG_DONTWAIT);
+	do {
+		if (poll(&p, 1, (int)ms) == 0)
+			return -ETIMEDOUT;
+		ngot = 0;
+		n = ipc_recv(fd, buf->b, sizeof(buf->b), got, &ngot, MSG_DONTWAIT);
+	} while (it_raw_floor(buf, n, got, ngot));
 	for (i = 0; i < ngot; i++) {
 		if (fds && i < 3)
 			fds[i] = got[i];

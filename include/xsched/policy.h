@@ -147,12 +147,23 @@ struct xs_policy_ops {
 	 * may call them with one device's queues at a time, as events on that
 	 * device come, and keeps the time schedule() returns per device. A
 	 * policy without it is always called with every queue.
+	 * XS_POLICY_FLOOR: see below.
 	 */
 	uint32_t flags;
 };
 
 /* struct xs_policy_ops, flags */
 #define XS_POLICY_PER_DEVICE (1u << 0)
+/*
+ * XS_POLICY_FLOOR (with XS_POLICY_PER_DEVICE): on each device, the policy
+ * never runs a ready queue while suspending a ready queue of higher
+ * priority (the starvation guard's grants aside: the daemon exempts them).
+ * The daemon then publishes run floors (src/ipc/ipc_abi.h, "Run floors"):
+ * a queue becoming ready stops the lower ones of its device itself, before
+ * the daemon decides, and a decision that suspends idle queues below the
+ * device's floor needs no store into their slots. hpf sets it.
+ */
+#define XS_POLICY_FLOOR (1u << 1)
 
 /* Visibility of the entry point of a policy shared object. */
 #define XS_POLICY_EXPORT __attribute__((visibility("default")))

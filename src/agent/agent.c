@@ -24,6 +24,7 @@
 #include "agent/agent.h"
 #include "agent/agent_apply.h"
 #include "agent/agent_daemon.h"
+#include "agent/agent_floor.h"
 #include "agent/agent_local.h"
 #include "agent/agent_mode.h"
 #include "agent/agent_state.h"
@@ -104,6 +105,10 @@ static void agent_observer(struct xq *q, enum xq_event ev, void *ctx)
 		atomic_store(&aq->hints_dirty, true);
 		agent_wake();
 		break;
+	case XQ_EVENT_FLOOR:
+		if (ag.ops->floored)
+			ag.ops->floored(aq, xq_floored_locked(q));
+		break;
 	case XQ_EVENT_LEVEL:
 		/* The agent thread tells the daemon (IPC_QUEUE_LEVEL). */
 		atomic_store(&aq->level_dirty, true);
@@ -162,10 +167,14 @@ static void *agent_main(void *arg)
 static void agent_atfork_child(void)
 {
 	/* The parent's connection and thread are not ours: start afresh. */
-	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
-		if (ag.tab[i])
-			xq_set_run_word(ag.tab[i]->q, NULL, NULL, false);
+	for (uint32_t i = 0; i < AGENT_SLOTS; i++) {
+		if (!ag.tab[i])
+			continue;
+		xq_set_run_word(ag.tab[i]->q, NULL, NULL, false);
+		agent_floor_install(ag.tab[i], NULL, false);
+	}
 	memset(ag.tab, 0, sizeof(ag.tab));
+	agent_floor_unmap();
 	/* The parent's device memory is not the child's (shim_mem.c forgets
 	 * its counts too). */
 	atomic_store(&ag.nmem, 0);
@@ -346,6 +355,7 @@ void agent_unregister(struct xq *q)
 	/* No observer call for @q after this returns, and no run word. */
 	xq_set_observer(q, NULL, NULL);
 	xq_set_run_word(q, NULL, NULL, true);
+	xq_set_floor(q, NULL, NULL, true);
 	pthread_mutex_lock(&ag.lock);
 	for (i = 0; i < AGENT_SLOTS; i++) {
 		if (ag.tab[i] && ag.tab[i]->q == q) {

@@ -10,6 +10,7 @@
  */
 #include "agent/agent_daemon.h"
 #include "agent/agent_apply.h"
+#include "agent/agent_floor.h"
 #include "agent/agent_live.h"
 #include "agent/agent_mem_sync.h"
 #include "agent/agent_state.h"
@@ -79,6 +80,9 @@ static void daemon_publish(struct agent_queue *aq, bool status, bool force)
 			atomic_store(&slot->status, atomic_load(&aq->status));
 			/* The daemon reads status after seeing status_seq move. */
 			atomic_fetch_add(&slot->status_seq, 1);
+			/* Ready: the queues below stop now ("Run floors"). */
+			if (atomic_load(&aq->status) == IPC_ST_READY)
+				agent_floor_raise(slot);
 			/* After the status store: the Dekker pair of ipc_abi.h. */
 			if (force || !atomic_load(&slot->quiet))
 				agent_bell(bell);
@@ -87,6 +91,30 @@ static void daemon_publish(struct agent_queue *aq, bool status, bool force)
 			 * the daemon's liveness from now ("Liveness"). */
 			if (atomic_load(&aq->status) == IPC_ST_READY &&
 			    atomic_load(&slot->run) == 0 && !atomic_load(&ag.watching))
+				agent_wake();
+		}
+	}
+	atomic_fetch_sub(&ag.users, 1);
+}
+
+/*
+ * A floor holds @aq's work (@held) or no longer does: said in its slot,
+ * and the daemon rung whatever the queue's quiet flag (the daemon checks
+ * the floors then, and rings the queue once they let it go); held, the
+ * agent thread watches the daemon's liveness.
+ */
+static void daemon_floored(struct agent_queue *aq, bool held)
+{
+	struct ipc_shm *shm;
+
+	atomic_fetch_add(&ag.users, 1);
+	shm = atomic_load(&ag.shm);
+	if (shm && aq->index < shm->nslots) {
+		atomic_store(&shm->slot[aq->index].floored, held);
+		atomic_fetch_add(&shm->slot[aq->index].status_seq, 1);
+		if (held) {
+			agent_bell(atomic_load(&ag.bell_in));
+			if (!atomic_load(&ag.watching))
 				agent_wake();
 		}
 	}
@@ -272,14 +300,18 @@ static void agent_disconnect(void)
 	ag.hung = ag.reapply = false;
 	atomic_store(&ag.watching, false);
 	pthread_mutex_lock(&ag.lock);
-	for (i = 0; i < AGENT_SLOTS; i++)
-		if (ag.tab[i])
-			xq_set_run_word(ag.tab[i]->q, NULL, NULL, true);
+	for (i = 0; i < AGENT_SLOTS; i++) {
+		if (!ag.tab[i])
+			continue;
+		xq_set_run_word(ag.tab[i]->q, NULL, NULL, true);
+		agent_floor_install(ag.tab[i], NULL, true);
+	}
 	pthread_mutex_unlock(&ag.lock);
 	atomic_store(&ag.shm, NULL);
 	atomic_store(&ag.bell_in, -1);
 	while (atomic_load(&ag.users))
 		sched_yield();
+	agent_floor_unmap();
 	if (shm)
 		munmap(shm, ag.shm_size);
 	if (bell >= 0)
@@ -555,9 +587,11 @@ static void agent_registered(const struct ipc_registered *r)
 		/* Decisions stop launches before this thread applies them;
 		 * removed before the mapping goes. Not while the daemon is
 		 * taken for hung: agent_live.c installs it when it beats. */
-		if (shm && r->slot < shm->nslots && !ag.hung)
+		if (shm && r->slot < shm->nslots && !ag.hung) {
 			xq_set_run_word(aq->q, &shm->slot[r->slot].run, &shm->slot[r->slot].inflight,
 				    false);
+			agent_floor_install(aq, &shm->slot[r->slot], false);
+		}
 		clamped = aq->reg_prio_set && got < aq->reg_prio;
 		asked = aq->reg_prio;
 	}
@@ -627,10 +661,23 @@ static void agent_recv(void)
 	for (;;) {
 		union agent_buf buf;
 		struct ipc_msg m;
-		int n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), NULL, NULL, MSG_DONTWAIT);
+		int fds[IPC_MAX_FDS], nfds = 0;
+		int n = ipc_recv(ag.sock, buf.b, sizeof(buf.b), fds, &nfds, MSG_DONTWAIT);
 
 		if (n == -EAGAIN)
 			return;
+		/* Only a floor page comes with a descriptor (one); one we cannot
+		 * map, or any other, ends the connection. */
+		if (n > 0 && nfds) {
+			bool page = ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) == 0 &&
+				    m.hdr.type == IPC_FLOOR && nfds == 1;
+
+			if (page && agent_floor_page(m.body, fds[0]) == 0)
+				continue;
+			for (int i = 0; !page && i < nfds; i++)
+				close(fds[i]);
+			n = -EPROTO;
+		}
 		if (n <= 0 || ipc_decode(buf.b, (size_t)n, IPC_FROM_DAEMON, &m) < 0) {
 			XLOG_ONCE(XLOG_WARN, "lost the connection to the scheduler daemon: "
 				  "queues run unscheduled; reconnecting in the background");
@@ -738,5 +785,6 @@ const struct agent_mode_ops agent_daemon_ops = {
 	.poll_fds = daemon_poll_fds,
 	.polled = daemon_polled,
 	.publish = daemon_publish,
+	.floored = daemon_floored,
 	.ring = daemon_ring,
 };

@@ -22,6 +22,7 @@
  */
 #include "agent/agent_live.h"
 #include "agent/agent_apply.h"
+#include "agent/agent_floor.h"
 #include "agent/agent_mem_sync.h"
 #include "agent/agent_state.h"
 #include "base/compiler.h"
@@ -58,7 +59,8 @@ static bool agent_held(struct ipc_shm *shm)
 		struct agent_queue *aq = ag.tab[i];
 
 		if (aq && aq->registered &&
-		    (!aq->run || aq->cap || atomic_load(&shm->slot[i].run) != 1))
+		    (!aq->run || aq->cap || atomic_load(&shm->slot[i].run) != 1 ||
+		     atomic_load(&shm->slot[i].floored)))
 			return true;
 	}
 	return false;
@@ -73,8 +75,9 @@ static void agent_hang(struct ipc_shm *shm, uint64_t timeout_ns)
 
 		if (!aq || !aq->registered)
 			continue;
-		/* No run word; the in-flight count still published. */
+		/* No run word, no floor; the in-flight count still published. */
 		xq_set_run_word(aq->q, NULL, &shm->slot[i].inflight, false);
+		agent_floor_install(aq, NULL, false);
 		agent_apply_cap(aq, 0, false);
 		agent_apply_run(aq, true);
 		xq_kick(aq->q);
@@ -95,8 +98,10 @@ static void agent_unhang(struct ipc_shm *shm)
 	for (uint32_t i = 0; i < AGENT_SLOTS && i < shm->nslots; i++) {
 		struct agent_queue *aq = ag.tab[i];
 
-		if (aq && aq->registered)
+		if (aq && aq->registered) {
 			xq_set_run_word(aq->q, &shm->slot[i].run, &shm->slot[i].inflight, false);
+			agent_floor_install(aq, &shm->slot[i], false);
+		}
 	}
 	ag.hung = false;
 	ag.reapply = true;

@@ -63,6 +63,12 @@ struct agent_mode_ops {
 	 */
 	void (*publish)(struct agent_queue *aq, bool status, bool force);
 	/*
+	 * Optional. A floor began (@held) or stopped holding @aq's launches
+	 * (XQ_EVENT_FLOOR): the scheduler hears of it. Context as publish().
+	 * NULL: the mode has no floors.
+	 */
+	void (*floored)(struct agent_queue *aq, bool held);
+	/*
 	 * Mandatory. Wakes the scheduler without a status change (a queue
 	 * drained: a policy may hand the device over now). Context as
 	 * publish().

@@ -65,7 +65,18 @@ struct agent_queue {
 	bool local;                     /* taken by the mode's add(): local mode's core */
 	bool reg_prio_set;              /* registered with a priority of its own: */
 	int64_t reg_prio;               /* that one (a clamp is said) */
+	const struct ipc_slot *floor_slot; /* whose floor fields its check reads */
 };
+
+/* A device's floor pages in this process (agent_floor.c), by page index:
+ * written by the agent thread, read by the XQueues' checks. */
+struct agent_floor_tab {
+	uint64_t domain;
+	struct ipc_floor_page *_Atomic page[IPC_FLOOR_PAGES];
+	struct ipc_floor_page *_Atomic rw[IPC_FLOOR_PAGES]; /* mapped writable: ours */
+};
+
+#define AGENT_FLOOR_OLD (IPC_FLOOR_DEVICES * IPC_FLOOR_PAGES)
 
 /* A device whose memory the shim counts (agent_mem.c): written once, before
  * ag.nmem counts it. */
@@ -122,6 +133,10 @@ struct agent {
 	int64_t (*mem_evict)(void);
 	int (*mem_restore)(void);
 	void (*mem_release)(void);
+	/* run floors (agent_floor.c) */
+	struct agent_floor_tab floor[IPC_FLOOR_DEVICES];
+	struct ipc_floor_page *floor_old[AGENT_FLOOR_OLD]; /* replaced, still mapped */
+	uint32_t nfloor_old;
 	/* local mode (agent_local.c) */
 	struct sched sched;             /* the scheduler core, under the lock */
 	uint64_t pwake_ns;

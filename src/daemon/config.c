@@ -343,6 +343,14 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 				c->pconf.drain_ns = x ? (uint64_t)x * 1000000 : XS_DRAIN_NONE;
 			return rc;
 		}
+		if (!strcmp(name, "floor")) {
+			rc = parse_bool(v, &b);
+			if (rc < 0)
+				*why = "expected yes or no";
+			if (rc == 0)
+				c->floor = b;
+			return rc;
+		}
 		if (!strcmp(name, "idle_grace_us")) {
 			rc = parse_i64(v, 0, SCHED_GRACE_US_MAX, &x, why);
 			if (rc == 0)
@@ -627,6 +635,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->starvation_period_ns = XSD_GUARD_PERIOD_MS_DEFAULT * 1000000ull;
 	c->contention_window = SCHED_CONTENTION_WINDOW;
 	c->idle_grace_ns = SCHED_GRACE_US_DEFAULT * 1000ull;
+	c->floor = true;
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;

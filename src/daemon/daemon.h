@@ -30,6 +30,7 @@
 struct xsd;
 struct xsd_client;
 struct xsd_observe;
+struct xsd_floor_dev;
 
 /* An epoll registration: the handler gets the ready events. */
 struct xsd_watch {
@@ -60,6 +61,15 @@ struct xsd_queue {
 	uint32_t status_seen;              /* slot status_seq last handled */
 	uint64_t wait_since;               /* ready and held suspended since; 0: not */
 	int32_t waits_on;                  /* slot it waits on, as last read; -1 */
+	/* run floors (floor.c): the slot's floor fields as last stored (slot.c) */
+	int32_t floor_prio, floor_raise;
+	uint32_t floor_mask;
+	uint16_t floor_dev, floor_own;
+	uint16_t floor_table;              /* its client's table of its device; */
+					   /* IPC_FLOOR_DEVICES: none */
+	uint32_t floor_seen;               /* status_seq at the last look at the words */
+	bool floored;                      /* its client says a floor holds its work */
+	bool floor_lazy;                   /* suspended by the floor, `run` not stored */
 	struct hist *task_lat;             /* Ready-to-Idle; apart, to keep this small */
 };
 
@@ -106,6 +116,10 @@ struct xsd_client {
 	uint32_t need_seq;
 	uint64_t need_bytes, need_freed, need_until_ns;
 	int32_t need_prio;
+	/* run floors (floor.c): its tables, by IPC_FLOOR table index */
+	uint64_t floor_dom[IPC_FLOOR_DEVICES];  /* the device's id; 0: free */
+	uint32_t floor_sent[IPC_FLOOR_DEVICES]; /* pages sent (bits) */
+	uint32_t floor_refs[IPC_FLOOR_DEVICES]; /* its queues on the device */
 	uint32_t over_limit;               /* queues refused for want of a slot */
 	uint8_t *refused;                  /* their slots: XSD_MAX_QUEUES bits, or NULL */
 };
@@ -120,6 +134,9 @@ struct xsd_host {
 	char policy[IPC_POLICY_LEN];
 	struct xs_policy_conf pconf;
 	struct xsd_devices devs;           /* the devices queues are on (pq.device) */
+	struct xsd_floor_dev **floor;      /* run floors by device index (floor.c) */
+	uint32_t nfloor;                   /* entries of `floor` */
+	bool floor_cfg;                    /* [policy] floor */
 	uint64_t next_id;
 	uint64_t events;                   /* status changes read */
 	uint64_t now;                      /* of the decision being written */

@@ -16,6 +16,7 @@
  */
 #include "daemon/host.h"
 #include "daemon/daemon.h"
+#include "daemon/floor.h"
 #include "daemon/log.h"
 #include "daemon/send.h"
 #include "daemon/slot.h"
@@ -177,6 +178,12 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 	uint32_t run = sq->pq.run && !q->client->mem_held ? 1 + sq->cap : 0;
 	bool changed = run != q->applied;
 
+	/* Idle below its device's floor: the floor stops its next launch, and
+	 * its Ready rings for the decision to be written (host_refresh). */
+	q->floor_lazy = !run && !sq->pq.ready && !q->client->mem_held &&
+			xsd_floor_covers(s, q);
+	if (q->floor_lazy)
+		changed = false;
 	if (changed) {
 		xsd_slot_set_run(q, run);
 		s->held += (run != 1) - (q->applied != 1);
@@ -257,6 +264,11 @@ static struct sched_q *host_waits_on(void *ctx, struct sched_q *sq)
 	return t ? &t->sq : NULL;
 }
 
+static void host_decided(void *ctx, struct sched_q *const *q, size_t n, uint64_t now)
+{
+	xsd_floor_decided(host_of(ctx), q, n, now);
+}
+
 static void host_refused(void *ctx, struct sched_q *sq)
 {
 	xsd_warn("policy %s refused queue %llu: it runs unscheduled", host_of(ctx)->policy,
@@ -271,6 +283,7 @@ static const struct sched_host xsd_host_ops = {
 	.load = host_load,
 	.inflight = host_inflight,
 	.waits_on = host_waits_on,
+	.decided = host_decided,
 	.refused = host_refused,
 };
 
@@ -328,6 +341,7 @@ int xsd_host_init(struct xsd_host *s, const struct xsd_config *cfg,
 
 	memset(s, 0, sizeof(*s));
 	s->next_id = 1;
+	s->floor_cfg = cfg->floor;
 	xsd_devices_init(&s->devs, XSD_DEVICES_MAX, XSD_DEVICES_PER_UID);
 	sched_init(&s->core, &xsd_host_ops, s, &conf);
 	return xsd_host_set_policy(s, cfg->policy, &cfg->pconf, err, errlen);
@@ -338,11 +352,13 @@ void xsd_host_reconfigure(struct xsd_host *s, const struct xsd_config *cfg)
 	struct sched_conf conf = xsd_host_conf(cfg);
 
 	sched_set_conf(&s->core, &conf);
+	s->floor_cfg = cfg->floor;
 }
 
 void xsd_host_fini(struct xsd_host *s)
 {
 	sched_fini(&s->core);
+	xsd_floor_fini(s);
 	policy_unload(s->dl);
 	xsd_devices_fini(&s->devs);
 	memset(s, 0, sizeof(*s));
@@ -425,6 +441,7 @@ void xsd_host_refresh(struct xsd_host *s, struct xsd_queue *q, uint64_t recv_ns)
 		return;
 	q->status_seen = seq;
 	xsd_track_wait(s, q, atomic_load(&slot->waits_on));
+	xsd_floor_status(s, q);
 	ready = atomic_load(&slot->status) == IPC_ST_READY;
 	ready_ns = atomic_load(&slot->ready_ns);
 	s->events++;
@@ -444,6 +461,10 @@ void xsd_host_refresh(struct xsd_host *s, struct xsd_queue *q, uint64_t recv_ns)
 	} else if (!ready && q->sq.ready) {
 		xsd_became_idle(s, q, now, recv_ns != 0);
 	}
+	/* Held by the floor alone and ready now: the decision is written and
+	 * told (its level's suspension), as for a queue suspended idle. */
+	if (ready && q->floor_lazy)
+		host_apply(s, &q->sq);
 }
 
 /* @q's client rang at @recv_ns: refreshes @q and has its device decided. */
@@ -538,7 +559,10 @@ void xsd_host_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
 	if (!q)
 		return;
 	xsd_host_remove(&d->host, q);
+	xsd_floor_detach(&d->host, q);
 	xsd_devices_put(&d->host.devs, q->sq.pq.device);
+	if (!xsd_devices_at(&d->host.devs, q->sq.pq.device))
+		xsd_floor_forget(&d->host, q->sq.pq.device);
 	c->queue[slot] = NULL;
 	c->nqueues--;
 	xsd_slot_close(q);

@@ -56,7 +56,7 @@ void xsd_queue_record(const struct xsd_host *h, const struct xsd_queue *q,
 	r->level = q->level;
 	/* The slot, not the policy's view: a queue alone does not ring. */
 	r->state = atomic_load(&s->status) == IPC_ST_READY ? IPC_QS_READY : IPC_QS_IDLE;
-	r->running = q->applied != 0;
+	r->running = q->applied != 0 && !q->floor_lazy;
 	r->eff_priority = q->sq.pq.priority;
 	memcpy(r->hint, q->hint, sizeof(r->hint));
 	xsd_mem_queue(h, q, &r->mem_used, &r->mem_limit, &r->mem_evicted);
@@ -169,7 +169,10 @@ static void device_info(struct xsd_text *t, struct xsd *d, const struct scope *s
 }
 
 static double v_ready(const struct xsd_queue *q) { return q->sq.pq.ready; }
-static double v_running(const struct xsd_queue *q) { return q->applied != 0; }
+static double v_running(const struct xsd_queue *q)
+{
+	return q->applied != 0 && !q->floor_lazy;
+}
 static double v_prio(const struct xsd_queue *q) { return q->sq.pq.priority; }
 
 static double slot_u64(const struct xsd_queue *q, size_t off)

@@ -16,6 +16,7 @@
 #include "daemon/daemon.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/floor.h"
 #include "daemon/memory.h"
 #include "daemon/metrics.h"
 #include "daemon/observe.h"
@@ -141,6 +142,7 @@ static int xsd_register(struct xsd *d, struct xsd_client *c, uint32_t seq,
 	c->queue[r->slot] = q;
 	c->nqueues++;
 	xsd_slot_open(q);
+	xsd_floor_attach(d, q);
 	xsd_host_refresh(&d->host, q, clock_now_ns());
 	out.queue_id = q->sq.pq.id;
 	out.slot = r->slot;

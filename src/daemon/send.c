@@ -86,6 +86,9 @@ int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
 
 	if (n < 0)
 		return n;
+	/* Descriptors cannot wait in the queue: the caller tries again later. */
+	if (nfds && c->out_head)
+		return -EAGAIN;
 	if (!c->out_head) {
 		rc = ipc_send(c->sock.fd, buf.b, (size_t)n, fds, nfds);
 		if (rc >= 0)

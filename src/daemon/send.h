@@ -15,7 +15,8 @@ struct xsd_client;
 /*
  * Sends one packet to @c (with @nfds descriptors, only as its first
  * queued packet); what does not fit the socket waits for EPOLLOUT. 0, or
- * -EPIPE (unreachable) / -ENOBUFS (its backlog is full): drop the client.
+ * -EPIPE (unreachable) / -ENOBUFS (its backlog is full): drop the client;
+ * -EAGAIN: descriptors while packets wait (nothing sent; try later).
  */
 int xsd_send(struct xsd_client *c, uint16_t type, uint32_t seq,
 	     const void *body, size_t len, const int *fds, int nfds);

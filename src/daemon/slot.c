@@ -18,6 +18,8 @@
  *   pair with them is host.c's host_commit(), one per decision.
  * - "Liveness": the heartbeat bump is a release; the agent's load is an
  *   acquire, so an agent that saw a beat sees the decisions before it.
+ * - "Run floors": the slot's floor fields are plain stores, read at the
+ *   client's next launch or Ready; the floor pages' words are floor.c's.
  * Stores made before the memfd is passed (xsd_slot_map()) need no order:
  * the client maps the memory after receiving it.
  */
@@ -115,6 +117,14 @@ void xsd_slot_bind(struct xsd_queue *q)
 
 void xsd_slot_open(struct xsd_queue *q)
 {
+	struct ipc_slot *slot = q->sp;
+
+	/* No floor until floor.c says otherwise. */
+	atomic_store(&slot->floor_prio, q->floor_prio = IPC_FLOOR_EXEMPT);
+	atomic_store(&slot->floor_raise, q->floor_raise = IPC_FLOOR_OPEN);
+	atomic_store(&slot->floor_mask, q->floor_mask = 0);
+	atomic_store(&slot->floor_dev, q->floor_dev = IPC_FLOOR_DEVICES);
+	atomic_store(&slot->floor_own, q->floor_own = IPC_FLOOR_PAGES);
 	atomic_store(&q->sp->run, 1);
 	atomic_store(&q->sp->state, IPC_SLOT_USED);
 }
@@ -167,6 +177,29 @@ void xsd_slot_set_hint(struct xsd_queue *q, uint32_t key, int64_t value)
 {
 	atomic_store(&q->sp->hint[key], value);
 	atomic_fetch_or(&q->sp->hint_set, 1u << key);
+	xsd_slot_decided(q);
+}
+
+void xsd_slot_set_floor(struct xsd_queue *q, int32_t prio, int32_t raise, uint32_t mask,
+			uint16_t dev, uint16_t own)
+{
+	struct ipc_slot *slot = q->sp;
+
+	if (prio != q->floor_prio)
+		atomic_store_explicit(&slot->floor_prio, q->floor_prio = prio, memory_order_relaxed);
+	if (raise != q->floor_raise)
+		atomic_store_explicit(&slot->floor_raise, q->floor_raise = raise,
+				      memory_order_relaxed);
+	if (mask != q->floor_mask)
+		atomic_store_explicit(&slot->floor_mask, q->floor_mask = mask, memory_order_relaxed);
+	if (dev != q->floor_dev)
+		atomic_store_explicit(&slot->floor_dev, q->floor_dev = dev, memory_order_relaxed);
+	if (own != q->floor_own)
+		atomic_store_explicit(&slot->floor_own, q->floor_own = own, memory_order_relaxed);
+}
+
+void xsd_slot_kick(struct xsd_queue *q)
+{
 	xsd_slot_decided(q);
 }
 

@@ -66,6 +66,18 @@ void xsd_slot_set_knob(struct xsd_queue *q, uint32_t key, int64_t value);
  * keep across daemon restarts; then decision_seq bumped. */
 void xsd_slot_set_hint(struct xsd_queue *q, uint32_t key, int64_t value);
 
+/*
+ * Run floors (ipc_abi.h): @q's floor_prio, floor_raise, floor_mask and its
+ * device's table and own page, each stored only if it changed (the last
+ * values stored are @q's: floor.c keeps them). Plain stores: the client
+ * reads them at its next launch or Ready; nothing pairs with them.
+ */
+void xsd_slot_set_floor(struct xsd_queue *q, int32_t prio, int32_t raise, uint32_t mask,
+			uint16_t dev, uint16_t own);
+/* Has @q's client look at @q again when rung (a floor that held it went):
+ * decision_seq bumped, as after a decision. */
+void xsd_slot_kick(struct xsd_queue *q);
+
 /* @c's memory limits ("Device memory"): xschedctl's @limit and @ceiling,
  * then mem_seq bumped with a release; the caller rings the client. */
 void xsd_slot_set_memory(struct xsd_client *c, uint64_t limit, uint64_t ceiling);

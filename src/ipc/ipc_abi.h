@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 10u
+#define IPC_VERSION 11u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -69,6 +69,8 @@ enum ipc_type {
 	IPC_MEM_EVICTED,        /* C: what the eviction freed */
 	IPC_MEM_RESTORE,        /* D: your evicted memory may come back */
 	IPC_MEM_RESTORED,       /* C: whether it did */
+	IPC_FLOOR,              /* D: + a memfd: a floor page of a device ("Run
+				 * floors" below) */
 	IPC_TYPE_MAX,
 };
 
@@ -469,6 +471,10 @@ struct ipc_slot {
 				       * aware window: a queue of higher priority
 				       * shares the device); agents that know only
 				       * 0/1 read any non-zero as run */
+	_Atomic int32_t floor_prio;   /* launches stop while a counted floor of its
+				       * device is above this ("Run floors");
+				       * IPC_FLOOR_EXEMPT: never */
+	_Atomic uint32_t floor_mask;  /* bit k: page k of its device counts */
 	_Atomic uint32_t decision_seq;/* bumped with every change of run or config */
 	_Atomic int32_t level;        /* 0: keep; else the level to use */
 	_Atomic int32_t threshold;    /* 0: keep */
@@ -477,6 +483,10 @@ struct ipc_slot {
 	_Atomic uint32_t hint_set;    /* bit k: hint[k] was set by xschedctl */
 	_Atomic uint32_t quiet;       /* 1: its Ready and Idle need no doorbell */
 	_Atomic int64_t hint[IPC_HINT_KEYS]; /* for the client to keep across restarts */
+	_Atomic int32_t floor_raise;  /* the priority its Ready raises its uid's
+				       * floor word to; IPC_FLOOR_OPEN: none */
+	_Atomic uint16_t floor_dev;   /* its device's floor table (IPC_FLOOR) */
+	_Atomic uint16_t floor_own;   /* its uid's page there; IPC_FLOOR_PAGES: none */
 	/* client */
 	_Atomic uint32_t status;      /* enum ipc_status */
 	_Atomic uint32_t status_seq;  /* bumped with every status change */
@@ -492,8 +502,94 @@ struct ipc_slot {
 	_Atomic uint64_t exec_ns;
 	_Atomic uint64_t preempt_p99_ns;
 	_Atomic uint64_t task_p99_ns;  /* Ready-to-Idle time */
-	uint64_t pad1[5];
+	_Atomic uint32_t floored;     /* 1: work waits behind a floor ("Run floors");
+				       * a change is published by bumping status_seq */
+	uint32_t pad1[5];
 };
+
+/*
+ * Run floors: decisions at memory speed (policies that opt in with
+ * XS_POLICY_FLOOR, include/xsched/policy.h; [policy] floor in xschedd.conf).
+ * Each device has a few floor pages, each one 64-bit word: the daemon's own
+ * (page 0) and one per uid with queues there (pages 1..). A word holds a
+ * priority in its low 32 bits (IPC_FLOOR_OPEN: none) and a sequence in its
+ * high 32, bumped by every writer so that a compare-and-swap never mistakes
+ * a new raise for an old one. An XQueue launches nothing while any counted
+ * word (`floor_mask` of its slot) of its device is above its `floor_prio`:
+ * one load per page, no thread of its process woken.
+ *
+ * The daemon's word is the lowest priority among the ready queues it runs
+ * there (none: OPEN), so a queue below it, idle, needs no `run` store when
+ * a decision suspends it (a priority flip is one store, not one per slot):
+ * it stops at its next launch by the floor, and rings (`floored`) so that
+ * the daemon writes the decision then. A uid's word is raised by its own
+ * queues: a queue becoming ready stores its status, bumps status_seq, then
+ * raises its uid's word of its device to its `floor_raise` (the priority the
+ * daemon assigned it: inheritance included), then rings; queues below stop
+ * at their next launch, before the daemon has woken. The daemon confirms
+ * with its decision and lowers the word (compare-and-swap) once no queue
+ * of that uid justifies it.
+ *
+ * Trust. A process can write any page it maps, so a floor page is writable
+ * only where a wrong value harms no one else: the daemon's page is sealed
+ * (F_SEAL_FUTURE_WRITE) before it is passed, so clients can only map it
+ * read-only; a uid's page is owned by that uid, mode 0644, and passed
+ * read-only to the processes of other uids, which the kernel then refuses
+ * to reopen or map for writing. A word that no queue of its uid justifies
+ * (a queue of that uid whose `floor_raise` reaches the value, ready in the
+ * daemon's view or in its slot, or whose status_seq moved since the last
+ * look) is a scribble: the daemon withdraws the page at once (clears its
+ * bit in every slot of the device, so nothing reads it any more; the uid
+ * gets no page on that device again), rings the queues it held, and logs
+ * it once. The daemon looks at a device's words at every decision of the
+ * device, and a queue stopped by a floor rings (`floored`, whatever its
+ * quiet flag), so a scribble holds another uid's queue at most one daemon
+ * reaction. Root and CAP_DAC_OVERRIDE can write every page: they are
+ * trusted, as they can stop any process anyway. A client can always ignore
+ * the floors (and every gate): it only forgoes being scheduled.
+ *
+ * Fail-open: a queue stopped by a floor counts as held ("Liveness"): a
+ * silent daemon's floors are ignored after the timeout, as its run words;
+ * a disconnection unmaps the pages. A new daemon sends new pages.
+ *
+ * IPC_FLOOR carries one page: the agent maps it (read-write only when
+ * `writable`) as page `page` of its floor table `table`, which the daemon
+ * assigns to the device per client (`floor_dev` of the slots); a page the
+ * agent cannot map makes it disconnect (the daemon relies on every counted
+ * page being read).
+ */
+#define IPC_FLOOR_DEVICES 8u     /* floor tables per client: devices */
+#define IPC_FLOOR_PAGES 8u       /* pages per device: the daemon's, 7 uids */
+#define IPC_FLOOR_OPEN INT32_MIN /* a word with no floor */
+#define IPC_FLOOR_EXEMPT INT32_MAX /* a floor_prio that nothing stops */
+#define IPC_FLOOR_MAGIC 0x31524c46u /* "FLR1" */
+
+struct ipc_floor_page {
+	_Atomic uint64_t word;        /* (sequence << 32) | (uint32_t)priority */
+	uint32_t magic;               /* IPC_FLOOR_MAGIC */
+	uint32_t uid;                 /* whose page; UINT32_MAX: the daemon's */
+	uint64_t domain;              /* its device (struct ipc_device_rec) */
+};
+
+struct ipc_floor {
+	uint64_t domain;
+	uint32_t table;         /* < IPC_FLOOR_DEVICES */
+	uint32_t page;          /* < IPC_FLOOR_PAGES */
+	uint32_t writable;      /* 1: the client's own uid's page */
+	uint32_t pad;
+};
+
+/* The priority in a floor word. */
+static inline int32_t ipc_floor_prio(uint64_t word)
+{
+	return (int32_t)(uint32_t)word;
+}
+
+/* @word with @prio and the next sequence. */
+static inline uint64_t ipc_floor_next(uint64_t word, int32_t prio)
+{
+	return ((word >> 32) + 1) << 32 | (uint32_t)prio;
+}
 
 /*
  * Liveness. A daemon that is stopped or stuck neither rings nor decides,
@@ -593,6 +689,8 @@ _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 328, "ipc ABI");
 _Static_assert(sizeof(struct ipc_status_reply) == 408, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
+_Static_assert(sizeof(struct ipc_floor) == 24 && sizeof(struct ipc_floor_page) == 24, "ipc ABI");
+_Static_assert(IPC_FLOOR_PAGES <= 32 && IPC_FLOOR_DEVICES < 65536, "floor_mask, floor_dev");
 _Static_assert(sizeof(struct ipc_shm) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_mem) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_mem_need) == 16 && sizeof(struct ipc_mem_evict) == 16 &&

@@ -43,6 +43,7 @@ static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
 	[IPC_MEM_EVICTED] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_mem_evicted) },
 	[IPC_MEM_RESTORE] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_mem_evict) },
 	[IPC_MEM_RESTORED] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_mem_restored) },
+	[IPC_FLOOR] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_floor) },
 };
 
 bool ipc_str_valid(const char *s, size_t len)
@@ -257,6 +258,12 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 		const struct ipc_reply *r = b;
 
 		return r->status <= 0 && r->why < IPC_WHY_MAX;
+	}
+	case IPC_FLOOR: {
+		const struct ipc_floor *f = b;
+
+		return f->table < IPC_FLOOR_DEVICES && f->page < IPC_FLOOR_PAGES &&
+		       f->writable <= 1 && f->pad == 0;
 	}
 	default:
 		return true;

@@ -58,6 +58,11 @@ bool policy_per_device(const struct xs_policy_ops *ops)
 	return OPS_HAS(ops, flags) && (ops->flags & XS_POLICY_PER_DEVICE);
 }
 
+bool policy_floor(const struct xs_policy_ops *ops)
+{
+	return policy_per_device(ops) && (ops->flags & XS_POLICY_FLOOR);
+}
+
 bool policy_dev_next(struct xs_pqueue *const *qs, size_t n, bool first, uint32_t *dev)
 {
 	bool found = false;

@@ -116,7 +116,7 @@ const struct xs_policy_ops policy_hpf = {
 	.version = XS_POLICY_VERSION,
 	.size = sizeof(struct xs_policy_ops),
 	.name = "hpf",
-	.flags = XS_POLICY_PER_DEVICE,
+	.flags = XS_POLICY_PER_DEVICE | XS_POLICY_FLOOR,
 	.schedule = hpf_schedule,
 	.quiet = hpf_quiet,
 };

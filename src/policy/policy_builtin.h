@@ -136,6 +136,8 @@ void policy_quiet(const struct xs_policy_ops *ops, void *state,
  * device's queues at a time.
  */
 bool policy_per_device(const struct xs_policy_ops *ops);
+/* Whether @ops allows run floors (XS_POLICY_FLOOR, per device). */
+bool policy_floor(const struct xs_policy_ops *ops);
 
 /*
  * Smallest device index in @qs that is greater than *@dev (or the smallest

@@ -365,6 +365,7 @@ int sched_set_policy(struct sched *s, const struct xs_policy_ops *ops, void *sta
 	s->ops = ops;
 	s->state = state;
 	s->per_device = policy_per_device(ops);
+	s->floor = policy_floor(ops);
 	s->guard_exempt = bounds_waits(ops);
 	for (j = 0; j < n; j++) {
 		struct sched_q *q = all[j];
@@ -671,8 +672,11 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 			next = min_time(next, sched_guard(s, q, now, grant));
 		if (q->grace_until)
 			next = min_time(next, q->grace_until);
-		apply(s, q);
 	}
+	if (s->host->decided)
+		s->host->decided(s->ctx, d->q, d->n, now);
+	for (i = 0; i < d->n; i++)
+		apply(s, d->q[i]);
 	/* Every store of a decision, then the loads of in-flight counts: one
 	 * barrier for the device, not one a queue. */
 	commit(s);

@@ -149,6 +149,12 @@ struct sched_host {
 	uint32_t (*inflight)(void *ctx, struct sched_q *q);
 	/* Optional. The queue @q waits on (sched_waits()), or NULL. */
 	struct sched_q *(*waits_on)(void *ctx, struct sched_q *q);
+	/*
+	 * Optional. A domain was decided (q->pq.run and q->cap final for its
+	 * @n queues @q, at @now), before its apply() calls: what the host
+	 * publishes beside the decisions (the daemon's run floors).
+	 */
+	void (*decided)(void *ctx, struct sched_q *const *q, size_t n, uint64_t now);
 	/* Optional. A policy switch-in refused @q: it now runs unscheduled. */
 	void (*refused)(void *ctx, struct sched_q *q);
 };
@@ -159,6 +165,7 @@ struct sched {
 	const struct xs_policy_ops *ops;
 	void *state;                 /* the policy's */
 	bool per_device;             /* domains are devices */
+	bool floor;                  /* the policy allows run floors (XS_POLICY_FLOOR) */
 	bool guard_exempt;           /* the policy bounds waits itself */
 	struct sched_conf conf;
 	const struct sched_host *host;

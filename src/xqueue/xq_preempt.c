@@ -201,6 +201,28 @@ void xq_set_run_word(struct xq *q, const _Atomic uint32_t *run, _Atomic uint32_t
 	}
 }
 
+void xq_set_floor(struct xq *q, xq_floor_fn fn, void *ctx, bool sync)
+{
+	if (sync)
+		pthread_mutex_lock(&q->lock);
+	atomic_store(&q->floor_fn, NULL);
+	atomic_store(&q->floor_ctx, ctx);
+	atomic_store(&q->floor_fn, fn);
+	if (sync) {
+		/* Gone: said ended, so that the observer's view is not left held. */
+		if (!fn && q->floored) {
+			q->floored = false;
+			xq_notify(q, XQ_EVENT_FLOOR);
+		}
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+bool xq_floored_locked(struct xq *q)
+{
+	return q->floored;
+}
+
 void xq_kick(struct xq *q)
 {
 	/* Condition variables may be signalled without their mutex. */

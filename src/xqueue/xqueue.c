@@ -139,9 +139,25 @@ void xq_pub_inflight(struct xq *q)
 	q->inflight_said = n;
 }
 
+/*
+ * Whether a floor holds launches (xq_set_floor()); says so to the observer
+ * when that changes. The run word was read first. Lock held.
+ */
+static bool xq_floor_holds(struct xq *q)
+{
+	xq_floor_fn fn = atomic_load_explicit(&q->floor_fn, memory_order_acquire);
+	bool held = fn && fn(atomic_load_explicit(&q->floor_ctx, memory_order_relaxed));
+
+	if (held != q->floored) {
+		q->floored = held;
+		xq_notify(q, XQ_EVENT_FLOOR);
+	}
+	return held;
+}
+
 bool xq_may_launch(struct xq *q)
 {
-	if (xq_stopped(q))
+	if (xq_stopped(q) || xq_floor_holds(q))
 		return false;
 	if (q->relaunch_barrier) {
 		if (q->inflight.n || q->syncers)

@@ -50,6 +50,8 @@ enum xq_event {
 	XQ_EVENT_RESYNC = 7,   /* on request (xq_resync): publish your state again */
 	XQ_EVENT_DRAINED = 8,  /* launches stopped: at most one command left to run */
 	XQ_EVENT_LEVEL = 9,    /* the level in effect or its reason changed */
+	XQ_EVENT_FLOOR = 10,   /* a floor began or stopped holding a launch
+				* (xq_set_floor(); xq_floored_locked() says which) */
 };
 
 /* Counters an observer may read with xq_counters_locked(). */
@@ -252,6 +254,23 @@ void xq_set_observer(struct xq *q, xq_observer_fn fn, void *ctx);
  */
 void xq_set_run_word(struct xq *q, const _Atomic uint32_t *run, _Atomic uint32_t *inflight,
 		     bool sync);
+
+/*
+ * A floor (ipc_abi.h, "Run floors"): @fn(@ctx) says whether a floor holds
+ * the queue's launches now. It is asked before every launch the run word
+ * allows, under the queue's lock, so it must be quick and must not block;
+ * while it says yes, nothing is launched, and the observer hears
+ * XQ_EVENT_FLOOR when that begins (with work to launch) and when it ends.
+ * Whoever lowers the floor calls xq_kick(). NULL removes it; with @sync,
+ * returns only once no launch decision can still call the old one (as
+ * xq_set_run_word()).
+ */
+typedef bool (*xq_floor_fn)(void *ctx);
+void xq_set_floor(struct xq *q, xq_floor_fn fn, void *ctx, bool sync);
+
+/* Whether a floor held the last launch it was asked about. Lock held
+ * (for an observer of XQ_EVENT_FLOOR). */
+bool xq_floored_locked(struct xq *q);
 
 /*
  * Calls the observer with XQ_EVENT_RESYNC under the queue's lock, so that

@@ -71,6 +71,9 @@ struct xq {
 	_Atomic bool suspended;       /* written under lock and ctl_lock */
 	const _Atomic uint32_t *_Atomic run_word; /* external: 0 stops launches (xq_set_run_word) */
 	_Atomic uint32_t *_Atomic inflight_pub; /* external: runnable in-flight count */
+	_Atomic xq_floor_fn floor_fn; /* external: a floor holds launches (xq_set_floor) */
+	void *_Atomic floor_ctx;
+	bool floored;                 /* the floor held the last launch asked */
 	uint32_t inflight_said;       /* as last stored there */
 	_Atomic uint32_t kick_word;   /* futex: bumped by suspend to cut the worker's sleeps */
 	bool stopping;

@@ -73,6 +73,7 @@ static bool fz_type(uint16_t type, struct fz_type *t)
 	T(IPC_MEM_EVICTED, IPC_FROM_CLIENT, false, sizeof(struct ipc_mem_evicted))
 	T(IPC_MEM_RESTORE, IPC_FROM_DAEMON, false, sizeof(struct ipc_mem_evict))
 	T(IPC_MEM_RESTORED, IPC_FROM_CLIENT, false, sizeof(struct ipc_mem_restored))
+	T(IPC_FLOOR, IPC_FROM_DAEMON, false, sizeof(struct ipc_floor))
 #undef T
 	default:
 		return false;
@@ -250,6 +251,13 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 	case IPC_REPLY:
 		CHECK(((const struct ipc_reply *)b)->status <= 0);
 		break;
+	case IPC_FLOOR: {
+		const struct ipc_floor *f = b;
+
+		CHECK(f->table < IPC_FLOOR_DEVICES && f->page < IPC_FLOOR_PAGES &&
+		      f->writable <= 1 && f->pad == 0);
+		break;
+	}
 	case IPC_LIST_REPLY:
 		fz_check_records(b, body_len);
 		break;

@@ -306,6 +306,11 @@ int main(int argc, char **argv)
 		seed("mem_restored", IPC_MEM_RESTORED, IPC_FROM_CLIENT, &restored,
 		     sizeof(restored));
 	}
+	{
+		struct ipc_floor floor = { .domain = 3, .table = 1, .page = 2, .writable = 1 };
+
+		seed("floor", IPC_FLOOR, IPC_FROM_DAEMON, &floor, sizeof(floor));
+	}
 	seed("reply_ok", IPC_REPLY, IPC_FROM_DAEMON, &ok, sizeof(ok));
 	seed("reply_err", IPC_REPLY, IPC_FROM_DAEMON, &err, sizeof(err));
 	seed("list", IPC_LIST, IPC_FROM_CLIENT, &list, sizeof(list));

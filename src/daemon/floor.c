@@ -1,0 +1,477 @@
+/*
+ * Run floors (see floor.h and src/ipc/ipc_abi.h, "Run floors").
+ *
+ * Each device gets, at its first queue, page 0 (the daemon's word, sealed
+ * against writable mappings) and then one page per uid with queues there,
+ * owned by that uid (mode 0644): the kernel lets only that uid (and root)
+ * write it, so a word names who wrote it. Each client has IPC_FLOOR_DEVICES
+ * tables, one per device it has queues on; a page is sent to it once per
+ * table, read-write when it is its uid's.
+ *
+ * At every decision of a device: each queue's floor_prio (its effective
+ * priority; IPC_FLOOR_EXEMPT while the starvation guard grants it, or
+ * without floors) and floor_raise; the daemon's word (the lowest priority
+ * among the ready queues it runs); each uid's word checked against the
+ * queues of that uid (floor_check()); and the queues whose clients said a
+ * floor held them and that none holds any more, rung.
+ */
+#include "daemon/floor.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/send.h"
+#include "daemon/slot.h"
+#include "base/compiler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+#define FLOOR_PAGE_SIZE 4096u
+#define FLOOR_NONE ((uint16_t)IPC_FLOOR_PAGES)
+
+struct xsd_floor_page {
+	int fd;                         /* read-write; -1: no page */
+	int ro_fd;                      /* read-only, for other uids; -1: none */
+	struct ipc_floor_page *map;
+	uid_t uid;                      /* whose (page 0: the daemon's) */
+	bool stale;                     /* a raise of it may be left from a queue
+					 * gone or lowered: lowered without blame */
+};
+
+struct xsd_floor_dev {
+	uint64_t domain;
+	struct xsd_floor_page page[IPC_FLOOR_PAGES];
+	uint32_t live;                  /* pages that count (bits) */
+	uint32_t used;                  /* pages ever made, withdrawn ones too */
+	uint32_t nfloored;              /* its queues held by a floor, as said */
+	uint32_t nqueues;               /* in its last decision */
+	int32_t floor;                  /* the daemon's word as last stored */
+};
+
+static struct xsd_queue *floor_queue(struct sched_q *sq)
+{
+	return base_container_of(sq, struct xsd_queue, sq);
+}
+
+static struct xsd_floor_dev *floor_dev_at(const struct xsd_host *s, uint32_t index)
+{
+	return index < s->nfloor ? s->floor[index] : NULL;
+}
+
+static bool floor_on(const struct xsd_host *s)
+{
+	return s->floor_cfg && s->core.floor;
+}
+
+static void floor_page_free(struct xsd_floor_page *p)
+{
+	if (p->map)
+		munmap(p->map, FLOOR_PAGE_SIZE);
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->ro_fd >= 0)
+		close(p->ro_fd);
+	p->map = NULL;
+	p->fd = p->ro_fd = -1;
+}
+
+/*
+ * Makes a page of @domain for @uid (@daemon: the daemon's own, which no
+ * client may map writable). 0 or -errno (-EPERM: @uid cannot be made its
+ * owner: the daemon is not root).
+ */
+static int floor_page_new(struct xsd_floor_page *p, uint64_t domain, uid_t uid, bool daemon)
+{
+	char path[64];
+	unsigned seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	int rc;
+
+	p->fd = memfd_create("xsched-floor", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	p->ro_fd = -1;
+	p->map = NULL;
+	p->uid = uid;
+	p->stale = false;
+	if (p->fd < 0)
+		return -errno;
+	if (ftruncate(p->fd, FLOOR_PAGE_SIZE) < 0)
+		goto fail;
+	p->map = mmap(NULL, FLOOR_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+	if (p->map == MAP_FAILED) {
+		p->map = NULL;
+		goto fail;
+	}
+	p->map->magic = IPC_FLOOR_MAGIC;
+	p->map->uid = daemon ? UINT32_MAX : (uint32_t)uid;
+	p->map->domain = domain;
+	atomic_store(&p->map->word, (uint32_t)IPC_FLOOR_OPEN);
+	/* The daemon's own: no writable mapping from now on but ours. */
+	if (daemon)
+		seals |= F_SEAL_FUTURE_WRITE;
+	if (fcntl(p->fd, F_ADD_SEALS, seals) < 0)
+		goto fail;
+	/* A uid's: that uid may write it, others only read it (0644). */
+	if (!daemon && uid != geteuid() && fchown(p->fd, uid, (gid_t)-1) < 0)
+		goto fail;
+	if (fchmod(p->fd, 0644) < 0)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->fd);
+	p->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->ro_fd < 0)
+		goto fail;
+	return 0;
+fail:
+	rc = -errno;
+	floor_page_free(p);
+	return rc;
+}
+
+/* The floor state of device @index, made with the daemon's page if new. */
+static struct xsd_floor_dev *floor_dev_get(struct xsd_host *s, uint32_t index, uint64_t domain)
+{
+	struct xsd_floor_dev *f = floor_dev_at(s, index);
+	int rc;
+
+	if (f && f->domain == domain)
+		return f;
+	if (f)
+		xsd_floor_forget(s, index);
+	if (index >= s->nfloor) {
+		uint32_t n = BASE_MAX(index + 1, 2 * s->nfloor);
+		struct xsd_floor_dev **grown = realloc(s->floor, n * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		memset(grown + s->nfloor, 0, (n - s->nfloor) * sizeof(*grown));
+		s->floor = grown;
+		s->nfloor = n;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	for (uint32_t k = 0; k < IPC_FLOOR_PAGES; k++)
+		f->page[k].fd = f->page[k].ro_fd = -1;
+	f->domain = domain;
+	f->floor = IPC_FLOOR_OPEN;
+	rc = floor_page_new(&f->page[0], domain, geteuid(), true);
+	if (rc < 0) {
+		xsd_warn("run floors: cannot make a floor page (%s): queues are scheduled "
+			 "by decisions alone", strerror(-rc));
+		free(f);
+		return NULL;
+	}
+	f->live = f->used = 1;
+	s->floor[index] = f;
+	return f;
+}
+
+/* @uid's page of @f, made if there is none and room; FLOOR_NONE: none. A
+ * withdrawn page is never made again for its uid. */
+static uint16_t floor_uid_page(struct xsd_floor_dev *f, uid_t uid, bool *made)
+{
+	uint32_t k;
+	int rc;
+
+	*made = false;
+	for (k = 1; k < f->used; k++)
+		if (f->page[k].uid == uid)
+			return f->live & (1u << k) ? (uint16_t)k : FLOOR_NONE;
+	if (f->used == IPC_FLOOR_PAGES)
+		return FLOOR_NONE;
+	rc = floor_page_new(&f->page[k], f->domain, uid, false);
+	if (rc < 0) {
+		xsd_debug("run floors: no page for uid %u (%s)", (unsigned)uid, strerror(-rc));
+		return FLOOR_NONE;
+	}
+	f->used++;
+	f->live |= 1u << k;
+	*made = true;
+	return (uint16_t)k;
+}
+
+/* The table of @c for @domain, taken if new; IPC_FLOOR_DEVICES: none left. */
+static uint16_t floor_table(struct xsd_client *c, uint64_t domain)
+{
+	uint16_t t, free_t = IPC_FLOOR_DEVICES;
+
+	for (t = 0; t < IPC_FLOOR_DEVICES; t++) {
+		if (c->floor_dom[t] == domain)
+			return t;
+		if (!c->floor_dom[t] && free_t == IPC_FLOOR_DEVICES)
+			free_t = t;
+	}
+	if (free_t < IPC_FLOOR_DEVICES) {
+		c->floor_dom[free_t] = domain;
+		c->floor_sent[free_t] = 0;
+		c->floor_refs[free_t] = 0;
+	}
+	return free_t;
+}
+
+/* Sends @c the pages of @f it has not got in its table @t. */
+static void floor_send(struct xsd_client *c, struct xsd_floor_dev *f, uint16_t t)
+{
+	uint32_t k;
+
+	for (k = 0; k < IPC_FLOOR_PAGES; k++) {
+		struct ipc_floor m = { .domain = f->domain, .table = t, .page = k };
+		int fd;
+
+		if (!(f->live & (1u << k)) || (c->floor_sent[t] & (1u << k)))
+			continue;
+		m.writable = k && f->page[k].uid == c->uid;
+		fd = m.writable ? f->page[k].fd : f->page[k].ro_fd;
+		if (xsd_send(c, IPC_FLOOR, 0, &m, sizeof(m), &fd, 1) == 0)
+			c->floor_sent[t] |= 1u << k;
+	}
+}
+
+void xsd_floor_attach(struct xsd *d, struct xsd_queue *q)
+{
+	struct xsd_host *s = &d->host;
+	struct xsd_client *c = q->client, *o;
+	const struct xsd_device *dev = xsd_devices_at(&s->devs, q->sq.pq.device);
+	struct xsd_floor_dev *f;
+	uint16_t t;
+	bool made;
+
+	q->floor_table = IPC_FLOOR_DEVICES;
+	if (!s->floor_cfg || !dev || !(f = floor_dev_get(s, q->sq.pq.device, dev->id)))
+		return;
+	t = floor_table(c, f->domain);
+	if (t == IPC_FLOOR_DEVICES)
+		return;
+	q->floor_table = t;
+	c->floor_refs[t]++;
+	floor_uid_page(f, c->uid, &made);
+	/* A new uid's page goes to every process with queues there. */
+	for (o = made ? d->clients : NULL; o; o = o->next)
+		for (uint16_t u = 0; o != c && u < IPC_FLOOR_DEVICES; u++)
+			if (o->floor_dom[u] == f->domain && o->floor_refs[u])
+				floor_send(o, f, u);
+	floor_send(c, f, t);
+}
+
+/* Whether a counted word of @f is above @q's floor_prio, as last stored. */
+static bool floor_holds(const struct xsd_floor_dev *f, const struct xsd_queue *q)
+{
+	uint32_t m = q->floor_mask & f->live;
+
+	for (uint32_t k = 0; m; k++, m >>= 1)
+		if ((m & 1) && ipc_floor_prio(atomic_load(&f->page[k].map->word)) > q->floor_prio)
+			return true;
+	return false;
+}
+
+/* Stores @prio in @p's word unless it holds it; compare-and-swap, so that a
+ * raise in between wins (the next decision looks again). */
+static void floor_store(struct xsd_floor_page *p, uint64_t seen, int32_t prio)
+{
+	if (ipc_floor_prio(seen) != prio)
+		atomic_compare_exchange_strong(&p->map->word, &seen, ipc_floor_next(seen, prio));
+}
+
+/*
+ * Page @k of @f, of a uid, against the queues @q[0..@n) of its device: a
+ * word that none of that uid's queues justifies is a scribble, and the page
+ * is withdrawn; one justified only by a queue that went idle (or a queue
+ * gone, or lowered: `stale`) is lowered to what the uid's ready queues ask.
+ */
+static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *const *q, size_t n)
+{
+	struct xsd_floor_page *p = &f->page[k];
+	uint64_t w = atomic_load(&p->map->word);
+	int32_t v = ipc_floor_prio(w), keep = IPC_FLOOR_OPEN;
+	bool ready = false, moved = p->stale;
+	size_t i;
+
+	p->stale = false;
+	if (v == IPC_FLOOR_OPEN)
+		return;
+	for (i = 0; i < n; i++) {
+		struct xsd_queue *x = floor_queue(q[i]);
+		uint32_t seq;
+
+		if (x->client->uid != p->uid)
+			continue;
+		if (q[i]->pq.ready && x->floor_raise > keep)
+			keep = x->floor_raise;
+		if (x->floor_raise < v)
+			continue;
+		/* Its Ready stores the status, bumps status_seq, then raises. */
+		seq = atomic_load(&x->sp->status_seq);
+		ready |= atomic_load(&x->sp->status) == IPC_ST_READY;
+		moved |= seq != x->floor_seen;
+		x->floor_seen = seq;
+	}
+	if (keep >= v || ready)
+		return;
+	if (moved) {
+		floor_store(p, w, keep);
+		return;
+	}
+	xsd_warn("uid %u wrote priority %d to its run floor of device %llu, which no "
+		 "queue of its own can raise it to: the page is withdrawn, and that uid's "
+		 "processes no longer raise floors on the device", (unsigned)p->uid, v,
+		 (unsigned long long)f->domain);
+	f->live &= ~(1u << k);
+	atomic_store(&p->map->word, ipc_floor_next(w, IPC_FLOOR_OPEN));
+}
+
+/* The page of @c's uid in @f that @c has, or FLOOR_NONE. */
+static uint16_t floor_own(const struct xsd_floor_dev *f, const struct xsd_client *c, uint16_t t)
+{
+	for (uint32_t k = 1; k < f->used; k++)
+		if (f->page[k].uid == c->uid)
+			return (f->live & c->floor_sent[t] & (1u << k)) ? (uint16_t)k : FLOOR_NONE;
+	return FLOOR_NONE;
+}
+
+/* Rings @q's client to look at it again (a floor that held it went). */
+static void floor_kick(struct xsd_host *s, struct xsd_floor_dev *f, struct xsd_queue *q)
+{
+	q->floored = false;
+	f->nfloored--;
+	xsd_slot_kick(q);
+	xsd_host_mark_dirty(s, q->client);
+}
+
+/* Without floors: every slot exempt, every word open, the held rung. */
+static void floor_off(struct xsd_host *s, struct sched_q *const *q, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct xsd_queue *x = floor_queue(q[i]);
+		struct xsd_floor_dev *f = floor_dev_at(s, q[i]->pq.device);
+
+		xsd_slot_set_floor(x, IPC_FLOOR_EXEMPT, IPC_FLOOR_OPEN, 0, x->floor_table,
+				   FLOOR_NONE);
+		if (!f)
+			continue;
+		for (uint32_t k = 0; k < f->used; k++)
+			if (f->page[k].map)
+				floor_store(&f->page[k], atomic_load(&f->page[k].map->word),
+					    IPC_FLOOR_OPEN);
+		f->floor = IPC_FLOOR_OPEN;
+		if (x->floored)
+			floor_kick(s, f, x);
+	}
+}
+
+void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now)
+{
+	struct xsd_floor_dev *f;
+	int32_t low = IPC_FLOOR_EXEMPT;
+	size_t i;
+
+	if (!n)
+		return;
+	if (!floor_on(s)) {
+		floor_off(s, q, n);
+		return;
+	}
+	f = floor_dev_at(s, q[0]->pq.device);
+	if (f)
+		f->nqueues = (uint32_t)n;
+	for (i = 0; i < n; i++) {
+		struct xsd_queue *x = floor_queue(q[i]);
+		int32_t prio = q[i]->guard_until > now ? IPC_FLOOR_EXEMPT : q[i]->pq.priority;
+		int32_t raise = q[i]->pq.priority;
+
+		if (q[i]->pq.ready && q[i]->pq.run && prio < low)
+			low = prio;
+		/* A raise of the old priority is no longer justified by it. */
+		if (f && raise < x->floor_raise && x->floor_own < IPC_FLOOR_PAGES)
+			f->page[x->floor_own].stale = true;
+		xsd_slot_set_floor(x, prio, raise, x->floor_mask, x->floor_dev, x->floor_own);
+	}
+	if (!f)
+		return;
+	low = low == IPC_FLOOR_EXEMPT ? IPC_FLOOR_OPEN : low;
+	if (low != f->floor) {
+		floor_store(&f->page[0], atomic_load(&f->page[0].map->word), low);
+		f->floor = low;
+	}
+	for (uint32_t k = 1; k < f->used; k++)
+		if (f->live & (1u << k))
+			floor_check(f, k, q, n);
+	for (i = 0; i < n; i++) {
+		struct xsd_queue *x = floor_queue(q[i]);
+		uint16_t t = x->floor_table;
+
+		if (t < IPC_FLOOR_DEVICES)
+			xsd_slot_set_floor(x, x->floor_prio, x->floor_raise,
+					   f->live & x->client->floor_sent[t], t,
+					   floor_own(f, x->client, t));
+		if (x->floored && !floor_holds(f, x))
+			floor_kick(s, f, x);
+	}
+}
+
+void xsd_floor_status(struct xsd_host *s, struct xsd_queue *q)
+{
+	struct xsd_floor_dev *f = floor_dev_at(s, q->sq.pq.device);
+	bool floored = atomic_load(&q->sp->floored) != 0;
+
+	if (!f || floored == q->floored)
+		return;
+	q->floored = floored;
+	if (floored)
+		f->nfloored++;
+	else
+		f->nfloored--;
+}
+
+bool xsd_floor_covers(const struct xsd_host *s, const struct xsd_queue *q)
+{
+	const struct xsd_floor_dev *f = floor_dev_at(s, q->sq.pq.device);
+
+	return f && floor_on(s) && f->nqueues > XSD_FLOOR_LAZY_MIN && (q->floor_mask & f->live & 1u) &&
+	       f->floor > q->floor_prio;
+}
+
+void xsd_floor_detach(struct xsd_host *s, struct xsd_queue *q)
+{
+	struct xsd_floor_dev *f = floor_dev_at(s, q->sq.pq.device);
+	struct xsd_client *c = q->client;
+	uint16_t t = q->floor_table;
+
+	if (f && q->floored)
+		f->nfloored--;
+	q->floored = false;
+	if (f && q->floor_own < IPC_FLOOR_PAGES)
+		f->page[q->floor_own].stale = true;
+	if (t < IPC_FLOOR_DEVICES && c->floor_refs[t] && !--c->floor_refs[t]) {
+		c->floor_dom[t] = 0;
+		c->floor_sent[t] = 0;
+	}
+	q->floor_table = IPC_FLOOR_DEVICES;
+}
+
+void xsd_floor_forget(struct xsd_host *s, uint32_t index)
+{
+	struct xsd_floor_dev *f = floor_dev_at(s, index);
+
+	if (!f)
+		return;
+	for (uint32_t k = 0; k < IPC_FLOOR_PAGES; k++)
+		floor_page_free(&f->page[k]);
+	free(f);
+	s->floor[index] = NULL;
+}
+
+void xsd_floor_fini(struct xsd_host *s)
+{
+	for (uint32_t i = 0; i < s->nfloor; i++)
+		xsd_floor_forget(s, i);
+	free(s->floor);
+	s->floor = NULL;
+	s->nfloor = 0;
+}
