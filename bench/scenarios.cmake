@@ -29,3 +29,19 @@ if(XSCHED_WITH_OPENCL)
     add_dependencies(cl_load xsched_opencl xschedd)
   endif()
 endif()
+
+# cu_llm and xs_llm: the LLM-serving scenario's workloads (llm.sh): an
+# online server of Poisson requests (prefill, then decode steps, each one
+# CUDA graph) and an offline flood of long kernels. cu_llm is a plain CUDA
+# driver-API application like cu_load (the simulated driver by its SONAME,
+# nothing of xsched's); xs_llm runs the same workload (llm_work.c) through
+# the public API on the simulated XPU, for the levels above the CUDA
+# shim's Lv1.
+add_executable(cu_llm cu_llm.c llm_work.c)
+target_include_directories(cu_llm PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(cu_llm PRIVATE xsched_sim_cuda m)
+add_dependencies(cu_llm xsched_cuda xschedd)
+
+add_executable(xs_llm xs_llm.c llm_work.c)
+target_link_libraries(xs_llm PRIVATE xsched_core xsched_sim m)
+add_dependencies(xs_llm xschedd)
