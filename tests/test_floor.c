@@ -9,6 +9,8 @@
  *   ignored and the work completes;
  * - a new daemon (the old one killed) sends its pages again, and its word
  *   follows its decisions;
+ * - on a device of more than 16 queues, idle queues below the word are
+ *   held without a store into their slots, and told once they have work;
  * - a process of another uid that scribbles on its own floor page holds
  *   our queue at most one daemon reaction: its page is withdrawn and said
  *   once, and it cannot map the daemon's page or ours for writing.
@@ -176,6 +178,53 @@ static void floor_republished_after_restart(void **state)
 }
 
 /*
+ * A device of more than 16 queues: the idle ones below the daemon's word
+ * are suspended without a store into their slots (not suspended in the
+ * process, not running in the listing); the one that then gets work stops
+ * at its floor, rings, and is suspended and told; the flood gone, its work
+ * completes.
+ */
+static void floor_lazy_idle_queues(void **state)
+{
+	struct it_env *e = *state;
+	struct ipc_queue_rec *rec = NULL;
+	xs_queue *q[20];
+	uint64_t seq;
+	size_t i, n = 0, held = 0;
+	pid_t hi;
+
+	it_guard(90);
+	it_config(e, NO_GUARD);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+	err_capture();
+	for (i = 0; i < 20; i++)
+		q[i] = it_queue(e, 0);
+	hi = high_load(e, clock_now_ns(), "30");
+	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 20 && daemon_word() == 10, WAIT_MS))
+		fail_msg("our 20 queues never registered, or the word never rose");
+	it_nap_ms(200);
+	assert_int_equal(ipc_client_list(&e->c, &rec, &n), 0);
+	for (i = 0; i < n; i++)
+		held += rec[i].pid == getpid() && !rec[i].running;
+	free(rec);
+	for (i = 0; i < 20; i++)
+		assert_false(it_suspended(q[i]));
+	assert_int_equal(held, 20);
+	seq = it_submit(q[7], 3, 500);
+	if (!IT_WAIT_UNTIL(it_suspended(q[7]), WAIT_MS))
+		fail_msg("the queue with work was never suspended");
+	assert_int_equal(xs_query(q[7], seq), -EBUSY);
+	assert_false(it_suspended(q[8]));
+	it_kill(e, hi);
+	assert_int_equal(xs_wait(q[7], seq), 0);
+	err_release();
+	it_ctl_close(e);
+	it_daemon_check(e);
+	e->ok = true;
+}
+
+/*
  * The hostile child: uid 65534, a raw client with a queue of priority 0 on
  * the device; it writes priority 100 to its own page for @ms, and reports
  * in its exit status what it could not do: 0 all as expected, 2 no
@@ -280,6 +329,7 @@ int main(int argc, char **argv)
 						floor_teardown),
 		cmocka_unit_test_setup_teardown(floor_republished_after_restart, it_setup,
 						floor_teardown),
+		cmocka_unit_test_setup_teardown(floor_lazy_idle_queues, it_setup, floor_teardown),
 		cmocka_unit_test_setup_teardown(floor_hostile_scribble, it_setup, floor_teardown),
 	};
 

@@ -351,6 +351,12 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 				c->floor = b;
 			return rc;
 		}
+		if (!strcmp(name, "request_gap_us")) {
+			rc = parse_i64(v, 1, SCHED_REQUEST_GAP_US_MAX, &x, why);
+			if (rc == 0)
+				c->request_gap_ns = (uint64_t)x * 1000;
+			return rc;
+		}
 		if (!strcmp(name, "idle_grace_us")) {
 			rc = parse_i64(v, 0, SCHED_GRACE_US_MAX, &x, why);
 			if (rc == 0)
@@ -367,6 +373,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		NUM("policy", "default_share", 1, XS_SHARE_MAX, c->pconf.default_share)
 		NUM("policy", "starvation_guard_pct", 0, 50, c->starvation_guard_pct)
 		NUM("policy", "contention_window", 0, 64, c->contention_window)
+		NUM("policy", "preempt_cap", 0, 1000, c->preempt_cap)
 	}
 	if (!strcmp(sec, "defaults")) {
 		static const char *const keys[] = { NULL, "priority", "share",
@@ -636,6 +643,7 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->contention_window = SCHED_CONTENTION_WINDOW;
 	c->idle_grace_ns = SCHED_GRACE_US_DEFAULT * 1000ull;
 	c->floor = true;
+	c->request_gap_ns = SCHED_REQUEST_GAP_US_DEFAULT * 1000ull;
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;

@@ -68,6 +68,8 @@ struct xsd_config {
 	uint32_t contention_window;        /* in-flight cap below a higher queue; 0: off */
 	uint64_t idle_grace_ns;            /* idle grace cap ([policy] idle_grace_us); 0: off */
 	bool floor;                        /* run floors ([policy] floor; ipc_abi.h) */
+	uint32_t preempt_cap;              /* holds per request ([policy]); 0: none */
+	uint64_t request_gap_ns;           /* a request's end ([policy] request_gap_us) */
 	uint64_t starvation_period_ns;
 	int64_t def_hint[5];               /* by enum ipc_key 1..4 */
 	int32_t priority_ceiling;          /* for non-root users */

@@ -17,7 +17,6 @@
  */
 #include "daemon/floor.h"
 #include "daemon/daemon.h"
-#include "daemon/host.h"
 #include "daemon/send.h"
 #include "daemon/slot.h"
 #include "base/compiler.h"
@@ -280,17 +279,22 @@ static void floor_store(struct xsd_floor_page *p, uint64_t seen, int32_t prio)
 }
 
 /*
- * Page @k of @f, of a uid, against the queues @q[0..@n) of its device: a
- * word that none of that uid's queues justifies is a scribble, and the page
- * is withdrawn; one justified only by a queue that went idle (or a queue
- * gone, or lowered: `stale`) is lowered to what the uid's ready queues ask.
+ * Page @k of @f, of a uid, against the queues @q[0..@n) of its device. A
+ * word is justified by a queue of that uid whose floor_raise reaches it:
+ * ready (it holds), or whose status changed since the last look (its raise
+ * may be left from a task that ended: lowered to what the uid's ready
+ * queues ask, as after a queue gone or lowered, `stale`). First from what
+ * the daemon knows, without a load from any client's memory; only a word
+ * that this leaves unexplained is checked against the slots themselves (a
+ * Ready whose ring has not been read yet), and one still unexplained is a
+ * scribble: the page is withdrawn.
  */
 static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *const *q, size_t n)
 {
 	struct xsd_floor_page *p = &f->page[k];
 	uint64_t w = atomic_load(&p->map->word);
 	int32_t v = ipc_floor_prio(w), keep = IPC_FLOOR_OPEN;
-	bool ready = false, moved = p->stale;
+	bool moved = p->stale, ready = false;
 	size_t i;
 
 	p->stale = false;
@@ -298,7 +302,6 @@ static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *con
 		return;
 	for (i = 0; i < n; i++) {
 		struct xsd_queue *x = floor_queue(q[i]);
-		uint32_t seq;
 
 		if (x->client->uid != p->uid)
 			continue;
@@ -306,14 +309,25 @@ static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *con
 			keep = x->floor_raise;
 		if (x->floor_raise < v)
 			continue;
-		/* Its Ready stores the status, bumps status_seq, then raises. */
-		seq = atomic_load(&x->sp->status_seq);
-		ready |= atomic_load(&x->sp->status) == IPC_ST_READY;
-		moved |= seq != x->floor_seen;
-		x->floor_seen = seq;
+		ready |= q[i]->ready;
+		moved |= x->status_seen != x->floor_seen;
+		x->floor_seen = x->status_seen;
 	}
 	if (keep >= v || ready)
 		return;
+	for (i = 0; !moved && i < n; i++) {
+		struct xsd_queue *x = floor_queue(q[i]);
+		uint32_t seq;
+
+		if (x->client->uid != p->uid || x->floor_raise < v)
+			continue;
+		/* Its Ready stores the status, bumps status_seq, then raises. */
+		seq = atomic_load(&x->sp->status_seq);
+		if (atomic_load(&x->sp->status) == IPC_ST_READY)
+			return;
+		moved |= seq != x->floor_seen;
+		x->floor_seen = seq;
+	}
 	if (moved) {
 		floor_store(p, w, keep);
 		return;
@@ -335,17 +349,19 @@ static uint16_t floor_own(const struct xsd_floor_dev *f, const struct xsd_client
 	return FLOOR_NONE;
 }
 
-/* Rings @q's client to look at it again (a floor that held it went). */
-static void floor_kick(struct xsd_host *s, struct xsd_floor_dev *f, struct xsd_queue *q)
+/* Has @q's client rung to look at it again (a floor that held it went). */
+static void floor_kick(struct xsd_host *s, struct xsd_floor_dev *f, struct xsd_queue *q,
+		       xsd_floor_ring_fn ring)
 {
 	q->floored = false;
 	f->nfloored--;
 	xsd_slot_kick(q);
-	xsd_host_mark_dirty(s, q->client);
+	ring(s, q->client);
 }
 
 /* Without floors: every slot exempt, every word open, the held rung. */
-static void floor_off(struct xsd_host *s, struct sched_q *const *q, size_t n)
+static void floor_off(struct xsd_host *s, struct sched_q *const *q, size_t n,
+		      xsd_floor_ring_fn ring)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct xsd_queue *x = floor_queue(q[i]);
@@ -361,11 +377,12 @@ static void floor_off(struct xsd_host *s, struct sched_q *const *q, size_t n)
 					    IPC_FLOOR_OPEN);
 		f->floor = IPC_FLOOR_OPEN;
 		if (x->floored)
-			floor_kick(s, f, x);
+			floor_kick(s, f, x, ring);
 	}
 }
 
-void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now)
+void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now,
+		       xsd_floor_ring_fn ring)
 {
 	struct xsd_floor_dev *f;
 	int32_t low = IPC_FLOOR_EXEMPT;
@@ -374,7 +391,7 @@ void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, u
 	if (!n)
 		return;
 	if (!floor_on(s)) {
-		floor_off(s, q, n);
+		floor_off(s, q, n, ring);
 		return;
 	}
 	f = floor_dev_at(s, q[0]->pq.device);
@@ -382,7 +399,9 @@ void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, u
 		f->nqueues = (uint32_t)n;
 	for (i = 0; i < n; i++) {
 		struct xsd_queue *x = floor_queue(q[i]);
-		int32_t prio = q[i]->guard_until > now ? IPC_FLOOR_EXEMPT : q[i]->pq.priority;
+		/* What the guard or the preemption cap lets run, no floor stops. */
+		int32_t prio = q[i]->guard_until > now || q[i]->cap_free ? IPC_FLOOR_EXEMPT :
+					q[i]->pq.priority;
 		int32_t raise = q[i]->pq.priority;
 
 		if (q[i]->pq.ready && q[i]->pq.run && prio < low)
@@ -411,7 +430,7 @@ void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, u
 					   f->live & x->client->floor_sent[t], t,
 					   floor_own(f, x->client, t));
 		if (x->floored && !floor_holds(f, x))
-			floor_kick(s, f, x);
+			floor_kick(s, f, x, ring);
 	}
 }
 

@@ -29,11 +29,16 @@ struct xsd_queue;
  * alone. */
 void xsd_floor_attach(struct xsd *d, struct xsd_queue *q);
 
+/* Marks client @c to be rung after the decision (host.c). */
+struct xsd_client;
+typedef void (*xsd_floor_ring_fn)(struct xsd_host *s, struct xsd_client *c);
+
 /* Before the decisions of the domain of @q[0..@n) are written: the slots'
  * floor fields, the daemon's word, the uids' words checked (lowered when
- * stale, a page withdrawn when scribbled), the queues a floor no longer
- * holds rung. */
-void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now);
+ * stale, a page withdrawn when scribbled), the clients of the queues a
+ * floor no longer holds marked with @ring. */
+void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now,
+		       xsd_floor_ring_fn ring);
 
 /* @q's status_seq moved: whether its client says a floor holds it. */
 void xsd_floor_status(struct xsd_host *s, struct xsd_queue *q);

@@ -266,7 +266,7 @@ static struct sched_q *host_waits_on(void *ctx, struct sched_q *sq)
 
 static void host_decided(void *ctx, struct sched_q *const *q, size_t n, uint64_t now)
 {
-	xsd_floor_decided(host_of(ctx), q, n, now);
+	xsd_floor_decided(host_of(ctx), q, n, now, xsd_host_mark_dirty);
 }
 
 static void host_refused(void *ctx, struct sched_q *sq)
@@ -329,6 +329,8 @@ static struct sched_conf xsd_host_conf(const struct xsd_config *cfg)
 		.guard_period_ns = cfg->starvation_period_ns,
 		.contention_window = cfg->contention_window,
 		.grace_max_ns = cfg->idle_grace_ns,
+		.preempt_cap = cfg->preempt_cap,
+		.request_gap_ns = cfg->request_gap_ns,
 	};
 
 	return c;

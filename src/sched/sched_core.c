@@ -598,6 +598,32 @@ static uint64_t sched_guard(struct sched *s, struct sched_q *q, uint64_t now, ui
 }
 
 /*
+ * The preemption cap for @q, after the policy decided (struct sched_conf):
+ * a ready queue the policy holds is a preemption, unless it was already
+ * held at the last decision; the preemptions within one request (holds
+ * less than request_gap_ns apart) beyond preempt_cap are not made, and the
+ * queue runs until the policy has not held it for the gap.
+ */
+static void sched_cap(struct sched *s, struct sched_q *q, uint64_t now)
+{
+	bool wanted = q->pq.ready && !q->pq.run;
+
+	if (!wanted) {
+		q->cap_held = false;
+		return;
+	}
+	if (now - q->cap_last >= s->conf.request_gap_ns) {
+		q->cap_count = 0;
+		q->cap_free = false;
+	}
+	q->cap_last = now;
+	if (!q->cap_free && !q->cap_held && ++q->cap_count > s->conf.preempt_cap)
+		q->cap_free = true;
+	q->cap_held = !q->cap_free;
+	q->pq.run = q->cap_free;
+}
+
+/*
  * Contention-aware window: queues below the top priority of their device
  * get the in-flight cap. O(queues x devices of the domain).
  */
@@ -668,6 +694,8 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 	for (i = 0; i < d->n; i++) {
 		struct sched_q *q = d->q[i];
 
+		if (s->conf.preempt_cap && !s->guard_exempt)
+			sched_cap(s, q, now);
 		if (guard)
 			next = min_time(next, sched_guard(s, q, now, grant));
 		if (q->grace_until)

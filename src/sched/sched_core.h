@@ -69,12 +69,24 @@
 #define SCHED_GAPS 16
 #define SCHED_GAPS_MIN 4
 
+/*
+ * Preemption cap (sched_cap() in sched_core.c): a queue that a priority
+ * policy holds, with work, is held at most preempt_cap times per request of
+ * the queues above it; past that it runs beside them until the request
+ * ends, i.e. until the policy has not held it for request_gap_ns (the host
+ * gaps between one request's steps are shorter). 0: no cap.
+ */
+#define SCHED_REQUEST_GAP_US_DEFAULT 1000
+#define SCHED_REQUEST_GAP_US_MAX 1000000
+
 /* What the host configures; sched_set_conf() changes it at run time. */
 struct sched_conf {
 	uint32_t guard_pct;          /* starvation guard share; 0: off */
 	uint64_t guard_period_ns;    /* its period */
 	uint32_t contention_window;  /* in-flight cap below a higher queue; 0: off */
 	uint64_t grace_max_ns;       /* idle grace cap; 0: off */
+	uint32_t preempt_cap;        /* holds per request; 0: no cap */
+	uint64_t request_gap_ns;     /* a request ends after this without a hold */
 };
 
 /*
@@ -96,6 +108,11 @@ struct sched_q {
 	uint64_t starve_since;       /* ready and held since; 0: not */
 	uint64_t guard_until;        /* starvation guard grant end */
 	uint64_t guard_runs;         /* grants of the guard so far */
+	/* preemption cap (sched_cap()) */
+	bool cap_held;               /* held by the policy at the last decision */
+	bool cap_free;               /* past the cap: runs until the request ends */
+	uint32_t cap_count;          /* holds in the current request */
+	uint64_t cap_last;           /* last decision that held it, or let it run free */
 	/* Its status as the host reported it: pq.ready stays up during an
 	 * idle grace, this does not (hosts compare against these). */
 	bool ready;
