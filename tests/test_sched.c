@@ -513,6 +513,60 @@ static void sched_refusals(void **state)
  * run, nor tells the policy; an idle longer than it does, at the grace's
  * end; gaps longer than the cap are not learned; 0 turns it off.
  */
+/*
+ * Preemption cap 1: a foreground request of steps 0.6 ms long, 0.1 ms
+ * apart, holds the ready background at its first step only; the next
+ * steps let it run (free); a step after a gap longer than request_gap_ns
+ * is a new request and holds it again. Without the cap, every step holds
+ * it.
+ */
+static void cap_steps(uint32_t cap, bool *held, int nsteps)
+{
+	struct sched_conf c = { .guard_period_ns = 100 * MS, .preempt_cap = cap,
+				.request_gap_ns = 1000 * US };
+	uint64_t t = 10 * MS;
+	struct fq *fg, *bg;
+	struct host h;
+
+	host_init(&h, "hpf", 0, 0);
+	sched_set_conf(&h.s, &c);
+	fg = host_add(&h, 0, 10);
+	bg = host_add(&h, 0, 0);
+	sched_ready(&h.s, &bg->sq, t, t);
+	sched_run(&h.s, t, false);
+	for (int k = 0; k < nsteps; k++) {
+		/* Step 3 comes after a long gap: a new request. */
+		t += k == 3 ? 5 * MS : 100 * US;
+		sched_ready(&h.s, &fg->sq, t, t);
+		sched_run(&h.s, t, false);
+		held[k] = !bg->sq.pq.run;
+		assert_true(fg->sq.pq.run);
+		t += 600 * US;
+		sched_idle(&h.s, &fg->sq, t);
+		sched_run(&h.s, t, false);
+		assert_true(bg->sq.pq.run);
+	}
+	host_fini(&h);
+}
+
+static void sched_preempt_cap(void **state)
+{
+	bool held[5];
+
+	(void)state;
+	cap_steps(1, held, 5);
+	assert_true(held[0]);
+	assert_false(held[1]);
+	assert_false(held[2]);
+	assert_true(held[3]);
+	assert_false(held[4]);
+	cap_steps(0, held, 5);
+	for (int k = 0; k < 5; k++)
+		assert_true(held[k]);
+	cap_steps(2, held, 5);
+	assert_true(held[0] && held[1] && !held[2] && held[3] && held[4]);
+}
+
 static void sched_idle_grace(void **state)
 {
 	struct sched_conf c = { .guard_period_ns = 100 * MS, .grace_max_ns = 1000 * US };
@@ -719,6 +773,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sched_timer_per_domain),
 	cmocka_unit_test(sched_refusals),
 	cmocka_unit_test(sched_idle_grace),
+	cmocka_unit_test(sched_preempt_cap),
 	cmocka_unit_test(local_starvation_guard),
 	cmocka_unit_test(local_starvation_guard_off),
 };
