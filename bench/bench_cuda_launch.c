@@ -18,8 +18,13 @@
  * the XQueue's worker thread launches part of the work, off the
  * application's thread.
  *
+ * --scheduler global measures the shim as scheduled by the xschedd at
+ * XSCHED_SOCKET (the queue alone on its device: quiet, never suspended),
+ * so that what its launch gate reads (run word, run floors) is counted.
+ *
  * Usage: bench_cuda_launch [--batches N] [--rounds N] [--quick]
  *                          [--driver-dir DIR] [--shim PATH]
+ *                          [--scheduler local|global]
  */
 #include "xsched/xsched.h"
 #define BENCH_PROG "bench_cuda_launch"
@@ -32,7 +37,7 @@
 
 struct opts {
 	int batches, batch, rounds;
-	const char *driver_dir, *shim;
+	const char *driver_dir, *shim, *scheduler;
 };
 
 /*
@@ -73,11 +78,12 @@ static int child(int batches, int batch)
 static int run_child(const char *self, const struct opts *o, bool shim,
 		     struct bench_samples *out)
 {
-	char lib[4096], pre[4096], path[4096], nb[32], bs[32];
+	char lib[4096], pre[4096], path[4096], nb[32], bs[32], sched[64];
 	char *argv[] = { (char *)self, "--child", nb, bs, NULL };
 	char *native[] = { path, NULL };
-	char *shimmed[] = { path, lib, pre, "XSCHED_SCHEDULER=local", NULL };
+	char *shimmed[] = { path, lib, pre, sched, NULL };
 
+	snprintf(sched, sizeof(sched), "XSCHED_SCHEDULER=%s", o->scheduler);
 	snprintf(lib, sizeof(lib), "XSCHED_CUDA_LIB=%s/libcuda.so.1", o->driver_dir);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
 	snprintf(path, sizeof(path), "LD_LIBRARY_PATH=%s", o->driver_dir);
@@ -90,7 +96,7 @@ static int run_child(const char *self, const struct opts *o, bool shim,
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_cuda_launch [--batches N] [--rounds N] [--quick] "
-			"[--driver-dir DIR] [--shim PATH]\n");
+			"[--driver-dir DIR] [--shim PATH] [--scheduler local|global]\n");
 	exit(2);
 }
 
@@ -117,7 +123,8 @@ static int measure(const struct opts *o, int batch, const char *what, double *ex
 int main(int argc, char **argv)
 {
 	struct opts o = { .batches = 200, .batch = 0, .rounds = 4,
-			  .driver_dir = XS_SIM_CUDA_DIR, .shim = XS_SHIM_PATH };
+			  .driver_dir = XS_SIM_CUDA_DIR, .shim = XS_SHIM_PATH,
+			  .scheduler = "local" };
 	double direct = 0, buffered = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "--child"))
@@ -136,6 +143,9 @@ int main(int argc, char **argv)
 			o.driver_dir = v, i++;
 		} else if (!strcmp(a, "--shim") && v) {
 			o.shim = v, i++;
+		} else if (!strcmp(a, "--scheduler") && v &&
+			   (!strcmp(v, "local") || !strcmp(v, "global"))) {
+			o.scheduler = v, i++;
 		} else {
 			usage();
 		}
