@@ -28,7 +28,7 @@ fi
 
 results=$build/demo
 rm -rf "$results"
-mkdir -p "$results/priority" "$results/priority_cl"
+mkdir -p "$results/priority" "$results/priority_cl" "$results/llm"
 export BUILD_DIR=$build XS_RESULTS=$results
 
 # summary SCENARIO TITLE: one line per configuration from summary.tsv.
@@ -53,6 +53,21 @@ bench/scenarios/priority.sh --sizes 500 --levels 1,3 --tasks 150 --warmup 10 --r
   | tee "$results/priority/output.txt"
 sim_line=$(summary priority "simulated XPU")
 
+echo
+echo "=== LLM serving next to offline batch work on the simulated XPU"
+bench/scenarios/llm.sh --requests 40 --rounds 1 --configs xsched-lv1,api-lv3 \
+  | tee "$results/llm/output.txt"
+llm_line=$(awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  $col["config"] ~ /^(xsched-lv1|api-lv3)$/ {
+    c = $col["config"]
+    line = line sprintf("%s%s TTFT P99 %.2fx, TPOT P99 %.2fx, offline %.0f%%", sep, c,
+                        $col["ttft_p99_norm"], $col["tpot_p99_norm"], 100 * $col["off_norm"])
+    sep = "; "
+  }
+  END { printf "LLM serving (simulated XPU), vs standalone: %s\n", line }' \
+  "$results/llm/summary.tsv")
+
 cl_line=""
 if [ -e /etc/OpenCL/vendors/pocl.icd ] && [ -x "$build/bench/cl_load" ]; then
   echo
@@ -69,6 +84,7 @@ echo
 echo "=== Summary (the configurations' P99 over standalone; xsched-lv1 is the CUDA shim," \
      "api-lv3 the same programs' queues at Lv3 through the xsched API)"
 echo "$sim_line"
+echo "$llm_line"
 [ -n "$cl_line" ] && echo "$cl_line"
 if command -v gnuplot >/dev/null; then
   tools/plots.sh --only priority,priority_cl --cdf-only "$results" "$results" \

@@ -3,8 +3,8 @@
 # llm.sh: LLM serving co-located with offline batch work on the simulated
 # XPU, under fixed priority (policy hpf). The online server (cu_llm
 # --server, bench/llm_work.h) takes requests arriving as a Poisson process
-# at --rate per second (about a third of its time busy standalone at the
-# default 14/s) one at a time in arrival order: a prefill of 4 kernels of
+# at --rate per second (about a fifth of its time busy standalone at the
+# default 8/s; 14/s: a third) one at a time in arrival order: a prefill of 4 kernels of
 # 0.5..2 ms, then 32 decode steps, each one CUDA graph of 30 x 20 us
 # kernels, a cuStreamSynchronize and 50..150 us of host work. The offline
 # job (cu_llm --offline) keeps two kernels of 2..20 ms on the device, or
@@ -24,10 +24,16 @@
 #   xsched-lv1           both under the CUDA shim + xschedd (Lv1)
 #   xsched-lv1-graphs    the same, the offline job launching graphs (the
 #                        shim slices them, src/shim/cuda/cu_graph.h)
+#   xsched-lv1-cap1      xsched-lv1 with [policy] preempt_cap = 1: the
+#                        offline job is held at most once per request,
+#                        then shares the device until the request ends
+#   xsched-lv1-nofloor   xsched-lv1 with [policy] floor = no: every stop
+#                        of the offline job waits for the daemon's decision
 #   api-alone            xs_llm's server alone under xschedd at Lv3: the
 #                        baseline of api-lv3
 #   api-offline-alone    xs_llm's offline job alone under xschedd at Lv3
 #   api-lv3              both as xs_llm at Lv3 under xschedd
+#   api-lv3-cap1         the same with preempt_cap = 1
 # Round r draws arrivals, prefill sizes, gaps and offline kernel sizes
 # from --seed + r - 1, the same for every configuration of the round.
 # A server run stops at --requests after --warmup, or at a cap of 1.5 x
@@ -49,7 +55,9 @@
 # lib.sh has no plotting helper and tools/plots.sh no llm figure yet).
 #
 # Usage: llm.sh [--smoke] [--requests N] [--warmup N] [--rounds N]
-#               [--rate R] [--offline-seconds S] [--seed S]
+#               [--rate R] [--offline-seconds S] [--seed S] [--configs LIST]
+# (--configs: a comma-separated subset of the configurations above; the
+# baselines they are divided by are added.)
 # Environment: BUILD_DIR (default build), XS_RESULTS (default
 # $BUILD_DIR/results).
 set -euo pipefail
@@ -57,7 +65,7 @@ here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-requests=200 warmup=5 rounds=2 rate=14 off_s=2 seed=1
+requests=200 warmup=5 rounds=2 rate=8 off_s=2 seed=1 only=
 usage() {
 	sed -n 's/^# Usage: //p; s/^#               / /p' "$0" | head -2 >&2
 	exit 2
@@ -71,6 +79,7 @@ while (($#)); do
 	--rate) [[ $# -ge 2 ]] || usage; rate=$2; shift ;;
 	--offline-seconds) [[ $# -ge 2 ]] || usage; off_s=$2; shift ;;
 	--seed) [[ $# -ge 2 ]] || usage; seed=$2; shift ;;
+	--configs) [[ $# -ge 2 ]] || usage; only=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -148,7 +157,11 @@ run_cfg() {
 		off_record "$cfg" "$line"
 		;;
 	xsched-lv1*)
-		scn_daemon_start hpf
+		case $cfg in
+		*-cap1) scn_daemon_start hpf preempt_cap=1 ;;
+		*-nofloor) scn_daemon_start hpf floor=no ;;
+		*) scn_daemon_start hpf ;;
+		esac
 		scn_env_shim XSCHED_PRIORITY=0
 		XS_OFF_CMD=(env "${XS_ENV[@]}" "$XS_CU_LLM" --offline --seed "$2" "${graphs[@]}")
 		scn_env_shim XSCHED_PRIORITY=10
@@ -165,7 +178,7 @@ run_cfg() {
 		scn_daemon_stop
 		;;
 	api-*)
-		scn_daemon_start hpf
+		if [[ $cfg == *-cap1 ]]; then scn_daemon_start hpf preempt_cap=1; else scn_daemon_start hpf; fi
 		scn_env_api
 		XS_OFF_CMD=(env "${XS_ENV[@]}" "$XS_XS_LLM" "${api_args[@]}" --priority 0 --offline
 			--seed "$2")
@@ -200,7 +213,21 @@ echo "llm (hpf): server at $rate requests/s (Poisson; seed $seed, + 1 per round)
 echo "build: $BUILD_DIR"
 
 configs=(server-alone offline-alone offline-alone-graphs native native-graphs xsched-lv1
-	xsched-lv1-graphs api-alone api-offline-alone api-lv3)
+	xsched-lv1-graphs xsched-lv1-cap1 xsched-lv1-nofloor api-alone api-offline-alone api-lv3
+	api-lv3-cap1)
+if [[ -n $only ]]; then
+	# The subset asked for, with the baselines its ratios need, in this order.
+	want=",$only,"
+	[[ $want == *,api-* ]] && want+="api-alone,api-offline-alone,"
+	[[ $want == *-graphs* ]] && want+="offline-alone-graphs,"
+	want+="server-alone,offline-alone,"
+	sel=()
+	for cfg in "${configs[@]}"; do [[ $want == *",$cfg,"* ]] && sel+=("$cfg"); done
+	for cfg in ${only//,/ }; do
+		[[ " ${configs[*]} " == *" $cfg "* ]] || scn_die "unknown configuration $cfg"
+	done
+	configs=("${sel[@]}")
+fi
 for cfg in "${configs[@]}"; do rm -f "$XS_WORK/$cfg".*; done
 # Round r draws from seed + r - 1: every configuration of a round sees the
 # same arrivals, and the rounds add different ones.
