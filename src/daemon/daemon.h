@@ -67,7 +67,6 @@ struct xsd_queue {
 	uint16_t floor_dev, floor_own;
 	uint16_t floor_table;              /* its client's table of its device; */
 					   /* IPC_FLOOR_DEVICES: none */
-	uint32_t floor_seen;               /* status_seq at the last look at the words */
 	bool floored;                      /* its client says a floor holds its work */
 	bool floor_lazy;                   /* suspended by the floor, `run` not stored */
 	struct hist *task_lat;             /* Ready-to-Idle; apart, to keep this small */

@@ -44,6 +44,8 @@ struct xsd_floor_page {
 	uid_t uid;                      /* whose (page 0: the daemon's) */
 	bool stale;                     /* a raise of it may be left from a queue
 					 * gone or lowered: lowered without blame */
+	int32_t moved;                  /* highest priority of its uid's queues whose
+					 * status changed since the last check */
 };
 
 struct xsd_floor_dev {
@@ -51,8 +53,13 @@ struct xsd_floor_dev {
 	struct xsd_floor_page page[IPC_FLOOR_PAGES];
 	uint32_t live;                  /* pages that count (bits) */
 	uint32_t used;                  /* pages ever made, withdrawn ones too */
-	uint32_t nfloored;              /* its queues held by a floor, as said */
+	struct xsd_queue **held;        /* its queues whose clients say a floor holds them */
+	uint32_t nheld, capheld;
 	uint32_t nqueues;               /* in its last decision */
+	bool off;                       /* words opened for a decision without floors */
+	bool resend;                    /* pages or who has them changed: slots to redo */
+	bool kick;                      /* a floor went down, or a queue joined `held`:
+					 * look at `held` */
 	int32_t floor;                  /* the daemon's word as last stored */
 };
 
@@ -99,6 +106,7 @@ static int floor_page_new(struct xsd_floor_page *p, uint64_t domain, uid_t uid, 
 	p->map = NULL;
 	p->uid = uid;
 	p->stale = false;
+	p->moved = IPC_FLOOR_OPEN;
 	if (p->fd < 0)
 		return -errno;
 	if (ftruncate(p->fd, FLOOR_PAGE_SIZE) < 0)
@@ -257,6 +265,8 @@ void xsd_floor_attach(struct xsd *d, struct xsd_queue *q)
 			if (o->floor_dom[u] == f->domain && o->floor_refs[u])
 				floor_send(o, f, u);
 	floor_send(c, f, t);
+	/* The slots of the device are redone at its next decision. */
+	f->resend = true;
 }
 
 /* Whether a counted word of @f is above @q's floor_prio, as last stored. */
@@ -279,57 +289,42 @@ static void floor_store(struct xsd_floor_page *p, uint64_t seen, int32_t prio)
 }
 
 /*
- * Page @k of @f, of a uid, against the queues @q[0..@n) of its device. A
- * word is justified by a queue of that uid whose floor_raise reaches it:
- * ready (it holds), or whose status changed since the last look (its raise
- * may be left from a task that ended: lowered to what the uid's ready
- * queues ask, as after a queue gone or lowered, `stale`). First from what
- * the daemon knows, without a load from any client's memory; only a word
- * that this leaves unexplained is checked against the slots themselves (a
- * Ready whose ring has not been read yet), and one still unexplained is a
- * scribble: the page is withdrawn.
+ * Page @k of @f, of a uid. Its word is redundant while the daemon's own is
+ * at least as high (a ready queue the policy runs is there). Above it, it
+ * is justified by a queue of that uid whose priority reaches it and whose
+ * status changed since the last check (its task may have ended: lowered;
+ * so is a raise left by a queue gone or lowered, `stale`), as the daemon
+ * has read them (`moved`, kept by xsd_floor_status()); only a word left
+ * unexplained is checked against the slots of that uid's queues (a Ready
+ * whose ring is not read yet leaves it; a change not read yet lowers it),
+ * and one still unexplained is a scribble: the page is withdrawn. Lowered
+ * words open: the daemon's word holds what the decisions hold.
  */
 static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *const *q, size_t n)
 {
 	struct xsd_floor_page *p = &f->page[k];
 	uint64_t w = atomic_load(&p->map->word);
-	int32_t v = ipc_floor_prio(w), keep = IPC_FLOOR_OPEN;
-	bool moved = p->stale, ready = false;
+	int32_t v = ipc_floor_prio(w);
+	bool moved = p->stale || p->moved >= v;
 	size_t i;
 
 	p->stale = false;
-	if (v == IPC_FLOOR_OPEN)
-		return;
-	for (i = 0; i < n; i++) {
-		struct xsd_queue *x = floor_queue(q[i]);
-
-		if (x->client->uid != p->uid)
-			continue;
-		if (q[i]->pq.ready && x->floor_raise > keep)
-			keep = x->floor_raise;
-		if (x->floor_raise < v)
-			continue;
-		ready |= q[i]->ready;
-		moved |= x->status_seen != x->floor_seen;
-		x->floor_seen = x->status_seen;
-	}
-	if (keep >= v || ready)
+	p->moved = IPC_FLOOR_OPEN;
+	if (v == IPC_FLOOR_OPEN || f->floor >= v)
 		return;
 	for (i = 0; !moved && i < n; i++) {
 		struct xsd_queue *x = floor_queue(q[i]);
-		uint32_t seq;
 
-		if (x->client->uid != p->uid || x->floor_raise < v)
+		if (q[i]->pq.uid != p->uid || x->floor_raise < v)
 			continue;
 		/* Its Ready stores the status, bumps status_seq, then raises. */
-		seq = atomic_load(&x->sp->status_seq);
 		if (atomic_load(&x->sp->status) == IPC_ST_READY)
 			return;
-		moved |= seq != x->floor_seen;
-		x->floor_seen = seq;
+		moved = atomic_load(&x->sp->status_seq) != x->status_seen;
 	}
 	if (moved) {
-		floor_store(p, w, keep);
+		floor_store(p, w, IPC_FLOOR_OPEN);
+		f->kick = true;
 		return;
 	}
 	xsd_warn("uid %u wrote priority %d to its run floor of device %llu, which no "
@@ -337,6 +332,7 @@ static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *con
 		 "processes no longer raise floors on the device", (unsigned)p->uid, v,
 		 (unsigned long long)f->domain);
 	f->live &= ~(1u << k);
+	f->resend = f->kick = true;
 	atomic_store(&p->map->word, ipc_floor_next(w, IPC_FLOOR_OPEN));
 }
 
@@ -349,89 +345,144 @@ static uint16_t floor_own(const struct xsd_floor_dev *f, const struct xsd_client
 	return FLOOR_NONE;
 }
 
-/* Has @q's client rung to look at it again (a floor that held it went). */
-static void floor_kick(struct xsd_host *s, struct xsd_floor_dev *f, struct xsd_queue *q,
-		       xsd_floor_ring_fn ring)
+/* Adds @q to the queues of @f a floor holds, or takes it out. */
+static void floor_held(struct xsd_floor_dev *f, struct xsd_queue *q, bool held)
 {
-	q->floored = false;
-	f->nfloored--;
-	xsd_slot_kick(q);
-	ring(s, q->client);
+	uint32_t i;
+
+	if (q->floored == held)
+		return;
+	if (held && f->nheld == f->capheld) {
+		uint32_t cap = f->capheld ? 2 * f->capheld : 16;
+		struct xsd_queue **grown = realloc(f->held, cap * sizeof(*grown));
+
+		/* Without room it is not tracked: its next ring says it again. */
+		if (!grown)
+			return;
+		f->held = grown;
+		f->capheld = cap;
+	}
+	q->floored = held;
+	if (held) {
+		f->held[f->nheld++] = q;
+		f->kick = true;
+		return;
+	}
+	for (i = 0; i < f->nheld && f->held[i] != q; i++)
+		;
+	if (i < f->nheld)
+		f->held[i] = f->held[--f->nheld];
+}
+
+/* The queues of @f that no floor holds any more: their clients are marked
+ * with @ring to look at them again. */
+static void floor_kick(struct xsd_host *s, struct xsd_floor_dev *f, xsd_floor_ring_fn ring)
+{
+	f->kick = false;
+	for (uint32_t i = 0; i < f->nheld;) {
+		struct xsd_queue *q = f->held[i];
+
+		if (floor_holds(f, q)) {
+			i++;
+			continue;
+		}
+		floor_held(f, q, false);
+		xsd_slot_kick(q);
+		ring(s, q->client);
+	}
 }
 
 /* Without floors: every slot exempt, every word open, the held rung. */
 static void floor_off(struct xsd_host *s, struct sched_q *const *q, size_t n,
-		      xsd_floor_ring_fn ring)
+		      const struct sched_summary *sum, xsd_floor_ring_fn ring)
 {
+	struct xsd_floor_dev *f = floor_dev_at(s, q[0]->pq.device);
+
+	if (f && f->off && !sum->changed)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		struct xsd_queue *x = floor_queue(q[i]);
-		struct xsd_floor_dev *f = floor_dev_at(s, q[i]->pq.device);
 
 		xsd_slot_set_floor(x, IPC_FLOOR_EXEMPT, IPC_FLOOR_OPEN, 0, x->floor_table,
 				   FLOOR_NONE);
-		if (!f)
+	}
+	/* Of every device: a policy without floors may decide them together. */
+	for (uint32_t d = 0; d < s->nfloor; d++) {
+		struct xsd_floor_dev *g = s->floor[d];
+
+		if (!g || g->off)
 			continue;
-		for (uint32_t k = 0; k < f->used; k++)
-			if (f->page[k].map)
-				floor_store(&f->page[k], atomic_load(&f->page[k].map->word),
+		for (uint32_t k = 0; k < g->used; k++)
+			if (g->page[k].map)
+				floor_store(&g->page[k], atomic_load(&g->page[k].map->word),
 					    IPC_FLOOR_OPEN);
-		f->floor = IPC_FLOOR_OPEN;
-		if (x->floored)
-			floor_kick(s, f, x, ring);
+		g->floor = IPC_FLOOR_OPEN;
+		g->off = true;
+		floor_kick(s, g, ring);
 	}
 }
 
-void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now,
-		       xsd_floor_ring_fn ring)
+void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n,
+		       const struct sched_summary *sum, xsd_floor_ring_fn ring)
 {
 	struct xsd_floor_dev *f;
-	int32_t low = IPC_FLOOR_EXEMPT;
+	int32_t low;
 	size_t i;
 
 	if (!n)
 		return;
 	if (!floor_on(s)) {
-		floor_off(s, q, n, ring);
+		floor_off(s, q, n, sum, ring);
 		return;
 	}
 	f = floor_dev_at(s, q[0]->pq.device);
-	if (f)
-		f->nqueues = (uint32_t)n;
-	for (i = 0; i < n; i++) {
-		struct xsd_queue *x = floor_queue(q[i]);
-		/* What the guard or the preemption cap lets run, no floor stops. */
-		int32_t prio = q[i]->guard_until > now || q[i]->cap_free ? IPC_FLOOR_EXEMPT :
-					q[i]->pq.priority;
-		int32_t raise = q[i]->pq.priority;
-
-		if (q[i]->pq.ready && q[i]->pq.run && prio < low)
-			low = prio;
-		/* A raise of the old priority is no longer justified by it. */
-		if (f && raise < x->floor_raise && x->floor_own < IPC_FLOOR_PAGES)
-			f->page[x->floor_own].stale = true;
-		xsd_slot_set_floor(x, prio, raise, x->floor_mask, x->floor_dev, x->floor_own);
-	}
 	if (!f)
 		return;
-	low = low == IPC_FLOOR_EXEMPT ? IPC_FLOOR_OPEN : low;
+	/* Per queue only when something it derives from changed. */
+	if (sum->changed || f->resend || f->off) {
+		f->kick = true;
+		for (i = 0; i < n; i++) {
+			struct xsd_queue *x = floor_queue(q[i]);
+			uint16_t t = x->floor_table;
+			int32_t raise = q[i]->pq.priority;
+
+			/* A raise of the old priority is no longer justified by it. */
+			if (raise < x->floor_raise && x->floor_own < IPC_FLOOR_PAGES)
+				f->page[x->floor_own].stale = true;
+			/* What the guard or the preemption cap runs, no floor stops. */
+			xsd_slot_set_floor(x, q[i]->exempt ? IPC_FLOOR_EXEMPT : raise, raise,
+					   t < IPC_FLOOR_DEVICES ?
+						   f->live & x->client->floor_sent[t] : 0,
+					   t, t < IPC_FLOOR_DEVICES ? floor_own(f, x->client, t) :
+								      FLOOR_NONE);
+		}
+	}
+	f->nqueues = (uint32_t)n;
+	f->off = f->resend = false;
+	low = sum->low == INT32_MAX ? IPC_FLOOR_OPEN : sum->low;
 	if (low != f->floor) {
 		floor_store(&f->page[0], atomic_load(&f->page[0].map->word), low);
+		f->kick |= low < f->floor;
 		f->floor = low;
 	}
-	for (uint32_t k = 1; k < f->used; k++)
-		if (f->live & (1u << k))
-			floor_check(f, k, q, n);
-	for (i = 0; i < n; i++) {
-		struct xsd_queue *x = floor_queue(q[i]);
-		uint16_t t = x->floor_table;
+	for (uint32_t k = 1; k < f->used; k++) {
+		if (!(f->live & (1u << k)))
+			continue;
+		floor_check(f, k, q, n);
+		/* Withdrawn: the slots stop reading it now. */
+		if (f->resend)
+			for (i = 0; i < n; i++) {
+				struct xsd_queue *x = floor_queue(q[i]);
 
-		if (t < IPC_FLOOR_DEVICES)
-			xsd_slot_set_floor(x, x->floor_prio, x->floor_raise,
-					   f->live & x->client->floor_sent[t], t,
-					   floor_own(f, x->client, t));
-		if (x->floored && !floor_holds(f, x))
-			floor_kick(s, f, x, ring);
+				xsd_slot_set_floor(x, x->floor_prio, x->floor_raise,
+						   x->floor_mask & f->live, x->floor_dev,
+						   (f->live >> x->floor_own) & 1 ? x->floor_own :
+										FLOOR_NONE);
+			}
+		f->resend = false;
 	}
+	if (f->kick)
+		floor_kick(s, f, ring);
 }
 
 void xsd_floor_status(struct xsd_host *s, struct xsd_queue *q)
@@ -439,13 +490,13 @@ void xsd_floor_status(struct xsd_host *s, struct xsd_queue *q)
 	struct xsd_floor_dev *f = floor_dev_at(s, q->sq.pq.device);
 	bool floored = atomic_load(&q->sp->floored) != 0;
 
-	if (!f || floored == q->floored)
+	if (!f)
 		return;
-	q->floored = floored;
-	if (floored)
-		f->nfloored++;
-	else
-		f->nfloored--;
+	floor_held(f, q, floored);
+	/* Its raise, if any, may be left from a task that ended. */
+	for (uint32_t k = 1; k < f->used; k++)
+		if (f->page[k].uid == q->client->uid && q->sq.pq.priority > f->page[k].moved)
+			f->page[k].moved = q->sq.pq.priority;
 }
 
 bool xsd_floor_covers(const struct xsd_host *s, const struct xsd_queue *q)
@@ -462,8 +513,8 @@ void xsd_floor_detach(struct xsd_host *s, struct xsd_queue *q)
 	struct xsd_client *c = q->client;
 	uint16_t t = q->floor_table;
 
-	if (f && q->floored)
-		f->nfloored--;
+	if (f)
+		floor_held(f, q, false);
 	q->floored = false;
 	if (f && q->floor_own < IPC_FLOOR_PAGES)
 		f->page[q->floor_own].stale = true;
@@ -482,6 +533,7 @@ void xsd_floor_forget(struct xsd_host *s, uint32_t index)
 		return;
 	for (uint32_t k = 0; k < IPC_FLOOR_PAGES; k++)
 		floor_page_free(&f->page[k]);
+	free(f->held);
 	free(f);
 	s->floor[index] = NULL;
 }

@@ -33,12 +33,16 @@ void xsd_floor_attach(struct xsd *d, struct xsd_queue *q);
 struct xsd_client;
 typedef void (*xsd_floor_ring_fn)(struct xsd_host *s, struct xsd_client *c);
 
-/* Before the decisions of the domain of @q[0..@n) are written: the slots'
- * floor fields, the daemon's word, the uids' words checked (lowered when
- * stale, a page withdrawn when scribbled), the clients of the queues a
- * floor no longer holds marked with @ring. */
-void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n, uint64_t now,
-		       xsd_floor_ring_fn ring);
+/*
+ * Before the decisions of the domain of @q[0..@n) are written: the slots'
+ * floor fields (when @sum says something they derive from changed), the
+ * daemon's word (@sum's low), the uids' words checked (lowered when stale,
+ * a page withdrawn when scribbled), the clients of the queues a floor no
+ * longer holds marked with @ring. Without a change, no pass over the
+ * queues touches more than the scheduler core's own view of them.
+ */
+void xsd_floor_decided(struct xsd_host *s, struct sched_q *const *q, size_t n,
+		       const struct sched_summary *sum, xsd_floor_ring_fn ring);
 
 /* @q's status_seq moved: whether its client says a floor holds it. */
 void xsd_floor_status(struct xsd_host *s, struct xsd_queue *q);

@@ -264,9 +264,10 @@ static struct sched_q *host_waits_on(void *ctx, struct sched_q *sq)
 	return t ? &t->sq : NULL;
 }
 
-static void host_decided(void *ctx, struct sched_q *const *q, size_t n, uint64_t now)
+static void host_decided(void *ctx, struct sched_q *const *q, size_t n,
+			 const struct sched_summary *sum)
 {
-	xsd_floor_decided(host_of(ctx), q, n, now, xsd_host_mark_dirty);
+	xsd_floor_decided(host_of(ctx), q, n, sum, xsd_host_mark_dirty);
 }
 
 static void host_refused(void *ctx, struct sched_q *sq)

@@ -45,6 +45,7 @@ struct sched_dom {
 	uint64_t wakeup_ns;          /* the policy's or the guard's next time */
 	bool due;                    /* something changed since its decision */
 	bool caps_dirty;             /* priorities or queues changed */
+	bool sum_dirty;              /* its queues changed since the last summary */
 	bool go;                     /* decided in the current run */
 };
 
@@ -161,7 +162,7 @@ static void dom_push(struct sched *s, uint32_t idx, struct sched_q *q)
 	d->q[d->n] = q;
 	d->pv[d->n] = &q->pq;
 	d->n++;
-	d->due = d->caps_dirty = true;
+	d->due = d->caps_dirty = d->sum_dirty = true;
 }
 
 /* Takes @q out of its domain (freed when empty). */
@@ -176,7 +177,7 @@ static void dom_drop(struct sched *s, struct sched_q *q)
 		d->q[q->pos]->pos = q->pos;
 	}
 	d->n--;
-	d->due = d->caps_dirty = true;
+	d->due = d->caps_dirty = d->sum_dirty = true;
 	dom_put(s, q->dom);
 }
 
@@ -671,6 +672,7 @@ static void dom_prepare(struct sched *s, struct sched_dom *d)
 /* Decides @d: the policy, the guard, the caps, the writes, the quiet flags. */
 static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 {
+	struct sched_summary sum;
 	uint64_t next, grant = s->conf.guard_period_ns * s->conf.guard_pct / 100;
 	bool guard = s->conf.guard_pct && !s->guard_exempt;
 	size_t i;
@@ -691,8 +693,11 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 		dom_caps(s, d);
 		d->caps_dirty = false;
 	}
+	sum.low = INT32_MAX;
+	sum.changed = d->sum_dirty;
 	for (i = 0; i < d->n; i++) {
 		struct sched_q *q = d->q[i];
+		bool exempt;
 
 		if (s->conf.preempt_cap && !s->guard_exempt)
 			sched_cap(s, q, now);
@@ -700,9 +705,18 @@ static void dom_decide(struct sched *s, struct sched_dom *d, uint64_t now)
 			next = min_time(next, sched_guard(s, q, now, grant));
 		if (q->grace_until)
 			next = min_time(next, q->grace_until);
+		exempt = q->guard_until > now || q->cap_free;
+		if (q->pq.ready && q->pq.run && !exempt && q->pq.priority < sum.low)
+			sum.low = q->pq.priority;
+		if (exempt != q->exempt || q->pq.priority != q->said_priority) {
+			q->exempt = exempt;
+			q->said_priority = q->pq.priority;
+			sum.changed = true;
+		}
 	}
+	d->sum_dirty = false;
 	if (s->host->decided)
-		s->host->decided(s->ctx, d->q, d->n, now);
+		s->host->decided(s->ctx, d->q, d->n, &sum);
 	for (i = 0; i < d->n; i++)
 		apply(s, d->q[i]);
 	/* Every store of a decision, then the loads of in-flight counts: one

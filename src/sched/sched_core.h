@@ -113,6 +113,9 @@ struct sched_q {
 	bool cap_free;               /* past the cap: runs until the request ends */
 	uint32_t cap_count;          /* holds in the current request */
 	uint64_t cap_last;           /* last decision that held it, or let it run free */
+	/* as last summarised (struct sched_summary) */
+	bool exempt;                 /* run by the guard or the cap, not the policy */
+	int32_t said_priority;
 	/* Its status as the host reported it: pq.ready stays up during an
 	 * idle grace, this does not (hosts compare against these). */
 	bool ready;
@@ -123,6 +126,19 @@ struct sched_q {
 	uint64_t grace_hits;         /* ... ended by its next Ready */
 	uint32_t gap[SCHED_GAPS];    /* recent Idle-to-Ready gaps, ns */
 	uint8_t ngap, gap_next;
+};
+
+/*
+ * What a domain's decision leaves, for the host's decided(): the lowest
+ * priority among its ready queues that run by the policy's will (not by
+ * the starvation guard's or the preemption cap's: those are `exempt`), or
+ * INT32_MAX if none; whether a queue's priority or exemption, or the
+ * domain's queues, changed since the last call (else what the host
+ * derives from them per queue is as it was).
+ */
+struct sched_summary {
+	int32_t low;
+	bool changed;
 };
 
 /*
@@ -168,10 +184,11 @@ struct sched_host {
 	struct sched_q *(*waits_on)(void *ctx, struct sched_q *q);
 	/*
 	 * Optional. A domain was decided (q->pq.run and q->cap final for its
-	 * @n queues @q, at @now), before its apply() calls: what the host
-	 * publishes beside the decisions (the daemon's run floors).
+	 * @n queues @q), before its apply() calls: what the host publishes
+	 * beside the decisions (the daemon's run floors), with @sum.
 	 */
-	void (*decided)(void *ctx, struct sched_q *const *q, size_t n, uint64_t now);
+	void (*decided)(void *ctx, struct sched_q *const *q, size_t n,
+			const struct sched_summary *sum);
 	/* Optional. A policy switch-in refused @q: it now runs unscheduled. */
 	void (*refused)(void *ctx, struct sched_q *q);
 };
