@@ -33,6 +33,9 @@
 #   hostgap_cdf.png             foreground latency CDF of a foreground with
 #                               host gaps inside its tasks (idle grace on
 #                               and off); hostgap_fg_norm.png, hostgap_bg_norm.png
+#   llm_ttft_cdf.png, llm_tpot_cdf.png  time to first token and time per
+#                               output token of the LLM server per
+#                               configuration (llm.sh; log x)
 #   heterogeneous_cdf_<dir>.png (sim-fg, cl-fg), heterogeneous_fg_norm.png,
 #   heterogeneous_bg_norm.png
 #   deadline_cdf_frame.png, deadline_cdf_batch.png, deadline_missed.png
@@ -50,7 +53,7 @@
 #
 # Usage: plots.sh [--only NAME[,NAME...]] [--cdf-only] RESULTS_DIR OUT_DIR
 #   --only      the scenarios to draw (priority, priority_cl, graph, hostgap,
-#               heterogeneous, deadline, bandwidth, overhead, scale,
+#               llm, heterogeneous, deadline, bandwidth, overhead, scale,
 #               preempt, preempt_cl, guardian_cost); RESULTS_DIR
 #               may then also be one scenario's directory itself (e.g.
 #               build/results/priority)
@@ -65,8 +68,8 @@
 # shellcheck disable=SC2317,SC2013
 set -euo pipefail
 
-ALL=(priority priority_cl graph hostgap heterogeneous deadline bandwidth overhead scale preempt
-	preempt_cl guardian_cost)
+ALL=(priority priority_cl graph hostgap llm heterogeneous deadline bandwidth overhead scale
+	preempt preempt_cl guardian_cost)
 me=plots.sh
 
 die() {
@@ -179,6 +182,12 @@ label() {
 	xsched-lv1) echo "xsched Lv1 (CUDA shim)" ;;
 	xsched-lv1-unsliced) echo "xsched Lv1, graphs not sliced" ;;
 	xsched-lv1-nograce) echo "xsched Lv1, no idle grace" ;;
+	xsched-lv1-nofloor) echo "xsched Lv1, no run floors" ;;
+	xsched-lv1-cap1) echo "xsched Lv1, preempt_cap 1" ;;
+	xsched-lv1-graphs) echo "xsched Lv1, offline graphs" ;;
+	api-lv3-cap1) echo "xsched Lv3 (API), preempt_cap 1" ;;
+	server-alone) echo "standalone" ;;
+	api-alone) echo "standalone (API)" ;;
 	api-lv[0-9]) echo "xsched Lv${1#api-lv} (API)" ;;
 	xsched) echo "xsched (shim)" ;;
 	*) echo "$1" ;;
@@ -201,7 +210,11 @@ color() {
 	xsched-lv1 | xsched | hhpf | edf) echo "#1f77b4" ;;
 	api-lv2 | hpf | hpf-frame) echo "#2ca02c" ;;
 	api-lv3 | laxity) echo "#9467bd" ;;
-	hpf-batch | xsched-lv1-unsliced | xsched-lv1-nograce) echo "#ff7f0e" ;;
+	hpf-batch | xsched-lv1-unsliced | xsched-lv1-nograce | xsched-lv1-cap1) echo "#ff7f0e" ;;
+	server-alone) echo "#000000" ;;
+	api-alone) echo "#555555" ;;
+	xsched-lv1-nofloor) echo "#17becf" ;;
+	api-lv3-cap1) echo "#e377c2" ;;
 	*) echo "#7f7f7f" ;;
 	esac
 }
@@ -406,6 +419,23 @@ plot_hostgap() {
 		"hostgap (hpf): foreground with host gaps of $gaps between its kernels, background flooding at lower priority" \
 		"$machine" "" "${specs[@]}"
 	((cdf_only)) || fgbg_bars "$d" hostgap gaps "$machine"
+}
+
+plot_llm() {
+	local d=$1 s=$1/summary.tsv machine cfg kind what specs
+	need_cols "$s" config ttft_p99_us tpot_p99_us
+	machine=$(machine_of "$d")
+	for kind in ttft tpot; do
+		specs=()
+		for cfg in $(awk -F'\t' -v c="$(col "$s" config)" 'NR > 1 { print $c }' "$s"); do
+			[[ -s $d/${kind}_$cfg.txt ]] && specs+=("$cfg|$d/${kind}_$cfg.txt")
+		done
+		what="time to first token"
+		[[ $kind == tpot ]] && what="time per output token"
+		cdf_logx=1 cdf_plot "$out/llm_${kind}_cdf.png" \
+			"llm (hpf): LLM server's $what, offline batch work beside it at lower priority" \
+			"$machine" "" "${specs[@]}"
+	done
 }
 
 plot_heterogeneous() {

@@ -35,13 +35,13 @@
 # the figures of those steps.
 #
 # Usage: run_all.sh [--smoke] [--out DIR] [--only NAME[,NAME...]] [--no-plots]
-#   NAME: priority, graph, hostgap, bandwidth, deadline, priority_cl, dnn_cl,
+#   NAME: priority, graph, hostgap, llm, bandwidth, deadline, priority_cl, dnn_cl,
 #   heterogeneous, overhead, scale, preempt, preempt_cl, guardian_cost
 #   (default: all, in this order)
 # Environment: BUILD_DIR (default build), XS_RESULTS (see above).
 set -euo pipefail
 
-ALL=(priority graph hostgap bandwidth deadline priority_cl dnn_cl heterogeneous overhead scale preempt
+ALL=(priority graph hostgap llm bandwidth deadline priority_cl dnn_cl heterogeneous overhead scale preempt
 	preempt_cl guardian_cost)
 me=run_all.sh
 here=$(cd "$(dirname "$0")" && pwd)
