@@ -50,6 +50,16 @@ static int floor_teardown(void **state)
 	return it_teardown(state);
 }
 
+/* The start of every case: its daemon (no starvation guard: our queues
+ * wait behind a flood on purpose), the control connection. */
+static void case_start(struct it_env *e)
+{
+	it_guard(90);
+	it_config(e, NO_GUARD);
+	it_daemon_start(e, NULL);
+	it_ctl_open(e);
+}
+
 /* Our queue's statistics. */
 static xs_queue_stats st_of(xs_queue *q)
 {
@@ -93,10 +103,7 @@ static void floor_stops_low_without_daemon(void **state)
 	xs_queue *q;
 	pid_t hi;
 
-	it_guard(90);
-	it_config(e, NO_GUARD);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
+	case_start(e);
 	start = clock_now_ns() + 1500 * NSEC_PER_MSEC;
 	hi = high_load(e, start, "30");
 	err_capture();
@@ -143,10 +150,7 @@ static void floor_republished_after_restart(void **state)
 	xs_queue *q;
 	pid_t hi;
 
-	it_guard(90);
-	it_config(e, NO_GUARD);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
+	case_start(e);
 	hi = high_load(e, clock_now_ns() + 600000 * NSEC_PER_MSEC, "1");
 	err_capture();
 	q = it_queue(e, 0);
@@ -193,10 +197,7 @@ static void floor_lazy_idle_queues(void **state)
 	size_t i, n = 0, held = 0;
 	pid_t hi;
 
-	it_guard(90);
-	it_config(e, NO_GUARD);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
+	case_start(e);
 	err_capture();
 	for (i = 0; i < 20; i++)
 		q[i] = it_queue(e, 0);
@@ -285,10 +286,7 @@ static void floor_hostile_scribble(void **state)
 
 	if (geteuid() != 0)
 		skip();
-	it_guard(90);
-	it_config(e, NO_GUARD);
-	it_daemon_start(e, NULL);
-	it_ctl_open(e);
+	case_start(e);
 	q = it_queue(e, 0);
 	if (!IT_WAIT_UNTIL(it_queues(e, getpid(), NULL) == 1 && atomic_load(&ag.floor[0].page[0]),
 			   WAIT_MS))

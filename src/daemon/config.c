@@ -172,15 +172,20 @@ static int parse_i64(const char *v, int64_t lo, int64_t hi, int64_t *out, const 
 	return 0;
 }
 
-static int parse_bool(const char *v, bool *out)
+/* A yes/no value into *@out; -EINVAL (and *@why) if it is neither. */
+static int parse_bool(const char *v, bool *out, const char **why)
 {
-	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1"))
+	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1")) {
 		*out = true;
-	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0"))
+		return 0;
+	}
+	if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0")) {
 		*out = false;
-	else
-		return -EINVAL;
-	return 0;
+		return 0;
+	}
+	if (why)
+		*why = "expected yes or no";
+	return -EINVAL;
 }
 
 static int set_str(char *dst, size_t len, const char *v)
@@ -287,7 +292,6 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		     const char *v, const char **why)
 {
 	int64_t x;
-	bool b;
 	int rc;
 
 #define NUM(s, n, lo, hi, dst)                                          \
@@ -323,14 +327,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 	if (!strcmp(sec, "policy")) {
 		if (!strcmp(name, "name"))
 			return set_str(c->policy, sizeof(c->policy), v);
-		if (!strcmp(name, "per_process")) {
-			rc = parse_bool(v, &b);
-			if (rc < 0)
-				*why = "expected yes or no";
-			if (rc == 0)
-				c->pconf.per_process = b;
-			return rc;
-		}
+		if (!strcmp(name, "per_process"))
+			return parse_bool(v, &c->pconf.per_process, why);
 		if (!strcmp(name, "slice_ms")) {
 			rc = parse_i64(v, 1, 60000, &x, why);
 			if (rc == 0)
@@ -343,14 +341,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 				c->pconf.drain_ns = x ? (uint64_t)x * 1000000 : XS_DRAIN_NONE;
 			return rc;
 		}
-		if (!strcmp(name, "floor")) {
-			rc = parse_bool(v, &b);
-			if (rc < 0)
-				*why = "expected yes or no";
-			if (rc == 0)
-				c->floor = b;
-			return rc;
-		}
+		if (!strcmp(name, "floor"))
+			return parse_bool(v, &c->floor, why);
 		if (!strcmp(name, "request_gap_us")) {
 			rc = parse_i64(v, 1, SCHED_REQUEST_GAP_US_MAX, &x, why);
 			if (rc == 0)
@@ -415,14 +407,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		NUM("metrics", "interval_s", 1, 3600, c->metrics_interval_s)
 	}
 	if (!strcmp(sec, "observe")) {
-		if (!strcmp(name, "bypass")) {
-			rc = parse_bool(v, &b);
-			if (rc < 0)
-				*why = "expected yes or no";
-			if (rc == 0)
-				c->observe_bypass = b;
-			return rc;
-		}
+		if (!strcmp(name, "bypass"))
+			return parse_bool(v, &c->observe_bypass, why);
 		if (!strcmp(name, "libraries")) {
 			if (strlen(v) >= sizeof(c->observe_libraries)) {
 				*why = "longer than 1023 bytes";
@@ -439,14 +425,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			strcpy(c->observe_libraries, v);
 			return 0;
 		}
-		if (!strcmp(name, "runqueue_latency")) {
-			rc = parse_bool(v, &b);
-			if (rc < 0)
-				*why = "expected yes or no";
-			if (rc == 0)
-				c->observe_runqueue = b;
-			return rc;
-		}
+		if (!strcmp(name, "runqueue_latency"))
+			return parse_bool(v, &c->observe_runqueue, why);
 		NUM("observe", "bypass_grace_ms", 0, 600000, c->bypass_grace_ms)
 		NUM("observe", "bypass_max", 1, 65536, c->bypass_max)
 	}
@@ -458,14 +438,8 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		return add_uid_limit(c, name, v, why);
 	}
 	if (!strcmp(sec, "memory")) {
-		if (!strcmp(name, "preemption")) {
-			rc = parse_bool(v, &b);
-			if (rc < 0)
-				*why = "expected yes or no";
-			if (rc == 0)
-				c->memory_preemption = b;
-			return rc;
-		}
+		if (!strcmp(name, "preemption"))
+			return parse_bool(v, &c->memory_preemption, why);
 		NUM("memory", "wait_ms", 10, 600000, c->memory_wait_ms)
 	}
 	if (!strcmp(sec, "cdi"))
