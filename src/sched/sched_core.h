@@ -97,6 +97,7 @@ struct sched_conf {
  */
 struct sched_q {
 	struct xs_pqueue pq;         /* the policy's view; first */
+	/* What every decision of its domain reads (kept on the line after pq). */
 	int32_t own_priority;        /* host: its own priority, before inheritance */
 	uint32_t cap;                /* in-flight cap decided; 0: none */
 	uint32_t shown;              /* as last applied: run ? 1 + cap : 0 */
@@ -105,23 +106,24 @@ struct sched_q {
 	bool waits;                  /* waits on another queue (sched_waits()) */
 	bool frozen;                 /* held and drained: nothing to load */
 	uint32_t dom, pos;           /* its domain, its index there */
-	uint64_t starve_since;       /* ready and held since; 0: not */
-	uint64_t guard_until;        /* starvation guard grant end */
-	uint64_t guard_runs;         /* grants of the guard so far */
-	/* preemption cap (sched_cap()) */
-	bool cap_held;               /* held by the policy at the last decision */
-	bool cap_free;               /* past the cap: runs until the request ends */
-	uint32_t cap_count;          /* holds in the current request */
-	uint64_t cap_last;           /* last decision that held it, or let it run free */
 	/* as last summarised (struct sched_summary) */
 	bool exempt;                 /* run by the guard or the cap, not the policy */
-	int32_t said_priority;
+	bool cap_free;               /* past the preemption cap: runs until the
+				      * request ends (sched_cap()) */
 	/* Its status as the host reported it: pq.ready stays up during an
 	 * idle grace, this does not (hosts compare against these). */
 	bool ready;
+	int32_t said_priority;
+	uint64_t starve_since;       /* ready and held since; 0: not */
+	uint64_t guard_until;        /* starvation guard grant end */
+	uint64_t grace_until;        /* in a grace until then; 0: not */
 	uint64_t ready_ns;
 	uint64_t idle_ns;            /* when it went idle; 0: ready */
-	uint64_t grace_until;        /* in a grace until then; 0: not */
+	/* The rest: counters, and what only some settings read. */
+	uint64_t guard_runs;         /* grants of the guard so far */
+	bool cap_held;               /* held by the policy at the last decision */
+	uint32_t cap_count;          /* holds in the current request */
+	uint64_t cap_last;           /* last decision that held it, or let it run free */
 	uint64_t graces;             /* graces begun */
 	uint64_t grace_hits;         /* ... ended by its next Ready */
 	uint32_t gap[SCHED_GAPS];    /* recent Idle-to-Ready gaps, ns */
