@@ -55,6 +55,10 @@ int agent_mem_open(const char *device, const struct devid *id, struct agent_mem_
 	return (int)n;
 }
 
+/* A record's state while one thread writes its device fields (ipc_abi.h:
+ * 0 unused, 1 written). */
+#define AGENT_MEM_WRITING 2u
+
 static struct ipc_mem *agent_mem_slot(struct ipc_shm *shm, uint32_t i)
 {
 	if (i >= shm->nmem)
@@ -69,9 +73,14 @@ static void agent_mem_store(struct ipc_shm *shm, uint32_t i)
 	struct ipc_mem *m = agent_mem_slot(shm, i);
 	uint64_t used, managed;
 
+	uint32_t unused = 0;
+
 	if (!m)
 		return;
-	if (!atomic_load_explicit(&m->state, memory_order_relaxed)) {
+	/* The device fields are written once, by whichever thread claims the
+	 * record first (an allocating thread and the agent thread connecting
+	 * may both get here); the daemon reads a record only at 1. */
+	if (atomic_compare_exchange_strong(&m->state, &unused, AGENT_MEM_WRITING)) {
 		m->id_kind = r->id.kind;
 		memcpy(m->device, r->device, sizeof(m->device));
 		memcpy(m->backend, r->backend, sizeof(m->backend));

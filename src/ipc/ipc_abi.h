@@ -632,7 +632,8 @@ static inline uint64_t ipc_floor_next(uint64_t word, int32_t prio)
 #define IPC_MEM_F_PREEMPT 0x1u  /* memory preemption: ask with IPC_MEM_NEED */
 
 struct ipc_mem {
-	_Atomic uint32_t state;       /* 0: unused; 1: device fields written */
+	_Atomic uint32_t state;       /* 0: unused; 1: device fields written; other
+				       * values: being written (the client's own) */
 	uint32_t id_kind;             /* enum ipc_id_kind */
 	char device[IPC_NAME_LEN];    /* API-local name, e.g. "cuda:0" */
 	char backend[16];             /* "cuda", "opencl", "level_zero" */
