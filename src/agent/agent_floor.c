@@ -74,6 +74,19 @@ void agent_floor_raise(const struct ipc_slot *slot)
 		;
 }
 
+/* Unmaps the pages replaced so far, once no check can still read them. */
+static void agent_floor_retire(void)
+{
+	pthread_mutex_lock(&ag.lock);
+	for (uint32_t i = 0; i < AGENT_SLOTS; i++)
+		if (ag.tab[i])
+			xq_floor_barrier(ag.tab[i]->q);
+	pthread_mutex_unlock(&ag.lock);
+	for (uint32_t i = 0; i < ag.nfloor_old; i++)
+		munmap(ag.floor_old[i], FLOOR_MAP_LEN);
+	ag.nfloor_old = 0;
+}
+
 int agent_floor_page(const struct ipc_floor *m, int fd)
 {
 	struct agent_floor_tab *tab = &ag.floor[m->table];
@@ -99,11 +112,10 @@ int agent_floor_page(const struct ipc_floor *m, int fd)
 	}
 	old = atomic_load(&tab->page[m->page]);
 	if (old) {
-		/* Still read, maybe, until every check goes (agent_floor_unmap()). */
-		if (ag.nfloor_old == AGENT_FLOOR_OLD) {
-			munmap(map, FLOOR_MAP_LEN);
-			return -ENOSPC;
-		}
+		/* Still read, maybe, by a check that loaded it: kept mapped,
+		 * and unmapped once every queue's check has ended since. */
+		if (ag.nfloor_old == AGENT_FLOOR_OLD)
+			agent_floor_retire();
 		ag.floor_old[ag.nfloor_old++] = old;
 	}
 	tab->domain = m->domain;

@@ -67,6 +67,7 @@ struct xsd_queue {
 	uint16_t floor_dev, floor_own;
 	uint16_t floor_table;              /* its client's table of its device; */
 					   /* IPC_FLOOR_DEVICES: none */
+	uint16_t floor_upage;              /* its uid's page there; IPC_FLOOR_PAGES: none */
 	bool floored;                      /* its client says a floor holds its work */
 	bool floor_lazy;                   /* suspended by the floor, `run` not stored */
 	struct hist *task_lat;             /* Ready-to-Idle; apart, to keep this small */

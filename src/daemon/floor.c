@@ -42,6 +42,8 @@ struct xsd_floor_page {
 	int ro_fd;                      /* read-only, for other uids; -1: none */
 	struct ipc_floor_page *map;
 	uid_t uid;                      /* whose (page 0: the daemon's) */
+	uint32_t refs;                  /* queues of that uid on the device */
+	bool withdrawn;                 /* scribbled: never made again for its uid */
 	bool stale;                     /* a raise of it may be left from a queue
 					 * gone or lowered: lowered without blame */
 	int32_t moved;                  /* highest priority of its uid's queues whose
@@ -105,6 +107,8 @@ static int floor_page_new(struct xsd_floor_page *p, uint64_t domain, uid_t uid, 
 	p->ro_fd = -1;
 	p->map = NULL;
 	p->uid = uid;
+	p->refs = 0;
+	p->withdrawn = false;
 	p->stale = false;
 	p->moved = IPC_FLOOR_OPEN;
 	if (p->fd < 0)
@@ -180,28 +184,37 @@ static struct xsd_floor_dev *floor_dev_get(struct xsd_host *s, uint32_t index, u
 	return f;
 }
 
-/* @uid's page of @f, made if there is none and room; FLOOR_NONE: none. A
- * withdrawn page is never made again for its uid. */
+/*
+ * @uid's page of @f, made if there is none and an index is free (one whose
+ * page went with its uid's last queue, or a new one); FLOOR_NONE: none. A
+ * withdrawn page keeps its index and is never made again for its uid.
+ */
 static uint16_t floor_uid_page(struct xsd_floor_dev *f, uid_t uid, bool *made)
 {
-	uint32_t k;
+	uint32_t k, free_k = f->used;
 	int rc;
 
 	*made = false;
-	for (k = 1; k < f->used; k++)
-		if (f->page[k].uid == uid)
+	for (k = 1; k < f->used; k++) {
+		struct xsd_floor_page *p = &f->page[k];
+
+		if ((p->map || p->withdrawn) && p->uid == uid)
 			return f->live & (1u << k) ? (uint16_t)k : FLOOR_NONE;
-	if (f->used == IPC_FLOOR_PAGES)
+		if (!p->map && !p->withdrawn && free_k == f->used)
+			free_k = k;
+	}
+	if (free_k == IPC_FLOOR_PAGES)
 		return FLOOR_NONE;
-	rc = floor_page_new(&f->page[k], f->domain, uid, false);
+	rc = floor_page_new(&f->page[free_k], f->domain, uid, false);
 	if (rc < 0) {
 		xsd_debug("run floors: no page for uid %u (%s)", (unsigned)uid, strerror(-rc));
 		return FLOOR_NONE;
 	}
-	f->used++;
-	f->live |= 1u << k;
+	if (free_k == f->used)
+		f->used++;
+	f->live |= 1u << free_k;
 	*made = true;
-	return (uint16_t)k;
+	return (uint16_t)free_k;
 }
 
 /* The table of @c for @domain, taken if new; IPC_FLOOR_DEVICES: none left. */
@@ -251,6 +264,7 @@ void xsd_floor_attach(struct xsd *d, struct xsd_queue *q)
 	bool made;
 
 	q->floor_table = IPC_FLOOR_DEVICES;
+	q->floor_upage = FLOOR_NONE;
 	if (!s->floor_cfg || !dev || !(f = floor_dev_get(s, q->sq.pq.device, dev->id)))
 		return;
 	t = floor_table(c, f->domain);
@@ -258,7 +272,9 @@ void xsd_floor_attach(struct xsd *d, struct xsd_queue *q)
 		return;
 	q->floor_table = t;
 	c->floor_refs[t]++;
-	floor_uid_page(f, c->uid, &made);
+	q->floor_upage = floor_uid_page(f, c->uid, &made);
+	if (q->floor_upage < IPC_FLOOR_PAGES)
+		f->page[q->floor_upage].refs++;
 	/* A new uid's page goes to every process with queues there. */
 	for (o = made ? d->clients : NULL; o; o = o->next)
 		for (uint16_t u = 0; o != c && u < IPC_FLOOR_DEVICES; u++)
@@ -333,6 +349,7 @@ static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *con
 		 (unsigned long long)f->domain);
 	f->live &= ~(1u << k);
 	f->resend = f->kick = true;
+	p->withdrawn = true;
 	atomic_store(&p->map->word, ipc_floor_next(w, IPC_FLOOR_OPEN));
 }
 
@@ -340,7 +357,7 @@ static void floor_check(struct xsd_floor_dev *f, uint32_t k, struct sched_q *con
 static uint16_t floor_own(const struct xsd_floor_dev *f, const struct xsd_client *c, uint16_t t)
 {
 	for (uint32_t k = 1; k < f->used; k++)
-		if (f->page[k].uid == c->uid)
+		if (f->page[k].map && f->page[k].uid == c->uid)
 			return (f->live & c->floor_sent[t] & (1u << k)) ? (uint16_t)k : FLOOR_NONE;
 	return FLOOR_NONE;
 }
@@ -495,8 +512,32 @@ void xsd_floor_status(struct xsd_host *s, struct xsd_queue *q)
 	floor_held(f, q, floored);
 	/* Its raise, if any, may be left from a task that ended. */
 	for (uint32_t k = 1; k < f->used; k++)
-		if (f->page[k].uid == q->client->uid && q->sq.pq.priority > f->page[k].moved)
+		if (f->page[k].map && f->page[k].uid == q->client->uid &&
+		    q->sq.pq.priority > f->page[k].moved)
 			f->page[k].moved = q->sq.pq.priority;
+}
+
+/*
+ * The last queue of page @k's uid left the device: the page goes (its
+ * index free for another uid), and no process counts it or has it any
+ * more (a new page at that index is sent again). A withdrawn page keeps
+ * its index, closed.
+ */
+static void floor_release(struct xsd_host *s, struct xsd_floor_dev *f, uint32_t k)
+{
+	struct xsd *d = base_container_of(s, struct xsd, host);
+	struct xsd_client *c;
+
+	if (f->page[k].map)
+		atomic_store(&f->page[k].map->word,
+			     ipc_floor_next(atomic_load(&f->page[k].map->word), IPC_FLOOR_OPEN));
+	floor_page_free(&f->page[k]);
+	f->live &= ~(1u << k);
+	f->resend = f->kick = true;
+	for (c = d->clients; c; c = c->next)
+		for (uint32_t t = 0; t < IPC_FLOOR_DEVICES; t++)
+			if (c->floor_dom[t] == f->domain)
+				c->floor_sent[t] &= ~(1u << k);
 }
 
 bool xsd_floor_covers(const struct xsd_host *s, const struct xsd_queue *q)
@@ -523,6 +564,9 @@ void xsd_floor_detach(struct xsd_host *s, struct xsd_queue *q)
 		c->floor_sent[t] = 0;
 	}
 	q->floor_table = IPC_FLOOR_DEVICES;
+	if (f && q->floor_upage < IPC_FLOOR_PAGES && !--f->page[q->floor_upage].refs)
+		floor_release(s, f, q->floor_upage);
+	q->floor_upage = FLOOR_NONE;
 }
 
 void xsd_floor_forget(struct xsd_host *s, uint32_t index)

@@ -218,6 +218,12 @@ void xq_set_floor(struct xq *q, xq_floor_fn fn, void *ctx, bool sync)
 	}
 }
 
+void xq_floor_barrier(struct xq *q)
+{
+	pthread_mutex_lock(&q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
 bool xq_floored_locked(struct xq *q)
 {
 	return q->floored;

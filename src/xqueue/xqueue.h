@@ -268,6 +268,10 @@ void xq_set_run_word(struct xq *q, const _Atomic uint32_t *run, _Atomic uint32_t
 typedef bool (*xq_floor_fn)(void *ctx);
 void xq_set_floor(struct xq *q, xq_floor_fn fn, void *ctx, bool sync);
 
+/* Returns once no floor check that began before the call is still running
+ * (takes the queue's lock): what the old checks read may then go. */
+void xq_floor_barrier(struct xq *q);
+
 /* Whether a floor held the last launch it was asked about. Lock held
  * (for an observer of XQ_EVENT_FLOOR). */
 bool xq_floored_locked(struct xq *q);
