@@ -625,7 +625,10 @@ static void daemon_soak(void **state)
 	 * each kind came and went. */
 	close(raw_agent(e));
 	close(raw_ctl(e));
-	assert_true(IT_WAIT_UNTIL(it_status(e).clients == 2, WAIT_MS));
+	/* Our queue registered too: its device's floor pages are the daemon's
+	 * descriptors from then on. */
+	assert_true(IT_WAIT_UNTIL(it_status(e).clients == 2 && it_queues(e, getpid(), NULL) == 1,
+				  WAIT_MS));
 	st0 = it_status(e);
 	fds0 = count_fds(e->daemon);
 	rss0 = rss_kib(e->daemon);
