@@ -548,6 +548,10 @@ struct ipc_slot {
  * trusted, as they can stop any process anyway. A client can always ignore
  * the floors (and every gate): it only forgoes being scheduled.
  *
+ * A uid's page goes with that uid's last queue on the device (its index
+ * may then carry another uid's page: IPC_FLOOR sends it again, and the
+ * agent unmaps the page it replaces once no check still reads it).
+ *
  * Fail-open: a queue stopped by a floor counts as held ("Liveness"): a
  * silent daemon's floors are ignored after the timeout, as its run words;
  * a disconnection unmaps the pages. A new daemon sends new pages.
