@@ -415,7 +415,8 @@ static void floor_off(struct xsd_host *s, struct sched_q *const *q, size_t n,
 {
 	struct xsd_floor_dev *f = floor_dev_at(s, q[0]->pq.device);
 
-	if (f && f->off && !sum->changed)
+	/* Once opened, or never made: the slots say so since their last change. */
+	if ((!f || f->off) && !sum->changed)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct xsd_queue *x = floor_queue(q[i]);
