@@ -1,8 +1,11 @@
 /*
  * xschedctl bypass: the processes on the node that use an accelerator
  * without xsched, as the daemon's bypass detector sees them ([observe]
- * bypass = yes; src/daemon/observe.c). By default only the bypasses;
- * --all adds those within their grace period and the scheduled ones.
+ * bypass = yes; src/daemon/observe.c), and those its device gate refused,
+ * would refuse (audit) or found holding a device when it started
+ * ([enforce] devices; src/daemon/enforce.c), with their refused opens. By
+ * default only those; --all adds the detector's processes within their
+ * grace period and the scheduled ones.
  * Through the client socket only the caller's own processes are listed.
  *
  * When the detector is not running, the daemon says why with the reply's
@@ -29,6 +32,9 @@ static const char *const ctl_bypass_states[] = {
 	[IPC_BYPASS_PENDING] = "pending",
 	[IPC_BYPASS_YES] = "bypass",
 	[IPC_BYPASS_REGISTERED] = "scheduled",
+	[IPC_BYPASS_DENIED] = "denied",
+	[IPC_BYPASS_AUDIT] = "would-deny",
+	[IPC_BYPASS_HELD] = "held",
 };
 
 static const struct { uint32_t bit; const char *name; } ctl_uses[] = {
@@ -80,6 +86,7 @@ static void ctl_bypass_json(const struct ipc_bypass_rec *r, size_t n)
 		ctl_json_str(&j, "first_use", r[i].what, sizeof(r[i].what));
 		ctl_json_double(&j, "seen_for_s", (double)r[i].age_ns / 1e9, 3);
 		ctl_json_uint(&j, "start_boottime_ns", r[i].start_ns);
+		ctl_json_uint(&j, "denied", r[i].denied);
 		ctl_json_close(&j, '}');
 	}
 	ctl_json_close(&j, ']');
@@ -88,7 +95,7 @@ static void ctl_bypass_json(const struct ipc_bypass_rec *r, size_t n)
 
 static int ctl_bypass_table(const struct ipc_bypass_rec *r, size_t n, bool all)
 {
-	static const char *const head[] = { "PID", "UID", "COMMAND", "STATE", "USES",
+	static const char *const head[] = { "PID", "UID", "COMMAND", "STATE", "DENIED", "USES",
 					    "FIRST USE", "SEEN FOR", "CGROUP" };
 	struct ctl_table t;
 	char buf[160];
@@ -96,10 +103,10 @@ static int ctl_bypass_table(const struct ipc_bypass_rec *r, size_t n, bool all)
 
 	if (n == 0) {
 		printf(all ? "No process seen using an accelerator.\n" :
-		       "No process uses an accelerator without xsched.\n");
+		       "No process uses an accelerator without xsched, or was refused one.\n");
 		return 0;
 	}
-	ctl_table_init(&t, ARRAY_SIZE(head), head, 0x43);
+	ctl_table_init(&t, ARRAY_SIZE(head), head, 0x93);
 	for (i = 0; i < n; i++) {
 		if (!ctl_table_row(&t)) {
 			ctl_table_fini(&t);
@@ -110,11 +117,13 @@ static int ctl_bypass_table(const struct ipc_bypass_rec *r, size_t n, bool all)
 		ctl_table_cell(&t, 2, "%s", ctl_fmt_name(buf, sizeof(buf), r[i].comm,
 							 sizeof(r[i].comm)));
 		ctl_table_cell(&t, 3, "%s", ctl_bypass_states[r[i].state]);
-		ctl_table_cell(&t, 4, "%s", ctl_uses_text(buf, sizeof(buf), r[i].uses));
-		ctl_table_cell(&t, 5, "%s", ctl_fmt_name(buf, sizeof(buf), r[i].what,
+		ctl_table_cell(&t, 4, "%llu", (unsigned long long)r[i].denied);
+		ctl_table_cell(&t, 5, "%s", r[i].uses ? ctl_uses_text(buf, sizeof(buf), r[i].uses) :
+			       "-");
+		ctl_table_cell(&t, 6, "%s", ctl_fmt_name(buf, sizeof(buf), r[i].what,
 							 sizeof(r[i].what)));
-		ctl_table_cell(&t, 6, "%s", ctl_fmt_ns(buf, sizeof(buf), r[i].age_ns, false));
-		ctl_table_cell(&t, 7, "%s", r[i].cgroup[0] ?
+		ctl_table_cell(&t, 7, "%s", ctl_fmt_ns(buf, sizeof(buf), r[i].age_ns, false));
+		ctl_table_cell(&t, 8, "%s", r[i].cgroup[0] ?
 			       ctl_fmt_name(buf, sizeof(buf), r[i].cgroup, sizeof(r[i].cgroup)) : "-");
 	}
 	ctl_table_print(&t, stdout);
@@ -149,7 +158,8 @@ int ctl_bypass(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	rc = ipc_client_bypass(&c, &recs, &n);
 	if (rc == -ENODEV || rc == -EOPNOTSUPP || rc == -ECANCELED) {
 		ctl_err(ctl, "%s", rc == -ENODEV ?
-			"bypass detection is off: set [observe] bypass = yes in xschedd.conf" :
+			"bypass detection and device enforcement are off: set [observe] bypass = "
+			"yes or [enforce] devices = audit in xschedd.conf" :
 			rc == -EOPNOTSUPP ?
 			"xschedd was built without eBPF support: no bypass detection" :
 			"the bypass detector could not load its eBPF programs (xschedd's log "
@@ -164,7 +174,8 @@ int ctl_bypass(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	}
 	ipc_client_close(&c);
 	for (i = 0; i < n; i++)
-		if (all || recs[i].state == IPC_BYPASS_YES)
+		if (all || (recs[i].state != IPC_BYPASS_PENDING &&
+			    recs[i].state != IPC_BYPASS_REGISTERED))
 			recs[kept++] = recs[i];
 	qsort(recs, kept, sizeof(*recs), ctl_cmp_pid);
 	if (ctl->out == CTL_OUT_JSON)

@@ -5,3 +5,11 @@
  * private.
  */
 #include "xsched/xsched.h"
+#include "agent/agent_enforce.h"
+
+/* Before main: where xschedd enforces device access, an application of the
+ * C API registers (agent_enforce.h), as the shims do. */
+__attribute__((constructor)) static void xs_lib_enforce_init(void)
+{
+	agent_enforce_init();
+}

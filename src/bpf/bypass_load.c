@@ -58,7 +58,7 @@ _Static_assert(XBPF_USE_CUDA == 1u << 8 && XBPF_USE_OPENCL == 1u << 9 &&
 
 static void (*xbpf_log)(const char *fmt, va_list ap);
 static int xbpf_log_debug;
-static bool xbpf_quiet;                    /* a failure is expected: say nothing */
+bool xbpf_quiet;                           /* xbpf.h */
 
 static int xbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -17,12 +17,15 @@
 #include "bpf/xbpf_abi.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Where libbpf's messages go (warnings and, with @debug, debug output);
  * NULL: nowhere. Process-wide, as libbpf's print hook is. */
 void xbpf_set_log(void (*fn)(const char *fmt, va_list ap), int debug);
+/* For the loaders: while true, a failure is expected and libbpf says nothing. */
+extern bool xbpf_quiet;
 
 /* --- the bypass detector (bypass.bpf.c) ---------------------------------- */
 
@@ -100,5 +103,57 @@ uint64_t xbpf_trace_lost(const struct xbpf_trace *t);
 /* The objects attached to, one a line. */
 const char *xbpf_trace_objects(const struct xbpf_trace *t);
 void xbpf_trace_close(struct xbpf_trace *t);
+
+/* --- the device gate (gate.bpf.c) ----------------------------------------- */
+
+struct xbpf_gate;
+
+/* Called for each event from xbpf_gate_poll(): a process refused (or,
+ * in audit mode, that would be), once per process. */
+typedef void (*xbpf_gate_fn)(void *arg, const struct xbpf_gate_event *e);
+typedef void (*xbpf_gate_count_fn)(void *arg, const struct xbpf_gate_who *who,
+				   const struct xbpf_gate_count *n);
+
+/*
+ * Loads the gate and attaches it (the gate, exec and exit). With
+ * @pin_dir (a directory in bpffs, made if missing; NULL or "": nothing
+ * pinned) its maps are pinned or reused from an earlier load there, and
+ * its exec and exit links pinned; with @pin_gate the gate's link too, so
+ * that it outlives the caller. A pinned gate of an earlier load is
+ * replaced (ours attached first). Returns 0 with *@out, or -errno with the
+ * reason in @err: -EOPNOTSUPP (built without eBPF), -EPERM (privilege),
+ * others from libbpf (the BPF LSM not active: the attach fails).
+ */
+int xbpf_gate_open(const char *pin_dir, bool pin_gate, const char *cgroup_root,
+		   xbpf_gate_fn fn, void *arg, struct xbpf_gate **out, char *err, size_t errlen);
+/* The hook attached: "lsm/file_open", or where the kernel cannot attach LSM
+ * programs (no BPF trampolines), "cgroup/dev" on @cgroup_root (the cgroup
+ * v2 mount), which refuses access(2) of a gated node as well as its open. */
+const char *xbpf_gate_hook(const struct xbpf_gate *g);
+/* Pins the gate's link (it outlives us) or unpins it (it goes with us). */
+int xbpf_gate_set_pinned(struct xbpf_gate *g, bool pin_gate);
+int xbpf_gate_fd(const struct xbpf_gate *g);
+int xbpf_gate_poll(struct xbpf_gate *g);
+uint64_t xbpf_gate_lost(const struct xbpf_gate *g);
+int xbpf_gate_set_conf(struct xbpf_gate *g, const struct xbpf_gate_conf *c);
+/* Replace the sets (no key of both the old and new set is ever missing). */
+int xbpf_gate_set_devices(struct xbpf_gate *g, const uint64_t *keys, size_t n);
+int xbpf_gate_set_cgroups(struct xbpf_gate *g, const uint64_t *ids, const uint32_t *kinds,
+			  size_t n);
+int xbpf_gate_set_exes(struct xbpf_gate *g, const struct xbpf_gate_exe *exes, size_t n);
+/* Allows process @tgid started at @ticks (/proc/PID/stat's start time). */
+int xbpf_gate_allow(struct xbpf_gate *g, uint32_t tgid, uint64_t ticks);
+/* Drops the allowed processes @alive says are gone; how many; *@left kept. */
+size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_t ticks),
+		       size_t *left);
+/* Calls @fn for each (uid, command) the gate refused or would have. */
+int xbpf_gate_counts(const struct xbpf_gate *g, xbpf_gate_count_fn fn, void *arg);
+/* The gate program's run time and runs so far (kernel.bpf_stats_enabled). */
+int xbpf_gate_stats(const struct xbpf_gate *g, uint64_t *run_ns, uint64_t *run_cnt);
+/* Closes ours; what is pinned stays. NULL is fine. */
+void xbpf_gate_close(struct xbpf_gate *g);
+/* Unpins everything in @pin_dir and removes it: what is not held goes. The
+ * number of pins removed, or -errno. */
+int xbpf_gate_remove(const char *pin_dir);
 
 #endif

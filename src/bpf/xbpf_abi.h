@@ -93,4 +93,72 @@ struct xbpf_trace_event {
 	__u32 pad;
 };
 
+/*
+ * The device gate (gate.bpf.c): a BPF-LSM program on file_open that lets
+ * an accelerator's device node open only for processes registered with
+ * xschedd, exempt, or out of scope. Its configuration is one record of an
+ * array map, written by the daemon; the rest are maps the daemon fills
+ * (devices, cgroups, executables, the allowed set) and the programs read.
+ */
+enum xbpf_gate_mode {
+	XBPF_GATE_OFF = 0,
+	XBPF_GATE_AUDIT = 1,            /* count and report, deny nothing */
+	XBPF_GATE_ON = 2,               /* deny with EPERM */
+};
+
+#define XBPF_GATE_UID_RANGES 16
+#define XBPF_GATE_ANY_MINOR 0xffffffffu /* a device key for every minor */
+#define XBPF_GATE_CG_DEPTH 32           /* cgroup levels looked at */
+
+/* Values of the cgroup map: what a cgroup (and what is below it) is. */
+enum xbpf_gate_cg {
+	XBPF_GATE_CG_SCOPE = 1,         /* must be scheduled */
+	XBPF_GATE_CG_EXEMPT = 2,        /* need not be; the deepest listed wins */
+};
+
+struct xbpf_gate_conf {
+	__u32 mode;                     /* enum xbpf_gate_mode */
+	__u32 daemon_tgid;              /* the daemon itself: always allowed */
+	__u64 ns_per_tick;              /* of /proc/PID/stat's start time (1e9/USER_HZ) */
+	__u32 exempt_root;              /* real uid 0 is exempt */
+	__u32 scope_all;                /* every process but the exempt */
+	__u32 has_cgroups;              /* the cgroup map is not empty */
+	__u32 nuid;                     /* uid ranges in scope */
+	__u32 uid_lo[XBPF_GATE_UID_RANGES];
+	__u32 uid_hi[XBPF_GATE_UID_RANGES];
+};
+
+/* The device map's key: major in the high half, minor (or ANY) in the low. */
+#define XBPF_GATE_DEV(major, minor) (((__u64)(major) << 32) | (__u32)(minor))
+
+/* The executable map's key: the file's inode and its file system (kernel dev_t). */
+struct xbpf_gate_exe {
+	__u64 dev;                      /* (major << 20) | minor, the kernel's encoding */
+	__u64 ino;
+};
+
+/* Opens by process name and uid, for the metrics. */
+struct xbpf_gate_who {
+	__u32 uid;
+	char comm[16];
+};
+
+struct xbpf_gate_count {
+	__u64 denied;                   /* refused (mode on) */
+	__u64 audited;                  /* would have been (mode audit) */
+};
+
+/* One event: a process the gate refused (or would have), once per process. */
+struct xbpf_gate_event {
+	__u32 pid;                      /* thread group id, initial namespace */
+	__u32 uid;
+	__u64 start_ns;                 /* process start, CLOCK_BOOTTIME */
+	__u64 cgroup_id;
+	__u32 major, minor;             /* the device */
+	__u32 mode;                     /* XBPF_GATE_ON: denied; _AUDIT: would be */
+	__u32 pad;
+	char comm[16];
+	char name[32];                  /* the node's name */
+};
+
 #endif

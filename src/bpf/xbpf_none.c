@@ -128,3 +128,108 @@ void xbpf_trace_close(struct xbpf_trace *t)
 {
 	(void)t;
 }
+
+bool xbpf_quiet;
+
+int xbpf_gate_open(const char *pin_dir, bool pin_gate, const char *cgroup_root,
+		   xbpf_gate_fn fn, void *arg, struct xbpf_gate **out, char *err, size_t errlen)
+{
+	(void)pin_dir, (void)pin_gate, (void)cgroup_root, (void)fn, (void)arg, (void)out;
+	snprintf(err, errlen, "%s", XBPF_NONE);
+	return -EOPNOTSUPP;
+}
+
+/* Nothing below is reached without a gate: xbpf_gate_open() never made one. */
+int xbpf_gate_set_pinned(struct xbpf_gate *g, bool pin_gate)
+{
+	(void)g, (void)pin_gate;
+	return -EOPNOTSUPP;
+}
+
+const char *xbpf_gate_hook(const struct xbpf_gate *g)
+{
+	(void)g;
+	return "";
+}
+
+int xbpf_gate_fd(const struct xbpf_gate *g)
+{
+	(void)g;
+	return -1;
+}
+
+int xbpf_gate_poll(struct xbpf_gate *g)
+{
+	(void)g;
+	return 0;
+}
+
+uint64_t xbpf_gate_lost(const struct xbpf_gate *g)
+{
+	(void)g;
+	return 0;
+}
+
+int xbpf_gate_set_conf(struct xbpf_gate *g, const struct xbpf_gate_conf *c)
+{
+	(void)g, (void)c;
+	return -EOPNOTSUPP;
+}
+
+int xbpf_gate_set_devices(struct xbpf_gate *g, const uint64_t *keys, size_t n)
+{
+	(void)g, (void)keys, (void)n;
+	return -EOPNOTSUPP;
+}
+
+int xbpf_gate_set_cgroups(struct xbpf_gate *g, const uint64_t *ids, const uint32_t *kinds,
+			  size_t n)
+{
+	(void)g, (void)ids, (void)kinds, (void)n;
+	return -EOPNOTSUPP;
+}
+
+int xbpf_gate_set_exes(struct xbpf_gate *g, const struct xbpf_gate_exe *exes, size_t n)
+{
+	(void)g, (void)exes, (void)n;
+	return -EOPNOTSUPP;
+}
+
+int xbpf_gate_allow(struct xbpf_gate *g, uint32_t tgid, uint64_t ticks)
+{
+	(void)g, (void)tgid, (void)ticks;
+	return -EOPNOTSUPP;
+}
+
+size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_t ticks),
+		       size_t *left)
+{
+	(void)g, (void)alive;
+	if (left)
+		*left = 0;
+	return 0;
+}
+
+int xbpf_gate_counts(const struct xbpf_gate *g, xbpf_gate_count_fn fn, void *arg)
+{
+	(void)g, (void)fn, (void)arg;
+	return 0;
+}
+
+int xbpf_gate_stats(const struct xbpf_gate *g, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	(void)g;
+	*run_ns = *run_cnt = 0;
+	return -EOPNOTSUPP;
+}
+
+void xbpf_gate_close(struct xbpf_gate *g)
+{
+	(void)g;
+}
+
+int xbpf_gate_remove(const char *pin_dir)
+{
+	(void)pin_dir;
+	return 0;
+}

@@ -287,6 +287,135 @@ static int add_uid_limit(struct xsd_config *c, char *name, const char *v, const 
 	return 0;
 }
 
+/*
+ * Checks @v as a ' '-separated list whose every item @item accepts, and
+ * copies it to @dst (@len bytes); -EINVAL with *@why otherwise.
+ */
+static int set_list(char *dst, size_t len, const char *v, bool (*item)(const char *, size_t),
+		    const char *expected, const char **why)
+{
+	const char *p;
+
+	if (strlen(v) >= len) {
+		*why = "too long";
+		return -EINVAL;
+	}
+	for (p = v; *p; ) {
+		size_t n;
+
+		p += strspn(p, " \t");
+		n = strcspn(p, " \t");
+		if (n && !item(p, n)) {
+			*why = expected;
+			return -EINVAL;
+		}
+		p += n;
+	}
+	strcpy(dst, v);
+	return 0;
+}
+
+static bool item_abs_path(const char *p, size_t n)
+{
+	return p[0] == '/' && n < 256;
+}
+
+/* A number of at most 10 digits, its value in *@out; the rest of the item after it. */
+static const char *item_num(const char *p, const char *end, uint64_t *out)
+{
+	const char *q = p;
+
+	*out = 0;
+	while (q < end && *q >= '0' && *q <= '9' && q - p < 10)
+		*out = *out * 10 + (uint64_t)(*q++ - '0');
+	return q > p ? q : NULL;
+}
+
+/* "UID" or "LO-HI" */
+static bool item_uid_range(const char *p, size_t n)
+{
+	const char *end = p + n, *q;
+	uint64_t lo, hi;
+
+	q = item_num(p, end, &lo);
+	if (!q || lo > UINT32_MAX - 1)
+		return false;
+	if (q == end)
+		return true;
+	if (*q != '-' || !(q = item_num(q + 1, end, &hi)) || q != end)
+		return false;
+	return hi <= UINT32_MAX - 1 && lo <= hi;
+}
+
+/* "MAJOR:MINOR", "MAJOR:*" or an absolute path (a device node) */
+static bool item_device(const char *p, size_t n)
+{
+	const char *end = p + n, *q;
+	uint64_t major, minor;
+
+	if (p[0] == '/')
+		return item_abs_path(p, n);
+	q = item_num(p, end, &major);
+	if (!q || major > 4095 || q == end || *q != ':')
+		return false;
+	if (q + 2 == end && q[1] == '*')
+		return true;
+	q = item_num(q + 1, end, &minor);
+	return q == end && minor <= 1048575;
+}
+
+static int enforce_key(struct xsd_config *c, const char *name, const char *v, const char **why)
+{
+	static const char paths[] = "expected absolute paths separated by spaces";
+
+	if (!strcmp(name, "devices")) {
+		static const char *const modes[] = { "off", "audit", "on" };
+
+		for (uint32_t m = 0; m < 3; m++)
+			if (!strcmp(v, modes[m])) {
+				c->enforce_mode = m;
+				return 0;
+			}
+		*why = "expected off, audit or on";
+		return -EINVAL;
+	}
+	if (!strcmp(name, "fail")) {
+		if (strcmp(v, "open") && strcmp(v, "closed")) {
+			*why = "expected open or closed";
+			return -EINVAL;
+		}
+		c->enforce_fail_closed = !strcmp(v, "closed");
+		return 0;
+	}
+	if (!strcmp(name, "exempt_root"))
+		return parse_bool(v, &c->enforce_exempt_root, why);
+	if (!strcmp(name, "cgroups"))
+		return set_list(c->enforce_cgroups, sizeof(c->enforce_cgroups), v, item_abs_path,
+				paths, why);
+	if (!strcmp(name, "exempt_cgroups"))
+		return set_list(c->enforce_exempt_cgroups, sizeof(c->enforce_exempt_cgroups), v,
+				item_abs_path, paths, why);
+	if (!strcmp(name, "exempt_executables"))
+		return set_list(c->enforce_exempt_executables,
+				sizeof(c->enforce_exempt_executables), v, item_abs_path, paths, why);
+	if (!strcmp(name, "uids"))
+		return set_list(c->enforce_uids, sizeof(c->enforce_uids), v, item_uid_range,
+				"expected uids or ranges LOW-HIGH separated by spaces", why);
+	if (!strcmp(name, "extra_devices"))
+		return set_list(c->enforce_extra_devices, sizeof(c->enforce_extra_devices), v,
+				item_device, "expected MAJOR:MINOR, MAJOR:* or device paths "
+				"separated by spaces", why);
+	if (!strcmp(name, "pin_path")) {
+		if (v[0] != '/' || strlen(v) >= sizeof(c->enforce_pin_path)) {
+			*why = "expected an absolute path of at most 199 bytes";
+			return -EINVAL;
+		}
+		strcpy(c->enforce_pin_path, v);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Applies one key; -ENOENT if unknown, -EINVAL if the value is bad. */
 static int apply_key(struct xsd_config *c, const char *sec, char *name,
 		     const char *v, const char **why)
@@ -409,27 +538,17 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 	if (!strcmp(sec, "observe")) {
 		if (!strcmp(name, "bypass"))
 			return parse_bool(v, &c->observe_bypass, why);
-		if (!strcmp(name, "libraries")) {
-			if (strlen(v) >= sizeof(c->observe_libraries)) {
-				*why = "longer than 1023 bytes";
-				return -EINVAL;
-			}
-			for (const char *p = v; *p; ) {
-				p += strspn(p, " \t");
-				if (*p && *p != '/') {
-					*why = "expected absolute paths separated by spaces";
-					return -EINVAL;
-				}
-				p += strcspn(p, " \t");
-			}
-			strcpy(c->observe_libraries, v);
-			return 0;
-		}
+		if (!strcmp(name, "libraries"))
+			return set_list(c->observe_libraries, sizeof(c->observe_libraries), v,
+					item_abs_path, "expected absolute paths separated by spaces",
+					why);
 		if (!strcmp(name, "runqueue_latency"))
 			return parse_bool(v, &c->observe_runqueue, why);
 		NUM("observe", "bypass_grace_ms", 0, 600000, c->bypass_grace_ms)
 		NUM("observe", "bypass_max", 1, 65536, c->bypass_max)
 	}
+	if (!strcmp(sec, "enforce"))
+		return enforce_key(c, name, v, why);
 	if (!strcmp(sec, "limits")) {
 		NUM("limits", "priority_ceiling", XS_PRIORITY_MIN, XS_PRIORITY_MAX,
 		    c->priority_ceiling)
@@ -622,6 +741,8 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;
 	c->memory_wait_ms = XSD_MEMORY_WAIT_MS_DEFAULT;
+	c->enforce_exempt_root = true;
+	strcpy(c->enforce_pin_path, XSD_ENFORCE_PIN_DEFAULT);
 	xsd_classes_defaults(&c->classes);
 }
 

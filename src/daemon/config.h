@@ -42,6 +42,14 @@
 #define XSD_BYPASS_GRACE_MS_DEFAULT 3000
 #define XSD_BYPASS_MAX_DEFAULT 1024
 
+/* [enforce]: where the device gate is pinned (bpffs), and its modes. */
+#define XSD_ENFORCE_PIN_DEFAULT "/sys/fs/bpf/xsched"
+enum xsd_enforce_mode {
+	XSD_ENFORCE_OFF = 0,
+	XSD_ENFORCE_AUDIT = 1,             /* report what `on` would refuse */
+	XSD_ENFORCE_ON = 2,                /* refuse */
+};
+
 /* [memory]: how long an allocation may wait for memory freed for it. */
 #define XSD_MEMORY_WAIT_MS_DEFAULT 5000
 
@@ -83,6 +91,16 @@ struct xsd_config {
 	uint32_t bypass_max;               /* processes tracked at most */
 	char observe_libraries[1024];      /* more libraries to probe, ' '-separated */
 	bool observe_runqueue;             /* [observe] runqueue_latency */
+	/* [enforce] (enforce.c): lists are ' '-separated, checked when parsed */
+	uint32_t enforce_mode;             /* enum xsd_enforce_mode */
+	bool enforce_fail_closed;          /* the gate outlives the daemon */
+	bool enforce_exempt_root;
+	char enforce_cgroups[1024];        /* in scope: cgroup v2 paths */
+	char enforce_uids[256];            /* in scope: "1000-59999 65534" */
+	char enforce_exempt_executables[1024];
+	char enforce_exempt_cgroups[1024];
+	char enforce_extra_devices[512];   /* "MAJ:MIN", "MAJ:*" or /dev paths */
+	char enforce_pin_path[200];
 	struct xsd_uid_limit *uid_limits;
 	size_t n_uid_limits;
 	struct xsd_classes classes;        /* [cdi]: for `xschedctl cdi generate` */

@@ -177,6 +177,7 @@ struct xsd {
 	uint64_t reload_ns;
 	char reload_msg[192];              /* why it failed; "" */
 	struct xsd_observe *obs;           /* eBPF observation (observe.c); NULL: none */
+	struct xsd_enforce *enf;           /* the device gate (enforce.c); NULL: none */
 	uint32_t rt_priority;              /* the loop's SCHED_FIFO priority in effect; 0: none */
 };
 

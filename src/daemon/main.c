@@ -13,6 +13,7 @@
 #include "daemon/memory.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "daemon/enforce.h"
 #include "daemon/observe.h"
 #include "daemon/requests.h"
 #include "daemon/server.h"
@@ -270,6 +271,8 @@ static void reload(struct xsd *d, const struct overrides *o)
 		xsd_warn("metrics textfile: %s", strerror(-rc));
 	if (xsd_observe_apply(d) < 0)
 		xsd_warn("bypass detection: out of memory");
+	if (xsd_enforce_apply(d) < 0)
+		xsd_err("device enforcement: out of memory");
 	reload_outcome(d, 0, NULL);
 }
 
@@ -439,6 +442,8 @@ int main(int argc, char **argv)
 	}
 	if (xsd_observe_apply(&d) < 0)
 		xsd_warn("bypass detection: out of memory");
+	if (xsd_enforce_apply(&d) < 0)
+		xsd_err("device enforcement: out of memory");
 	xsd_info("listening on %s and %s, policy %s", d.cfg.socket, d.cfg.control_socket,
 		 d.host.policy);
 	xsd_notify("READY=1\nSTATUS=scheduling");
@@ -464,6 +469,7 @@ int main(int argc, char **argv)
 	xsd_info("stopping: resuming every queue");
 	rc = 0;
 out_server:
+	xsd_enforce_stop(&d);
 	xsd_observe_stop(&d);
 	xsd_textfile_stop(&d);
 	xsd_mem_stop(&d);

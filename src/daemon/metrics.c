@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
+#include "daemon/enforce.h"
 #include "daemon/observe.h"
 #include "daemon/prom.h"
 #include "daemon/watch.h"
@@ -306,6 +307,7 @@ char *xsd_metrics_text(struct xsd *d, const struct xsd_client *reader, size_t *l
 	queue_metric(&t, "xsched_queue_starvation_grants_total", "counter",
 		     "Times the starvation guard ran the queue.", d, &sc, v_grants);
 	xsd_observe_metrics(d, reader, &t);
+	xsd_enforce_metrics(d, reader, &t);
 	return xsd_text_finish(&t, len);
 }
 

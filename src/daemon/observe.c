@@ -28,7 +28,9 @@
  */
 #include "daemon/observe.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
 #include "daemon/log.h"
+#include "daemon/peer.h"
 #include "daemon/prom.h"
 #include "daemon/send.h"
 #include "daemon/watch.h"
@@ -102,27 +104,6 @@ static bool obs_registered(const struct xsd *d, int32_t pid)
 static void obs_remove(struct xsd_observe *o, size_t i)
 {
 	o->proc[i] = o->proc[--o->n];
-}
-
-/* The cgroup v2 path of @pid ("0::/path" in /proc/PID/cgroup), or "". */
-static void obs_cgroup(int32_t pid, char *out, size_t len)
-{
-	char path[64], line[256];
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(out, len, "%.*s", (int)(len - 1), line + 3);
-		break;
-	}
-	fclose(f);
 }
 
 /* Arms the timer for the next grace deadline, else the sweep, else off. */
@@ -247,7 +228,7 @@ static void obs_event(void *arg, const struct xbpf_use_event *e, const char *wha
 	memcpy(p->comm, e->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = '\0';
 	snprintf(p->what, sizeof(p->what), "%s", what);
-	obs_cgroup(p->pid, p->cgroup, sizeof(p->cgroup));
+	xsd_peer_cgroup(p->pid, p->cgroup, sizeof(p->cgroup));
 	obs_arm(d);
 }
 
@@ -557,8 +538,12 @@ static void obs_record(const struct obs_proc *p, uint64_t now, struct ipc_bypass
 	r->cgroup[sizeof(r->cgroup) - 1] = '\0';
 }
 
-int xsd_observe_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
-{
+/* IPC_BYPASS_REPLY chunks being filled for one listing. */
+struct obs_out {
+	struct xsd *d;
+	struct xsd_client *c;
+	uint32_t seq;
+	int rc;
 	union {
 		struct {
 			struct ipc_bypass_reply h;
@@ -566,30 +551,75 @@ int xsd_observe_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 		} m;
 		uint64_t align;
 	} out;
+};
+
+static void obs_put(void *arg, const struct ipc_bypass_rec *r)
+{
+	struct obs_out *o = arg;
+
+	if (o->rc < 0)
+		return;
+	if (o->out.m.h.count == IPC_BYPASS_PER_MSG) {
+		o->rc = xsd_send(o->c, IPC_BYPASS_REPLY, o->seq, &o->out.m, sizeof(o->out.m),
+				 NULL, 0);
+		o->out.m.h.count = 0;
+	}
+	o->out.m.rec[o->out.m.h.count++] = *r;
+}
+
+/* The gate's processes the detector does not list (those it does were merged). */
+static void obs_put_gate(void *arg, const struct ipc_bypass_rec *r)
+{
+	struct obs_out *o = arg;
+	const struct xsd_observe *obs = o->d->obs;
+	size_t i;
+
+	for (i = 0; obs && obs->bp && i < obs->n; i++)
+		if (obs->proc[i].pid == r->pid && obs->proc[i].start_ns == r->start_ns)
+			return;
+	obs_put(arg, r);
+}
+
+int xsd_observe_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
+{
 	struct xsd_observe *o = d->obs;
+	struct obs_out *out;
 	uint64_t now = clock_now_ns();
 	size_t i;
 	int rc;
 
-	if (!o || !o->bp)
+	if ((!o || !o->bp) && !xsd_enforce_running(d))
 		return xsd_reply(c, seq, !o || o->rc == -ENODEV ? -ENODEV :
 				 o->rc == -EOPNOTSUPP ? -EOPNOTSUPP : -ECANCELED);
-	obs_check(d);                      /* the dead go, deadlines passed apply */
-	memset(&out, 0, sizeof(out));
-	for (i = 0; i < o->n; i++) {
-		if (!c->privileged && o->proc[i].uid != c->uid)
-			continue;
-		if (out.m.h.count == IPC_BYPASS_PER_MSG) {
-			rc = xsd_send(c, IPC_BYPASS_REPLY, seq, &out.m, sizeof(out.m), NULL, 0);
-			if (rc < 0)
-				return rc;
-			out.m.h.count = 0;
+	out = calloc(1, sizeof(*out));
+	if (!out)
+		return xsd_reply(c, seq, -ENOMEM);
+	out->d = d;
+	out->c = c;
+	out->seq = seq;
+	if (o && o->bp) {
+		obs_check(d);              /* the dead go, deadlines passed apply */
+		for (i = 0; i < o->n; i++) {
+			struct ipc_bypass_rec r;
+
+			if (!c->privileged && o->proc[i].uid != c->uid)
+				continue;
+			obs_record(&o->proc[i], now, &r);
+			/* What the gate did to it says more than the detector's view. */
+			xsd_enforce_find(d, r.pid, r.start_ns, &r.state, &r.denied);
+			obs_put(out, &r);
 		}
-		obs_record(&o->proc[i], now, &out.m.rec[out.m.h.count++]);
 	}
-	out.m.h.flags = IPC_F_LAST;
-	return xsd_send(c, IPC_BYPASS_REPLY, seq, &out.m,
-			sizeof(out.m.h) + out.m.h.count * sizeof(out.m.rec[0]), NULL, 0);
+	xsd_enforce_each(d, c, obs_put_gate, out);
+	rc = out->rc;
+	if (rc == 0) {
+		out->out.m.h.flags = IPC_F_LAST;
+		rc = xsd_send(c, IPC_BYPASS_REPLY, seq, &out->out.m,
+			      sizeof(out->out.m.h) + out->out.m.h.count * sizeof(out->out.m.rec[0]),
+			      NULL, 0);
+	}
+	free(out);
+	return rc;
 }
 
 /* The names of @uses' bits, '+'-separated, for a label. */

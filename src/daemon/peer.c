@@ -138,3 +138,23 @@ void xsd_peer_identify(pid_t pid, int pidfd, int32_t *nspid, char *container, si
 		container[0] = '\0';
 	}
 }
+
+void xsd_peer_cgroup(pid_t pid, char *out, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, len, "%.*s", (int)(len - 1), line + 3);
+		break;
+	}
+	fclose(f);
+}

@@ -46,4 +46,7 @@ int xsd_peer_container(const char *cgroup, char *out, size_t len);
  */
 void xsd_peer_identify(pid_t pid, int pidfd, int32_t *nspid, char *container, size_t len);
 
+/* The cgroup v2 path of @pid ("0::/path" in /proc/PID/cgroup) in @out, or "". */
+void xsd_peer_cgroup(pid_t pid, char *out, size_t len);
+
 #endif

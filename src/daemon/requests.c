@@ -15,6 +15,7 @@
 #include "daemon/requests.h"
 #include "daemon/daemon.h"
 #include "daemon/host.h"
+#include "daemon/enforce.h"
 #include "daemon/log.h"
 #include "daemon/floor.h"
 #include "daemon/memory.h"
@@ -586,9 +587,14 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		d->pending_hello--;
 		c->role = h->role;
 		memcpy(c->comm, h->comm, sizeof(c->comm));
+		if (h->role == IPC_ROLE_ENFORCE)
+			return xsd_reply(c, seq, xsd_enforce_register(d, c));
 		xsd_observe_client(d, c);
-		return h->role == IPC_ROLE_AGENT ? xsd_host_hello(d, c, seq) :
-						   xsd_reply(c, seq, 0);
+		if (h->role != IPC_ROLE_AGENT)
+			return xsd_reply(c, seq, 0);
+		/* A process scheduled is allowed through the gate too. */
+		xsd_enforce_register(d, c);
+		return xsd_host_hello(d, c, seq);
 	}
 	case IPC_REGISTER:
 		return agent ? xsd_register(d, c, seq, m->body) : xsd_reply(c, seq, -EPERM);

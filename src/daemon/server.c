@@ -48,6 +48,25 @@ union xsd_buf {
 	uint64_t align;
 };
 
+/*
+ * A pidfd of the process that connected on @fd: SO_PEERPIDFD (Linux 6.5)
+ * names exactly that process; elsewhere pidfd_open(@pid), which names
+ * whoever has the pid now (the peer, unless it exited and the pid was
+ * reused between connect and accept).
+ */
+static int xsd_peer_pidfd(int fd, pid_t pid)
+{
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0)
+		return pidfd;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
 static void xsd_accept_pause(struct xsd *d, bool pause);
 
 static void xsd_client_free(struct xsd *d, struct xsd_client *c)
@@ -301,7 +320,7 @@ static void xsd_accept(struct xsd *d, int lfd, bool control)
 			close(fd);
 			continue;
 		}
-		pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+		pidfd = xsd_peer_pidfd(fd, cred.pid);
 		c = calloc(1, sizeof(*c));
 		if (pidfd < 0 || !c) {
 			if (pidfd < 0 && (errno == EMFILE || errno == ENFILE))

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IPC_VERSION 11u
+#define IPC_VERSION 12u
 #define IPC_MAGIC 0x58534331u          /* "XSC1" */
 #define IPC_SHM_MAGIC 0x31484d5343535358ull /* "XSSCSMH1" */
 
@@ -88,6 +88,9 @@ struct ipc_hdr {
 enum ipc_role {
 	IPC_ROLE_AGENT = 1,     /* a process with queues: gets shared memory */
 	IPC_ROLE_CTL = 2,       /* xschedctl: requests only */
+	IPC_ROLE_ENFORCE = 3,   /* registration with the device gate ("Device
+				 * enforcement" below): the reply says whether the
+				 * process may now open accelerator device nodes */
 };
 
 struct ipc_hello {
@@ -325,6 +328,19 @@ struct ipc_devices_reply {
 	 sizeof(struct ipc_device_rec))
 
 /*
+ * Device enforcement ([enforce] devices = audit | on; src/daemon/enforce.c,
+ * src/bpf/gate.bpf.c). The daemon keeps, in an eBPF map only it writes, the
+ * processes allowed to open accelerator device nodes, each by thread group
+ * id and start time (so a reused pid is not allowed). A process is added
+ * when it says IPC_HELLO with role IPC_ROLE_ENFORCE (the shims do so before
+ * main when the file "<client socket>.enforce" exists, and again in a child
+ * after fork) or with role IPC_ROLE_AGENT; the daemon takes the identity
+ * from SO_PEERCRED and the peer's pidfd, never from the message, so a
+ * process can register itself only. The reply (IPC_REPLY) is 0 once the
+ * process is allowed, -ENODEV when enforcement is off, -ECANCELED when the
+ * gate is not loaded. A registration lasts until the process executes
+ * another program or ends.
+ *
  * A process the bypass detector saw using an accelerator (src/daemon/
  * observe.c): by opening a device node or creating a context in a vendor
  * library. It is a bypass once it has used one for the grace period
@@ -335,6 +351,10 @@ enum ipc_bypass_state {
 	IPC_BYPASS_PENDING = 0, /* seen, within the grace period */
 	IPC_BYPASS_YES = 1,     /* used an XPU and never registered */
 	IPC_BYPASS_REGISTERED = 2, /* scheduled: connected as an agent */
+	IPC_BYPASS_DENIED = 3,  /* the device gate refused it ([enforce] devices = on) */
+	IPC_BYPASS_AUDIT = 4,   /* the gate would have ([enforce] devices = audit) */
+	IPC_BYPASS_HELD = 5,    /* held a gated device, unregistered, when the gate
+				 * started: listed, not stopped */
 	IPC_BYPASS_STATE_MAX,
 };
 
@@ -349,6 +369,7 @@ struct ipc_bypass_rec {
 	char comm[16];
 	char what[48];          /* the first use: "renderD128", "libcuda.so.1:cuInit" */
 	char cgroup[128];       /* cgroup v2 path; "" unknown */
+	uint64_t denied;        /* its opens the gate refused (or, audit, would have) */
 };
 
 struct ipc_bypass_reply {
@@ -688,7 +709,7 @@ _Static_assert(sizeof(struct ipc_queue_rec) == 480, "ipc ABI");
 _Static_assert(sizeof(struct ipc_queue_level) == 136, "ipc ABI");
 _Static_assert(sizeof(struct ipc_device_rec) == 152, "ipc ABI");
 _Static_assert(sizeof(struct ipc_devices_reply) == 8, "ipc ABI");
-_Static_assert(sizeof(struct ipc_bypass_rec) == 232, "ipc ABI");
+_Static_assert(sizeof(struct ipc_bypass_rec) == 240, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 328, "ipc ABI");

@@ -137,7 +137,8 @@ static bool ipc_client_body_valid(uint16_t type, const void *b)
 	case IPC_HELLO: {
 		const struct ipc_hello *h = b;
 
-		return (h->role == IPC_ROLE_AGENT || h->role == IPC_ROLE_CTL) &&
+		return (h->role == IPC_ROLE_AGENT || h->role == IPC_ROLE_CTL ||
+			h->role == IPC_ROLE_ENFORCE) &&
 		       h->flags == 0 && ipc_str_or_empty(h->comm, sizeof(h->comm));
 	}
 	case IPC_REGISTER:

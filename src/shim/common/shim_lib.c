@@ -6,6 +6,7 @@
  * "not initialised" error and its user has nothing to go on.
  */
 #include "shim/common/shim_lib.h"
+#include "agent/agent_enforce.h"
 #include "base/compiler.h"
 #include "base/xlog.h"
 
@@ -323,4 +324,11 @@ void *shim_lib_self(const void *self_addr)
 	if (!dladdr(self_addr, &info) || !info.dli_fname)
 		return NULL;
 	return shim_dl_open(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+}
+
+/* Before main, so before the driver's first open: where xschedd enforces
+ * device access, this process registers (agent_enforce.h). */
+__attribute__((constructor)) static void shim_enforce_init(void)
+{
+	agent_enforce_init();
 }
