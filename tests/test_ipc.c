@@ -6,7 +6,7 @@
  * notify datagrams arrive as systemd expects them.
  */
 #include "test_util.h"
-
+#include "base/compiler.h"
 #include "daemon/config.h"
 #include "daemon/notify.h"
 #include "ipc/ipc_msg.h"
@@ -445,6 +445,57 @@ static void config_every_problem_reported(void **state)
 	assert_non_null(strstr(err, "expected yes or no"));
 }
 
+/* [enforce]: defaults that lock nobody out, every key, and each bad value refused. */
+static void config_enforce_keys(void **state)
+{
+	static const struct { const char *line, *why; } bad[] = {
+		{ "devices = yes", "expected off, audit or on" },
+		{ "fail = maybe", "expected open or closed" },
+		{ "exempt_root = 2", "expected yes or no" },
+		{ "uids = 1000-", "expected uids or ranges" },
+		{ "uids = 2000-1000", "expected uids or ranges" },
+		{ "uids = root", "expected uids or ranges" },
+		{ "cgroups = kubepods.slice", "expected absolute paths" },
+		{ "exempt_executables = nvidia-smi", "expected absolute paths" },
+		{ "extra_devices = 195", "expected MAJOR:MINOR" },
+		{ "extra_devices = 195:x", "expected MAJOR:MINOR" },
+		{ "extra_devices = 5000:1", "expected MAJOR:MINOR" },
+		{ "pin_path = xsched", "expected an absolute path" },
+	};
+	struct xsd_config c;
+	char err[512], text[256];
+	const char *path;
+	size_t i;
+
+	(void)state;
+	xsd_config_defaults(&c);
+	assert_int_equal(c.enforce_mode, XSD_ENFORCE_OFF);
+	assert_false(c.enforce_fail_closed);
+	assert_true(c.enforce_exempt_root);
+	assert_string_equal(c.enforce_pin_path, XSD_ENFORCE_PIN_DEFAULT);
+	path = write_conf("[enforce]\ndevices = audit\nfail = closed\nexempt_root = no\n"
+			  "cgroups = /kubepods.slice /slurm\nuids = 1000-59999 65534\n"
+			  "exempt_executables = /usr/bin/nvidia-smi\nexempt_cgroups = /kubepods.slice/x\n"
+			  "extra_devices = 240:0 241:* /dev/foo\npin_path = /sys/fs/bpf/x\n");
+	assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.enforce_mode, XSD_ENFORCE_AUDIT);
+	assert_true(c.enforce_fail_closed);
+	assert_false(c.enforce_exempt_root);
+	assert_string_equal(c.enforce_cgroups, "/kubepods.slice /slurm");
+	assert_string_equal(c.enforce_uids, "1000-59999 65534");
+	assert_string_equal(c.enforce_extra_devices, "240:0 241:* /dev/foo");
+	assert_string_equal(c.enforce_pin_path, "/sys/fs/bpf/x");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		xsd_config_defaults(&c);
+		snprintf(text, sizeof(text), "[enforce]\n%s\n", bad[i].line);
+		path = write_conf(text);
+		assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].why))
+			fail_msg("'%s': '%s' does not say '%s'", bad[i].line, err, bad[i].why);
+	}
+	unlink(path);
+}
+
 /* A directory or an unreadable file is an error, never "the defaults". */
 static void config_unreadable_is_an_error(void **state)
 {
@@ -552,6 +603,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(config_defaults_and_keys),
 	cmocka_unit_test(config_errors_name_the_line),
 	cmocka_unit_test(config_every_problem_reported),
+	cmocka_unit_test(config_enforce_keys),
 	cmocka_unit_test(config_unreadable_is_an_error),
 	cmocka_unit_test(config_socket_paths),
 	cmocka_unit_test(notify_protocol),
