@@ -5,12 +5,12 @@
 # major number (195:0) in a temporary directory. No driver is loaded, so an
 # open that gets past the gate fails with ENXIO; one the gate refuses fails
 # with EPERM. xs_devopen prints which.
-#  - in scope (uid 65534): unregistered EPERM (logged once, listed as
+#  - in scope (one uid): unregistered EPERM (logged once, listed as
 #    denied with its count, counted in the metrics); under the CUDA shim
 #    (registered before main) ENXIO; a child by fork() registers and gets
 #    ENXIO, one by the raw system call does not and gets EPERM; exec of a
 #    program without the shim loses the registration; a registration by a
-#    process without xsched loaded is refused; out of scope (uid 65533)
+#    process without xsched loaded is refused; out of scope (another uid)
 #    and an exempt executable get ENXIO;
 #  - SIGHUP to cgroup scope with an exempt child cgroup and exempt_root =
 #    no; then to audit (nothing refused, listed as would-deny);
@@ -19,6 +19,8 @@
 #    new daemon finds the allowed set); devices = off removes the pins;
 #  - the pinned maps are root's alone (mode 0600);
 #  - a process holding the device when the gate starts is listed as held.
+# The uids in scope and out of it are picked from the pid (60000-64999), so
+# that runs of two builds at once do not refuse each other's processes.
 # Needs root, eBPF and a cgroup v2 mount; exits 77 (skipped) otherwise, or
 # when the gate cannot load (the daemon's log says why).
 #   tests/test_enforce.sh   (paths come from the environment, set by CTest)
@@ -37,13 +39,14 @@ fi
 
 # shellcheck source=sh_util.sh
 . "$(dirname "$0")/sh_util.sh"
+u=$((60000 + $$ % 5000)) u2=$((60000 + ($$ + 1) % 5000))
 pin=/sys/fs/bpf/xsched-test-$$
 cg=$cgroot/xsched-enforce-$$
 conf_base="[enforce]
 pin_path = $pin"
 private_daemon "$conf_base
 devices = on
-uids = 65534
+uids = $u
 exempt_executables = /nonexistent/exempt-devopen" -v
 cleanup() {
 	private_daemon_cleanup
@@ -107,65 +110,65 @@ reload() {
 		fail "the daemon did not reload ($n before, $(grep -c "configuration reloaded" "$tmp/log") now)"
 }
 
-# --- the gate, scope uid 65534 -------------------------------------------------
-devopen 65534 --hold 4000 >/dev/null &
+# --- the gate, scope uid $u -------------------------------------------------
+devopen $u --hold 4000 >/dev/null &
 bg=$!
 sleep 0.3
-pid=$(pgrep -u 65534 -f "$XS_DEVOPEN" | head -n1)
+pid=$(pgrep -u $u -f "$XS_DEVOPEN" | head -n1)
 is_state() { [[ $(state "$1") == "$2" ]]; }
 until_ok 3 is_state "$pid" denied ||
 	fail "the refused process (pid $pid) is not listed as denied: $(state "$pid")"
 "$XSCTL_BIN" bypass -o json | grep -o "{\"pid\":$pid,[^}]*" | grep -q '"denied":[1-9]' ||
 	fail "no refusal counted for pid $pid: $("$XSCTL_BIN" bypass -o json)"
-"$XSCTL_BIN" bypass | grep -qE "^ *$pid +65534 +xs_devopen +denied" ||
+"$XSCTL_BIN" bypass | grep -qE "^ *$pid +$u +xs_devopen +denied" ||
 	fail "the table does not show pid $pid denied: $("$XSCTL_BIN" bypass)"
 wait "$bg"
-out=$(devopen 65534)
+out=$(devopen $u)
 expect "unregistered, in scope" "$out" "self: EPERM"
-grep -q "device enforcement: refused pid [0-9]* (xs_devopen, uid 65534" "$tmp/log" ||
+grep -q "device enforcement: refused pid [0-9]* (xs_devopen, uid $u" "$tmp/log" ||
 	fail "no log line for the refusal"
 n=$(grep -c "refused pid $pid " "$tmp/log")
 [[ $n == 1 ]] || fail "pid $pid logged $n times, expected once"
-"$XSCTL_BIN" metrics | grep -qE '^xsched_enforce_denied_total\{uid="65534",comm="xs_devopen"\} [2-9]' ||
+"$XSCTL_BIN" metrics | grep -qE "^xsched_enforce_denied_total\\{uid=\"$u\",comm=\"xs_devopen\"\\} [2-9]" ||
 	fail "xsched_enforce_denied_total does not count the refusals"
 "$XSCTL_BIN" metrics | grep -qE '^xsched_enforce_up\{mode="on",hook="[a-z/_]+"\} 1' ||
 	fail "xsched_enforce_up is not 1"
 
-out=$(devopen 65534 --shim)
+out=$(devopen $u --shim)
 expect "registered by the shim before main" "$out" "self: ENXIO"
-out=$(devopen 65534 --shim --fork --fork-raw)
+out=$(devopen $u --shim --fork --fork-raw)
 expect "child by fork() (registers itself)" "$out" "child: ENXIO"
 grep -qx "child: ENXIO" <<<"$out" && grep -qx "child: EPERM" <<<"$out" &&
 	echo "ok: child by the raw fork system call (no atfork handler): child: EPERM" ||
 	fail "raw fork child: expected one ENXIO and one EPERM child, got: $(tr '\n' '|' <<<"$out")"
-out=$(as_uid 65534 env LD_PRELOAD="$(preload)" bash -c "exec env -u LD_PRELOAD '$XS_DEVOPEN' '$node'" 2>&1)
+out=$(as_uid $u env LD_PRELOAD="$(preload)" bash -c "exec env -u LD_PRELOAD '$XS_DEVOPEN' '$node'" 2>&1)
 expect "exec of a program without the shim" "$out" "self: EPERM"
-out=$(devopen 65534 --register)
+out=$(devopen $u --register)
 expect "registration without xsched loaded" "$out" "register: EPERM"
 expect "... and it stays refused" "$out" "self: EPERM"
 grep -q "asked to register without an xsched library loaded: refused" "$tmp/log" ||
 	fail "the refused registration was not logged"
-out=$(devopen 65533)
-expect "out of scope (uid 65533)" "$out" "self: ENXIO"
+out=$(devopen $u2)
+expect "out of scope (uid $u2)" "$out" "self: ENXIO"
 out=$(bash -c "exec '$XS_DEVOPEN' '$node'")
 expect "root (exempt_root = yes)" "$out" "self: ENXIO"
 
 # Exempt executables by inode, given by a reload.
 reload "$conf_base
 devices = on
-uids = 65534
+uids = $u
 exempt_executables = $tmp/exempt-devopen"
-out=$(as_uid 65534 "$tmp/exempt-devopen" "$node" 2>&1)
+out=$(as_uid $u "$tmp/exempt-devopen" "$node" 2>&1)
 expect "exempt executable" "$out" "self: ENXIO"
-out=$(devopen 65534)
+out=$(devopen $u)
 expect "the same program elsewhere is not exempt" "$out" "self: EPERM"
 
 # The pinned maps are root's.
 perm=$(stat -c '%a %u' "$pin/gate_allowed" 2>/dev/null)
 [[ $perm == "600 0" ]] && echo "ok: the allowed set is pinned mode 600, uid 0" ||
 	fail "$pin/gate_allowed: mode and owner '$perm', expected '600 0'"
-as_uid 65534 cat "$pin/gate_allowed" >/dev/null 2>&1 &&
-	fail "uid 65534 could open the pinned allowed set"
+as_uid $u cat "$pin/gate_allowed" >/dev/null 2>&1 &&
+	fail "uid $u could open the pinned allowed set"
 
 # --- scope by cgroup, changed by SIGHUP ------------------------------------------
 mkdir -p "$cg/free"
@@ -181,18 +184,18 @@ out=$(incg "$cg/free")
 expect "root in an exempt child cgroup" "$out" "self: ENXIO"
 out=$(bash -c "exec '$XS_DEVOPEN' '$node'")
 expect "root out of the cgroups in scope" "$out" "self: ENXIO"
-out=$(devopen 65534)
-expect "uid 65534 out of scope after the reload" "$out" "self: ENXIO"
+out=$(devopen $u)
+expect "uid $u out of scope after the reload" "$out" "self: ENXIO"
 
 # --- audit ------------------------------------------------------------------------
 reload "$conf_base
 devices = audit
-uids = 65534"
+uids = $u"
 grep -q 'device enforcement audit (' "$tmp/log" || fail "the reload did not switch to audit"
-devopen 65534 --hold 2500 >"$tmp/audit.out" &
+devopen $u --hold 2500 >"$tmp/audit.out" &
 bg=$!
 sleep 0.3
-pid=$(pgrep -u 65534 -f "$XS_DEVOPEN" | head -n1)
+pid=$(pgrep -u $u -f "$XS_DEVOPEN" | head -n1)
 until_ok 3 is_state "$pid" would-deny ||
 	fail "audit: pid $pid not listed as would-deny: $(state "$pid")"
 wait "$bg"
@@ -202,64 +205,65 @@ grep -q "(audit) would refuse pid $pid " "$tmp/log" || fail "audit: no log line 
 # --- kill -9, fail = open ----------------------------------------------------------
 reload "$conf_base
 devices = on
-uids = 65534"
-expect "on again" "$(devopen 65534)" "self: EPERM"
+uids = $u"
+expect "on again" "$(devopen $u)" "self: EPERM"
 kill -9 "$daemon"
 wait "$daemon" 2>/dev/null
-out=$(devopen 65534)
+out=$(devopen $u)
 expect "fail = open: a dead daemon refuses nothing" "$out" "self: ENXIO"
 
 # --- kill -9, fail = closed ------------------------------------------------------------
 printf '%s\n' "$conf_base
 devices = on
 fail = closed
-uids = 65534" >"$tmp/xschedd.conf"
+uids = $u" >"$tmp/xschedd.conf"
 restart_daemon
 grep -q 'fail = closed' "$tmp/log" || fail "the daemon did not start with fail = closed"
 go=$tmp/go
-devopen 65534 --shim --wait "$go" >"$tmp/closed.out" &
+devopen $u --shim --wait "$go" >"$tmp/closed.out" &
 bg=$!
 sleep 0.5
 kill -9 "$daemon"
 wait "$daemon" 2>/dev/null
-out2=$(devopen 65534)
+out2=$(devopen $u)
 expect "fail = closed: unregistered, daemon dead" "$out2" "self: EPERM"
 touch "$go"
 wait "$bg"
 expect "fail = closed: registered before, daemon dead" "$(cat "$tmp/closed.out")" "self: ENXIO"
-out=$(devopen 65534 --shim)
+out=$(devopen $u --shim)
 grep -q "could not register" <<<"$out" || fail "the shim did not warn that it could not register"
 expect "fail = closed: the shim cannot register, daemon dead" "$out" "self: EPERM"
 restart_daemon
 grep -qE 'allowed set in .*: [0-9]+ processes kept' "$tmp/log" ||
 	fail "the new daemon did not report the allowed set it found"
-expect "fail = closed: a new daemon" "$(devopen 65534)" "self: EPERM"
-expect "fail = closed: a new daemon, registered" "$(devopen 65534 --shim)" "self: ENXIO"
+expect "fail = closed: a new daemon" "$(devopen $u)" "self: EPERM"
+expect "fail = closed: a new daemon, registered" "$(devopen $u --shim)" "self: ENXIO"
 
 # --- devices = off removes it all ----------------------------------------------------
 reload "$conf_base
 devices = off"
-expect "devices = off" "$(devopen 65534)" "self: ENXIO"
+expect "devices = off" "$(devopen $u)" "self: ENXIO"
 [[ -e $pin ]] && fail "$pin is still there after devices = off"
 [[ -e $XSCHED_SOCKET.enforce ]] && fail "$XSCHED_SOCKET.enforce is still there after devices = off"
 
 # --- a process holding the device when the gate starts: listed, not stopped ---------
-# A node that opens without a driver: /dev/null's numbers, gated as an extra device.
-mknod "$tmp/null2" c 1 3
-chmod 666 "$tmp/null2"
-setpriv --reuid 65534 --regid 65534 --clear-groups bash -c "exec 3<>'$tmp/null2'; exec sleep 4" &
+# A node that opens without a driver: /dev/full's numbers (few programs open it:
+# the gate applies to the whole node), gated as an extra device.
+mknod "$tmp/full2" c 1 7
+chmod 666 "$tmp/full2"
+setpriv --reuid $u --regid $u --clear-groups bash -c "exec 3<>'$tmp/full2'; exec sleep 4" &
 holder=$!
 kids+=("$holder")
 sleep 0.3
 reload "$conf_base
 devices = on
-uids = 65534
-extra_devices = 1:3"
+uids = $u
+extra_devices = 1:7"
 until_ok 3 is_state "$holder" held ||
 	fail "the holder (pid $holder) is not listed as held: $(state "$holder")"
 kill -0 "$holder" 2>/dev/null && echo "ok: a process holding the device at the start: held, running" ||
 	fail "the holder was stopped"
-grep -q "pid $holder (sleep, uid 65534) held device 1:3 before the gate started" "$tmp/log" ||
+grep -q "pid $holder (sleep, uid $u) held device 1:7 before the gate started" "$tmp/log" ||
 	fail "no warning for the holder"
 
 if ((failures)); then

@@ -105,7 +105,9 @@ static void ae_init_once(void)
 		return;
 	}
 	rc = ae_register();
-	if (rc < 0)
+	if (rc == -ENODEV)
+		xlog(XLOG_DEBUG, "%s is left from a daemon that no longer enforces", ae_flag);
+	else if (rc < 0)
 		xlog(XLOG_WARN, "xschedd enforces device access (%s) but this process could "
 		     "not register with it (%s): its opens of accelerator devices will be "
 		     "refused", ae_flag, strerror(-rc));

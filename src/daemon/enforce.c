@@ -378,11 +378,11 @@ static int enf_configure(struct xsd *d, bool quiet)
 	if (rc < 0)
 		xsd_err("device enforcement: cannot configure the gate: %s", strerror(-rc));
 	else if (!quiet)
-		xsd_info("device enforcement %s (%s): %zu device numbers, scope %s%s%s%s%s, "
+		xsd_info("device enforcement %s (%s): %zu device numbers, scope%s%s%s%s%s, "
 			 "%zu cgroups found, %zu exempt executables, root %s, fail = %s",
 			 enf_modes[cfg->enforce_mode], xbpf_gate_hook(e->g), devs.n,
-			 conf.scope_all ? "every process" : "",
-			 cfg->enforce_cgroups[0] ? "cgroups " : "", cfg->enforce_cgroups,
+			 conf.scope_all ? " every process" : "",
+			 cfg->enforce_cgroups[0] ? " cgroups " : "", cfg->enforce_cgroups,
 			 cfg->enforce_uids[0] ? " uids " : "", cfg->enforce_uids, cgs.n, exes.n,
 			 conf.exempt_root ? "exempt" : "in scope",
 			 cfg->enforce_fail_closed ? "closed" : "open");
@@ -721,11 +721,16 @@ int xsd_enforce_apply(struct xsd *d)
 		struct stat st;
 
 		if (cfg->enforce_mode == XSD_ENFORCE_OFF) {
-			/* A gate an earlier daemon left pinned (fail = closed) goes now. */
+			char flag[sizeof(cfg->socket) + 8];
+
+			/* A gate an earlier daemon left pinned (fail = closed) goes now,
+			 * and the file that told the shims to register. */
 			if (stat(cfg->enforce_pin_path, &st) == 0 &&
 			    xbpf_gate_remove(cfg->enforce_pin_path) > 0)
 				xsd_info("device enforcement off: removed the gate pinned in %s",
 					 cfg->enforce_pin_path);
+			snprintf(flag, sizeof(flag), "%s.enforce", cfg->socket);
+			unlink(flag);
 			return 0;
 		}
 		e = d->enf = calloc(1, sizeof(*e));
