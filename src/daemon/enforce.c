@@ -616,15 +616,6 @@ static void enf_unload(struct xsd *d, bool remove_pins)
 	e->n = 0;
 }
 
-static void enf_libbpf_log(const char *fmt, va_list ap)
-{
-	char line[512];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
-	xsd_debug("libbpf: %s", line);
-}
-
 /* Loads the gate; on failure logs why (unless it did already). */
 static int enf_load(struct xsd *d)
 {
@@ -671,7 +662,7 @@ static int enf_load(struct xsd *d)
 		snprintf(err, sizeof(err), "out of memory");
 		goto out;
 	}
-	xbpf_set_log(enf_libbpf_log, 0);
+	xbpf_set_log(xsd_libbpf_log, 0);
 	rc = xbpf_gate_open(pin, closed, e->cgroot, enf_event, d, &e->g, err, sizeof(err));
 	if (rc < 0)
 		goto out;

@@ -62,3 +62,12 @@ bool xsd_ratelimit_ok(struct xsd_ratelimit *rl, uint64_t now_ns, uint64_t *misse
 	rl->last_ns = now_ns;
 	return true;
 }
+
+void xsd_libbpf_log(const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	xsd_debug("libbpf: %s", line);
+}

@@ -9,6 +9,7 @@
 #ifndef XSD_LOG_H
 #define XSD_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,9 @@ bool xsd_ratelimit_ok(struct xsd_ratelimit *rl, uint64_t now_ns, uint64_t *misse
  * client cannot forge log lines. Returns @out.
  */
 char *xsd_printable(char *out, size_t len, const char *in, size_t inlen);
+
+/* libbpf's messages (xbpf_set_log()), one line each at debug level. */
+void xsd_libbpf_log(const char *fmt, va_list ap);
 
 #define xsd_err(...) xsd_log(XSD_ERR, __VA_ARGS__)
 #define xsd_warn(...) xsd_log(XSD_WARN, __VA_ARGS__)

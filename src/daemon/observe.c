@@ -327,15 +327,6 @@ static size_t obs_libraries(const struct xsd_config *cfg, char **libs)
 	return n;
 }
 
-static void obs_libbpf_log(const char *fmt, va_list ap)
-{
-	char line[512];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
-	xsd_debug("libbpf: %s", line);
-}
-
 static void obs_unload(struct xsd *d)
 {
 	struct xsd_observe *o = d->obs;
@@ -367,7 +358,7 @@ static int obs_load(struct xsd *d)
 		snprintf(err, sizeof(err), "out of memory");
 		goto out;
 	}
-	xbpf_set_log(obs_libbpf_log, 0);
+	xbpf_set_log(xsd_libbpf_log, 0);
 	rc = xbpf_bypass_open((const char *const *)libs, nlibs, obs_event, d, &o->bp, err,
 			      sizeof(err), note, sizeof(note));
 	if (rc == 0) {
@@ -427,7 +418,7 @@ static void obs_rq_apply(struct xsd *d)
 	}
 	if (o->rq)
 		return;
-	xbpf_set_log(obs_libbpf_log, 0);
+	xbpf_set_log(xsd_libbpf_log, 0);
 	rc = xbpf_rqlat_open(&o->rq, err, sizeof(err));
 	if (rc < 0) {
 		if (rc != o->rq_rc || strcmp(err, o->rq_why))
