@@ -265,6 +265,20 @@ kill -0 "$holder" 2>/dev/null && echo "ok: a process holding the device at the s
 	fail "the holder was stopped"
 grep -q "pid $holder (sleep, uid $u) held device 1:7 before the gate started" "$tmp/log" ||
 	fail "no warning for the holder"
+# A registered holder is not listed when a new daemon starts (the allowed
+# set is pinned); the unregistered one is, again.
+setpriv --reuid $u --regid $u --clear-groups env LD_PRELOAD="$(preload)" \
+	bash -c "exec 3<>'$tmp/full2'; exec sleep 4" &
+reg_holder=$!
+kids+=("$reg_holder")
+sleep 0.3
+kill "$daemon"
+wait "$daemon" 2>/dev/null
+restart_daemon
+until_ok 3 is_state "$holder" held ||
+	fail "after a restart, the unregistered holder (pid $holder) is not listed: $(state "$holder")"
+[[ $(state "$reg_holder") == none ]] && echo "ok: after a restart, a registered holder is not listed" ||
+	fail "the registered holder (pid $reg_holder) is listed: $(state "$reg_holder")"
 
 if ((failures)); then
 	echo "--- xschedd log"

@@ -161,9 +161,10 @@ int ctl_bypass(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 			"bypass detection and device enforcement are off: set [observe] bypass = "
 			"yes or [enforce] devices = audit in xschedd.conf" :
 			rc == -EOPNOTSUPP ?
-			"xschedd was built without eBPF support: no bypass detection" :
-			"the bypass detector could not load its eBPF programs (xschedd's log "
-			"says why)");
+			"xschedd was built without eBPF support: no bypass detection or device "
+			"enforcement" :
+			"the bypass detector or the device gate could not load its eBPF programs "
+			"(xschedd's log says why)");
 		ipc_client_close(&c);
 		return CTL_EXIT_ERROR;
 	}

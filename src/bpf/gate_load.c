@@ -339,6 +339,14 @@ int xbpf_gate_allow(struct xbpf_gate *g, uint32_t tgid, uint64_t ticks)
 				   BPF_ANY) ? -errno : 0;
 }
 
+bool xbpf_gate_allowed(const struct xbpf_gate *g, uint32_t tgid, uint64_t ticks)
+{
+	uint64_t v;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(g->skel->maps.gate_allowed), &tgid, &v) &&
+	       v == ticks;
+}
+
 size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_t ticks),
 		       size_t *left)
 {

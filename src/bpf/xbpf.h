@@ -143,6 +143,8 @@ int xbpf_gate_set_cgroups(struct xbpf_gate *g, const uint64_t *ids, const uint32
 int xbpf_gate_set_exes(struct xbpf_gate *g, const struct xbpf_gate_exe *exes, size_t n);
 /* Allows process @tgid started at @ticks (/proc/PID/stat's start time). */
 int xbpf_gate_allow(struct xbpf_gate *g, uint32_t tgid, uint64_t ticks);
+/* Whether process @tgid started at @ticks is allowed. */
+bool xbpf_gate_allowed(const struct xbpf_gate *g, uint32_t tgid, uint64_t ticks);
 /* Drops the allowed processes @alive says are gone; how many; *@left kept. */
 size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_t ticks),
 		       size_t *left);

@@ -201,6 +201,12 @@ int xbpf_gate_allow(struct xbpf_gate *g, uint32_t tgid, uint64_t ticks)
 	return -EOPNOTSUPP;
 }
 
+bool xbpf_gate_allowed(const struct xbpf_gate *g, uint32_t tgid, uint64_t ticks)
+{
+	(void)g, (void)tgid, (void)ticks;
+	return false;
+}
+
 size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_t ticks),
 		       size_t *left)
 {

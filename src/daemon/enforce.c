@@ -180,6 +180,23 @@ static bool enf_initial_pidns(void)
 	return initial;
 }
 
+/*
+ * Whether the daemon is in a cgroup namespace of its own (that of pid 1
+ * differs): its cgroup v2 mount then shows only a subtree, where the
+ * node's cgroups are not. False when pid 1's cannot be read.
+ */
+static bool enf_private_cgroupns(void)
+{
+	char self[64], init[64];
+	ssize_t a = readlink("/proc/self/ns/cgroup", self, sizeof(self) - 1);
+	ssize_t b = readlink("/proc/1/ns/cgroup", init, sizeof(init) - 1);
+
+	if (a <= 0 || b <= 0)
+		return false;
+	self[a] = init[b] = '\0';
+	return strcmp(self, init) != 0;
+}
+
 /* --- what the gate is told ------------------------------------------------------ */
 
 /* Calls @fn for each ' '-separated item of @list (NUL-terminated copies). */
@@ -489,82 +506,178 @@ static void enf_on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	}
 }
 
+/* @path is @prefix or below it (cgroup paths). */
+static bool enf_under(const char *path, const char *prefix, size_t n)
+{
+	return !strncmp(path, prefix, n) && (path[n] == '\0' || path[n] == '/' ||
+					    (n == 1 && prefix[0] == '/'));
+}
+
+struct enf_deepest {
+	const char *path;                  /* the process's cgroup */
+	size_t len;                        /* of the deepest listed cgroup it is in */
+	uint32_t kind, adding;
+};
+
+static void enf_deepest_item(void *arg, const char *item)
+{
+	struct enf_deepest *s = arg;
+	size_t n = strlen(item);
+
+	while (n > 1 && item[n - 1] == '/')
+		n--;
+	if (enf_under(s->path, item, n) && n >= s->len) {
+		s->len = n;
+		s->kind = s->adding;
+	}
+}
+
+/* The real uid of @pid (the "Uid:" line's first field), or -1. */
+static int64_t enf_real_uid(int32_t pid)
+{
+	char path[64], line[256];
+	int64_t uid = -1;
+	unsigned u;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u", &u) == 1)
+			uid = u;
+	if (f)
+		fclose(f);
+	return uid;
+}
+
+struct enf_exe_match {
+	const struct stat *exe;
+	bool found;
+};
+
+static void enf_exe_item(void *arg, const char *item)
+{
+	struct enf_exe_match *m = arg;
+	struct stat st;
+
+	if (stat(item, &st) == 0 && st.st_dev == m->exe->st_dev && st.st_ino == m->exe->st_ino)
+		m->found = true;
+}
+
 /*
- * The processes that hold a gated device without having registered when
- * the gate starts: listed (IPC_BYPASS_HELD), not stopped. Only those the
- * gate would refuse now: in scope by uid (or every process), not root
- * when root is exempt (cgroups and executables are not looked at here).
+ * Whether the gate would refuse process @pid of real uid @uid, as
+ * gate.bpf.c decides (gate_in_scope), from /proc: its cgroup (the deepest
+ * listed decides), root, its executable, the scope.
+ */
+static bool enf_in_scope(const struct xsd_config *cfg, int32_t pid, uint32_t uid)
+{
+	struct enf_deepest cg = { 0 };
+	struct xbpf_gate_conf c;
+	char path[64], cgpath[PATH_MAX];
+	struct stat exe;
+	uint32_t i;
+
+	xsd_peer_cgroup(pid, cgpath, sizeof(cgpath));
+	cg.path = cgpath;
+	cg.adding = XBPF_GATE_CG_SCOPE;
+	if (cgpath[0])
+		enf_items(cfg->enforce_cgroups, enf_deepest_item, &cg);
+	cg.adding = XBPF_GATE_CG_EXEMPT;
+	if (cgpath[0])
+		enf_items(cfg->enforce_exempt_cgroups, enf_deepest_item, &cg);
+	if (cg.kind == XBPF_GATE_CG_EXEMPT || (cfg->enforce_exempt_root && uid == 0))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &exe) < 0)
+		return false;              /* a kernel thread, or gone */
+	{
+		struct enf_exe_match m = { .exe = &exe };
+
+		enf_items(cfg->enforce_exempt_executables, enf_exe_item, &m);
+		if (m.found)
+			return false;
+	}
+	if ((!cfg->enforce_cgroups[0] && !cfg->enforce_uids[0]) || cg.kind == XBPF_GATE_CG_SCOPE)
+		return true;
+	memset(&c, 0, sizeof(c));
+	enf_items(cfg->enforce_uids, enf_uid_add, &c);
+	for (i = 0; i < c.nuid; i++)
+		if (uid >= c.uid_lo[i] && uid <= c.uid_hi[i])
+			return true;
+	return false;
+}
+
+/* The first gated device @pid holds open, in @what; false if none. */
+static bool enf_holds(int32_t pid, const struct enf_devs *devs, char *what, size_t len)
+{
+	char fdpath[64];
+	struct dirent *fe;
+	bool gated = false;
+	DIR *fds;
+
+	snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd", (int)pid);
+	fds = opendir(fdpath);
+	while (fds && !gated && (fe = readdir(fds))) {
+		struct stat ds;
+		uint64_t k1, k2;
+		size_t i;
+
+		if (fe->d_name[0] == '.' || fstatat(dirfd(fds), fe->d_name, &ds, 0) < 0 ||
+		    !S_ISCHR(ds.st_mode))
+			continue;
+		k1 = XBPF_GATE_DEV(major(ds.st_rdev), minor(ds.st_rdev));
+		k2 = XBPF_GATE_DEV(major(ds.st_rdev), XBPF_GATE_ANY_MINOR);
+		for (i = 0; i < devs->n && !gated; i++)
+			gated = devs->key[i] == k1 || devs->key[i] == k2;
+		if (gated)
+			snprintf(what, len, "%u:%u", major(ds.st_rdev), minor(ds.st_rdev));
+	}
+	if (fds)
+		closedir(fds);
+	return gated;
+}
+
+/*
+ * The processes that hold a gated device when the gate starts, unregistered
+ * and such that the gate would refuse them now: listed (IPC_BYPASS_HELD)
+ * and warned about, not stopped.
  */
 static void enf_scan_holders(struct xsd *d, const struct enf_devs *devs)
 {
 	struct xsd_enforce *e = d->enf;
-	const struct xsd_config *cfg = &d->cfg;
 	DIR *proc = opendir("/proc");
 	struct dirent *de;
 
 	while (proc && (de = readdir(proc))) {
 		int32_t pid = (int32_t)strtol(de->d_name, NULL, 10);
-		char path[64], fdpath[128];
-		struct xbpf_gate_conf c;
-		struct dirent *fe;
-		struct stat st;
-		DIR *fds;
+		char what[sizeof(e->proc[0].what)], path[64];
+		struct enf_proc *p;
+		uint64_t ticks;
+		int64_t uid;
+		FILE *f;
 
-		if (pid <= 0 || pid == getpid())
+		if (pid <= 0 || pid == getpid() || enf_find(e, pid, 0))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-		if (stat(path, &st) < 0 || (st.st_uid == 0 && cfg->enforce_exempt_root))
+		uid = enf_real_uid(pid);
+		ticks = enf_start_ticks(pid);
+		if (uid < 0 || !ticks || xbpf_gate_allowed(e->g, (uint32_t)pid, ticks) ||
+		    !enf_in_scope(&d->cfg, pid, (uint32_t)uid) ||
+		    !enf_holds(pid, devs, what, sizeof(what)) || !(p = enf_add(e, pid)))
 			continue;
-		memset(&c, 0, sizeof(c));
-		enf_items(cfg->enforce_uids, enf_uid_add, &c);
-		if (cfg->enforce_uids[0] || cfg->enforce_cgroups[0]) {
-			bool in = false;
-
-			for (uint32_t i = 0; i < c.nuid; i++)
-				in |= st.st_uid >= c.uid_lo[i] && st.st_uid <= c.uid_hi[i];
-			if (!in)
-				continue;
-		}
-		snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd", (int)pid);
-		fds = opendir(fdpath);
-		while (fds && (fe = readdir(fds))) {
-			struct stat ds;
-			struct enf_proc *p;
-			uint64_t k1, k2;
-			size_t i;
-			bool gated = false;
-
-			if (fe->d_name[0] == '.' || fstatat(dirfd(fds), fe->d_name, &ds, 0) < 0 ||
-			    !S_ISCHR(ds.st_mode))
-				continue;
-			k1 = XBPF_GATE_DEV(major(ds.st_rdev), minor(ds.st_rdev));
-			k2 = XBPF_GATE_DEV(major(ds.st_rdev), XBPF_GATE_ANY_MINOR);
-			for (i = 0; i < devs->n; i++)
-				gated |= devs->key[i] == k1 || devs->key[i] == k2;
-			if (!gated || enf_find(e, pid, 0) || !(p = enf_add(e, pid)))
-				continue;
-			p->uid = st.st_uid;
-			p->state = IPC_BYPASS_HELD;
-			p->start_ns = enf_start_ticks(pid) * e->ns_per_tick;
-			snprintf(p->what, sizeof(p->what), "%u:%u", major(ds.st_rdev),
-				 minor(ds.st_rdev));
-			snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-			{
-				FILE *f = fopen(path, "re");
-
-				if (f && fgets(p->comm, sizeof(p->comm), f))
-					p->comm[strcspn(p->comm, "\n")] = '\0';
-				if (f)
-					fclose(f);
-			}
-			xsd_peer_cgroup(pid, p->cgroup, sizeof(p->cgroup));
-			xsd_warn("device enforcement: pid %d (%s, uid %u) held device %s before the "
-				 "gate started and has not registered: listed, not stopped", (int)pid,
-				 p->comm, (unsigned)p->uid, p->what);
-			break;
-		}
-		if (fds)
-			closedir(fds);
+		p->uid = (uint32_t)uid;
+		p->state = IPC_BYPASS_HELD;
+		p->start_ns = ticks * e->ns_per_tick;
+		memcpy(p->what, what, sizeof(p->what));
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		f = fopen(path, "re");
+		if (f && fgets(p->comm, sizeof(p->comm), f))
+			p->comm[strcspn(p->comm, "\n")] = '\0';
+		if (f)
+			fclose(f);
+		xsd_peer_cgroup(pid, p->cgroup, sizeof(p->cgroup));
+		xsd_warn("device enforcement: pid %d (%s, uid %u) held device %s before the gate "
+			 "started and has not registered: listed, not stopped", (int)pid, p->comm,
+			 (unsigned)p->uid, p->what);
 	}
 	if (proc)
 		closedir(proc);
@@ -634,9 +747,15 @@ static int enf_load(struct xsd *d)
 	if (slash)
 		*(slash == parent ? slash + 1 : slash) = '\0';
 	if (!enf_initial_pidns()) {
-		rc = -EOPNOTSUPP;
+		rc = -EINVAL;
 		snprintf(err, sizeof(err), "xschedd runs in a pid namespace of its own: the gate "
 			 "needs the node's pids (hostPID: true, or no --pid namespace)");
+		goto out;
+	}
+	if (enf_private_cgroupns()) {
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "xschedd runs in a cgroup namespace of its own: the gate "
+			 "needs the node's cgroups (a privileged container, or --cgroupns=host)");
 		goto out;
 	}
 	if (!enf_cgroup_root(e->cgroot, sizeof(e->cgroot))) {
@@ -841,6 +960,13 @@ int xsd_enforce_register(struct xsd *d, const struct xsd_client *c)
 bool xsd_enforce_running(const struct xsd *d)
 {
 	return d->enf && d->enf->g;
+}
+
+int xsd_enforce_error(const struct xsd *d)
+{
+	if (!d->enf || d->enf->mode == XSD_ENFORCE_OFF)
+		return -ENODEV;
+	return d->enf->g ? 0 : d->enf->rc;
 }
 
 /* --- listing, metrics ------------------------------------------------------------ */

@@ -45,6 +45,8 @@ void xsd_enforce_each(const struct xsd *d, const struct xsd_client *reader,
 		      void (*fn)(void *arg, const struct ipc_bypass_rec *r), void *arg);
 /* Whether the gate is loaded (IPC_BYPASS answers with its table then). */
 bool xsd_enforce_running(const struct xsd *d);
+/* Why the gate is not running: -ENODEV (off), the load's -errno, or 0 (it runs). */
+int xsd_enforce_error(const struct xsd *d);
 /* Appends the gate's series to @t, scoped to @reader (NULL: everything). */
 void xsd_enforce_metrics(struct xsd *d, const struct xsd_client *reader, struct xsd_text *t);
 

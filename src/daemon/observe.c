@@ -579,9 +579,13 @@ int xsd_observe_list(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	size_t i;
 	int rc;
 
-	if ((!o || !o->bp) && !xsd_enforce_running(d))
-		return xsd_reply(c, seq, !o || o->rc == -ENODEV ? -ENODEV :
-				 o->rc == -EOPNOTSUPP ? -EOPNOTSUPP : -ECANCELED);
+	if ((!o || !o->bp) && !xsd_enforce_running(d)) {
+		/* Why neither runs: the detector's reason, else the gate's. */
+		int why = o && o->rc != -ENODEV ? o->rc : xsd_enforce_error(d);
+
+		return xsd_reply(c, seq, why == -ENODEV || why == 0 ? -ENODEV :
+				 why == -EOPNOTSUPP ? -EOPNOTSUPP : -ECANCELED);
+	}
 	out = calloc(1, sizeof(*out));
 	if (!out)
 		return xsd_reply(c, seq, -ENOMEM);
