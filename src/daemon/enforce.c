@@ -872,6 +872,8 @@ int xsd_enforce_apply(struct xsd *d)
 		return 0;
 	}
 	e->mode = cfg->enforce_mode;
+	/* The shims are told to register before the gate refuses anyone. */
+	enf_flag(d, true);
 	if (enf_configure(d, false) == 0) {
 		bool closed = cfg->enforce_fail_closed && cfg->enforce_mode == XSD_ENFORCE_ON;
 		int rc = xbpf_gate_set_pinned(e->g, closed && e->pin[0]);
@@ -882,7 +884,6 @@ int xsd_enforce_apply(struct xsd *d)
 		else
 			e->closed = closed;
 	}
-	enf_flag(d, true);
 	return 0;
 }
 
@@ -945,6 +946,10 @@ int xsd_enforce_register(struct xsd *d, const struct xsd_client *c)
 	/* Read, then the pidfd says it is still the process that connected. */
 	if (!ticks || c->pidw.fd < 0 || poll(&pfd, 1, 0) != 0)
 		return -ESRCH;
+	/* Registered before main already (an agent's HELLO, later): done. The
+	 * maps are read only otherwise, when they are short. */
+	if (xbpf_gate_allowed(e->g, (uint32_t)c->pid, ticks))
+		return 0;
 	if (!enf_has_xsched(c->pid)) {
 		char comm[sizeof(c->comm) * 4];
 
