@@ -241,5 +241,31 @@ fi
 grep -q "xsched: no xsched shim" "$tmp/noshim.out" "$tmp/slurmd.log" ||
 	fail "no message about the missing shim: $(cat "$tmp/noshim.out")"
 
+# --- a node that enforces device access: every task gets the shims --------
+# xschedd with [enforce] devices = audit (refuses nothing) writes the file
+# that tells the plugin; a step without options is then preloaded.
+echo "required $(realpath "$plugin") shim_dir=$(realpath "$shim_dir") socket=$tmp/xs/c.sock" \
+	>"$tmp/plugstack.conf"
+kill "${pids[-1]}"
+wait "${pids[-1]}" 2>/dev/null
+findmnt -t bpf /sys/fs/bpf >/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+printf '[enforce]\ndevices = audit\nuids = 4294967294\npin_path = /sys/fs/bpf/xsched-slurm-%s\n' $$ \
+	>"$tmp/enforce.conf"
+"$daemon" --foreground --config "$tmp/enforce.conf" --socket "$tmp/xs/c.sock" \
+	--control-socket "$tmp/xs/ctl.sock" 2>>"$tmp/xschedd.log" &
+pids+=($!)
+if until_ok 10 test -e "$tmp/xs/c.sock.enforce"; then
+	srun -N1 -n1 -t 1 /usr/bin/env >"$tmp/enf.env" 2>"$tmp/enf.err" ||
+		fail "srun on an enforcing node: $(cat "$tmp/enf.err")"
+	grep -q "^LD_PRELOAD=$(realpath "$shim_dir")/libxsched-cuda.so" "$tmp/enf.env" &&
+		echo "ok: on a node that enforces, a step without options is preloaded" ||
+		fail "enforcing node, no options: LD_PRELOAD: $(grep LD_PRELOAD "$tmp/enf.env")"
+	grep -q '^XSCHED_PRIORITY=' "$tmp/enf.env" && fail "enforcing node: a hint was set"
+else
+	echo "note: the device gate does not load here ($(grep -o 'device enforcement.*' \
+		"$tmp/xschedd.log" | head -n1)); the enforcing-node case is not run"
+fi
+rm -rf "/sys/fs/bpf/xsched-slurm-$$"
+
 [[ $failures == 0 ]] && echo "ok: SPANK plugin in Slurm"
 [[ $failures == 0 ]]

@@ -5,7 +5,11 @@
  * them starts with the shims first in LD_PRELOAD and the hints in
  * XSCHED_PRIORITY, XSCHED_SHARE and XSCHED_DEADLINE_US, as `xschedctl
  * run` would set them, and registers its queues with the node's xschedd.
- * A step without them is left exactly as it was: nothing is preloaded.
+ * A step without them is left exactly as it was (nothing is preloaded),
+ * unless the node's xschedd enforces device access ([enforce] devices =
+ * audit or on: the file "<socket>.enforce" exists): then every task starts
+ * with the shims preloaded, without hints, so that it registers with the
+ * daemon before main and may open the node's accelerators.
  *
  * Values are checked where the option is parsed (srun or sbatch on the
  * submitting host, again in slurmstepd), so a bad value makes the command
@@ -57,6 +61,9 @@ static const char *const opt_env[OPT_COUNT] = {
 /* plugstack.conf arguments. */
 static char shim_dirs[PATH_MAX] = XSCHED_SPANK_SHIM_DIR;
 static char socket_path[108];
+
+/* xschedd's client socket when socket= is not given (src/ipc/ipc_abi.h). */
+#define XS_DEFAULT_SOCKET "/run/xsched/xschedd.sock"
 
 static const char *const shim_files[] = {
 	"libxsched-cuda.so", "libxsched-opencl.so", "libxsched-levelzero.so",
@@ -227,6 +234,15 @@ static bool find_shim(const char *file, char *out, size_t len)
 	return false;
 }
 
+/* Whether the node's xschedd enforces device access (its "<socket>.enforce"). */
+static bool node_enforces(void)
+{
+	char flag[sizeof(socket_path) + 16];
+
+	snprintf(flag, sizeof(flag), "%s.enforce", socket_path[0] ? socket_path : XS_DEFAULT_SOCKET);
+	return access(flag, F_OK) == 0;
+}
+
 /* In the task, just before it executes: the shims and the hints. */
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
@@ -239,7 +255,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	for (k = 1; k < OPT_COUNT; k++)
 		any = any || opt[k].set;
-	if (!any)
+	if (!any && !node_enforces())
 		return 0;
 	for (i = 0; i < sizeof(shim_files) / sizeof(shim_files[0]); i++) {
 		if (!find_shim(shim_files[i], path, sizeof(path)))
@@ -247,6 +263,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		if (strpbrk(path, ": \t\n") || used + strlen(path) + 2 > sizeof(preload))
 			continue;
 		used += (size_t)sprintf(preload + used, "%s%s", used ? ":" : "", path);
+	}
+	if (!used && !any) {
+		/* Asked for nothing: it runs, and the gate refuses it the devices. */
+		slurm_info("xsched: the node enforces device access but no xsched shim "
+			   "(libxsched-*.so) is in %s: the task runs unregistered", shim_dirs);
+		return 0;
 	}
 	if (!used) {
 		slurm_error("xsched: no xsched shim (libxsched-*.so) in %s: refusing to run the "
