@@ -134,6 +134,12 @@ n=$(grep -c "refused pid $pid " "$tmp/log")
 "$XSCTL_BIN" metrics | grep -qE '^xsched_enforce_up\{mode="on",hook="[a-z/_]+"\} 1' ||
 	fail "xsched_enforce_up is not 1"
 
+"$XSCTL_BIN" status | grep -qE "^  Devices: +enforced, on \((lsm/file_open|cgroup/dev), fail = open\), [1-9][0-9]* process(es)? refused$" &&
+	echo "ok: xschedctl status: $("$XSCTL_BIN" status | grep Devices:)" ||
+	fail "xschedctl status: $("$XSCTL_BIN" status | grep Devices:)"
+"$XSCTL_BIN" status -o json | grep -q '"device_enforcement":{"mode":"on","running":true' ||
+	fail "xschedctl status -o json: $("$XSCTL_BIN" status -o json)"
+
 out=$(devopen $u --shim)
 expect "registered by the shim before main" "$out" "self: ENXIO"
 out=$(devopen $u --shim --fork --fork-raw)
@@ -243,6 +249,8 @@ expect "fail = closed: a new daemon, registered" "$(devopen $u --shim)" "self: E
 reload "$conf_base
 devices = off"
 expect "devices = off" "$(devopen $u)" "self: ENXIO"
+"$XSCTL_BIN" status | grep -qE "^  Devices: +not enforced$" ||
+	fail "xschedctl status with devices = off: $("$XSCTL_BIN" status | grep Devices:)"
 [[ -e $pin ]] && fail "$pin is still there after devices = off"
 [[ -e $XSCHED_SOCKET.enforce ]] && fail "$XSCHED_SOCKET.enforce is still there after devices = off"
 

@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* [enforce] devices, by the status reply's enforce_mode. */
+static const char *const ctl_enforce_modes[] = { "off", "audit", "on" };
+
 enum { CTL_OPT_PID = CTL_OPT_VERB };
 
 static const struct ctl_opt ctl_listing_opts[] = {
@@ -79,9 +82,36 @@ void ctl_json_status(struct ctl_json *j, const char *key, const struct ctl *ctl,
 	} else {
 		ctl_json_null(j, "last_reload");
 	}
+	ctl_json_open(j, "device_enforcement", '{');
+	ctl_json_str(j, "mode", ctl_enforce_modes[st->enforce_mode < 3 ? st->enforce_mode : 0], 8);
+	ctl_json_bool(j, "running", st->enforce_hook[0] != '\0');
+	ctl_json_str(j, "hook", st->enforce_hook, sizeof(st->enforce_hook));
+	ctl_json_str(j, "fail", st->enforce_closed ? "closed" : "open", 8);
+	ctl_json_int(j, "error", st->enforce_status);
+	ctl_json_uint(j, "refused_processes", st->enforce_listed);
+	ctl_json_close(j, '}');
 	ctl_json_str(j, "access", c->control ? "control" : "client", 8);
 	ctl_json_str(j, "socket", ctl_connected_path(ctl, c), PATH_MAX);
 	ctl_json_close(j, '}');
+}
+
+/* "on (cgroup/dev, fail = open), 2 processes refused", "off", "on: unavailable (...)". */
+static void ctl_print_enforce(const struct ipc_status_reply *st)
+{
+	const char *mode = ctl_enforce_modes[st->enforce_mode < 3 ? st->enforce_mode : 0];
+	char hook[sizeof(st->enforce_hook) * 4];
+
+	if (!st->enforce_mode)
+		printf("  Devices:    not enforced\n");
+	else if (!st->enforce_hook[0])
+		printf("  Devices:    enforcement %s configured but unavailable: %s (xschedd's log "
+		       "says why)\n", mode, strerror(-st->enforce_status));
+	else
+		printf("  Devices:    enforced, %s (%s, fail = %s), %u process%s %s\n", mode,
+		       ctl_fmt_name(hook, sizeof(hook), st->enforce_hook, sizeof(st->enforce_hook)),
+		       st->enforce_closed ? "closed" : "open", st->enforce_listed,
+		       st->enforce_listed == 1 ? "" : "es",
+		       st->enforce_mode == 2 ? "refused" : "that would be refused");
 }
 
 /* "ok, 3m ago", "failed: <reason> (12.0s ago)", "none". */
@@ -157,6 +187,7 @@ int ctl_status(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		if (st.refused)
 			printf("  Refused:    %llu connections for want of file descriptors\n",
 			       (unsigned long long)st.refused);
+		ctl_print_enforce(&st);
 		ctl_print_reload(&st);
 	}
 	ipc_client_close(&c);

@@ -974,6 +974,23 @@ int xsd_enforce_error(const struct xsd *d)
 	return d->enf->g ? 0 : d->enf->rc;
 }
 
+void xsd_enforce_status(const struct xsd *d, struct ipc_status_reply *r)
+{
+	const struct xsd_enforce *e = d->enf;
+	size_t i;
+
+	r->enforce_mode = d->cfg.enforce_mode;
+	r->enforce_closed = d->cfg.enforce_fail_closed;
+	if (!e || e->mode == XSD_ENFORCE_OFF)
+		return;
+	r->enforce_status = e->g ? 0 : (e->rc ? e->rc : -ECANCELED);
+	if (!e->g)
+		return;
+	snprintf(r->enforce_hook, sizeof(r->enforce_hook), "%s", xbpf_gate_hook(e->g));
+	for (i = 0; i < e->n; i++)
+		r->enforce_listed += e->proc[i].state != IPC_BYPASS_HELD;
+}
+
 /* --- listing, metrics ------------------------------------------------------------ */
 
 struct enf_count_sum {

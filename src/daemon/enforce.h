@@ -47,6 +47,8 @@ void xsd_enforce_each(const struct xsd *d, const struct xsd_client *reader,
 bool xsd_enforce_running(const struct xsd *d);
 /* Why the gate is not running: -ENODEV (off), the load's -errno, or 0 (it runs). */
 int xsd_enforce_error(const struct xsd *d);
+/* The gate's fields of `xschedctl status`. */
+void xsd_enforce_status(const struct xsd *d, struct ipc_status_reply *r);
 /* Appends the gate's series to @t, scoped to @reader (NULL: everything). */
 void xsd_enforce_metrics(struct xsd *d, const struct xsd_client *reader, struct xsd_text *t);
 

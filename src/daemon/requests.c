@@ -536,6 +536,7 @@ static int xsd_status(struct xsd *d, struct xsd_client *c, uint32_t seq)
 	r.guard_pct = d->host.core.conf.guard_pct;
 	r.guard_period_ms = (uint32_t)(d->host.core.conf.guard_period_ns / 1000000);
 	r.refused = d->refused_fds;
+	xsd_enforce_status(d, &r);
 	return xsd_send(c, IPC_STATUS_REPLY, seq, &r, sizeof(r), NULL, 0);
 }
 

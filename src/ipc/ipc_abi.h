@@ -414,6 +414,11 @@ struct ipc_status_reply {
 	uint32_t guard_period_ms;
 	uint64_t refused;       /* connections closed for want of descriptors */
 	char reload_error[IPC_REASON_LEN]; /* why the last reload failed; "" */
+	uint32_t enforce_mode;  /* [enforce] devices: 0 off, 1 audit, 2 on */
+	int32_t enforce_status; /* 0: the gate runs (or off); else why not (-errno) */
+	uint32_t enforce_closed; /* fail = closed */
+	uint32_t enforce_listed; /* processes it refused (or would), listed now */
+	char enforce_hook[16];  /* "lsm/file_open", "cgroup/dev"; "" not running */
 };
 
 struct ipc_text_reply {
@@ -713,7 +718,7 @@ _Static_assert(sizeof(struct ipc_bypass_rec) == 240, "ipc ABI");
 _Static_assert(sizeof(struct ipc_bypass_reply) == 8, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy) == 128, "ipc ABI");
 _Static_assert(sizeof(struct ipc_policy_reply) == 328, "ipc ABI");
-_Static_assert(sizeof(struct ipc_status_reply) == 408, "ipc ABI");
+_Static_assert(sizeof(struct ipc_status_reply) == 440, "ipc ABI");
 _Static_assert(sizeof(struct ipc_slot) == 192, "ipc ABI");
 _Static_assert(sizeof(struct ipc_floor) == 24 && sizeof(struct ipc_floor_page) == 24, "ipc ABI");
 _Static_assert(IPC_FLOOR_PAGES <= 32 && IPC_FLOOR_DEVICES < 65536, "floor_mask, floor_dev");
