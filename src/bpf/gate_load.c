@@ -33,6 +33,7 @@ _Static_assert(sizeof(struct xbpf_gate_conf) == 160, "xbpf ABI");
 struct xbpf_gate {
 	struct gate_bpf *skel;
 	const char *hook;                  /* "lsm/file_open" or "cgroup/dev" */
+	int lsm_rc;                        /* why not the LSM hook: -errno; 0 it is */
 	struct ring_buffer *rb;
 	xbpf_gate_fn fn;
 	void *arg;
@@ -135,6 +136,7 @@ static int xbpf_gate_attach(struct xbpf_gate *g, const char *cgroup_root, char *
 		}
 	}
 	xbpf_quiet = false;
+	g->lsm_rc = g->skel ? 0 : lsm_rc;
 	if (g->skel) {
 		g->hook = "lsm/file_open";
 	} else {
@@ -253,6 +255,11 @@ int xbpf_gate_set_pinned(struct xbpf_gate *g, bool pin_gate)
 const char *xbpf_gate_hook(const struct xbpf_gate *g)
 {
 	return g->hook;
+}
+
+int xbpf_gate_lsm_error(const struct xbpf_gate *g)
+{
+	return g->lsm_rc;
 }
 
 int xbpf_gate_fd(const struct xbpf_gate *g)

@@ -130,6 +130,8 @@ int xbpf_gate_open(const char *pin_dir, bool pin_gate, const char *cgroup_root,
  * programs (no BPF trampolines), "cgroup/dev" on @cgroup_root (the cgroup
  * v2 mount), which refuses access(2) of a gated node as well as its open. */
 const char *xbpf_gate_hook(const struct xbpf_gate *g);
+/* Why the LSM hook is not the one attached (-errno of its load or attach); 0 if it is. */
+int xbpf_gate_lsm_error(const struct xbpf_gate *g);
 /* Pins the gate's link (it outlives us) or unpins it (it goes with us). */
 int xbpf_gate_set_pinned(struct xbpf_gate *g, bool pin_gate);
 int xbpf_gate_fd(const struct xbpf_gate *g);

@@ -152,6 +152,12 @@ const char *xbpf_gate_hook(const struct xbpf_gate *g)
 	return "";
 }
 
+int xbpf_gate_lsm_error(const struct xbpf_gate *g)
+{
+	(void)g;
+	return -EOPNOTSUPP;
+}
+
 int xbpf_gate_fd(const struct xbpf_gate *g)
 {
 	(void)g;

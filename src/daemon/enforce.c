@@ -787,6 +787,11 @@ static int enf_load(struct xsd *d)
 		goto out;
 	snprintf(e->pin, sizeof(e->pin), "%s", pin);
 	e->closed = closed;
+	if (xbpf_gate_lsm_error(e->g))
+		xsd_info("device enforcement: the BPF LSM hook is not available (%s: the kernel "
+			 "attaches no LSM program without BPF trampolines, or bpf is not in "
+			 "/sys/kernel/security/lsm); the gate is the cgroup v2 device hook on %s",
+			 strerror(-xbpf_gate_lsm_error(e->g)), e->cgroot);
 	e->rb.fd = xbpf_gate_fd(e->g);
 	e->rb.fn = enf_on_ring;
 	e->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
