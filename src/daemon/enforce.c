@@ -792,14 +792,10 @@ static int enf_load(struct xsd *d)
 			 "attaches no LSM program without BPF trampolines, or bpf is not in "
 			 "/sys/kernel/security/lsm); the gate is the cgroup v2 device hook on %s",
 			 strerror(-xbpf_gate_lsm_error(e->g)), e->cgroot);
-	e->rb.fd = xbpf_gate_fd(e->g);
-	e->rb.fn = enf_on_ring;
-	e->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	e->timer.fn = enf_on_timer;
-	if (e->timer.fd < 0 || xsd_watch_add(d, &e->rb, EPOLLIN) < 0 ||
-	    xsd_watch_add(d, &e->timer, EPOLLIN) < 0) {
-		rc = -errno;
-		snprintf(err, sizeof(err), "event loop: %s", strerror(errno));
+	rc = xsd_watch_ring_timer(d, &e->rb, xbpf_gate_fd(e->g), enf_on_ring, &e->timer,
+				  enf_on_timer);
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "event loop: %s", strerror(-rc));
 		goto out;
 	}
 	{

@@ -362,15 +362,10 @@ static int obs_load(struct xsd *d)
 	rc = xbpf_bypass_open((const char *const *)libs, nlibs, obs_event, d, &o->bp, err,
 			      sizeof(err), note, sizeof(note));
 	if (rc == 0) {
-		o->rb.fd = xbpf_bypass_fd(o->bp);
-		o->rb.fn = obs_on_ring;
-		o->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-		o->timer.fn = obs_on_timer;
-		if (o->timer.fd < 0 || xsd_watch_add(d, &o->rb, EPOLLIN) < 0 ||
-		    xsd_watch_add(d, &o->timer, EPOLLIN) < 0) {
-			rc = -errno;
-			snprintf(err, sizeof(err), "event loop: %s", strerror(errno));
-		}
+		rc = xsd_watch_ring_timer(d, &o->rb, xbpf_bypass_fd(o->bp), obs_on_ring,
+					  &o->timer, obs_on_timer);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "event loop: %s", strerror(-rc));
 	}
 out:
 	if (rc == 0) {

@@ -15,6 +15,16 @@ struct xsd_watch;
 /* Watches @w->fd for @events (EPOLLIN ...); its handler @w->fn is called
  * on the loop's thread. 0 or -errno. */
 int xsd_watch_add(struct xsd *d, struct xsd_watch *w, uint32_t events);
+/*
+ * What an eBPF tool's module watches: @ring, the programs' ring buffer
+ * (descriptor @ring_fd, libbpf's: never closed here), and @timer, a new
+ * timerfd (CLOCK_MONOTONIC, not armed), with their handlers. 0 or -errno;
+ * on failure the caller undoes what it holds as for a stop.
+ */
+int xsd_watch_ring_timer(struct xsd *d, struct xsd_watch *ring, int ring_fd,
+			 void (*ring_fn)(struct xsd *, struct xsd_watch *, uint32_t),
+			 struct xsd_watch *timer,
+			 void (*timer_fn)(struct xsd *, struct xsd_watch *, uint32_t));
 /* Stops watching @w and closes its descriptor (set to -1); none is fine. */
 void xsd_watch_del(struct xsd *d, struct xsd_watch *w);
 
