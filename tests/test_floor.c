@@ -324,7 +324,11 @@ static void floor_hostile_scribble(void **state)
 		      (unsigned long long)n, (unsigned long long)(worst / 1000),
 		      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	if (worst > 100 * NSEC_PER_MSEC)
+	/* Held by the scribble until it ends would be ~1.5 s; one daemon
+	 * reaction is far less, but on two vCPUs with the scribbler spinning on
+	 * one and other tests running it has reached 101 ms: the bound is half
+	 * the scribble (a behaviour, not a latency goal: those are benchmarks). */
+	if (worst > 750 * NSEC_PER_MSEC)
 		fail_msg("a task of ours waited %llu ms behind the scribbled floor",
 			 (unsigned long long)(worst / NSEC_PER_MSEC));
 	log = file_text(e->log);
