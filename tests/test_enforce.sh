@@ -14,6 +14,8 @@
 #    and an exempt executable get ENXIO;
 #  - SIGHUP to cgroup scope with an exempt child cgroup and exempt_root =
 #    no; then to audit (nothing refused, listed as would-deny);
+#  - a stopped daemon with fail = open (the gate opens after 6 s silent,
+#    closes when it beats again);
 #  - kill -9 of the daemon with fail = open (the gate goes) and with
 #    fail = closed (it stays; a process registered before keeps access; a
 #    new daemon finds the allowed set); devices = off removes the pins;
@@ -213,6 +215,16 @@ reload "$conf_base
 devices = on
 uids = $u"
 expect "on again" "$(devopen $u)" "self: EPERM"
+# A hung daemon (stopped): the gate holds, then opens once three of its
+# 2 s beats are missed, and closes again when it beats.
+kill -STOP "$daemon"
+expect "fail = open: a daemon just stopped" "$(devopen $u)" "self: EPERM"
+sleep 7
+expect "fail = open: a daemon silent for 7 s refuses nothing" "$(devopen $u)" "self: ENXIO"
+kill -CONT "$daemon"
+gate_back() { [[ $(devopen $u) == "self: EPERM" ]]; }
+until_ok 5 gate_back && echo "ok: fail = open: the daemon beats again, the gate refuses again" ||
+	fail "the gate did not come back after SIGCONT"
 kill -9 "$daemon"
 wait "$daemon" 2>/dev/null
 out=$(devopen $u)

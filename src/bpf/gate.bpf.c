@@ -206,6 +206,9 @@ static __always_inline int gate_decide(__u32 major, __u32 minor, const unsigned 
 	c = bpf_map_lookup_elem(&gate_conf, &zero);
 	if (!c || c->mode == XBPF_GATE_OFF || !c->ns_per_tick)
 		return 0;
+	/* fail = open: a daemon that stopped beating (hung) refuses nothing. */
+	if (c->silent_ns && bpf_ktime_get_ns() - c->alive_ns > c->silent_ns)
+		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (tgid == c->daemon_tgid)
 		return 0;

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 _Static_assert(sizeof(struct xbpf_gate_event) == 88, "xbpf ABI");
-_Static_assert(sizeof(struct xbpf_gate_conf) == 160, "xbpf ABI");
+_Static_assert(sizeof(struct xbpf_gate_conf) == 176, "xbpf ABI");
 
 struct xbpf_gate {
 	struct gate_bpf *skel;

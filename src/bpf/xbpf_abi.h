@@ -126,6 +126,9 @@ struct xbpf_gate_conf {
 	__u32 nuid;                     /* uid ranges in scope */
 	__u32 uid_lo[XBPF_GATE_UID_RANGES];
 	__u32 uid_hi[XBPF_GATE_UID_RANGES];
+	__u64 alive_ns;                 /* the daemon's last beat, CLOCK_MONOTONIC */
+	__u64 silent_ns;                /* silent this long, it refuses nothing
+					 * (fail = open); 0: it refuses on (closed) */
 };
 
 /* The device map's key: major in the high half, minor (or ANY) in the low. */

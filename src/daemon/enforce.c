@@ -61,6 +61,9 @@
 #include <unistd.h>
 
 #define ENF_SWEEP_NS (2 * NSEC_PER_SEC)
+/* fail = open: the gate opens once the daemon has not beaten (every
+ * ENF_SWEEP_NS, on its timer) for this long: three beats missed. */
+#define ENF_SILENT_NS (3 * ENF_SWEEP_NS)
 #define ENF_MAX_DEVS 512
 #define ENF_MAX_CGROUPS 128
 #define ENF_MAX_EXES 128
@@ -93,6 +96,7 @@ struct xsd_enforce {
 	char flag[sizeof(((struct xsd_config *)0)->socket) + 8];     /* "": not written */
 	char cgroot[PATH_MAX];             /* the cgroup v2 mount */
 	bool cg_missing;                   /* a configured cgroup is not there (yet) */
+	struct xbpf_gate_conf conf;        /* as last written (the beat rewrites it) */
 	uint64_t ns_per_tick;
 	int rc;                            /* why not loaded: 0 or -errno */
 	char why[512];
@@ -385,6 +389,10 @@ static int enf_configure(struct xsd *d, bool quiet)
 	conf.scope_all = !cfg->enforce_cgroups[0] && !cfg->enforce_uids[0];
 	conf.has_cgroups = cgs.n > 0;
 	enf_items(cfg->enforce_uids, enf_uid_add, &conf);
+	conf.alive_ns = clock_now_ns();
+	conf.silent_ns = cfg->enforce_fail_closed && cfg->enforce_mode == XSD_ENFORCE_ON ? 0 :
+			 ENF_SILENT_NS;
+	e->conf = conf;
 	rc = xbpf_gate_set_devices(e->g, devs.key, devs.n);
 	if (!rc)
 		rc = xbpf_gate_set_cgroups(e->g, cgs.id, cgs.kind, cgs.n);
@@ -479,7 +487,7 @@ static void enf_on_ring(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	xbpf_gate_poll(d->enf->g);
 }
 
-/* Every two seconds: the exited go, and cgroups not there before are looked for. */
+/* Every two seconds: the beat, the exited go, and cgroups not there before are looked for. */
 static void enf_on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 {
 	struct xsd_enforce *e = d->enf;
@@ -489,6 +497,10 @@ static void enf_on_timer(struct xsd *d, struct xsd_watch *w, uint32_t events)
 	(void)events;
 	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
+	/* The beat: under fail = open the gate stays only while it comes. */
+	e->conf.alive_ns = clock_now_ns();
+	if (e->g && e->conf.ns_per_tick)
+		xbpf_gate_set_conf(e->g, &e->conf);
 	while (i < e->n) {
 		if (kill(e->proc[i].pid, 0) < 0 && errno == ESRCH)
 			e->proc[i] = e->proc[--e->n];
