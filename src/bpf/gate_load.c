@@ -286,6 +286,41 @@ int xbpf_gate_set_conf(struct xbpf_gate *g, const struct xbpf_gate_conf *c)
 }
 
 /*
+ * Walks the keys of hash map @fd (@ksize bytes each): @fn sees each key and
+ * returns true to delete it; the walk goes on safely past a deletion.
+ */
+static void xbpf_map_walk(int fd, size_t ksize, bool (*fn)(void *arg, const void *key),
+			  void *arg)
+{
+	unsigned char cur[64], next[64];
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : cur, next)) {
+		if (fn(arg, next) && !bpf_map_delete_elem(fd, next))
+			continue;          /* deleted: the same "previous" key again */
+		memcpy(cur, next, ksize);
+		first = false;
+	}
+}
+
+struct xbpf_keep {
+	const unsigned char *keys;
+	size_t ksize, n;
+};
+
+/* Deletes the keys not in the set. */
+static bool xbpf_not_kept(void *arg, const void *key)
+{
+	const struct xbpf_keep *k = arg;
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (!memcmp(k->keys + i * k->ksize, key, k->ksize))
+			return false;
+	return true;
+}
+
+/*
  * Makes hash map @fd hold exactly the @n keys of @keys (each @ksize bytes),
  * key i with value @vals + i * @vstride (@vstride 0: one value for all):
  * the new entries first, then the others go, so that a key in both sets is
@@ -294,26 +329,14 @@ int xbpf_gate_set_conf(struct xbpf_gate *g, const struct xbpf_gate_conf *c)
 static int xbpf_map_replace(int fd, const void *keys, size_t ksize, size_t n,
 			    const void *vals, size_t vstride)
 {
-	unsigned char cur[64], next[64];
-	const unsigned char *k = keys, *v = vals;
-	bool first = true;
+	struct xbpf_keep keep = { keys, ksize, n };
+	const unsigned char *v = vals;
 	size_t i;
 
-	if (ksize > sizeof(cur))
-		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, k + i * ksize, v + i * vstride, BPF_ANY))
+		if (bpf_map_update_elem(fd, keep.keys + i * ksize, v + i * vstride, BPF_ANY))
 			return -errno;
-	while (!bpf_map_get_next_key(fd, first ? NULL : cur, next)) {
-		bool keep = false;
-
-		for (i = 0; i < n && !keep; i++)
-			keep = !memcmp(k + i * ksize, next, ksize);
-		if (!keep && !bpf_map_delete_elem(fd, next))
-			continue;          /* deleted: the same "previous" key again */
-		memcpy(cur, next, ksize);
-		first = false;
-	}
+	xbpf_map_walk(fd, ksize, xbpf_not_kept, &keep);
 	return 0;
 }
 
@@ -354,57 +377,57 @@ bool xbpf_gate_allowed(const struct xbpf_gate *g, uint32_t tgid, uint64_t ticks)
 	       v == ticks;
 }
 
+struct xbpf_sweep {
+	int fd;
+	bool (*alive)(uint32_t tgid, uint64_t ticks);
+	size_t gone, kept;
+};
+
+static bool xbpf_sweep_one(void *arg, const void *key)
+{
+	struct xbpf_sweep *s = arg;
+	uint64_t ticks;
+
+	if (!bpf_map_lookup_elem(s->fd, key, &ticks) && !s->alive(*(const uint32_t *)key, ticks)) {
+		s->gone++;
+		return true;
+	}
+	s->kept++;
+	return false;
+}
+
 size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_t ticks),
 		       size_t *left)
 {
-	int fd = bpf_map__fd(g->skel->maps.gate_allowed);
-	uint32_t cur = 0, next;
-	size_t gone = 0, kept = 0;
-	bool first = true;
-	uint64_t ticks;
+	struct xbpf_sweep s = { .fd = bpf_map__fd(g->skel->maps.gate_allowed), .alive = alive };
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &ticks) && !alive(next, ticks) &&
-		    !bpf_map_delete_elem(fd, &next)) {
-			gone++;
-			continue;
-		}
-		kept++;
-		cur = next;
-		first = false;
-	}
+	xbpf_map_walk(s.fd, sizeof(uint32_t), xbpf_sweep_one, &s);
 	if (left)
-		*left = kept;
-	return gone;
+		*left = s.kept;
+	return s.gone;
+}
+
+struct xbpf_counts {
+	int fd;
+	xbpf_gate_count_fn fn;
+	void *arg;
+};
+
+static bool xbpf_count_one(void *arg, const void *key)
+{
+	struct xbpf_counts *c = arg;
+	struct xbpf_gate_count n;
+
+	if (!bpf_map_lookup_elem(c->fd, key, &n))
+		c->fn(c->arg, key, &n);
+	return false;
 }
 
 int xbpf_gate_counts(const struct xbpf_gate *g, xbpf_gate_count_fn fn, void *arg)
 {
-	int fd = bpf_map__fd(g->skel->maps.gate_counts);
-	struct xbpf_gate_who cur, next;
-	struct xbpf_gate_count n;
-	bool first = true;
+	struct xbpf_counts c = { bpf_map__fd(g->skel->maps.gate_counts), fn, arg };
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &n))
-			fn(arg, &next, &n);
-		cur = next;
-		first = false;
-	}
-	return 0;
-}
-
-int xbpf_gate_stats(const struct xbpf_gate *g, uint64_t *run_ns, uint64_t *run_cnt)
-{
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(g->hook[0] == 'l' ? g->skel->progs.xbpf_gate_open :
-						  g->skel->progs.xbpf_gate_dev), &info, &len))
-		return -errno;
-	*run_ns = info.run_time_ns;
-	*run_cnt = info.run_cnt;
+	xbpf_map_walk(c.fd, sizeof(struct xbpf_gate_who), xbpf_count_one, &c);
 	return 0;
 }
 

@@ -152,8 +152,6 @@ size_t xbpf_gate_sweep(struct xbpf_gate *g, bool (*alive)(uint32_t tgid, uint64_
 		       size_t *left);
 /* Calls @fn for each (uid, command) the gate refused or would have. */
 int xbpf_gate_counts(const struct xbpf_gate *g, xbpf_gate_count_fn fn, void *arg);
-/* The gate program's run time and runs so far (kernel.bpf_stats_enabled). */
-int xbpf_gate_stats(const struct xbpf_gate *g, uint64_t *run_ns, uint64_t *run_cnt);
 /* Closes ours; what is pinned stays. NULL is fine. */
 void xbpf_gate_close(struct xbpf_gate *g);
 /* Unpins everything in @pin_dir and removes it: what is not held goes. The

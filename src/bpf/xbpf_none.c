@@ -228,13 +228,6 @@ int xbpf_gate_counts(const struct xbpf_gate *g, xbpf_gate_count_fn fn, void *arg
 	return 0;
 }
 
-int xbpf_gate_stats(const struct xbpf_gate *g, uint64_t *run_ns, uint64_t *run_cnt)
-{
-	(void)g;
-	*run_ns = *run_cnt = 0;
-	return -EOPNOTSUPP;
-}
-
 void xbpf_gate_close(struct xbpf_gate *g)
 {
 	(void)g;

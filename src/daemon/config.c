@@ -31,6 +31,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -287,92 +288,116 @@ static int add_uid_limit(struct xsd_config *c, char *name, const char *v, const 
 	return 0;
 }
 
+void xsd_config_items(const char *list, void (*fn)(void *arg, const char *item), void *arg)
+{
+	const char *p = list;
+
+	while (*p) {
+		char item[PATH_MAX];
+		size_t n;
+
+		p += strspn(p, " \t");
+		n = strcspn(p, " \t");
+		if (n && n < sizeof(item)) {
+			memcpy(item, p, n);
+			item[n] = '\0';
+			fn(arg, item);
+		}
+		p += n;
+	}
+}
+
+struct list_check {
+	bool (*item)(const char *item);
+	bool bad;
+};
+
+static void list_check_item(void *arg, const char *item)
+{
+	struct list_check *c = arg;
+
+	c->bad |= !c->item(item);
+}
+
 /*
- * Checks @v as a ' '-separated list whose every item @item accepts, and
- * copies it to @dst (@len bytes); -EINVAL with *@why otherwise.
+ * Checks @v as a list (xsd_config_items) whose every item @item accepts,
+ * and copies it to @dst (@len bytes); -EINVAL with *@why otherwise.
  */
-static int set_list(char *dst, size_t len, const char *v, bool (*item)(const char *, size_t),
+static int set_list(char *dst, size_t len, const char *v, bool (*item)(const char *),
 		    const char *expected, const char **why)
 {
-	const char *p;
+	struct list_check c = { item, false };
 
 	if (strlen(v) >= len) {
 		*why = "too long";
 		return -EINVAL;
 	}
-	for (p = v; *p; ) {
-		size_t n;
-
-		p += strspn(p, " \t");
-		n = strcspn(p, " \t");
-		if (n && !item(p, n)) {
-			*why = expected;
-			return -EINVAL;
-		}
-		p += n;
+	xsd_config_items(v, list_check_item, &c);
+	if (c.bad) {
+		*why = expected;
+		return -EINVAL;
 	}
 	strcpy(dst, v);
 	return 0;
 }
 
-static bool item_abs_path(const char *p, size_t n)
+static const char expected_paths[] = "expected absolute paths separated by spaces";
+
+static bool item_abs_path(const char *s)
 {
-	return p[0] == '/' && n < 256;
+	return s[0] == '/' && strlen(s) < 256;
 }
 
-/* A number of at most 10 digits, its value in *@out; the rest of the item after it. */
-static const char *item_num(const char *p, const char *end, uint64_t *out)
+/* A number of at most 10 digits, its value in *@out; what follows it, or NULL. */
+static const char *item_num(const char *p, uint64_t *out)
 {
 	const char *q = p;
 
 	*out = 0;
-	while (q < end && *q >= '0' && *q <= '9' && q - p < 10)
+	while (*q >= '0' && *q <= '9' && q - p < 10)
 		*out = *out * 10 + (uint64_t)(*q++ - '0');
 	return q > p ? q : NULL;
 }
 
 /* "UID" or "LO-HI" */
-static bool item_uid_range(const char *p, size_t n)
+static bool item_uid_range(const char *s)
 {
-	const char *end = p + n, *q;
+	const char *q;
 	uint64_t lo, hi;
 
-	q = item_num(p, end, &lo);
-	if (!q || lo > UINT32_MAX - 1)
+	if (!(q = item_num(s, &lo)) || lo > UINT32_MAX - 1)
 		return false;
-	if (q == end)
+	if (!*q)
 		return true;
-	if (*q != '-' || !(q = item_num(q + 1, end, &hi)) || q != end)
+	if (*q != '-' || !(q = item_num(q + 1, &hi)) || *q)
 		return false;
 	return hi <= UINT32_MAX - 1 && lo <= hi;
 }
 
 /* "MAJOR:MINOR", "MAJOR:*" or an absolute path (a device node) */
-static bool item_device(const char *p, size_t n)
+static bool item_device(const char *s)
 {
-	const char *end = p + n, *q;
+	const char *q;
 	uint64_t major, minor;
 
-	if (p[0] == '/')
-		return item_abs_path(p, n);
-	q = item_num(p, end, &major);
-	if (!q || major > 4095 || q == end || *q != ':')
+	if (s[0] == '/')
+		return item_abs_path(s);
+	q = item_num(s, &major);
+	if (!q || major > 4095 || *q != ':')
 		return false;
-	if (q + 2 == end && q[1] == '*')
+	if (!strcmp(q + 1, "*"))
 		return true;
-	q = item_num(q + 1, end, &minor);
-	return q == end && minor <= 1048575;
+	q = item_num(q + 1, &minor);
+	return q && !*q && minor <= 1048575;
 }
+
+const char *const xsd_enforce_modes[3] = { "off", "audit", "on" };
 
 static int enforce_key(struct xsd_config *c, const char *name, const char *v, const char **why)
 {
-	static const char paths[] = "expected absolute paths separated by spaces";
-
 	if (!strcmp(name, "devices")) {
-		static const char *const modes[] = { "off", "audit", "on" };
-
-		for (uint32_t m = 0; m < 3; m++)
-			if (!strcmp(v, modes[m])) {
+		for (uint32_t m = 0; m < ARRAY_SIZE(xsd_enforce_modes); m++)
+			if (!strcmp(v, xsd_enforce_modes[m])) {
 				c->enforce_mode = m;
 				return 0;
 			}
@@ -391,13 +416,14 @@ static int enforce_key(struct xsd_config *c, const char *name, const char *v, co
 		return parse_bool(v, &c->enforce_exempt_root, why);
 	if (!strcmp(name, "cgroups"))
 		return set_list(c->enforce_cgroups, sizeof(c->enforce_cgroups), v, item_abs_path,
-				paths, why);
+				expected_paths, why);
 	if (!strcmp(name, "exempt_cgroups"))
 		return set_list(c->enforce_exempt_cgroups, sizeof(c->enforce_exempt_cgroups), v,
-				item_abs_path, paths, why);
+				item_abs_path, expected_paths, why);
 	if (!strcmp(name, "exempt_executables"))
 		return set_list(c->enforce_exempt_executables,
-				sizeof(c->enforce_exempt_executables), v, item_abs_path, paths, why);
+				sizeof(c->enforce_exempt_executables), v, item_abs_path,
+				expected_paths, why);
 	if (!strcmp(name, "uids"))
 		return set_list(c->enforce_uids, sizeof(c->enforce_uids), v, item_uid_range,
 				"expected uids or ranges LOW-HIGH separated by spaces", why);
@@ -540,8 +566,7 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return parse_bool(v, &c->observe_bypass, why);
 		if (!strcmp(name, "libraries"))
 			return set_list(c->observe_libraries, sizeof(c->observe_libraries), v,
-					item_abs_path, "expected absolute paths separated by spaces",
-					why);
+					item_abs_path, expected_paths, why);
 		if (!strcmp(name, "runqueue_latency"))
 			return parse_bool(v, &c->observe_runqueue, why);
 		NUM("observe", "bypass_grace_ms", 0, 600000, c->bypass_grace_ms)

@@ -109,6 +109,16 @@ struct xsd_config {
 void xsd_config_defaults(struct xsd_config *c);
 
 /*
+ * Calls @fn with each item of @list (a key's value of items separated by
+ * spaces or tabs), NUL-terminated; an item of PATH_MAX bytes or more is
+ * passed over (no key's value is that long).
+ */
+void xsd_config_items(const char *list, void (*fn)(void *arg, const char *item), void *arg);
+
+/* "off", "audit", "on" by enum xsd_enforce_mode. */
+extern const char *const xsd_enforce_modes[3];
+
+/*
  * Loads @path over what @c holds (xsd_config_defaults() first). A missing
  * file is fine unless @required; a directory, an unreadable file or a read
  * error is an error. Returns 0, or a negative errno with every problem

@@ -25,7 +25,9 @@
  * Failure: the gate's maps and the exec/exit programs are pinned in
  * [enforce] pin_path (bpffs), so a restarted daemon finds the allowed set
  * as it was. With fail = open the gate's link is the daemon's descriptor:
- * a dead daemon refuses nothing. With fail = closed it is pinned too and
+ * a dead daemon refuses nothing, and a hung one neither once it has missed
+ * three beats (the time it writes into the gate's configuration every
+ * ENF_SWEEP_NS). With fail = closed it is pinned too and
  * keeps refusing unregistered processes until a daemon is back (the shims
  * then find no daemon and do not register). devices = off removes it all.
  *
@@ -74,6 +76,16 @@
 #define ENF_DRM_MAJOR 226
 #define ENF_ACCEL_MAJOR 261
 
+struct enf_devs {
+	uint64_t key[ENF_MAX_DEVS];
+	size_t n;
+};
+
+struct enf_exes {
+	struct xbpf_gate_exe exe[ENF_MAX_EXES];
+	size_t n;
+};
+
 struct enf_proc {
 	int32_t pid;
 	uint32_t uid;
@@ -97,6 +109,8 @@ struct xsd_enforce {
 	char cgroot[PATH_MAX];             /* the cgroup v2 mount */
 	bool cg_missing;                   /* a configured cgroup is not there (yet) */
 	struct xbpf_gate_conf conf;        /* as last written (the beat rewrites it) */
+	struct enf_devs devs;              /* as last written */
+	struct enf_exes exes;
 	uint64_t ns_per_tick;
 	int rc;                            /* why not loaded: 0 or -errno */
 	char why[512];
@@ -105,8 +119,6 @@ struct xsd_enforce {
 	uint64_t dropped;                  /* processes not tracked: table full */
 	struct xsd_ratelimit full_warn;
 };
-
-static const char *const enf_modes[] = { "off", "audit", "on" };
 
 /* --- identities ---------------------------------------------------------------- */
 
@@ -168,65 +180,37 @@ static bool enf_cgroup_root(char *out, size_t len)
 	return found;
 }
 
-/* Whether the daemon sees pids as the kernel's initial namespace does. */
-static bool enf_initial_pidns(void)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-	bool initial = true;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6))
-			initial = strchr(line + 6 + strspn(line + 6, " \t"), '\t') == NULL &&
-				  strchr(line + 6 + strspn(line + 6, " \t"), ' ') == NULL;
-	if (f)
-		fclose(f);
-	return initial;
-}
+/* The inode numbers of the kernel's initial namespaces (linux/proc_ns.h). */
+#define ENF_PID_INIT_INO 0xeffffffcu
+#define ENF_CGROUP_INIT_INO 0xeffffffbu
 
 /*
- * Whether the daemon is in a cgroup namespace of its own (that of pid 1
- * differs): its cgroup v2 mount then shows only a subtree, where the
- * node's cgroups are not. False when pid 1's cannot be read.
+ * Whether the daemon is in the kernel's initial namespace of kind @ns
+ * ("pid", "cgroup"): the gate sees pids and cgroups as that one does,
+ * whatever the daemon's /proc shows. True when it cannot be read.
  */
-static bool enf_private_cgroupns(void)
+static bool enf_initial_ns(const char *ns, unsigned long init_ino)
 {
-	char self[64], init[64];
-	ssize_t a = readlink("/proc/self/ns/cgroup", self, sizeof(self) - 1);
-	ssize_t b = readlink("/proc/1/ns/cgroup", init, sizeof(init) - 1);
+	char path[32];
+	struct stat st;
 
-	if (a <= 0 || b <= 0)
-		return false;
-	self[a] = init[b] = '\0';
-	return strcmp(self, init) != 0;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	return stat(path, &st) < 0 || st.st_ino == init_ino;
 }
 
 /* --- what the gate is told ------------------------------------------------------ */
 
-/* Calls @fn for each ' '-separated item of @list (NUL-terminated copies). */
-static void enf_items(const char *list, void (*fn)(void *arg, const char *item), void *arg)
+/* @dev in the kernel's encoding (an inode's i_sb->s_dev, what the gate reads). */
+static uint64_t enf_kdev(dev_t dev)
 {
-	const char *p = list;
-
-	while (*p) {
-		char item[PATH_MAX];
-		size_t n;
-
-		p += strspn(p, " \t");
-		n = strcspn(p, " \t");
-		if (n && n < sizeof(item)) {
-			memcpy(item, p, n);
-			item[n] = '\0';
-			fn(arg, item);
-		}
-		p += n;
-	}
+	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
-struct enf_devs {
-	uint64_t key[ENF_MAX_DEVS];
-	size_t n;
-};
+/* Whether the gate outlives the daemon: fail = closed, and refusing. */
+static bool enf_closed(const struct xsd_config *cfg)
+{
+	return cfg->enforce_fail_closed && cfg->enforce_mode == XSD_ENFORCE_ON;
+}
 
 static void enf_dev_add(struct enf_devs *s, uint32_t major, uint32_t minor)
 {
@@ -290,7 +274,7 @@ static void enf_devices(const struct xsd_config *cfg, struct enf_devs *s)
 	}
 	if (f)
 		fclose(f);
-	enf_items(cfg->enforce_extra_devices, enf_extra_device, s);
+	xsd_config_items(cfg->enforce_extra_devices, enf_extra_device, s);
 }
 
 struct enf_cgroups {
@@ -325,15 +309,10 @@ static void enf_cgroups(const struct xsd_config *cfg, const char *root, struct e
 	memset(s, 0, sizeof(*s));
 	s->root = root;
 	s->adding = XBPF_GATE_CG_SCOPE;
-	enf_items(cfg->enforce_cgroups, enf_cgroup_add, s);
+	xsd_config_items(cfg->enforce_cgroups, enf_cgroup_add, s);
 	s->adding = XBPF_GATE_CG_EXEMPT;
-	enf_items(cfg->enforce_exempt_cgroups, enf_cgroup_add, s);
+	xsd_config_items(cfg->enforce_exempt_cgroups, enf_cgroup_add, s);
 }
-
-struct enf_exes {
-	struct xbpf_gate_exe exe[ENF_MAX_EXES];
-	size_t n;
-};
 
 static void enf_exe_add(void *arg, const char *item)
 {
@@ -345,7 +324,7 @@ static void enf_exe_add(void *arg, const char *item)
 		return;
 	}
 	if (s->n < ENF_MAX_EXES) {
-		s->exe[s->n].dev = ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev);
+		s->exe[s->n].dev = enf_kdev(st.st_dev);
 		s->exe[s->n++].ino = st.st_ino;
 	}
 }
@@ -367,16 +346,16 @@ static int enf_configure(struct xsd *d, bool quiet)
 {
 	struct xsd_enforce *e = d->enf;
 	const struct xsd_config *cfg = &d->cfg;
+	struct enf_devs *devs = &e->devs;
+	struct enf_exes *exes = &e->exes;
 	struct xbpf_gate_conf conf;
-	struct enf_devs devs;
 	struct enf_cgroups cgs;
-	struct enf_exes exes;
 	int rc;
 
-	enf_devices(cfg, &devs);
+	enf_devices(cfg, devs);
 	enf_cgroups(cfg, e->cgroot, &cgs);
-	exes.n = 0;
-	enf_items(cfg->enforce_exempt_executables, enf_exe_add, &exes);
+	exes->n = 0;
+	xsd_config_items(cfg->enforce_exempt_executables, enf_exe_add, exes);
 	if (cgs.missing && !e->cg_missing)
 		xsd_warn("[enforce]: a configured cgroup is not in %s (yet); looking for it "
 			 "every 2 s", e->cgroot);
@@ -388,16 +367,15 @@ static int enf_configure(struct xsd *d, bool quiet)
 	conf.exempt_root = cfg->enforce_exempt_root;
 	conf.scope_all = !cfg->enforce_cgroups[0] && !cfg->enforce_uids[0];
 	conf.has_cgroups = cgs.n > 0;
-	enf_items(cfg->enforce_uids, enf_uid_add, &conf);
+	xsd_config_items(cfg->enforce_uids, enf_uid_add, &conf);
 	conf.alive_ns = clock_now_ns();
-	conf.silent_ns = cfg->enforce_fail_closed && cfg->enforce_mode == XSD_ENFORCE_ON ? 0 :
-			 ENF_SILENT_NS;
+	conf.silent_ns = enf_closed(cfg) ? 0 : ENF_SILENT_NS;
 	e->conf = conf;
-	rc = xbpf_gate_set_devices(e->g, devs.key, devs.n);
+	rc = xbpf_gate_set_devices(e->g, devs->key, devs->n);
 	if (!rc)
 		rc = xbpf_gate_set_cgroups(e->g, cgs.id, cgs.kind, cgs.n);
 	if (!rc)
-		rc = xbpf_gate_set_exes(e->g, exes.exe, exes.n);
+		rc = xbpf_gate_set_exes(e->g, exes->exe, exes->n);
 	if (!rc)
 		rc = xbpf_gate_set_conf(e->g, &conf);
 	if (rc < 0)
@@ -405,10 +383,10 @@ static int enf_configure(struct xsd *d, bool quiet)
 	else if (!quiet)
 		xsd_info("device enforcement %s (%s): %zu device numbers, scope%s%s%s%s%s, "
 			 "%zu cgroups found, %zu exempt executables, root %s, fail = %s",
-			 enf_modes[cfg->enforce_mode], xbpf_gate_hook(e->g), devs.n,
+			 xsd_enforce_modes[cfg->enforce_mode], xbpf_gate_hook(e->g), devs->n,
 			 conf.scope_all ? " every process" : "",
 			 cfg->enforce_cgroups[0] ? " cgroups " : "", cfg->enforce_cgroups,
-			 cfg->enforce_uids[0] ? " uids " : "", cfg->enforce_uids, cgs.n, exes.n,
+			 cfg->enforce_uids[0] ? " uids " : "", cfg->enforce_uids, cgs.n, exes->n,
 			 conf.exempt_root ? "exempt" : "in scope",
 			 cfg->enforce_fail_closed ? "closed" : "open");
 	return rc;
@@ -562,59 +540,41 @@ static int64_t enf_real_uid(int32_t pid)
 	return uid;
 }
 
-struct enf_exe_match {
-	const struct stat *exe;
-	bool found;
-};
-
-static void enf_exe_item(void *arg, const char *item)
-{
-	struct enf_exe_match *m = arg;
-	struct stat st;
-
-	if (stat(item, &st) == 0 && st.st_dev == m->exe->st_dev && st.st_ino == m->exe->st_ino)
-		m->found = true;
-}
-
 /*
  * Whether the gate would refuse process @pid of real uid @uid, as
- * gate.bpf.c decides (gate_in_scope), from /proc: its cgroup (the deepest
- * listed decides), root, its executable, the scope.
+ * gate.bpf.c decides (gate_in_scope) with what enf_configure() wrote: its
+ * cgroup (the deepest listed decides), root, its executable, the scope.
  */
-static bool enf_in_scope(const struct xsd_config *cfg, int32_t pid, uint32_t uid)
+static bool enf_in_scope(const struct xsd *d, int32_t pid, uint32_t uid)
 {
+	const struct xsd_enforce *e = d->enf;
+	const struct xbpf_gate_conf *c = &e->conf;
 	struct enf_deepest cg = { 0 };
-	struct xbpf_gate_conf c;
 	char path[64], cgpath[PATH_MAX];
 	struct stat exe;
 	uint32_t i;
 
 	xsd_peer_cgroup(pid, cgpath, sizeof(cgpath));
 	cg.path = cgpath;
-	cg.adding = XBPF_GATE_CG_SCOPE;
-	if (cgpath[0])
-		enf_items(cfg->enforce_cgroups, enf_deepest_item, &cg);
-	cg.adding = XBPF_GATE_CG_EXEMPT;
-	if (cgpath[0])
-		enf_items(cfg->enforce_exempt_cgroups, enf_deepest_item, &cg);
-	if (cg.kind == XBPF_GATE_CG_EXEMPT || (cfg->enforce_exempt_root && uid == 0))
+	if (cgpath[0]) {
+		cg.adding = XBPF_GATE_CG_SCOPE;
+		xsd_config_items(d->cfg.enforce_cgroups, enf_deepest_item, &cg);
+		cg.adding = XBPF_GATE_CG_EXEMPT;
+		xsd_config_items(d->cfg.enforce_exempt_cgroups, enf_deepest_item, &cg);
+	}
+	if (cg.kind == XBPF_GATE_CG_EXEMPT || (c->exempt_root && uid == 0))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if (stat(path, &exe) < 0)
 		return false;              /* a kernel thread, or gone */
-	{
-		struct enf_exe_match m = { .exe = &exe };
-
-		enf_items(cfg->enforce_exempt_executables, enf_exe_item, &m);
-		if (m.found)
+	for (i = 0; i < e->exes.n; i++)
+		if (e->exes.exe[i].ino == exe.st_ino &&
+		    e->exes.exe[i].dev == enf_kdev(exe.st_dev))
 			return false;
-	}
-	if ((!cfg->enforce_cgroups[0] && !cfg->enforce_uids[0]) || cg.kind == XBPF_GATE_CG_SCOPE)
+	if (c->scope_all || cg.kind == XBPF_GATE_CG_SCOPE)
 		return true;
-	memset(&c, 0, sizeof(c));
-	enf_items(cfg->enforce_uids, enf_uid_add, &c);
-	for (i = 0; i < c.nuid; i++)
-		if (uid >= c.uid_lo[i] && uid <= c.uid_hi[i])
+	for (i = 0; i < c->nuid; i++)
+		if (uid >= c->uid_lo[i] && uid <= c->uid_hi[i])
 			return true;
 	return false;
 }
@@ -654,7 +614,7 @@ static bool enf_holds(int32_t pid, const struct enf_devs *devs, char *what, size
  * and such that the gate would refuse them now: listed (IPC_BYPASS_HELD)
  * and warned about, not stopped.
  */
-static void enf_scan_holders(struct xsd *d, const struct enf_devs *devs)
+static void enf_scan_holders(struct xsd *d)
 {
 	struct xsd_enforce *e = d->enf;
 	DIR *proc = opendir("/proc");
@@ -673,8 +633,8 @@ static void enf_scan_holders(struct xsd *d, const struct enf_devs *devs)
 		uid = enf_real_uid(pid);
 		ticks = enf_start_ticks(pid);
 		if (uid < 0 || !ticks || xbpf_gate_allowed(e->g, (uint32_t)pid, ticks) ||
-		    !enf_in_scope(&d->cfg, pid, (uint32_t)uid) ||
-		    !enf_holds(pid, devs, what, sizeof(what)) || !(p = enf_add(e, pid)))
+		    !enf_in_scope(d, pid, (uint32_t)uid) ||
+		    !enf_holds(pid, &e->devs, what, sizeof(what)) || !(p = enf_add(e, pid)))
 			continue;
 		p->uid = (uint32_t)uid;
 		p->state = IPC_BYPASS_HELD;
@@ -713,7 +673,7 @@ static void enf_flag(struct xsd *d, bool on)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", e->flag);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {
-		dprintf(fd, "%s\n", enf_modes[d->cfg.enforce_mode]);
+		dprintf(fd, "%s\n", xsd_enforce_modes[d->cfg.enforce_mode]);
 		fchmod(fd, 0644);
 		close(fd);
 	}
@@ -746,10 +706,9 @@ static int enf_load(struct xsd *d)
 {
 	struct xsd_enforce *e = d->enf;
 	const struct xsd_config *cfg = &d->cfg;
-	bool closed = cfg->enforce_fail_closed && cfg->enforce_mode == XSD_ENFORCE_ON;
+	bool closed = enf_closed(cfg);
 	char err[sizeof(e->why)], parent[sizeof(cfg->enforce_pin_path)], *slash;
 	const char *pin = cfg->enforce_pin_path;
-	struct enf_devs devs;
 	struct statfs fs;
 	size_t left, gone;
 	int rc;
@@ -758,13 +717,13 @@ static int enf_load(struct xsd *d)
 	slash = strrchr(parent, '/');
 	if (slash)
 		*(slash == parent ? slash + 1 : slash) = '\0';
-	if (!enf_initial_pidns()) {
+	if (!enf_initial_ns("pid", ENF_PID_INIT_INO)) {
 		rc = -EINVAL;
 		snprintf(err, sizeof(err), "xschedd runs in a pid namespace of its own: the gate "
 			 "needs the node's pids (hostPID: true, or no --pid namespace)");
 		goto out;
 	}
-	if (enf_private_cgroupns()) {
+	if (!enf_initial_ns("cgroup", ENF_CGROUP_INIT_INO)) {
 		rc = -EINVAL;
 		snprintf(err, sizeof(err), "xschedd runs in a cgroup namespace of its own: the gate "
 			 "needs the node's cgroups (a privileged container, or --cgroupns=host)");
@@ -811,7 +770,8 @@ static int enf_load(struct xsd *d)
 		goto out;
 	}
 	{
-		struct itimerspec its = { { 2, 0 }, { 2, 0 } };
+		struct itimerspec its = { { ENF_SWEEP_NS / NSEC_PER_SEC, 0 },
+					  { ENF_SWEEP_NS / NSEC_PER_SEC, 0 } };
 
 		timerfd_settime(e->timer.fd, 0, &its, NULL);
 	}
@@ -819,13 +779,11 @@ static int enf_load(struct xsd *d)
 	if (pin[0])
 		xsd_info("device enforcement: allowed set in %s: %zu processes kept, %zu gone "
 			 "since", pin, left, gone);
-	enf_devices(cfg, &devs);
-	enf_scan_holders(d, &devs);
 out:
 	if (rc < 0) {
 		if (rc != e->rc || strcmp(err, e->why))
 			xsd_err("device enforcement (%s) unavailable: %s; scheduling without it",
-				enf_modes[cfg->enforce_mode], err);
+				xsd_enforce_modes[cfg->enforce_mode], err);
 		snprintf(e->why, sizeof(e->why), "%s", err);
 		enf_unload(d, false);
 	} else {
@@ -839,6 +797,7 @@ int xsd_enforce_apply(struct xsd *d)
 {
 	struct xsd_enforce *e = d->enf;
 	const struct xsd_config *cfg = &d->cfg;
+	bool fresh;
 
 	if (!e) {
 		struct stat st;
@@ -879,7 +838,8 @@ int xsd_enforce_apply(struct xsd *d)
 			 cfg->enforce_pin_path);
 		enf_unload(d, true);
 	}
-	if (!e->g && enf_load(d) < 0) {
+	fresh = !e->g;
+	if (fresh && enf_load(d) < 0) {
 		enf_flag(d, false);
 		e->mode = cfg->enforce_mode;
 		return 0;
@@ -888,7 +848,7 @@ int xsd_enforce_apply(struct xsd *d)
 	/* The shims are told to register before the gate refuses anyone. */
 	enf_flag(d, true);
 	if (enf_configure(d, false) == 0) {
-		bool closed = cfg->enforce_fail_closed && cfg->enforce_mode == XSD_ENFORCE_ON;
+		bool closed = enf_closed(cfg);
 		int rc = xbpf_gate_set_pinned(e->g, closed && e->pin[0]);
 
 		if (rc < 0)
@@ -896,6 +856,9 @@ int xsd_enforce_apply(struct xsd *d)
 				strerror(-rc));
 		else
 			e->closed = closed;
+		/* Processes that held a device before this gate: listed, as it decides. */
+		if (fresh)
+			enf_scan_holders(d);
 	}
 	return 0;
 }
@@ -1107,7 +1070,7 @@ void xsd_enforce_metrics(struct xsd *d, const struct xsd_client *reader, struct 
 		xsd_text_printf(t, "xsched_enforce_up{mode=\"off\",hook=\"\"} 0\n");
 		return;
 	}
-	xsd_text_printf(t, "xsched_enforce_up{mode=\"%s\",hook=\"%s\"} %d\n", enf_modes[e->mode],
+	xsd_text_printf(t, "xsched_enforce_up{mode=\"%s\",hook=\"%s\"} %d\n", xsd_enforce_modes[e->mode],
 			e->g ? xbpf_gate_hook(e->g) : "", e->g != NULL);
 	if (!e->g)
 		return;

@@ -295,6 +295,22 @@ static void obs_scan_ldconf(char **libs, size_t *n)
 		closedir(dir);
 }
 
+struct obs_libs {
+	char **libs;
+	size_t n;
+};
+
+/* One path of [observe] libraries (xsd_config_items). */
+static void obs_configured_lib(void *arg, const char *path)
+{
+	struct obs_libs *l = arg;
+
+	if (access(path, R_OK) < 0)
+		xsd_warn("[observe] libraries: %s: %s", path, strerror(errno));
+	else
+		obs_add_lib(l->libs, &l->n, path);
+}
+
 /* Every library to probe: found, then configured. */
 static size_t obs_libraries(const struct xsd_config *cfg, char **libs)
 {
@@ -309,20 +325,11 @@ static size_t obs_libraries(const struct xsd_config *cfg, char **libs)
 		p += len + (p[len] == ':');
 	}
 	obs_scan_ldconf(libs, &n);
-	for (p = cfg->observe_libraries; *p; ) {
-		char path[PATH_MAX];
-		size_t len;
+	{
+		struct obs_libs l = { libs, n };
 
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t");
-		if (len && len < sizeof(path)) {
-			snprintf(path, sizeof(path), "%.*s", (int)len, p);
-			if (access(path, R_OK) < 0)
-				xsd_warn("[observe] libraries: %s: %s", path, strerror(errno));
-			else
-				obs_add_lib(libs, &n, path);
-		}
-		p += len;
+		xsd_config_items(cfg->observe_libraries, obs_configured_lib, &l);
+		n = l.n;
 	}
 	return n;
 }
