@@ -14,6 +14,7 @@
  * read the same maps, so there is no instant without one.
  */
 #include "bpf/xbpf.h"
+#include "bpf/xbpf_map.h"
 #include "gate.skel.h"
 
 #include <bpf/bpf.h>
@@ -283,24 +284,6 @@ int xbpf_gate_set_conf(struct xbpf_gate *g, const struct xbpf_gate_conf *c)
 
 	return bpf_map_update_elem(bpf_map__fd(g->skel->maps.gate_conf), &zero, c, BPF_ANY) ?
 	       -errno : 0;
-}
-
-/*
- * Walks the keys of hash map @fd (@ksize bytes each): @fn sees each key and
- * returns true to delete it; the walk goes on safely past a deletion.
- */
-static void xbpf_map_walk(int fd, size_t ksize, bool (*fn)(void *arg, const void *key),
-			  void *arg)
-{
-	unsigned char cur[64], next[64];
-	bool first = true;
-
-	while (!bpf_map_get_next_key(fd, first ? NULL : cur, next)) {
-		if (fn(arg, next) && !bpf_map_delete_elem(fd, next))
-			continue;          /* deleted: the same "previous" key again */
-		memcpy(cur, next, ksize);
-		first = false;
-	}
 }
 
 struct xbpf_keep {

@@ -7,11 +7,18 @@
  * it. It tells "the device was free, the CPU was not": a launcher thread
  * that waits for a CPU delays its commands whatever the scheduler decides.
  *
+ * With `node_wide` (the daemon's heat maps, xbpf_abi.h "Run-queue
+ * latency per CPU over time") every task's waits are measured too and
+ * counted per CPU and window, with the tasks that ran longest and the
+ * watched processes that waited; the watched processes' waits are also
+ * counted per window (heat_proc).
+ *
  * tp_btf programs only (BTF-typed raw tracepoints: cheap, and they load
- * where fentry cannot). Each runs at every wakeup or switch on the node
- * and returns after one hash lookup for processes not watched. All the
- * threads of a watched process are measured: the shim's application
- * threads and the xsched worker threads among them.
+ * where fentry cannot). When a task became runnable is kept in its task
+ * storage (no hash lookup). Without `node_wide` a wakeup of a process not
+ * watched returns after one hash lookup. All the threads of a watched
+ * process are measured: the shim's application threads and the xsched
+ * worker threads among them.
  */
 #include "vmlinux.h"
 #include "xbpf_abi.h"
@@ -22,6 +29,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Set by the loader before loading. */
+const volatile bool node_wide = false;
+const volatile __u64 window_ns = 10000000;
+
 /* tgid -> 1: the processes measured (written by the loader). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -30,13 +41,13 @@ struct {
 	__type(value, __u8);
 } watch SEC(".maps");
 
-/* tid -> when it became runnable. */
+/* task -> when it became runnable; 0: it is not waiting. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u64);
-} runnable SEC(".maps");
+} queued SEC(".maps");
 
 /* tgid -> its histogram. */
 struct {
@@ -45,6 +56,32 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xbpf_rq_hist);
 } hists SEC(".maps");
+
+/* CPU * XBPF_HEAT_SLOTS + window % XBPF_HEAT_SLOTS -> that window's counts
+ * (max_entries set by the loader: possible CPUs * XBPF_HEAT_SLOTS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XBPF_HEAT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xbpf_heat_win);
+} heat_cpu SEC(".maps");
+
+/* (tgid, window) -> a watched process's waits in it; drained by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct xbpf_heat_pkey);
+	__type(value, struct xbpf_heat_pwin);
+} heat_proc SEC(".maps");
+
+/* Per CPU: when its current task was switched in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} switched_in SEC(".maps");
 
 /* Kernels before 5.14 name the task state `state`. */
 struct task_struct___old {
@@ -56,15 +93,16 @@ static __always_inline bool watched(__u32 tgid)
 	return bpf_map_lookup_elem(&watch, &tgid) != NULL;
 }
 
-static __always_inline void mark(struct task_struct *t)
+/* @t became runnable at @now (the idle task never waits). */
+static __always_inline void mark(struct task_struct *t, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(t, pid);
-	__u64 now;
+	__u64 *ts;
 
-	if (!watched(BPF_CORE_READ(t, tgid)))
+	if (!t->pid || (!node_wide && !watched(t->tgid)))
 		return;
-	now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&runnable, &tid, &now, BPF_ANY);
+	ts = bpf_task_storage_get(&queued, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		*ts = now;
 }
 
 static __always_inline unsigned log2_u64(__u64 v)
@@ -80,26 +118,140 @@ static __always_inline unsigned log2_u64(__u64 v)
 	return r;
 }
 
+/* The heat bucket of a wait of @ns. */
+static __always_inline unsigned heat_bucket(__u64 ns)
+{
+	__u64 us = ns / 1000;
+
+	if (ns >= XBPF_HEAT_TOP_NS)
+		return XBPF_HEAT_BUCKETS - 1;
+	return us ? log2_u64(us) + 1 : 0;
+}
+
+/* This CPU's record of the window of @now, emptied if it held an older one. */
+static __always_inline struct xbpf_heat_win *heat_win(__u64 now)
+{
+	__u64 win = now / window_ns;
+	__u32 key = bpf_get_smp_processor_id() * XBPF_HEAT_SLOTS + (__u32)(win % XBPF_HEAT_SLOTS);
+	struct xbpf_heat_win *w = bpf_map_lookup_elem(&heat_cpu, &key);
+
+	if (w && w->win != win) {
+		__builtin_memset(w, 0, sizeof(*w));
+		w->win = win;
+	}
+	return w;
+}
+
+/* Credits the time @prev ran since it was switched in to it, in @w: the
+ * two longest runners of the window are kept. */
+static __always_inline void heat_ran(struct xbpf_heat_win *w, struct task_struct *prev, __u64 now)
+{
+	__u32 zero = 0, tgid = prev->tgid, us;
+	__u64 *in = bpf_map_lookup_elem(&switched_in, &zero), run;
+	struct xbpf_heat_ran t;
+
+	if (!in)
+		return;
+	run = *in ? now - *in : 0;
+	*in = now;
+	if (!prev->pid || !run)
+		return;
+	us = (__u32)(run / 1000);
+	if (w->ran[0].tgid == tgid) {
+		w->ran[0].run_us += us;
+		return;
+	}
+	if (w->ran[1].tgid == tgid) {
+		w->ran[1].run_us += us;
+	} else {
+		if (us <= w->ran[1].run_us)
+			return;
+		w->ran[1].tgid = tgid;
+		w->ran[1].run_us = us;
+		BPF_CORE_READ_STR_INTO(&w->ran[1].comm, prev, comm);
+	}
+	if (w->ran[1].run_us > w->ran[0].run_us) {
+		t = w->ran[0];
+		w->ran[0] = w->ran[1];
+		w->ran[1] = t;
+	}
+}
+
+/* A watched process @tgid waited there, its wait in bucket @k. */
+static __always_inline void heat_waited(struct xbpf_heat_win *w, __u32 tgid, unsigned k)
+{
+	struct xbpf_heat_waited *x = &w->waited[0];
+
+	if (x->tgid && x->tgid != tgid) {
+		x = &w->waited[1];
+		if (x->tgid && x->tgid != tgid)
+			return;
+	}
+	x->tgid = tgid;
+	x->waits++;
+	if (k > x->top)
+		x->top = (__u16)k;
+}
+
+/* Counts a wait of the watched process @tgid in its window histogram. */
+static __always_inline void heat_proc_add(__u32 tgid, __u64 now, unsigned k)
+{
+	struct xbpf_heat_pkey key = { .tgid = tgid, .win = now / window_ns };
+	struct xbpf_heat_pwin *p = bpf_map_lookup_elem(&heat_proc, &key), zero = {};
+
+	if (!p) {
+		bpf_map_update_elem(&heat_proc, &key, &zero, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&heat_proc, &key);
+		if (!p)
+			return;
+	}
+	if (k < XBPF_HEAT_BUCKETS)
+		__sync_fetch_and_add(&p->slot[k], 1);
+}
+
+/* Adds a wait of @delta ns to @tgid's histogram (made if watched). */
+static __always_inline bool hist_add(__u32 tgid, __u64 delta)
+{
+	struct xbpf_rq_hist *h = bpf_map_lookup_elem(&hists, &tgid), zero = {};
+	unsigned k;
+
+	if (!h) {
+		if (!watched(tgid))
+			return false;
+		bpf_map_update_elem(&hists, &tgid, &zero, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&hists, &tgid);
+		if (!h)
+			return false;
+	}
+	k = delta ? log2_u64(delta) : 0;
+	if (k >= XBPF_RQ_SLOTS)
+		k = XBPF_RQ_SLOTS - 1;
+	__sync_fetch_and_add(&h->slot[k], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum_ns, delta);
+	return true;
+}
+
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(xbpf_wakeup, struct task_struct *p)
 {
-	mark(p);
+	mark(p, bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(xbpf_wakeup_new, struct task_struct *p)
 {
-	mark(p);
+	mark(p, bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(xbpf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct xbpf_rq_hist *h, zero = {};
-	__u32 tid, tgid;
-	__u64 *ts, delta;
+	struct xbpf_heat_win *w = NULL;
+	__u64 now = bpf_ktime_get_ns(), *ts, delta;
+	__u32 tgid;
 	long state;
 	unsigned k;
 
@@ -108,28 +260,26 @@ int BPF_PROG(xbpf_switch, bool preempt, struct task_struct *prev, struct task_st
 	else
 		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
 	if (state == 0)                    /* TASK_RUNNING: preempted, still runnable */
-		mark(prev);
-	tid = BPF_CORE_READ(next, pid);
-	ts = bpf_map_lookup_elem(&runnable, &tid);
-	if (!ts)
-		return 0;
-	delta = bpf_ktime_get_ns() - *ts;
-	bpf_map_delete_elem(&runnable, &tid);
-	tgid = BPF_CORE_READ(next, tgid);
-	h = bpf_map_lookup_elem(&hists, &tgid);
-	if (!h) {
-		if (!watched(tgid))
-			return 0;
-		bpf_map_update_elem(&hists, &tgid, &zero, BPF_NOEXIST);
-		h = bpf_map_lookup_elem(&hists, &tgid);
-		if (!h)
-			return 0;
+		mark(prev, now);
+	if (node_wide) {
+		w = heat_win(now);
+		if (w)
+			heat_ran(w, prev, now);
 	}
-	k = delta ? log2_u64(delta) : 0;
-	if (k >= XBPF_RQ_SLOTS)
-		k = XBPF_RQ_SLOTS - 1;
-	__sync_fetch_and_add(&h->slot[k], 1);
-	__sync_fetch_and_add(&h->count, 1);
-	__sync_fetch_and_add(&h->sum_ns, delta);
+	ts = bpf_task_storage_get(&queued, next, 0, 0);
+	if (!ts || !*ts)
+		return 0;
+	delta = now - *ts;
+	*ts = 0;
+	tgid = next->tgid;
+	k = heat_bucket(delta);
+	if (w && k < XBPF_HEAT_BUCKETS)
+		w->slot[k]++;
+	if (!hist_add(tgid, delta))
+		return 0;
+	if (w) {
+		heat_waited(w, tgid, k);
+		heat_proc_add(tgid, now, k);
+	}
 	return 0;
 }

@@ -68,9 +68,18 @@ void xbpf_bypass_close(struct xbpf_bypass *b);
 
 struct xbpf_rqlat;
 
+/* What to measure beyond the watched processes' histograms. */
+struct xbpf_rqlat_opts {
+	bool node_wide;         /* every task's waits, per CPU and window, and the
+				 * watched processes' per window (xbpf_abi.h) */
+	uint64_t window_ns;     /* their window; 0: 10 ms */
+};
+
 /* Loads and attaches the programs; 0 with *@out, or -errno with @err as
- * xbpf_bypass_open(). Nothing is measured until a process is watched. */
-int xbpf_rqlat_open(struct xbpf_rqlat **out, char *err, size_t errlen);
+ * xbpf_bypass_open(). Nothing is measured until a process is watched,
+ * except the node-wide counts. */
+int xbpf_rqlat_open(struct xbpf_rqlat **out, const struct xbpf_rqlat_opts *o, char *err,
+		    size_t errlen);
 /* Measures process @pid from now on (its histogram starts empty);
  * unwatch stops and forgets it. 0 or -errno (-E2BIG: 4096 watched). */
 int xbpf_rqlat_watch(struct xbpf_rqlat *r, int32_t pid);
@@ -79,6 +88,15 @@ void xbpf_rqlat_unwatch(struct xbpf_rqlat *r, int32_t pid);
 int xbpf_rqlat_read(const struct xbpf_rqlat *r, int32_t pid, struct xbpf_rq_hist *out);
 /* The upper bound, in ns, of the slot holding quantile @q of @h; 0 if empty. */
 uint64_t xbpf_rq_quantile(const struct xbpf_rq_hist *h, double q);
+/* The node-wide CPU windows, mapped read-only: *@ncpus CPUs of
+ * XBPF_HEAT_SLOTS records each; NULL without node_wide. */
+const struct xbpf_heat_win *xbpf_rqlat_heat(const struct xbpf_rqlat *r, unsigned *ncpus);
+/* Hands every watched process's window older than window @before to @fn
+ * and deletes it from the programs' map. */
+void xbpf_rqlat_drain(struct xbpf_rqlat *r, uint64_t before,
+		      void (*fn)(void *arg, const struct xbpf_heat_pkey *k,
+				 const struct xbpf_heat_pwin *w),
+		      void *arg);
 void xbpf_rqlat_close(struct xbpf_rqlat *r);
 
 /* --- USDT tracing of one process (trace.bpf.c) ------------------------------ */

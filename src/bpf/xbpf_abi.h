@@ -71,6 +71,58 @@ struct xbpf_rq_hist {
 	__u64 sum_ns;
 };
 
+/*
+ * Run-queue latency per CPU over time (rqlat.bpf.c, "node-wide"): every
+ * wait of every task, counted in the window of the switch that ended it
+ * (windows of `window_ns`, by CLOCK_MONOTONIC) on the CPU that ran it, in
+ * XBPF_HEAT_BUCKETS buckets (as IPC_HEAT_BUCKETS: < 1 us, [2^(k-1), 2^k)
+ * us for k = 1..17, the last of them ending at 100 ms, then >= 100 ms).
+ * Each CPU owns XBPF_HEAT_SLOTS records, a ring indexed by window number,
+ * which only that CPU's switches write (no atomics); the daemon maps the
+ * array read-only and copies the windows that have ended before the ring
+ * comes round (XBPF_HEAT_SLOTS windows: 1.28 s at 10 ms). A record whose
+ * `win` is not the window looked for is empty (nothing switched then).
+ *
+ * Beside the counts: the two tasks that ran longest in the window (time
+ * credited at their switch out, so a long run lands in its last window)
+ * and two registered processes that waited there.
+ */
+#define XBPF_HEAT_BUCKETS 19
+#define XBPF_HEAT_SLOTS 128
+#define XBPF_HEAT_TOP_NS 100000000ull
+
+struct xbpf_heat_ran {
+	__u32 tgid;
+	__u32 run_us;
+	char comm[16];
+};
+
+struct xbpf_heat_waited {
+	__u32 tgid;
+	__u16 waits;
+	__u16 top;              /* highest bucket of its waits */
+};
+
+struct xbpf_heat_win {
+	__u64 win;              /* window number (ns / window_ns) */
+	__u32 slot[XBPF_HEAT_BUCKETS];
+	__u32 pad;
+	struct xbpf_heat_ran ran[2];
+	struct xbpf_heat_waited waited[2];
+};
+
+/* The waits of one watched process in one window (all CPUs). */
+struct xbpf_heat_pkey {
+	__u32 tgid;
+	__u32 pad;
+	__u64 win;
+};
+
+struct xbpf_heat_pwin {
+	__u32 slot[XBPF_HEAT_BUCKETS];
+	__u32 pad;
+};
+
 /* One event of `xschedctl trace` (trace.bpf.c), a USDT probe of the XQueue
  * (src/xqueue/xq_usdt.h) in the traced process. */
 enum xbpf_trace_type {

@@ -63,9 +63,10 @@ void xbpf_bypass_close(struct xbpf_bypass *b)
 	(void)b;
 }
 
-int xbpf_rqlat_open(struct xbpf_rqlat **out, char *err, size_t errlen)
+int xbpf_rqlat_open(struct xbpf_rqlat **out, const struct xbpf_rqlat_opts *o, char *err,
+		    size_t errlen)
 {
-	(void)out;
+	(void)out, (void)o;
 	snprintf(err, errlen, "%s", XBPF_NONE);
 	return -EOPNOTSUPP;
 }
@@ -85,6 +86,21 @@ int xbpf_rqlat_read(const struct xbpf_rqlat *r, int32_t pid, struct xbpf_rq_hist
 {
 	(void)r, (void)pid, (void)out;
 	return -EOPNOTSUPP;
+}
+
+const struct xbpf_heat_win *xbpf_rqlat_heat(const struct xbpf_rqlat *r, unsigned *ncpus)
+{
+	(void)r;
+	*ncpus = 0;
+	return NULL;
+}
+
+void xbpf_rqlat_drain(struct xbpf_rqlat *r, uint64_t before,
+		      void (*fn)(void *arg, const struct xbpf_heat_pkey *k,
+				 const struct xbpf_heat_pwin *w),
+		      void *arg)
+{
+	(void)r, (void)before, (void)fn, (void)arg;
 }
 
 void xbpf_rqlat_close(struct xbpf_rqlat *r)

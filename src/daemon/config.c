@@ -571,6 +571,11 @@ static int apply_key(struct xsd_config *c, const char *sec, char *name,
 			return parse_bool(v, &c->observe_runqueue, why);
 		NUM("observe", "bypass_grace_ms", 0, 600000, c->bypass_grace_ms)
 		NUM("observe", "bypass_max", 1, 65536, c->bypass_max)
+		if (!strcmp(name, "heatmap"))
+			return parse_bool(v, &c->heatmap, why);
+		NUM("observe", "heatmap_window_ms", 1, 1000, c->heat_window_ms)
+		NUM("observe", "heatmap_seconds", 1, 3600, c->heat_seconds)
+		NUM("observe", "heatmap_memory_mb", 1, 4096, c->heat_memory_mb)
 	}
 	if (!strcmp(sec, "enforce"))
 		return enforce_key(c, name, v, why);
@@ -765,6 +770,10 @@ void xsd_config_defaults(struct xsd_config *c)
 	c->metrics_interval_s = XSD_METRICS_INTERVAL_S_DEFAULT;
 	c->bypass_grace_ms = XSD_BYPASS_GRACE_MS_DEFAULT;
 	c->bypass_max = XSD_BYPASS_MAX_DEFAULT;
+	c->heatmap = true;
+	c->heat_window_ms = XSD_HEAT_WINDOW_MS_DEFAULT;
+	c->heat_seconds = XSD_HEAT_SECONDS_DEFAULT;
+	c->heat_memory_mb = XSD_HEAT_MEMORY_MB_DEFAULT;
 	c->memory_wait_ms = XSD_MEMORY_WAIT_MS_DEFAULT;
 	c->enforce_exempt_root = true;
 	strcpy(c->enforce_pin_path, XSD_ENFORCE_PIN_DEFAULT);

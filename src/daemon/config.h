@@ -41,6 +41,10 @@
  * while after its first context; and a bound on the table. */
 #define XSD_BYPASS_GRACE_MS_DEFAULT 3000
 #define XSD_BYPASS_MAX_DEFAULT 1024
+/* [observe] heat maps: 10 ms windows, the last minute, within 32 MiB. */
+#define XSD_HEAT_WINDOW_MS_DEFAULT 10
+#define XSD_HEAT_SECONDS_DEFAULT 60
+#define XSD_HEAT_MEMORY_MB_DEFAULT 32
 
 /* [enforce]: where the device gate is pinned (bpffs), and its modes. */
 #define XSD_ENFORCE_PIN_DEFAULT "/sys/fs/bpf/xsched"
@@ -91,6 +95,10 @@ struct xsd_config {
 	uint32_t bypass_max;               /* processes tracked at most */
 	char observe_libraries[1024];      /* more libraries to probe, ' '-separated */
 	bool observe_runqueue;             /* [observe] runqueue_latency */
+	bool heatmap;                      /* [observe] heatmap (heat.c) */
+	uint32_t heat_window_ms;           /* [observe] heatmap_window_ms */
+	uint32_t heat_seconds;             /* [observe] heatmap_seconds */
+	uint32_t heat_memory_mb;           /* [observe] heatmap_memory_mb */
 	/* [enforce] (enforce.c): lists are ' '-separated, checked when parsed */
 	uint32_t enforce_mode;             /* enum xsd_enforce_mode */
 	bool enforce_fail_closed;          /* the gate outlives the daemon */

@@ -71,6 +71,7 @@ struct xsd_queue {
 	bool floored;                      /* its client says a floor holds its work */
 	bool floor_lazy;                   /* suspended by the floor, `run` not stored */
 	struct hist *task_lat;             /* Ready-to-Idle; apart, to keep this small */
+	struct heat_cells *heat;           /* its heat map's cells (heat.c); NULL: none yet */
 };
 
 /* A connection (server.c), and for an agent its shared memory and doorbells (host.c). */
@@ -178,6 +179,7 @@ struct xsd {
 	char reload_msg[192];              /* why it failed; "" */
 	struct xsd_observe *obs;           /* eBPF observation (observe.c); NULL: none */
 	struct xsd_enforce *enf;           /* the device gate (enforce.c); NULL: none */
+	struct xsd_heat *heat;             /* heat maps (heat.c); NULL: off */
 	uint32_t rt_priority;              /* the loop's SCHED_FIFO priority in effect; 0: none */
 };
 

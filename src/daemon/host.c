@@ -17,6 +17,7 @@
 #include "daemon/host.h"
 #include "daemon/daemon.h"
 #include "daemon/floor.h"
+#include "daemon/heat.h"
 #include "daemon/log.h"
 #include "daemon/send.h"
 #include "daemon/slot.h"
@@ -137,6 +138,12 @@ static struct xsd_queue *host_queue(struct sched_q *sq)
 }
 
 /* @q's slot, to read: the host stores into it through slot.c only. */
+/* The daemon's heat maps (heat.h); NULL: off. */
+static struct xsd_heat *host_heat(struct xsd_host *s)
+{
+	return base_container_of(s, struct xsd, host)->heat;
+}
+
 static const struct ipc_slot *host_slot(const struct xsd_queue *q)
 {
 	return q->sp;
@@ -185,6 +192,8 @@ static bool host_apply(void *ctx, struct sched_q *sq)
 	if (q->floor_lazy)
 		changed = false;
 	if (changed) {
+		if (!run != !q->applied)
+			xsd_heat_mark(host_heat(s), q, s->now, run != 0);
 		xsd_slot_set_run(q, run);
 		s->held += (run != 1) - (q->applied != 1);
 		q->applied = run;
@@ -427,8 +436,10 @@ static void xsd_became_ready(struct xsd_host *s, struct xsd_queue *q,
 static void xsd_became_idle(struct xsd_host *s, struct xsd_queue *q, uint64_t now,
 			    bool fresh)
 {
-	if (fresh && now > q->sq.ready_ns)
+	if (fresh && now > q->sq.ready_ns) {
 		hist_record(q->task_lat, now - q->sq.ready_ns);
+		xsd_heat_task(host_heat(s), q, now, now - q->sq.ready_ns);
+	}
 	q->wait_since = 0;
 	sched_idle(&s->core, &q->sq, now);
 }
@@ -570,6 +581,7 @@ void xsd_host_queue_free(struct xsd *d, struct xsd_client *c, uint32_t slot)
 	c->nqueues--;
 	xsd_slot_close(q);
 	free(q->task_lat);
+	xsd_heat_queue_gone(d->heat, q);
 	free(q);
 }
 

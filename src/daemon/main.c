@@ -14,6 +14,7 @@
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
 #include "daemon/enforce.h"
+#include "daemon/heat.h"
 #include "daemon/observe.h"
 #include "daemon/requests.h"
 #include "daemon/server.h"
@@ -269,6 +270,8 @@ static void reload(struct xsd *d, const struct overrides *o)
 	rc = xsd_textfile_apply(d);
 	if (rc < 0)
 		xsd_warn("metrics textfile: %s", strerror(-rc));
+	if (xsd_heat_apply(d) < 0)
+		xsd_warn("heat maps: out of memory");
 	if (xsd_observe_apply(d) < 0)
 		xsd_warn("bypass detection: out of memory");
 	if (xsd_enforce_apply(d) < 0)
@@ -440,6 +443,8 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_server;
 	}
+	if (xsd_heat_apply(&d) < 0)
+		xsd_warn("heat maps: out of memory");
 	if (xsd_observe_apply(&d) < 0)
 		xsd_warn("bypass detection: out of memory");
 	if (xsd_enforce_apply(&d) < 0)
@@ -471,6 +476,7 @@ int main(int argc, char **argv)
 out_server:
 	xsd_enforce_stop(&d);
 	xsd_observe_stop(&d);
+	xsd_heat_stop(&d);
 	xsd_textfile_stop(&d);
 	xsd_mem_stop(&d);
 	xsd_host_stop(&d);

@@ -29,6 +29,7 @@
 #include "daemon/observe.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
+#include "daemon/heat.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
 #include "daemon/prom.h"
@@ -87,6 +88,7 @@ struct xsd_observe {
 	char why[256];
 	char libs[sizeof(((struct xsd_config *)0)->observe_libraries)]; /* as loaded */
 	struct xbpf_rqlat *rq;             /* NULL: run-queue latency not measured */
+	struct xbpf_rqlat_opts rq_opts;    /* as loaded */
 	int rq_rc;
 	char rq_why[256];
 };
@@ -409,19 +411,26 @@ static void obs_rq_apply(struct xsd *d)
 	struct xsd_observe *o = d->obs;
 	const struct xsd_client *c;
 	char err[sizeof(o->rq_why)];
+	/* Node-wide with heat maps; the window is theirs. */
+	struct xbpf_rqlat_opts opts = {
+		.node_wide = d->heat != NULL,
+		.window_ns = (uint64_t)d->cfg.heat_window_ms * NSEC_PER_MSEC,
+	};
 	int rc;
 
-	if (!d->cfg.observe_runqueue) {
-		if (o->rq)
-			xsd_info("run-queue latency off");
+	if (o->rq && d->cfg.observe_runqueue && !memcmp(&opts, &o->rq_opts, sizeof(opts)))
+		return;
+	if (o->rq) {
+		xsd_heat_rq(d, NULL);
 		xbpf_rqlat_close(o->rq);
 		o->rq = NULL;
-		return;
+		if (!d->cfg.observe_runqueue)
+			xsd_info("run-queue latency off");
 	}
-	if (o->rq)
+	if (!d->cfg.observe_runqueue)
 		return;
 	xbpf_set_log(xsd_libbpf_log, 0);
-	rc = xbpf_rqlat_open(&o->rq, err, sizeof(err));
+	rc = xbpf_rqlat_open(&o->rq, &opts, err, sizeof(err));
 	if (rc < 0) {
 		if (rc != o->rq_rc || strcmp(err, o->rq_why))
 			xsd_warn("run-queue latency unavailable: %s; running without it", err);
@@ -431,7 +440,10 @@ static void obs_rq_apply(struct xsd *d)
 	}
 	o->rq_rc = 0;
 	o->rq_why[0] = '\0';
-	xsd_info("run-queue latency of registered processes on");
+	o->rq_opts = opts;
+	xsd_heat_rq(d, o->rq);
+	xsd_info("run-queue latency of registered processes on%s",
+		 opts.node_wide ? ", and of every CPU for heat maps" : "");
 	for (c = d->clients; c; c = c->next)
 		if (c->role == IPC_ROLE_AGENT && c->hello && !c->dead)
 			xbpf_rqlat_watch(o->rq, c->pid);
@@ -474,6 +486,7 @@ void xsd_observe_stop(struct xsd *d)
 	if (!d->obs)
 		return;
 	obs_unload(d);
+	xsd_heat_rq(d, NULL);
 	xbpf_rqlat_close(d->obs->rq);
 	free(d->obs);
 	d->obs = NULL;
@@ -503,6 +516,7 @@ void xsd_observe_client_gone(struct xsd *d, const struct xsd_client *c)
 		if (o != c && o->pid == c->pid && o->role == IPC_ROLE_AGENT && !o->dead)
 			return;
 	xbpf_rqlat_unwatch(d->obs->rq, c->pid);
+	xsd_heat_proc_gone(d, c->pid);
 }
 
 uint64_t xsd_observe_rq_p99(const struct xsd *d, int32_t pid)

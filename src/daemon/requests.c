@@ -18,6 +18,7 @@
 #include "daemon/enforce.h"
 #include "daemon/log.h"
 #include "daemon/floor.h"
+#include "daemon/heat.h"
 #include "daemon/memory.h"
 #include "daemon/metrics.h"
 #include "daemon/observe.h"
@@ -637,6 +638,8 @@ int xsd_handle(struct xsd *d, struct xsd_client *c, const struct ipc_msg *m)
 		return xsd_devices_list(d, c, seq);
 	case IPC_BYPASS:
 		return xsd_observe_list(d, c, seq);
+	case IPC_HEATMAP:
+		return xsd_heat_request(d, c, seq, m->body);
 	default:
 		return xsd_reply(c, seq, -EOPNOTSUPP);
 	}

@@ -71,6 +71,9 @@ enum ipc_type {
 	IPC_MEM_RESTORED,       /* C: whether it did */
 	IPC_FLOOR,              /* D: + a memfd: a floor page of a device ("Run
 				 * floors" below) */
+	IPC_HEATMAP,            /* C: a latency heat map ("Heat maps" below) */
+	IPC_HEATMAP_REPLY,      /* D: chunk of one section's records; last has
+				 * IPC_F_LAST; or an IPC_REPLY with -errno */
 	IPC_TYPE_MAX,
 };
 
@@ -381,6 +384,117 @@ struct ipc_bypass_reply {
 #define IPC_BYPASS_PER_MSG \
 	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_bypass_reply)) / \
 	 sizeof(struct ipc_bypass_rec))
+
+/*
+ * Heat maps: latency over time, in windows (columns) of `window_ns` and
+ * log2 buckets (IPC_HEAT_BUCKETS: < 1 us, then [2^(k-1), 2^k) us for k =
+ * 1..17 with the last of them ending at 100 ms, then >= 100 ms), counted
+ * by the daemon in rings of its last [observe] heatmap_seconds:
+ * - IPC_HEAT_CPU: run-queue latency of every task on the node (how long
+ *   a runnable thread waited for a CPU), one row per CPU (eBPF);
+ * - IPC_HEAT_PID: that of the threads of one registered process (`id`),
+ *   one row;
+ * - IPC_HEAT_QUEUE: the task latency (ready to idle) of one XQueue (`id`),
+ *   one row, with its suspensions and resumptions (IPC_HEAT_MARK);
+ * - IPC_HEAT_QUEUES: every queue the asker may see, one row each.
+ * The reply is a series of IPC_HEATMAP_REPLY chunks, each a struct
+ * ipc_heat_reply and `count` records of its `section`: IPC_HEAT_META (one,
+ * first), IPC_HEAT_ROW, IPC_HEAT_CELL (non-zero counts only), IPC_HEAT_MARK,
+ * and for IPC_HEAT_CPU the hot spots (IPC_HEAT_HOT, IPC_HEAT_HOT_TASK):
+ * CPUs whose windows reached `threshold_ns` for at least `hot_windows`
+ * consecutive windows, with the tasks that ran there meanwhile and the
+ * registered processes whose threads waited there. Columns count from the
+ * oldest; the last ends `end_age_ns` before the reply was made.
+ */
+#define IPC_HEAT_BUCKETS 19u
+#define IPC_HEAT_TOP_US 100000u         /* the last bucket: >= 100 ms */
+
+enum ipc_heat_kind {
+	IPC_HEAT_CPU = 1,
+	IPC_HEAT_PID = 2,
+	IPC_HEAT_QUEUE = 3,
+	IPC_HEAT_QUEUES = 4,
+};
+
+enum ipc_heat_section {
+	IPC_HEAT_META = 1,      /* struct ipc_heat_meta */
+	IPC_HEAT_ROW = 2,       /* struct ipc_heat_row */
+	IPC_HEAT_CELL = 3,      /* struct ipc_heat_cell */
+	IPC_HEAT_MARK = 4,      /* struct ipc_heat_cell: a = suspensions, b = resumptions */
+	IPC_HEAT_HOT = 5,       /* struct ipc_heat_hot */
+	IPC_HEAT_HOT_TASK = 6,  /* struct ipc_heat_task */
+};
+
+struct ipc_heatmap {
+	uint32_t kind;          /* enum ipc_heat_kind */
+	uint32_t max_cols;      /* 0: none; else window_ns grows (a multiple of
+				 * the daemon's) until the span fits */
+	uint64_t id;            /* pid, or queue id */
+	uint64_t window_ns;     /* per column; 0: the daemon's; rounded up to a
+				 * multiple of it */
+	uint64_t last_ns;       /* span; 0: all it keeps */
+	uint64_t threshold_ns;  /* of the hot spots; 0: 10 ms */
+	uint32_t hot_windows;   /* consecutive windows; 0: 3 */
+	uint32_t pad;
+};
+
+struct ipc_heat_reply {
+	uint32_t flags;         /* IPC_F_LAST */
+	uint16_t section;       /* enum ipc_heat_section */
+	uint16_t count;         /* records following */
+};
+
+struct ipc_heat_meta {
+	uint32_t kind;
+	uint32_t nrows;
+	uint32_t ncols;
+	uint32_t hot_windows;
+	uint64_t window_ns;     /* per column */
+	uint64_t base_ns;       /* the daemon's window */
+	uint64_t end_age_ns;    /* the last column ended so long ago */
+	uint64_t kept_ns;       /* what the rings hold at most */
+	uint64_t threshold_ns;
+	uint64_t events;        /* sum of the cells */
+	uint64_t lost;          /* events counted that no ring kept (full) */
+	uint64_t memory_bytes;  /* of every heat ring of the daemon */
+};
+
+struct ipc_heat_row {
+	uint32_t row;
+	uint32_t pad;
+	uint64_t id;            /* CPU, pid, or queue id */
+	int32_t pid;            /* queue's process; or the process; else 0 */
+	uint32_t uid;
+	char comm[16];
+	char device[IPC_NAME_LEN]; /* queues: its device; "" */
+};
+
+struct ipc_heat_cell {
+	uint32_t row;
+	uint32_t col;
+	uint32_t a;             /* IPC_HEAT_CELL: bucket; MARK: suspensions */
+	uint32_t b;             /* IPC_HEAT_CELL: count; MARK: resumptions */
+};
+
+struct ipc_heat_hot {
+	uint32_t row;           /* the CPU's row */
+	uint32_t first_col;     /* where the run of hot windows starts */
+	uint32_t ncols;         /* its length in columns */
+	uint32_t top_bucket;    /* highest bucket reached */
+};
+
+struct ipc_heat_task {
+	uint32_t hot;           /* index of its IPC_HEAT_HOT record */
+	uint32_t waited;        /* 1: a registered process whose threads waited
+				 * there; 0: a task that ran there */
+	int32_t pid;            /* tgid */
+	uint32_t share_pm;      /* ran: its share of the CPU's time then, per
+				 * mille; waited: its waits >= threshold */
+	char comm[16];
+};
+
+#define IPC_HEAT_PER_MSG(rec) \
+	((IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(struct ipc_heat_reply)) / sizeof(rec))
 
 struct ipc_policy {
 	char name[IPC_POLICY_LEN]; /* built-in name or absolute path of a .so */
@@ -733,6 +847,10 @@ _Static_assert(offsetof(struct ipc_shm, mem_ceiling) == 56, "ipc ABI");
 _Static_assert(IPC_LIST_PER_MSG >= 8, "list chunks too small");
 _Static_assert(IPC_DEVICES_PER_MSG >= 16, "device chunks too small");
 _Static_assert(IPC_BYPASS_PER_MSG >= 16, "bypass chunks too small");
+_Static_assert(sizeof(struct ipc_heatmap) == 48 && sizeof(struct ipc_heat_reply) == 8 &&
+	       sizeof(struct ipc_heat_meta) == 80 && sizeof(struct ipc_heat_row) == 72 &&
+	       sizeof(struct ipc_heat_cell) == 16 && sizeof(struct ipc_heat_hot) == 16 &&
+	       sizeof(struct ipc_heat_task) == 32, "ipc ABI");
 _Static_assert(IPC_IDENT_LEN == 40 && IPC_PCI_LEN == 24, "base/devid.h text sizes");
 
 #endif

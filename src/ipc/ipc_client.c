@@ -185,6 +185,125 @@ int ipc_client_bypass(struct ipc_client *c, struct ipc_bypass_rec **recs, size_t
 				  (void **)recs, n);
 }
 
+void ipc_heat_data_free(struct ipc_heat_data *d)
+{
+	free(d->rows);
+	free(d->cells);
+	free(d->marks);
+	free(d->hot);
+	free(d->tasks);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Appends @n records of @size from @src to the array *@arr of *@have. */
+static int ipc_heat_append(void *arr, size_t *have, const void *src, size_t n, size_t size)
+{
+	char *grown = realloc(*(char **)arr, (*have + n + 1) * size);
+
+	if (!grown)
+		return -ENOMEM;
+	memcpy(grown + *have * size, src, n * size);
+	*(char **)arr = grown;
+	*have += n;
+	return 0;
+}
+
+/* Whether what @d holds is consistent with its meta record. */
+static bool ipc_heat_valid(const struct ipc_heat_data *d)
+{
+	const struct ipc_heat_meta *m = &d->meta;
+	size_t i;
+
+	if (d->nrows != m->nrows || !m->window_ns)
+		return false;
+	for (i = 0; i < d->nrows; i++)
+		if (d->rows[i].row != i || !memchr(d->rows[i].comm, '\0', sizeof(d->rows[i].comm)) ||
+		    !memchr(d->rows[i].device, '\0', sizeof(d->rows[i].device)))
+			return false;
+	for (i = 0; i < d->ncells; i++)
+		if (d->cells[i].row >= m->nrows || d->cells[i].col >= m->ncols ||
+		    d->cells[i].a >= IPC_HEAT_BUCKETS)
+			return false;
+	for (i = 0; i < d->nmarks; i++)
+		if (d->marks[i].row >= m->nrows || d->marks[i].col >= m->ncols)
+			return false;
+	for (i = 0; i < d->nhot; i++)
+		if (d->hot[i].row >= m->nrows || d->hot[i].first_col >= m->ncols ||
+		    d->hot[i].ncols > m->ncols - d->hot[i].first_col ||
+		    d->hot[i].top_bucket >= IPC_HEAT_BUCKETS)
+			return false;
+	for (i = 0; i < d->ntasks; i++)
+		if (d->tasks[i].hot >= d->nhot || !memchr(d->tasks[i].comm, '\0', 16))
+			return false;
+	return true;
+}
+
+int ipc_client_heatmap(struct ipc_client *c, const struct ipc_heatmap *req,
+		       struct ipc_heat_data *out)
+{
+	union ipc_buf buf;
+	struct ipc_msg m;
+	bool meta = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = ipc_client_send(c, IPC_HEATMAP, req, sizeof(*req));
+	while (rc >= 0) {
+		const struct ipc_heat_reply *r;
+		const void *recs;
+
+		rc = ipc_client_recv(c, &buf, &m);
+		if (rc < 0)
+			break;
+		if (m.hdr.type == IPC_REPLY) {
+			rc = ((const struct ipc_reply *)m.body)->status;
+			rc = rc < 0 ? rc : -EBADMSG;
+			break;
+		}
+		if (m.hdr.type != IPC_HEATMAP_REPLY) {
+			rc = -EBADMSG;
+			break;
+		}
+		r = m.body;
+		recs = r + 1;
+		switch (r->section) {
+		case IPC_HEAT_META:
+			if (meta || r->count != 1)
+				rc = -EBADMSG;
+			else
+				memcpy(&out->meta, recs, sizeof(out->meta));
+			meta = true;
+			break;
+		case IPC_HEAT_ROW:
+			rc = ipc_heat_append(&out->rows, &out->nrows, recs, r->count,
+					     sizeof(*out->rows));
+			break;
+		case IPC_HEAT_CELL:
+			rc = ipc_heat_append(&out->cells, &out->ncells, recs, r->count,
+					     sizeof(*out->cells));
+			break;
+		case IPC_HEAT_MARK:
+			rc = ipc_heat_append(&out->marks, &out->nmarks, recs, r->count,
+					     sizeof(*out->marks));
+			break;
+		case IPC_HEAT_HOT:
+			rc = ipc_heat_append(&out->hot, &out->nhot, recs, r->count,
+					     sizeof(*out->hot));
+			break;
+		case IPC_HEAT_HOT_TASK:
+			rc = ipc_heat_append(&out->tasks, &out->ntasks, recs, r->count,
+					     sizeof(*out->tasks));
+			break;
+		}
+		if (rc >= 0 && !meta)
+			rc = -EBADMSG;
+		if (rc >= 0 && (r->flags & IPC_F_LAST))
+			return ipc_heat_valid(out) ? 0 : -EBADMSG;
+	}
+	ipc_heat_data_free(out);
+	return rc;
+}
+
 int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,
 		   int64_t value)
 {

@@ -49,6 +49,26 @@ int ipc_client_devices(struct ipc_client *c, struct ipc_device_rec **recs, size_
  */
 int ipc_client_bypass(struct ipc_client *c, struct ipc_bypass_rec **recs, size_t *n);
 
+/* A heat map as the daemon sent it ("Heat maps" in ipc_abi.h): every
+ * array malloc()ed (ipc_heat_data_free()); strings NUL-terminated, row and
+ * column indexes and buckets checked against the meta record. */
+struct ipc_heat_data {
+	struct ipc_heat_meta meta;
+	struct ipc_heat_row *rows;
+	struct ipc_heat_cell *cells, *marks;
+	struct ipc_heat_hot *hot;
+	struct ipc_heat_task *tasks;
+	size_t nrows, ncells, nmarks, nhot, ntasks;
+};
+
+/* Asks for the heat map @req into @out. -ENODEV: no such queue or process
+ * (or not the caller's); -EOPNOTSUPP: CPU maps need the daemon's eBPF
+ * programs, which are not running (the daemon's log says why); -E2BIG: too
+ * many cells for one reply (a larger window or a shorter span fits). */
+int ipc_client_heatmap(struct ipc_client *c, const struct ipc_heatmap *req,
+		       struct ipc_heat_data *out);
+void ipc_heat_data_free(struct ipc_heat_data *d);
+
 /* Sets @key (enum ipc_key) to @value on queue @id or every queue of pid @id.
  * A refusal may say why in @c->why and @c->limit. */
 int ipc_client_set(struct ipc_client *c, uint32_t target, uint64_t id, uint32_t key,

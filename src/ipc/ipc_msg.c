@@ -44,7 +44,23 @@ static const struct ipc_type_info ipc_types[IPC_TYPE_MAX] = {
 	[IPC_MEM_RESTORE] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_mem_evict) },
 	[IPC_MEM_RESTORED] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_mem_restored) },
 	[IPC_FLOOR] = { IPC_FROM_DAEMON, 0, sizeof(struct ipc_floor) },
+	[IPC_HEATMAP] = { IPC_FROM_CLIENT, 0, sizeof(struct ipc_heatmap) },
+	[IPC_HEATMAP_REPLY] = { IPC_FROM_DAEMON, 1, sizeof(struct ipc_heat_reply) },
 };
+
+/* Size of one record of heat map section @section; 0: no such section. */
+size_t ipc_heat_rec_size(uint32_t section)
+{
+	switch (section) {
+	case IPC_HEAT_META: return sizeof(struct ipc_heat_meta);
+	case IPC_HEAT_ROW: return sizeof(struct ipc_heat_row);
+	case IPC_HEAT_CELL:
+	case IPC_HEAT_MARK: return sizeof(struct ipc_heat_cell);
+	case IPC_HEAT_HOT: return sizeof(struct ipc_heat_hot);
+	case IPC_HEAT_HOT_TASK: return sizeof(struct ipc_heat_task);
+	default: return 0;
+	}
+}
 
 bool ipc_str_valid(const char *s, size_t len)
 {
@@ -237,6 +253,21 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 			    r[i].state >= IPC_BYPASS_STATE_MAX)
 				return false;
 		return true;
+	}
+	case IPC_HEATMAP: {
+		const struct ipc_heatmap *h = b;
+
+		return h->kind >= IPC_HEAT_CPU && h->kind <= IPC_HEAT_QUEUES && h->pad == 0;
+	}
+	case IPC_HEATMAP_REPLY: {
+		const struct ipc_heat_reply *l = b;
+		size_t size = ipc_heat_rec_size(l->section);
+
+		/* (Strings and indexes are checked by the reader, which knows
+		 * the rows.) */
+		return (l->flags & ~IPC_F_LAST) == 0 && size &&
+		       l->count <= (IPC_MSG_MAX - sizeof(struct ipc_hdr) - sizeof(*l)) / size &&
+		       len == sizeof(*l) + (size_t)l->count * size;
 	}
 	case IPC_TEXT_REPLY: {
 		const struct ipc_text_reply *t = b;

@@ -57,5 +57,8 @@ bool ipc_ident_valid(uint32_t kind, const char *ident, const char *pci);
 
 /* True if the NUL-terminated string fits in @len bytes and is not empty. */
 bool ipc_str_valid(const char *s, size_t len);
+/* Size of one record of heat map section @section (enum ipc_heat_section);
+ * 0: no such section. */
+size_t ipc_heat_rec_size(uint32_t section);
 
 #endif

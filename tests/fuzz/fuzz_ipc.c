@@ -74,6 +74,8 @@ static bool fz_type(uint16_t type, struct fz_type *t)
 	T(IPC_MEM_RESTORE, IPC_FROM_DAEMON, false, sizeof(struct ipc_mem_evict))
 	T(IPC_MEM_RESTORED, IPC_FROM_CLIENT, false, sizeof(struct ipc_mem_restored))
 	T(IPC_FLOOR, IPC_FROM_DAEMON, false, sizeof(struct ipc_floor))
+	T(IPC_HEATMAP, IPC_FROM_CLIENT, false, sizeof(struct ipc_heatmap))
+	T(IPC_HEATMAP_REPLY, IPC_FROM_DAEMON, true, sizeof(struct ipc_heat_reply))
 #undef T
 	default:
 		return false;
@@ -256,6 +258,20 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 
 		CHECK(f->table < IPC_FLOOR_DEVICES && f->page < IPC_FLOOR_PAGES &&
 		      f->writable <= 1 && f->pad == 0);
+		break;
+	}
+	case IPC_HEATMAP: {
+		const struct ipc_heatmap *h = b;
+
+		CHECK(h->kind >= IPC_HEAT_CPU && h->kind <= IPC_HEAT_QUEUES && h->pad == 0);
+		break;
+	}
+	case IPC_HEATMAP_REPLY: {
+		const struct ipc_heat_reply *h = b;
+		size_t size = ipc_heat_rec_size(h->section);
+
+		CHECK(size && (h->flags & ~IPC_F_LAST) == 0);
+		CHECK(body_len == sizeof(*h) + (size_t)h->count * size);
 		break;
 	}
 	case IPC_LIST_REPLY:

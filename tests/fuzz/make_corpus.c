@@ -311,6 +311,23 @@ int main(int argc, char **argv)
 
 		seed("floor", IPC_FLOOR, IPC_FROM_DAEMON, &floor, sizeof(floor));
 	}
+	{
+		struct ipc_heatmap heat = { .kind = IPC_HEAT_QUEUE, .id = 7,
+					    .window_ns = 10000000, .last_ns = 30000000000ull };
+		struct {
+			struct ipc_heat_reply h;
+			struct ipc_heat_cell c[2];
+		} cells = { { IPC_F_LAST, IPC_HEAT_CELL, 2 }, { { 0, 3, 5, 17 }, { 0, 4, 18, 1 } } };
+		struct {
+			struct ipc_heat_reply h;
+			struct ipc_heat_meta m;
+		} meta = { { 0, IPC_HEAT_META, 1 }, { .kind = IPC_HEAT_QUEUE, .nrows = 1, .ncols = 5,
+						      .window_ns = 10000000, .base_ns = 10000000 } };
+
+		seed("heatmap", IPC_HEATMAP, IPC_FROM_CLIENT, &heat, sizeof(heat));
+		seed("heatmap_meta", IPC_HEATMAP_REPLY, IPC_FROM_DAEMON, &meta, sizeof(meta));
+		seed("heatmap_cells", IPC_HEATMAP_REPLY, IPC_FROM_DAEMON, &cells, sizeof(cells));
+	}
 	seed("reply_ok", IPC_REPLY, IPC_FROM_DAEMON, &ok, sizeof(ok));
 	seed("reply_err", IPC_REPLY, IPC_FROM_DAEMON, &err, sizeof(err));
 	seed("list", IPC_LIST, IPC_FROM_CLIENT, &list, sizeof(list));
