@@ -496,6 +496,46 @@ static void config_enforce_keys(void **state)
 	unlink(path);
 }
 
+/* [observe] heat map keys: defaults, every key, and each bad value refused. */
+static void config_heatmap_keys(void **state)
+{
+	static const struct { const char *line, *why; } bad[] = {
+		{ "heatmap = sometimes", "expected yes or no" },
+		{ "heatmap_window_ms = 0", "expected an integer in 1..1000" },
+		{ "heatmap_window_ms = 5000", "expected an integer in 1..1000" },
+		{ "heatmap_seconds = 0", "expected an integer in 1..3600" },
+		{ "heatmap_seconds = 1h", "expected an integer in 1..3600" },
+		{ "heatmap_memory_mb = 0", "expected an integer in 1..4096" },
+	};
+	struct xsd_config c;
+	char err[512], text[256];
+	const char *path;
+	size_t i;
+
+	(void)state;
+	xsd_config_defaults(&c);
+	assert_true(c.heatmap);
+	assert_int_equal(c.heat_window_ms, XSD_HEAT_WINDOW_MS_DEFAULT);
+	assert_int_equal(c.heat_seconds, XSD_HEAT_SECONDS_DEFAULT);
+	assert_int_equal(c.heat_memory_mb, XSD_HEAT_MEMORY_MB_DEFAULT);
+	path = write_conf("[observe]\nheatmap = no\nheatmap_window_ms = 100\n"
+			  "heatmap_seconds = 600\nheatmap_memory_mb = 8\n");
+	assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), 0);
+	assert_false(c.heatmap);
+	assert_int_equal(c.heat_window_ms, 100);
+	assert_int_equal(c.heat_seconds, 600);
+	assert_int_equal(c.heat_memory_mb, 8);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		xsd_config_defaults(&c);
+		snprintf(text, sizeof(text), "[observe]\n%s\n", bad[i].line);
+		path = write_conf(text);
+		assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].why))
+			fail_msg("'%s': '%s' does not say '%s'", bad[i].line, err, bad[i].why);
+	}
+	unlink(path);
+}
+
 /* A directory or an unreadable file is an error, never "the defaults". */
 static void config_unreadable_is_an_error(void **state)
 {
@@ -604,6 +644,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(config_errors_name_the_line),
 	cmocka_unit_test(config_every_problem_reported),
 	cmocka_unit_test(config_enforce_keys),
+	cmocka_unit_test(config_heatmap_keys),
 	cmocka_unit_test(config_unreadable_is_an_error),
 	cmocka_unit_test(config_socket_paths),
 	cmocka_unit_test(notify_protocol),

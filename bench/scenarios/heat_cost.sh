@@ -8,7 +8,7 @@
 # (xs_load, periodic, 1 ms) and a switch-heavy load of unregistered
 # processes (`yes | head -c BYTES`: a pipe whose ends wake each other),
 # run with no daemon, then each mode, alternated for R rounds:
-#   none       no daemon: the load alone
+#   none       no daemon: the load and xs_load, unscheduled
 #   watched    heatmap = no
 #   node-wide  heatmap = yes
 # Per mode: the programs' runs and time per run (bpftool prog show:
@@ -77,7 +77,14 @@ for m in none watched node-wide; do
 	for p in "${progs[@]}"; do runs[$m.$p]=0 ns[$m.$p]=0; done
 done
 for ((r = 0; r < rounds; r++)); do
+	# The same registered process, unscheduled (no daemon).
+	"$load" --tasks 1000000 --cmds 1 --cmd-us 20 --period-us 1000 >/dev/null 2>&1 &
+	lpid=$!
+	sleep 0.5
 	secs[none]=$(awk -v a="${secs[none]}" -v b="$(wall)" 'BEGIN { print a + b }')
+	kill "$lpid"
+	wait "$lpid" 2>/dev/null
+	lpid=
 	for m in watched node-wide; do
 		start "$([[ $m == watched ]] && echo no || echo yes)"
 		declare -A c0 t0

@@ -70,7 +70,7 @@ struct {
 /* (tgid, window) -> a watched process's waits in it; drained by the daemon. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 	__type(key, struct xbpf_heat_pkey);
 	__type(value, struct xbpf_heat_pwin);
 } heat_proc SEC(".maps");

@@ -41,10 +41,10 @@
  * while after its first context; and a bound on the table. */
 #define XSD_BYPASS_GRACE_MS_DEFAULT 3000
 #define XSD_BYPASS_MAX_DEFAULT 1024
-/* [observe] heat maps: 10 ms windows, the last minute, within 32 MiB. */
+/* [observe] heat maps: 10 ms windows, the last minute, within 64 MiB. */
 #define XSD_HEAT_WINDOW_MS_DEFAULT 10
 #define XSD_HEAT_SECONDS_DEFAULT 60
-#define XSD_HEAT_MEMORY_MB_DEFAULT 32
+#define XSD_HEAT_MEMORY_MB_DEFAULT 64
 
 /* [enforce]: where the device gate is pinned (bpffs), and its modes. */
 #define XSD_ENFORCE_PIN_DEFAULT "/sys/fs/bpf/xsched"
