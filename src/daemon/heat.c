@@ -107,6 +107,12 @@ static uint32_t heat_oldest(const struct xsd_heat *h, uint64_t now)
 	return cur > h->nwin ? cur - h->nwin : 0;
 }
 
+/* What the CPU ring takes. */
+static uint64_t heat_cpu_bytes(const struct xsd_heat *h)
+{
+	return h->cpu ? (uint64_t)h->ncpus * h->nwin * sizeof(struct heat_cpu_win) : 0;
+}
+
 /* Grows @r (NULL: new) to hold one more cell, within HEAT_CELLS_MAX;
  * NULL when it cannot grow (full, or out of memory or budget). */
 static struct heat_cells *heat_cells_grow(struct xsd_heat *h, struct heat_cells *r)
@@ -116,7 +122,7 @@ static struct heat_cells *heat_cells_grow(struct xsd_heat *h, struct heat_cells 
 
 	if (had >= HEAT_CELLS_MAX)
 		return NULL;
-	if (h->bytes + (cap - had) * sizeof(struct heat_cell) > h->budget)
+	if (heat_cpu_bytes(h) + h->bytes + (cap - had) * sizeof(struct heat_cell) > h->budget)
 		return NULL;
 	g = realloc(r, sizeof(*g) + cap * sizeof(struct heat_cell));
 	if (!g)
@@ -157,8 +163,10 @@ static void heat_cells_add(struct xsd_heat *h, struct heat_cells **rp, uint32_t 
 			/* Grown rings never wrapped: the cells are in order from 0. */
 			*rp = r = g;
 		}
-		if (!r)
+		if (!r) {
+			h->lost += count;          /* no ring: out of memory or budget */
 			return;
+		}
 		if (r->n == r->cap) {
 			c = &r->c[r->head];
 			if (c->win >= oldest)
@@ -583,6 +591,7 @@ static void heat_queue_row(const struct xsd_queue *q, struct ipc_heat_row *row)
 {
 	memset(row, 0, sizeof(*row));
 	row->id = q->sq.pq.id;
+	row->seen = (uint32_t)BASE_MIN(q->task_lat->count, (uint64_t)UINT32_MAX);
 	row->pid = q->client->pid;
 	row->uid = q->client->uid;
 	memcpy(row->comm, q->client->comm, sizeof(row->comm));
@@ -828,10 +837,7 @@ int xsd_heat_request(struct xsd *d, struct xsd_client *c, uint32_t seq, const vo
 	rc = m.dense ? heat_map_rows(&m, c, req) : -ENOMEM;
 	m.meta.nrows = (uint32_t)m.nrows;
 	m.meta.lost = d->heat->lost;
-	m.meta.memory_bytes = d->heat->bytes;
-	if (d->heat->cpu)
-		m.meta.memory_bytes += (uint64_t)d->heat->ncpus * d->heat->nwin *
-				       sizeof(struct heat_cpu_win);
+	m.meta.memory_bytes = d->heat->bytes + heat_cpu_bytes(d->heat);
 	if (rc < 0) {
 		rc = xsd_reply(c, seq, rc);
 	} else {

@@ -461,7 +461,10 @@ struct ipc_heat_meta {
 
 struct ipc_heat_row {
 	uint32_t row;
-	uint32_t pad;
+	uint32_t seen;          /* queues: tasks the daemon counted since the
+				 * queue registered (its task latency histogram;
+				 * the cells add up to it while the span covers
+				 * the queue's life); else 0 */
 	uint64_t id;            /* CPU, pid, or queue id */
 	int32_t pid;            /* queue's process; or the process; else 0 */
 	uint32_t uid;
