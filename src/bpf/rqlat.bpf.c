@@ -168,7 +168,7 @@ static __always_inline void heat_ran(struct xbpf_heat_win *w, struct task_struct
 			return;
 		w->ran[1].tgid = tgid;
 		w->ran[1].run_us = us;
-		BPF_CORE_READ_STR_INTO(&w->ran[1].comm, prev, comm);
+		BPF_CORE_READ_STR_INTO(&w->ran[1].comm, prev, group_leader, comm);
 	}
 	if (w->ran[1].run_us > w->ran[0].run_us) {
 		t = w->ran[0];
@@ -273,8 +273,13 @@ int BPF_PROG(xbpf_switch, bool preempt, struct task_struct *prev, struct task_st
 	*ts = 0;
 	tgid = next->tgid;
 	k = heat_bucket(delta);
-	if (w && k < XBPF_HEAT_BUCKETS)
+	if (w && k < XBPF_HEAT_BUCKETS) {
+		__u64 us = delta / 1000;
+
 		w->slot[k]++;
+		if (us > w->max_us)
+			w->max_us = us > 0xffffffffull ? 0xffffffffu : (__u32)us;
+	}
 	if (!hist_add(tgid, delta))
 		return 0;
 	if (w) {

@@ -83,9 +83,10 @@ struct xbpf_rq_hist {
  * comes round (XBPF_HEAT_SLOTS windows: 1.28 s at 10 ms). A record whose
  * `win` is not the window looked for is empty (nothing switched then).
  *
- * Beside the counts: the two tasks that ran longest in the window (time
- * credited at their switch out, so a long run lands in its last window)
- * and two registered processes that waited there.
+ * Beside the counts: the longest wait, the two processes whose tasks ran
+ * longest in the window (time credited at their switch out, so a long run
+ * lands in its last window; named by their main thread's command) and two
+ * registered processes that waited there.
  */
 #define XBPF_HEAT_BUCKETS 19
 #define XBPF_HEAT_SLOTS 128
@@ -106,7 +107,7 @@ struct xbpf_heat_waited {
 struct xbpf_heat_win {
 	__u64 win;              /* window number (ns / window_ns) */
 	__u32 slot[XBPF_HEAT_BUCKETS];
-	__u32 pad;
+	__u32 max_us;           /* the longest wait that ended in it */
 	struct xbpf_heat_ran ran[2];
 	struct xbpf_heat_waited waited[2];
 };

@@ -72,6 +72,7 @@ struct xsd_queue {
 	bool floor_lazy;                   /* suspended by the floor, `run` not stored */
 	struct hist *task_lat;             /* Ready-to-Idle; apart, to keep this small */
 	struct heat_cells *heat;           /* its heat map's cells (heat.c); NULL: none yet */
+	bool heat_floored;                 /* its client's `floored`, as marked there */
 };
 
 /* A connection (server.c), and for an agent its shared memory and doorbells (host.c). */

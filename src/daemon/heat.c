@@ -4,9 +4,9 @@
  * keeps the programs' absolute window numbers (CLOCK_MONOTONIC / window).
  *
  * Hot spots of a CPU map: a window is hot when a wait that ended in it, or
- * in a later window but began before its end, reached the threshold's
- * bucket (for 10 ms: 8.2 ms and above), since a thread kept waiting shows
- * only when it finally runs; a run of at least `hot_windows` of them is
+ * in a later window but began before its end (the window's longest wait
+ * says how far back), reached the threshold's bucket (for 10 ms: 8.2 ms
+ * and above), since a thread kept waiting shows only when it finally runs; a run of at least `hot_windows` of them is
  * reported with the tasks that ran longest on that CPU meanwhile and the
  * registered processes whose threads waited there.
  */
@@ -57,9 +57,12 @@ struct heat_cpu_win {
 	uint64_t win;                      /* absolute; another: empty */
 	uint16_t slot[IPC_HEAT_BUCKETS];   /* saturating */
 	uint16_t pad;
+	uint32_t max_us;                   /* the longest wait that ended in it */
 	struct { uint32_t tgid, run_us; } ran[2];
 	struct { uint32_t tgid; uint16_t waits, top; } waited[2];
 };
+
+_Static_assert(sizeof(struct heat_cpu_win) == 88, "the memory the docs state");
 
 struct heat_proc {
 	int32_t pid;
@@ -204,16 +207,6 @@ static uint8_t heat_bucket(uint64_t ns)
 	return k;
 }
 
-/* The lower bound, in ns, of bucket @k. */
-static uint64_t heat_bucket_low(uint32_t k)
-{
-	if (k == 0)
-		return 0;
-	if (k == IPC_HEAT_BUCKETS - 1)
-		return (uint64_t)IPC_HEAT_TOP_US * NSEC_PER_USEC;
-	return (NSEC_PER_USEC << (k - 1));
-}
-
 /* --- queues and processes ---------------------------------------------------- */
 
 void xsd_heat_task(struct xsd_heat *h, struct xsd_queue *q, uint64_t now, uint64_t lat_ns)
@@ -340,6 +333,7 @@ static void heat_copy_window(struct xsd_heat *h, const struct xbpf_heat_win *src
 			continue;
 		for (unsigned b = 0; b < IPC_HEAT_BUCKETS; b++)
 			t->slot[b] = (uint16_t)BASE_MIN(s->slot[b], (uint32_t)UINT16_MAX);
+		t->max_us = s->max_us;
 		for (unsigned i = 0; i < 2; i++) {
 			t->ran[i].tgid = s->ran[i].tgid;
 			t->ran[i].run_us = s->ran[i].run_us;
@@ -678,7 +672,7 @@ static void heat_hot_cpu(struct heat_map *m, unsigned cpu, uint32_t row, uint8_t
 		if (b == IPC_HEAT_BUCKETS || b < thr)
 			continue;
 		hot[n + 1 + i] = b;
-		for (uint64_t back = heat_bucket_low(b) / h->window_ns; ; back--) {
+		for (uint64_t back = (uint64_t)t->max_us * NSEC_PER_USEC / h->window_ns; ; back--) {
 			if (back <= i)
 				hot[i - back] = 1;
 			if (!back)

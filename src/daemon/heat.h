@@ -12,7 +12,7 @@
  * where the daemon already records a task's latency and writes a decision,
  * the CPU windows are copied from a read-only mapping every 250 ms.
  *
- * Memory, bounded: the CPU ring is dense (80 bytes per CPU and window: 0.48
+ * Memory, bounded: the CPU ring is dense (88 bytes per CPU and window: 0.53
  * MB per CPU for 60 s of 10 ms windows), shortened to fit [observe]
  * heatmap_memory_mb with the other rings; a queue's or a process's ring
  * holds at most HEAT_CELLS_MAX non-empty (window, bucket) cells of 8 bytes,

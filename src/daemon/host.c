@@ -432,6 +432,16 @@ static void xsd_became_ready(struct xsd_host *s, struct xsd_queue *q,
 	sched_ready(&s->core, &q->sq, ready_ns, now);
 }
 
+/* A run floor held @q's work (its client says), or no longer: a
+ * suspension or resumption in its heat map, as a decision's are. */
+static void host_heat_floored(struct xsd_host *s, struct xsd_queue *q, bool held, uint64_t now)
+{
+	if (held == q->heat_floored)
+		return;
+	q->heat_floored = held;
+	xsd_heat_mark(host_heat(s), q, now, !held);
+}
+
 /* @fresh: the client rang for it, so @now is close to when it happened. */
 static void xsd_became_idle(struct xsd_host *s, struct xsd_queue *q, uint64_t now,
 			    bool fresh)
@@ -456,6 +466,7 @@ void xsd_host_refresh(struct xsd_host *s, struct xsd_queue *q, uint64_t recv_ns)
 	q->status_seen = seq;
 	xsd_track_wait(s, q, atomic_load(&slot->waits_on));
 	xsd_floor_status(s, q);
+	host_heat_floored(s, q, atomic_load(&slot->floored) != 0, now);
 	ready = atomic_load(&slot->status) == IPC_ST_READY;
 	ready_ns = atomic_load(&slot->ready_ns);
 	s->events++;
