@@ -57,6 +57,7 @@ static const struct ctl_verb ctl_verbs[] = {
 		ctl_list,
 	},
 	{ "devices", "devices [-o json]", CTL_DEVICES_HELP, ctl_devices },
+	{ "heatmap", CTL_HEATMAP_SYNOPSIS, CTL_HEATMAP_HELP, ctl_heatmap },
 	{
 		"top", "top [-b] [-n COUNT] [-d SECONDS] [--pid PID] [-o json]",
 		"Show the daemon and its queues, refreshed every second, with rates\n"

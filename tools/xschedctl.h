@@ -3,12 +3,14 @@
  *
  * The program is split by concern: xschedctl.c parses the command line,
  * reports errors and maps them to exit codes; xschedctl_list.c (status,
- * list), xschedctl_devices.c (devices), xschedctl_top.c (top) and
- * xschedctl_verbs.c (set, policy, metrics) talk to the daemon; xschedctl_run.c starts a program under the
- * shims and never needs the daemon; xschedctl_fmt.c formats tables, JSON
- * and durations. Every verb validates its whole command line before it
- * connects, so a usage error never reaches the daemon. Verbs return an
- * exit code (enum ctl_exit), not an errno. Single-threaded throughout.
+ * list), xschedctl_devices.c (devices), xschedctl_top.c (top),
+ * xschedctl_heatmap.c (heatmap, drawn by heat_*.c, see heat_render.h) and
+ * xschedctl_verbs.c (set, policy, metrics) talk to the daemon;
+ * xschedctl_run.c starts a program under the shims and never needs the
+ * daemon; xschedctl_fmt.c formats tables, JSON and durations. Every verb
+ * validates its whole command line before it connects, so a usage error
+ * never reaches the daemon. Verbs return an exit code (enum ctl_exit), not
+ * an errno. Single-threaded throughout.
  */
 #ifndef XS_XSCHEDCTL_H
 #define XS_XSCHEDCTL_H
@@ -217,6 +219,42 @@ int ctl_cdi(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
 	"      --shim-dir DIR the host directory holding the shims (overrides\n"   \
 	"                     the configuration's shim_dir)\n"
 
+int ctl_heatmap(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv);
+
+/* The help of `heatmap`, kept with its implementation's interface. */
+#define CTL_HEATMAP_SYNOPSIS                                                      \
+	"heatmap [--cpu | --queues | --pid PID | --queue ID] [--last DUR]\n"      \
+	"    [--window DUR] [--threshold DUR] [-o FMT] [--out FILE] [--width N]"
+#define CTL_HEATMAP_HELP                                                          \
+	"Show latency over time as a heat map: time runs left to right, each\n"   \
+	"cell a window of it. --cpu (the default): the run-queue latency of every\n"\
+	"task on the node (how long runnable threads waited for a CPU), one line\n"\
+	"per CPU (needs the daemon's eBPF programs); --queues: the task latency\n" \
+	"of each queue, one line per queue. Their cells show the P99 of their\n"  \
+	"window, green (low) to red (at or above the threshold). --pid: the\n"    \
+	"run-queue latency of the threads of one registered process; --queue:\n"  \
+	"the task latency of one queue, with its suspensions (S) and resumptions\n"\
+	"(R) under the map. These show one line per latency bucket, each cell\n" \
+	"shaded by the events counted there (log scale). CPU maps end with\n"    \
+	"hints: the CPUs that stayed at or above the threshold for several\n"   \
+	"windows in a row, what ran there and which processes waited. Colour on\n"\
+	"a terminal unless NO_COLOR is set; plain ASCII otherwise.\n"             \
+	"\n"                                                                       \
+	"      --cpu          run-queue latency per CPU (default)\n"             \
+	"      --queues       task latency per queue\n"                          \
+	"  -p, --pid PID      run-queue latency of process PID\n"               \
+	"  -q, --queue ID     task latency of queue ID\n"                        \
+	"  -l, --last DUR     the span shown (default 30s); DUR has a unit: us,\n"\
+	"                     ms, s or m\n"                                       \
+	"  -w, --window DUR   a cell's window (default: the daemon's, or for the\n"\
+	"                     terminal what fits the width)\n"                  \
+	"  -t, --threshold DUR  red cells and hints from here (default 10ms)\n"  \
+	"  -o, --output FMT   table (default), json, svg or png (png: needs\n"   \
+	"                     --out and gnuplot)\n"                              \
+	"      --out FILE     write FILE instead of standard output\n"           \
+	"      --width N      columns of the table (default: the terminal's,\n" \
+	"                     else $COLUMNS, else 80)\n"
+
 /* --- the shims `run` preloads (xschedctl_run.c) ------------------------ */
 
 #define CTL_NSHIMS 3            /* CUDA, OpenCL, Level Zero */
@@ -261,9 +299,10 @@ void ctl_json_null(struct ctl_json *j, const char *key);
 void ctl_json_double(struct ctl_json *j, const char *key, double v, int prec);
 
 /*
- * A text table: cells are copied, columns sized to their widest cell,
- * numbers right-aligned (bit k of @right_mask for column k). Rows are kept
- * until ctl_table_print(); at most CTL_TABLE_COLS columns.
+ * A text table: cells are copied, columns sized to their widest cell (in
+ * UTF-8 code points: top's sparklines), numbers right-aligned (bit k of @right_mask for
+ * column k). Rows are kept until ctl_table_print(); at most CTL_TABLE_COLS
+ * columns.
  */
 #define CTL_TABLE_COLS 20
 #define CTL_CELL_LEN 40

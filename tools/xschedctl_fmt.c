@@ -215,6 +215,22 @@ void ctl_table_cell(struct ctl_table *t, int col, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Display columns of a cell: its UTF-8 code points (top's sparklines are not ASCII). */
+static int ctl_cell_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void ctl_pad(FILE *f, int n)
+{
+	while (n-- > 0)
+		fputc(' ', f);
+}
+
 static void ctl_table_line(const struct ctl_table *t, FILE *f, const int *width,
 			   const char *const *cell)
 {
@@ -223,15 +239,15 @@ static void ctl_table_line(const struct ctl_table *t, FILE *f, const int *width,
 	for (i = 0; i < t->ncols; i++) {
 		bool right = t->right_mask & (1u << i);
 		bool last = i == t->ncols - 1;
+		int pad = width[i] - ctl_cell_width(cell[i]);
 
 		if (i)
 			fputs("  ", f);
 		if (right)
-			fprintf(f, "%*s", width[i], cell[i]);
-		else if (last)
-			fputs(cell[i], f);
-		else
-			fprintf(f, "%-*s", width[i], cell[i]);
+			ctl_pad(f, pad);
+		fputs(cell[i], f);
+		if (!right && !last)
+			ctl_pad(f, pad);
 	}
 	fputc('\n', f);
 }
@@ -244,10 +260,10 @@ void ctl_table_print(const struct ctl_table *t, FILE *f)
 	int i;
 
 	for (i = 0; i < t->ncols; i++)
-		width[i] = (int)strlen(t->head[i]);
+		width[i] = ctl_cell_width(t->head[i]);
 	for (r = 0; r < t->nrows; r++)
 		for (i = 0; i < t->ncols; i++) {
-			int w = (int)strlen(t->cells[r * (size_t)t->ncols + i]);
+			int w = ctl_cell_width(t->cells[r * (size_t)t->ncols + i]);
 
 			if (w > width[i])
 				width[i] = w;

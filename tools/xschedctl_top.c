@@ -6,13 +6,22 @@
  * One connection serves every refresh. Refreshes are paced by absolute
  * CLOCK_MONOTONIC deadlines, so a slow request does not make the period
  * drift. SIGINT and SIGTERM end the loop between requests and exit 0.
+ *
+ * Each queue also gets a sparkline of its recent P99 task latency, one
+ * glyph per second, from one heat map of every queue per refresh
+ * (IPC_HEAT_QUEUES). That map travels over a second connection: a map
+ * that fails halfway cannot leave replies behind on the one the table
+ * needs, and a daemon without heat maps only leaves the column empty.
  */
 #include "xschedctl.h"
+#include "heat_render.h"
 #include "base/compiler.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +48,21 @@ struct ctl_snap {
 	struct ipc_queue_rec *recs;
 	size_t n;
 	uint64_t mono_ns;
+};
+
+/* Glyphs of a sparkline: as many three-byte glyphs as a table cell holds. */
+#define CTL_SPARK_COLS ((CTL_CELL_LEN - 1) / 3)
+
+/* The P99 sparklines of one refresh, and the connection they come over. */
+struct ctl_spark {
+	struct ipc_client c;
+	bool connected;
+	bool off;               /* the daemon refuses heat maps: stop asking */
+	bool have;              /* @d and @bins hold this refresh's map */
+	bool plain;             /* ASCII glyphs: the locale is not UTF-8 */
+	struct ipc_heat_data d;
+	struct heat_bins bins;  /* one cell per column */
+	uint64_t max_ns;        /* the top of every queue's sparkline */
 };
 
 /* Rates of one queue since the previous snapshot; valid false for the first one. */
@@ -78,6 +102,148 @@ static int ctl_snap_take(struct ipc_client *c, int32_t pid, struct ctl_snap *s)
 	return 0;
 }
 
+/* Whether the locale's environment names UTF-8 (we never call setlocale()). */
+static bool ctl_utf8_locale(void)
+{
+	static const char *const vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+		char low[64];
+		size_t k;
+
+		if (!v || !*v)
+			continue;
+		for (k = 0; v[k] && k < sizeof(low) - 1; k++)
+			low[k] = (char)tolower((unsigned char)v[k]);
+		low[k] = '\0';
+		return strstr(low, "utf-8") || strstr(low, "utf8");
+	}
+	return false;
+}
+
+static void ctl_spark_drop(struct ctl_spark *s)
+{
+	if (s->have) {
+		heat_bins_fini(&s->bins);
+		ipc_heat_data_free(&s->d);
+	}
+	s->have = false;
+}
+
+static void ctl_spark_fini(struct ctl_spark *s)
+{
+	ctl_spark_drop(s);
+	if (s->connected)
+		ipc_client_close(&s->c);
+	s->connected = false;
+}
+
+/* The row of queue @id in the map, or -1. */
+static long ctl_spark_row(const struct ctl_spark *s, uint64_t id)
+{
+	size_t r;
+
+	for (r = 0; s->have && r < s->d.nrows; r++)
+		if (s->d.rows[r].id == id)
+			return (long)r;
+	return -1;
+}
+
+/*
+ * The P99 of each of the last CTL_SPARK_COLS seconds of queue @id, oldest
+ * first, 0 where it had no task; false when the map has no such queue.
+ */
+static bool ctl_spark_series(const struct ctl_spark *s, uint64_t id, uint64_t *ns)
+{
+	long row = ctl_spark_row(s, id);
+	size_t n, i, skip;
+
+	if (row < 0)
+		return false;
+	n = BASE_MIN(s->bins.ncells, (size_t)CTL_SPARK_COLS);
+	skip = s->bins.ncells - n;
+	memset(ns, 0, CTL_SPARK_COLS * sizeof(*ns));
+	/* Right-aligned: a daemon that kept less leaves the oldest glyphs blank. */
+	for (i = 0; i < n; i++)
+		ns[CTL_SPARK_COLS - n + i] =
+			heat_bucket_ns(s->bins.p99[(size_t)row * s->bins.ncells + skip + i]);
+	return true;
+}
+
+/*
+ * Asks for this refresh's map. Any failure leaves the sparklines empty, and
+ * the connection is dropped (a reply may be left on it); refusals that
+ * will not change (an older daemon, permissions) stop the asking.
+ */
+static void ctl_spark_take(const struct ctl *ctl, struct ctl_spark *s)
+{
+	struct ipc_heatmap req = {
+		.kind = IPC_HEAT_QUEUES, .max_cols = CTL_SPARK_COLS, .window_ns = CTL_NSEC,
+		.last_ns = CTL_SPARK_COLS * CTL_NSEC,
+	};
+	uint64_t ns[CTL_SPARK_COLS];
+	size_t r, i;
+	int rc;
+
+	ctl_spark_drop(s);
+	if (s->off)
+		return;
+	if (!s->connected && ipc_client_open(&s->c, ctl->control, ctl->socket) < 0)
+		return;
+	s->connected = true;
+	rc = ipc_client_heatmap(&s->c, &req, &s->d);
+	if (rc == 0 && heat_bins_build(&s->bins, &s->d, 0) < 0) {
+		ipc_heat_data_free(&s->d);
+		rc = -ENOMEM;
+	}
+	if (rc < 0) {
+		ipc_client_close(&s->c);
+		s->connected = false;
+		s->off = rc == -EOPNOTSUPP || rc == -EINVAL || rc == -EPROTO || rc == -EACCES ||
+			 rc == -EPERM;
+		return;
+	}
+	s->have = true;
+	s->max_ns = 0;
+	for (r = 0; r < s->d.nrows; r++)
+		if (ctl_spark_series(s, s->d.rows[r].id, ns))
+			for (i = 0; i < CTL_SPARK_COLS; i++)
+				s->max_ns = BASE_MAX(s->max_ns, ns[i]);
+}
+
+/* Cell @col: queue @id's sparkline; empty without one. */
+static void ctl_spark_cell(struct ctl_table *t, int col, const struct ctl_spark *s, uint64_t id)
+{
+	uint64_t ns[CTL_SPARK_COLS];
+	char buf[CTL_CELL_LEN];
+
+	if (!ctl_spark_series(s, id, ns))
+		return;
+	ctl_table_cell(t, col, "%s", heat_sparkline(buf, sizeof(buf), ns, CTL_SPARK_COLS,
+						   s->max_ns, s->plain));
+}
+
+/* Member "task_p99_series_ns": the sparkline's values, null where no task ran. */
+static void ctl_spark_json(struct ctl_json *j, const struct ctl_spark *s, uint64_t id)
+{
+	uint64_t ns[CTL_SPARK_COLS];
+	size_t i;
+
+	if (!ctl_spark_series(s, id, ns)) {
+		ctl_json_null(j, "task_p99_series_ns");
+		return;
+	}
+	ctl_json_open(j, "task_p99_series_ns", '[');
+	for (i = 0; i < CTL_SPARK_COLS; i++)
+		if (ns[i])
+			ctl_json_uint(j, NULL, ns[i]);
+		else
+			ctl_json_null(j, NULL);
+	ctl_json_close(j, ']');
+}
+
 static struct ctl_rate ctl_rate_of(const struct ctl_snap *prev, const struct ctl_snap *cur,
 				   const struct ipc_queue_rec *r)
 {
@@ -99,7 +265,8 @@ static struct ctl_rate ctl_rate_of(const struct ctl_snap *prev, const struct ctl
 }
 
 static void ctl_top_json(const struct ctl *ctl, const struct ipc_client *c,
-			 const struct ctl_snap *prev, const struct ctl_snap *cur)
+			 const struct ctl_snap *prev, const struct ctl_snap *cur,
+			 const struct ctl_spark *spark)
 {
 	struct ctl_json j;
 	struct timespec now;
@@ -114,6 +281,10 @@ static void ctl_top_json(const struct ctl *ctl, const struct ipc_client *c,
 	else
 		ctl_json_null(&j, "interval_s");
 	ctl_json_status(&j, "status", ctl, c, &cur->st);
+	if (spark->have)
+		ctl_json_uint(&j, "series_window_ns", spark->d.meta.window_ns);
+	else
+		ctl_json_null(&j, "series_window_ns");
 	ctl_json_open(&j, "queues", '[');
 	for (i = 0; i < cur->n; i++) {
 		struct ctl_rate rate = ctl_rate_of(prev, cur, &cur->recs[i]);
@@ -127,17 +298,19 @@ static void ctl_top_json(const struct ctl *ctl, const struct ipc_client *c,
 			ctl_json_null(&j, "completed_per_s");
 			ctl_json_null(&j, "busy_pct");
 		}
+		ctl_spark_json(&j, spark, cur->recs[i].queue_id);
 		ctl_json_close(&j, '}');
 	}
 	ctl_json_close(&j, ']');
 	ctl_json_close(&j, '}');
 }
 
-static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur)
+static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur,
+			 const struct ctl_spark *spark)
 {
 	static const char *const head[] = {
 		"QUEUE", "PID", "COMMAND", "DEVICE", "LV", "STATE", "WAITED", "GUARD", "PRIO",
-		"DONE/S", "BUSY%", "P99", "PREEMPT", "PREEMPT-P99", "CPU-P99",
+		"DONE/S", "BUSY%", "P99", "PREEMPT", "PREEMPT-P99", "CPU-P99", "P99-TREND",
 	};
 	char up[32], buf[CTL_CELL_LEN], now_s[16], name[IPC_POLICY_LEN];
 	struct ctl_table t;
@@ -183,6 +356,7 @@ static int ctl_top_table(const struct ctl_snap *prev, const struct ctl_snap *cur
 		ctl_table_cell(&t, 12, "%llu", (unsigned long long)r->preemptions);
 		ctl_table_cell(&t, 13, "%s", ctl_fmt_ns(buf, sizeof(buf), r->preempt_p99_ns, true));
 		ctl_table_cell(&t, 14, "%s", ctl_fmt_ns(buf, sizeof(buf), r->cpu_wait_p99_ns, true));
+		ctl_spark_cell(&t, 15, spark, r->queue_id);
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_fini(&t);
@@ -234,6 +408,7 @@ int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	};
 	struct ctl_args a = { .argc = argc, .argv = argv, .i = 1, .verb = v };
 	struct ctl_snap snap[2] = { { .recs = NULL } }, *prev = NULL, *cur;
+	struct ctl_spark spark = { .plain = !ctl_utf8_locale() };
 	struct sigaction sa = { .sa_handler = ctl_on_signal };
 	uint64_t delay = CTL_NSEC, count = 0, next, k;
 	bool batch = false, live;
@@ -285,14 +460,15 @@ int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 		rc = ctl_snap_take(&c, pid, cur);
 		if (rc < 0)
 			break;
+		ctl_spark_take(ctl, &spark);
 		if (ctl->out == CTL_OUT_JSON) {
-			ctl_top_json(ctl, &c, prev, cur);
+			ctl_top_json(ctl, &c, prev, cur, &spark);
 		} else {
 			if (live)
 				fputs("\033[H\033[2J", stdout);
 			else if (k)
 				fputc('\n', stdout);
-			rc = ctl_top_table(prev, cur);
+			rc = ctl_top_table(prev, cur, &spark);
 			if (rc < 0)
 				break;
 		}
@@ -309,6 +485,7 @@ int ctl_top(struct ctl *ctl, const struct ctl_verb *v, int argc, char **argv)
 	if (rc < 0)
 		rc = ctl_fail(ctl, &c, rc, "cannot refresh");
 	ipc_client_close(&c);
+	ctl_spark_fini(&spark);
 	free(snap[0].recs);
 	free(snap[1].recs);
 	return rc;
