@@ -63,7 +63,7 @@ os.chmod(sys.argv[1], int(sys.argv[2], 8))
 EOF
 }
 
-verbs=(status list devices top set policy metrics bypass trace run cdi)
+verbs=(status list devices top set policy metrics bypass trace run cdi heatmap)
 
 # --- help and version ----------------------------------------------------
 for h in --help -h help; do
@@ -86,6 +86,10 @@ expect 1 list --bogus && err_has "unknown option '--bogus'"
 expect 1 list -x && err_has "unknown option '-x'"
 expect 1 list extra && err_has 'unexpected argument'
 expect 1 devices extra && err_has 'unexpected argument'
+expect 1 heatmap --window 10 && err_has "invalid window '10'"
+expect 1 heatmap --pid 1 --queue 2 && err_has 'exclude each other'
+expect 1 heatmap -o png && err_has 'needs --out FILE'
+expect 1 heatmap --width 3 && err_has "invalid width '3'"
 expect 1 devices --pid 1 && err_has 'unknown option'
 expect 1 status --pid 1 && err_has 'unknown option'
 expect 1 -o yaml list && err_has 'unknown output format'

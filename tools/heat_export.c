@@ -70,6 +70,8 @@ static void heat_json_row(struct ctl_json *j, const struct ipc_heat_data *d, siz
 	ctl_json_str(j, "command", row->comm, sizeof(row->comm));
 	ctl_json_str(j, "device", row->device, sizeof(row->device));
 	ctl_json_uint(j, "total", total);
+	if (d->meta.kind == IPC_HEAT_QUEUE || d->meta.kind == IPC_HEAT_QUEUES)
+		ctl_json_uint(j, "tasks_seen", row->seen);
 	ctl_json_open(j, "cells", '[');
 	for (i = c0; i < c1; i++) {
 		ctl_json_open(j, NULL, '[');
