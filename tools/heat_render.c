@@ -146,6 +146,24 @@ static int heat_bins_p99(struct heat_bins *b, const struct ipc_heat_data *d)
 	return 0;
 }
 
+/*
+ * The cells of a hot run where nothing ended a wait (the waiting threads
+ * did not run: the hog held the CPU) show the run's worst wait, so that a
+ * stripe is drawn as one: the waits that ended later spanned them.
+ */
+static void heat_bins_hot(struct heat_bins *b, const struct ipc_heat_data *d)
+{
+	for (size_t i = 0; i < d->nhot; i++) {
+		const struct ipc_heat_hot *h = &d->hot[i];
+		size_t k0 = heat_bin_of(h->first_col, d->meta.ncols, b->ncells);
+		size_t k1 = heat_bin_of(h->first_col + h->ncols - 1, d->meta.ncols, b->ncells);
+
+		for (size_t k = k0; k <= k1; k++)
+			if (b->p99[(size_t)h->row * b->ncells + k] == HEAT_EMPTY)
+				b->p99[(size_t)h->row * b->ncells + k] = (uint8_t)h->top_bucket;
+	}
+}
+
 int heat_bins_build(struct heat_bins *b, const struct ipc_heat_data *d, size_t ncells)
 {
 	size_t ncols = d->meta.ncols, i;
@@ -172,6 +190,7 @@ int heat_bins_build(struct heat_bins *b, const struct ipc_heat_data *d, size_t n
 		*n += d->cells[i].b;
 		b->max_count = BASE_MAX(b->max_count, *n);
 	}
+	heat_bins_hot(b, d);
 	for (i = 0; i < d->nmarks; i++) {
 		size_t k = heat_bin_of(d->marks[i].col, ncols, ncells);
 

@@ -679,6 +679,16 @@ static void heat_hot_cpu(struct heat_map *m, unsigned cpu, uint32_t row, uint8_t
 				break;
 		}
 	}
+	/* Runs closer than a column are one: a column shows them as one. */
+	for (uint64_t i = 0, gap = 0; m->f > 1 && i < n; i++) {
+		if (!hot[i]) {
+			gap++;
+			continue;
+		}
+		if (gap && gap < m->f && i > gap)
+			memset(&hot[i - gap], 1, gap);
+		gap = 0;
+	}
 	for (uint64_t i = 0; i <= n; i++) {
 		if (i < n && hot[i]) {
 			run++;
