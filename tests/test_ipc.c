@@ -445,10 +445,33 @@ static void config_every_problem_reported(void **state)
 	assert_non_null(strstr(err, "expected yes or no"));
 }
 
+struct bad_line {
+	const char *line, *why;
+};
+
+/* Each of @bad, alone in section @sec, is refused with its reason. */
+static void refused_lines(const char *sec, const struct bad_line *bad, size_t n)
+{
+	struct xsd_config c;
+	char err[512], text[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *path;
+
+		xsd_config_defaults(&c);
+		snprintf(text, sizeof(text), "[%s]\n%s\n", sec, bad[i].line);
+		path = write_conf(text);
+		assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].why))
+			fail_msg("'%s': '%s' does not say '%s'", bad[i].line, err, bad[i].why);
+		unlink(path);
+	}
+}
+
 /* [enforce]: defaults that lock nobody out, every key, and each bad value refused. */
 static void config_enforce_keys(void **state)
 {
-	static const struct { const char *line, *why; } bad[] = {
+	static const struct bad_line bad[] = {
 		{ "devices = yes", "expected off, audit or on" },
 		{ "fail = maybe", "expected open or closed" },
 		{ "exempt_root = 2", "expected yes or no" },
@@ -463,9 +486,8 @@ static void config_enforce_keys(void **state)
 		{ "pin_path = xsched", "expected an absolute path" },
 	};
 	struct xsd_config c;
-	char err[512], text[256];
+	char err[512];
 	const char *path;
-	size_t i;
 
 	(void)state;
 	xsd_config_defaults(&c);
@@ -485,21 +507,14 @@ static void config_enforce_keys(void **state)
 	assert_string_equal(c.enforce_uids, "1000-59999 65534");
 	assert_string_equal(c.enforce_extra_devices, "240:0 241:* /dev/foo");
 	assert_string_equal(c.enforce_pin_path, "/sys/fs/bpf/x");
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		xsd_config_defaults(&c);
-		snprintf(text, sizeof(text), "[enforce]\n%s\n", bad[i].line);
-		path = write_conf(text);
-		assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), -EINVAL);
-		if (!strstr(err, bad[i].why))
-			fail_msg("'%s': '%s' does not say '%s'", bad[i].line, err, bad[i].why);
-	}
+	refused_lines("enforce", bad, ARRAY_SIZE(bad));
 	unlink(path);
 }
 
 /* [observe] heat map keys: defaults, every key, and each bad value refused. */
 static void config_heatmap_keys(void **state)
 {
-	static const struct { const char *line, *why; } bad[] = {
+	static const struct bad_line bad[] = {
 		{ "heatmap = sometimes", "expected yes or no" },
 		{ "heatmap_window_ms = 0", "expected an integer in 1..1000" },
 		{ "heatmap_window_ms = 5000", "expected an integer in 1..1000" },
@@ -508,9 +523,8 @@ static void config_heatmap_keys(void **state)
 		{ "heatmap_memory_mb = 0", "expected an integer in 1..4096" },
 	};
 	struct xsd_config c;
-	char err[512], text[256];
+	char err[512];
 	const char *path;
-	size_t i;
 
 	(void)state;
 	xsd_config_defaults(&c);
@@ -525,14 +539,7 @@ static void config_heatmap_keys(void **state)
 	assert_int_equal(c.heat_window_ms, 100);
 	assert_int_equal(c.heat_seconds, 600);
 	assert_int_equal(c.heat_memory_mb, 8);
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		xsd_config_defaults(&c);
-		snprintf(text, sizeof(text), "[observe]\n%s\n", bad[i].line);
-		path = write_conf(text);
-		assert_int_equal(xsd_config_load(path, true, &c, err, sizeof(err)), -EINVAL);
-		if (!strstr(err, bad[i].why))
-			fail_msg("'%s': '%s' does not say '%s'", bad[i].line, err, bad[i].why);
-	}
+	refused_lines("observe", bad, ARRAY_SIZE(bad));
 	unlink(path);
 }
 

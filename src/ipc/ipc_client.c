@@ -108,6 +108,23 @@ void ipc_client_close(struct ipc_client *c)
 	c->fd = -1;
 }
 
+/* Receives one chunk of a @reply: 0, or the daemon's refusal (an
+ * IPC_REPLY's status), or -EBADMSG for another message. */
+static int ipc_client_chunk(struct ipc_client *c, uint16_t reply, union ipc_buf *buf,
+			    struct ipc_msg *m)
+{
+	int rc = ipc_client_recv(c, buf, m);
+
+	if (rc < 0)
+		return rc;
+	if (m->hdr.type == IPC_REPLY) {
+		/* Refused: the status says why. */
+		rc = ((const struct ipc_reply *)m->body)->status;
+		return rc < 0 ? rc : -EBADMSG;
+	}
+	return m->hdr.type == reply ? 0 : -EBADMSG;
+}
+
 /*
  * Sends @type and gathers the records of its chunked @reply (a struct
  * ipc_list_reply or ipc_devices_reply header, then @size-byte records)
@@ -133,19 +150,9 @@ static int ipc_client_records(struct ipc_client *c, uint16_t type, const void *r
 
 		if (rc < 0)
 			break;
-		rc = ipc_client_recv(c, &buf, &m);
+		rc = ipc_client_chunk(c, reply, &buf, &m);
 		if (rc < 0)
 			break;
-		if (m.hdr.type == IPC_REPLY) {
-			/* Refused: the status says why. */
-			rc = ((const struct ipc_reply *)m.body)->status;
-			rc = rc < 0 ? rc : -EBADMSG;
-			break;
-		}
-		if (m.hdr.type != reply) {
-			rc = -EBADMSG;
-			break;
-		}
 		lr = m.body;
 		grown = realloc(all, (have + lr->count + 1) * size);
 		if (!grown) {
@@ -252,18 +259,9 @@ int ipc_client_heatmap(struct ipc_client *c, const struct ipc_heatmap *req,
 		const struct ipc_heat_reply *r;
 		const void *recs;
 
-		rc = ipc_client_recv(c, &buf, &m);
+		rc = ipc_client_chunk(c, IPC_HEATMAP_REPLY, &buf, &m);
 		if (rc < 0)
 			break;
-		if (m.hdr.type == IPC_REPLY) {
-			rc = ((const struct ipc_reply *)m.body)->status;
-			rc = rc < 0 ? rc : -EBADMSG;
-			break;
-		}
-		if (m.hdr.type != IPC_HEATMAP_REPLY) {
-			rc = -EBADMSG;
-			break;
-		}
 		r = m.body;
 		recs = r + 1;
 		switch (r->section) {
