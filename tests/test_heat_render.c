@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 #include "heat_render.h"
+#include "base/compiler.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -663,6 +664,35 @@ static void empty_map_says_no_data(void **state)
 	ipc_heat_data_free(&d);
 }
 
+/* A queue held all along: marks and no task counted; the marks are drawn. */
+static void marks_without_tasks(void **state)
+{
+	struct ipc_heat_data d = queue_map();
+
+	(void)state;
+	free(d.cells);
+	d.cells = NULL;
+	d.ncells = 0;
+	d.meta.events = 0;
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+		for (int color = 0; color < 2; color++) {
+			struct out o = render_text(&d, widths[w], color);
+			const char *marks = find_line(o.text, "marks");
+			size_t ncells = heat_text_cells(IPC_HEAT_QUEUE, widths[w]);
+			int x0 = heat_text_label_width(IPC_HEAT_QUEUE) + 1;
+
+			assert_fits(&o, widths[w], color);
+			assert_null(strstr(o.text, "no data"));
+			assert_non_null(marks);
+			if (!color)
+				assert_int_equal(marks[x0 + heat_bin_of(MARK_S, NCOLS,
+									  BASE_MIN(ncells, (size_t)NCOLS))], 'S');
+			free(o.text);
+		}
+	}
+	ipc_heat_data_free(&d);
+}
+
 static void png_through_gnuplot(void **state)
 {
 	struct ipc_heat_data d = cpu_map();
@@ -718,6 +748,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sparkline_glyphs),
 	cmocka_unit_test(buckets_and_p99),
 	cmocka_unit_test(empty_map_says_no_data),
+	cmocka_unit_test(marks_without_tasks),
 	cmocka_unit_test(png_through_gnuplot),
 };
 

@@ -496,7 +496,7 @@ int heat_render_svg(FILE *f, const struct ipc_heat_data *d)
 	svg_escaped(f, title);
 	fputs("</title>\n", f);
 	svg_text(f, SVG_LEFT, 24, " font-size=\"14\"", title);
-	if (!d->nrows || !d->ncells)
+	if (!d->nrows || (!d->ncells && !d->nmarks))
 		svg_text(f, SVG_LEFT, SVG_TOP + SVG_LINE, "", "no data: nothing counted");
 	svg_cells(&s);
 	svg_row_labels(&s);

@@ -268,7 +268,7 @@ static int png_script(FILE *f, const struct png_job *j)
 	png_legend(f, j, (bottom - 62) / h);
 	notes = (struct png_notes){ f, (bottom - 62 - PNG_LINE) / h, PNG_LINE / h, 0 };
 	heat_notes_each(d, png_note, &notes);
-	if (!d->ncells || !d->nrows) {
+	if ((!d->ncells && !d->nmarks) || !d->nrows) {
 		fputs("set label 'no data: nothing counted' at graph 0.5, graph 0.5 center\n"
 		      "plot NaN\n", f);
 		return 0;

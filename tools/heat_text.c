@@ -274,7 +274,8 @@ int heat_render_text(FILE *f, const struct ipc_heat_data *d, int width, bool col
 		return -EINVAL;
 	hl_text(&l, heat_title(title, sizeof(title), d));
 	hl_end(&l);
-	if (!d->ncells || !d->nrows) {
+	/* (A queue's marks without a task counted are shown.) */
+	if ((!d->ncells && !d->nmarks) || !d->nrows) {
 		heat_text_empty(&l, d);
 		if (heat_notes_each(d, heat_text_note, &l) < 0)
 			return -ENOMEM;

@@ -63,4 +63,5 @@ q=$("$ctl" list -o json | grep -o "\"queue\":[0-9]*,[^}]*\"pid\":$bg," | head -1
 	grep -o '^"queue":[0-9]*' | cut -d: -f2)
 "$ctl" heatmap --queue "$q" --last 5s -o png --out "$out/heatmap-queue.png"
 "$ctl" heatmap --queue "$q" --last 5s --width 100 >"$out/heatmap-queue.txt"
+"$ctl" list >>"$out/heatmap-queue.txt"
 echo "wrote $out/heatmap-cpu.png and $out/heatmap-queue.png ($(nproc) CPUs, $(uname -r))"
