@@ -41,12 +41,20 @@ struct {
 	__type(value, __u8);
 } watch SEC(".maps");
 
-/* task -> when it became runnable; 0: it is not waiting. */
+/* When a task became runnable (0: it is not waiting), and on which CPU's
+ * run queue. */
+struct queued_at {
+	__u64 ns;
+	__u32 cpu;
+	__u32 pad;
+};
+
+/* task -> struct queued_at. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);
+	__type(value, struct queued_at);
 } queued SEC(".maps");
 
 /* tgid -> its histogram. */
@@ -93,16 +101,19 @@ static __always_inline bool watched(__u32 tgid)
 	return bpf_map_lookup_elem(&watch, &tgid) != NULL;
 }
 
-/* @t became runnable at @now (the idle task never waits). */
-static __always_inline void mark(struct task_struct *t, __u64 now)
+/* @t became runnable at @now on CPU @cpu's run queue (the idle task never
+ * waits). */
+static __always_inline void mark(struct task_struct *t, __u64 now, __u32 cpu)
 {
-	__u64 *ts;
+	struct queued_at *q;
 
 	if (!t->pid || (!node_wide && !watched(t->tgid)))
 		return;
-	ts = bpf_task_storage_get(&queued, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ts)
-		*ts = now;
+	q = bpf_task_storage_get(&queued, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (q) {
+		q->ns = now;
+		q->cpu = cpu;
+	}
 }
 
 static __always_inline unsigned log2_u64(__u64 v)
@@ -128,11 +139,14 @@ static __always_inline unsigned heat_bucket(__u64 ns)
 	return us ? log2_u64(us) + 1 : 0;
 }
 
-/* This CPU's record of the window of @now, emptied if it held an older one. */
-static __always_inline struct xbpf_heat_win *heat_win(__u64 now)
+/* CPU @cpu's record of the window of @now, emptied if it held an older
+ * one. Only that CPU's switches write it, but for the waits that began on
+ * its run queue and ended on another CPU (counted atomically; one may be
+ * lost when it lands at the very start of a window, as the CPU empties it). */
+static __always_inline struct xbpf_heat_win *heat_win(__u32 cpu, __u64 now)
 {
 	__u64 win = now / window_ns;
-	__u32 key = bpf_get_smp_processor_id() * XBPF_HEAT_SLOTS + (__u32)(win % XBPF_HEAT_SLOTS);
+	__u32 key = cpu * XBPF_HEAT_SLOTS + (__u32)(win % XBPF_HEAT_SLOTS);
 	struct xbpf_heat_win *w = bpf_map_lookup_elem(&heat_cpu, &key);
 
 	if (w && w->win != win) {
@@ -232,26 +246,33 @@ static __always_inline bool hist_add(__u32 tgid, __u64 delta)
 	return true;
 }
 
+/* The CPU a woken task was queued on. */
+static __always_inline __u32 task_cpu(struct task_struct *p)
+{
+	return (__u32)BPF_CORE_READ(p, wake_cpu);
+}
+
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(xbpf_wakeup, struct task_struct *p)
 {
-	mark(p, bpf_ktime_get_ns());
+	mark(p, bpf_ktime_get_ns(), task_cpu(p));
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(xbpf_wakeup_new, struct task_struct *p)
 {
-	mark(p, bpf_ktime_get_ns());
+	mark(p, bpf_ktime_get_ns(), task_cpu(p));
 	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(xbpf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct xbpf_heat_win *w = NULL;
-	__u64 now = bpf_ktime_get_ns(), *ts, delta;
-	__u32 tgid;
+	struct xbpf_heat_win *w = NULL, *qw;
+	__u64 now = bpf_ktime_get_ns(), delta;
+	__u32 tgid, cpu = bpf_get_smp_processor_id();
+	struct queued_at *q;
 	long state;
 	unsigned k;
 
@@ -260,30 +281,36 @@ int BPF_PROG(xbpf_switch, bool preempt, struct task_struct *prev, struct task_st
 	else
 		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
 	if (state == 0)                    /* TASK_RUNNING: preempted, still runnable */
-		mark(prev, now);
+		mark(prev, now, cpu);
 	if (node_wide) {
-		w = heat_win(now);
+		w = heat_win(cpu, now);
 		if (w)
 			heat_ran(w, prev, now);
 	}
-	ts = bpf_task_storage_get(&queued, next, 0, 0);
-	if (!ts || !*ts)
+	q = bpf_task_storage_get(&queued, next, 0, 0);
+	if (!q || !q->ns)
 		return 0;
-	delta = now - *ts;
-	*ts = 0;
+	delta = now - q->ns;
+	q->ns = 0;
 	tgid = next->tgid;
 	k = heat_bucket(delta);
-	if (w && k < XBPF_HEAT_BUCKETS) {
+	/* A wait is the run queue's it began on: a thread migrated after
+	 * waiting behind a hog is that CPU's latency, not this one's. */
+	qw = w && q->cpu != cpu ? heat_win(q->cpu, now) : w;
+	if (qw && k < XBPF_HEAT_BUCKETS) {
 		__u64 us = delta / 1000;
 
-		w->slot[k]++;
-		if (us > w->max_us)
-			w->max_us = us > 0xffffffffull ? 0xffffffffu : (__u32)us;
+		if (qw == w)
+			qw->slot[k]++;
+		else
+			__sync_fetch_and_add(&qw->slot[k], 1);
+		if (us > qw->max_us)
+			qw->max_us = us > 0xffffffffull ? 0xffffffffu : (__u32)us;
 	}
 	if (!hist_add(tgid, delta))
 		return 0;
-	if (w) {
-		heat_waited(w, tgid, k);
+	if (qw) {
+		heat_waited(qw, tgid, k);
 		heat_proc_add(tgid, now, k);
 	}
 	return 0;

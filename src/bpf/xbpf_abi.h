@@ -74,11 +74,13 @@ struct xbpf_rq_hist {
 /*
  * Run-queue latency per CPU over time (rqlat.bpf.c, "node-wide"): every
  * wait of every task, counted in the window of the switch that ended it
- * (windows of `window_ns`, by CLOCK_MONOTONIC) on the CPU that ran it, in
+ * (windows of `window_ns`, by CLOCK_MONOTONIC) on the CPU whose run queue
+ * it was put on (a thread migrated after waiting counts where it waited), in
  * XBPF_HEAT_BUCKETS buckets (as IPC_HEAT_BUCKETS: < 1 us, [2^(k-1), 2^k)
  * us for k = 1..17, the last of them ending at 100 ms, then >= 100 ms).
  * Each CPU owns XBPF_HEAT_SLOTS records, a ring indexed by window number,
- * which only that CPU's switches write (no atomics); the daemon maps the
+ * which that CPU's switches write (no atomics), and other CPUs only to add
+ * a migrated wait (an atomic add); the daemon maps the
  * array read-only and copies the windows that have ended before the ring
  * comes round (XBPF_HEAT_SLOTS windows: 1.28 s at 10 ms). A record whose
  * `win` is not the window looked for is empty (nothing switched then).
