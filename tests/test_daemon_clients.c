@@ -5,6 +5,7 @@
  * test_daemon_util.h.
  */
 #include "test_daemon_util.h"
+#include "sim/sim_abi.h"
 
 /* --- 4a. Clients killed at any instant ---------------------------------- */
 
@@ -434,6 +435,69 @@ static long cpu_ticks(pid_t pid)
 	return (long)(ut + st);
 }
 
+/* Every queue the daemon lists, @pid's marked, for a failure message. */
+static void print_queues(struct it_env *e, pid_t pid)
+{
+	struct ipc_status_reply st = it_status(e);
+	struct ipc_queue_rec *r;
+	size_t n, i;
+
+	print_message("daemon: policy %s, %u clients, %u queues, %u ready, %llu decisions, "
+		      "%llu events\n", st.policy, st.clients, st.queues, st.ready,
+		      (unsigned long long)st.decisions, (unsigned long long)st.events);
+	r = all_queues(e, &n);
+	for (i = 0; i < n; i++)
+		print_message("%s queue %llu pid %d (%s): %s, %s, priority %d, level %u, "
+			      "waited %llu ms, submitted %llu, completed %llu, preemptions %llu, "
+			      "guard runs %llu\n", r[i].pid == pid ? "=>" : "  ",
+			      (unsigned long long)r[i].queue_id, (int)r[i].pid, r[i].comm,
+			      r[i].state == IPC_QS_READY ? "ready" : "idle",
+			      r[i].running ? "running" : "suspended", r[i].eff_priority, r[i].level,
+			      (unsigned long long)(r[i].wait_ns / IT_MS),
+			      (unsigned long long)r[i].submitted, (unsigned long long)r[i].completed,
+			      (unsigned long long)r[i].preemptions,
+			      (unsigned long long)r[i].guard_runs);
+	free(r);
+}
+
+/*
+ * The simulated device's engine as its processes see it (src/sim/sim_abi.h),
+ * for a failure message: who has the turn, and every context and queue
+ * not free, with whether its process lives. A queue of a dead process that
+ * keeps the engine stops every process's work, whatever the scheduler says.
+ */
+static void print_device(struct it_env *e)
+{
+	const struct sim_shm_dev *shm;
+	int fd = open(e->dev_path, O_RDONLY | O_CLOEXEC);
+	uint32_t i;
+
+	if (fd < 0)
+		return;
+	shm = mmap(NULL, sizeof(*shm), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (shm == MAP_FAILED)
+		return;
+	print_message("device %s: turn %u (queue %d), %llu commands run\n", e->dev,
+		      atomic_load(&shm->turn), (int)atomic_load(&shm->turn) - 1,
+		      (unsigned long long)atomic_load(&shm->commands));
+	for (i = 0; i < SIM_MAX_CTX; i++)
+		if (atomic_load(&shm->ctx[i].state) != SIM_SLOT_FREE)
+			print_message("  context %u: state %u, pid %d (%s)\n", i,
+				      atomic_load(&shm->ctx[i].state), (int)shm->ctx[i].pid,
+				      shm->ctx[i].pid > 0 && (kill(shm->ctx[i].pid, 0) == 0 ||
+							       errno == EPERM) ? "alive" : "gone");
+	for (i = 0; i < SIM_MAX_HWQ; i++)
+		if (atomic_load(&shm->hwq[i].state) != SIM_SLOT_FREE)
+			print_message("  queue %u: state %u, context %u, ctl %#x, running %u, "
+				      "submitted %llu, done %llu\n", i,
+				      atomic_load(&shm->hwq[i].state), atomic_load(&shm->hwq[i].ctx),
+				      atomic_load(&shm->hwq[i].ctl), atomic_load(&shm->hwq[i].running),
+				      (unsigned long long)atomic_load(&shm->hwq[i].submitted),
+				      (unsigned long long)atomic_load(&shm->hwq[i].done));
+	munmap((void *)shm, sizeof(*shm));
+}
+
 /*
  * One round of descriptor exhaustion: the daemon's limit lowered to its
  * @fds0 descriptors plus @extra, 80 connections at once, one second. The
@@ -474,9 +538,14 @@ static void fd_exhaust_round(struct it_env *e, int fds0, int extra, pid_t other,
 	if (it_queues(e, other, &rec) != 1)
 		fail_msg("round +%d: the other process's queue is not listed", extra);
 	done0 = rec.completed;
-	if (!IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1 && rec.completed > done0 + 5, WAIT_MS))
+	if (!IT_WAIT_UNTIL(it_queues(e, other, &rec) == 1 && rec.completed > done0 + 5, WAIT_MS)) {
+		/* Held by a decision, or by the device (a dead process's queue
+		 * kept the engine once: sim_device.c, sim_ctx_reap())? */
+		print_queues(e, other);
+		print_device(e);
 		fail_msg("round +%d: the other process completed %llu commands in %d ms (6 expected)",
 			 extra, (unsigned long long)(rec.completed - done0), WAIT_MS);
+	}
 	for (i = 0; i < 80; i++)
 		close(fd[i]);
 	assert_int_equal(prlimit(e->daemon, RLIMIT_NOFILE, &lim, NULL), 0);

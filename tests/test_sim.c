@@ -10,8 +10,10 @@
  */
 #include "test_util.h"
 #include "base/clock.h"
+#include "sim/sim_abi.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sched.h>
@@ -771,6 +773,108 @@ static void sim_other_pidns_kept_then_reaped(void **state)
 	killed_process_case_ns("killns", true, true, true);
 }
 
+/* The file of device test_dev_name, mapped as its processes see it. */
+static struct sim_shm_dev *map_dev_file(char *path, size_t len)
+{
+	const char *dir = getenv("XSCHED_SIM_DIR");
+	struct sim_shm_dev *shm;
+	int fd;
+
+	snprintf(path, len, "%s/%s", dir && *dir ? dir : "/dev/shm", test_dev_name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(shm != MAP_FAILED);
+	return shm;
+}
+
+/*
+ * A reaper that dies half way (a process killed while it reaps a dead peer,
+ * as one starting does) leaves the peer's context REAPING, its dead queue
+ * holding the engine. While the reaper lives (its reap byte locked) the
+ * reap is its own; once it is dead, the next reaper (our watchdog) takes it
+ * over and the engine serves us again. It used to stay so for good: every
+ * process's commands on the device then waited forever (a soak of killed
+ * clients, test_daemon_clients, failed so once in CI).
+ */
+static void sim_reaper_killed_midway(void **state)
+{
+	struct fixture f;
+	struct sim_shm_dev *shm;
+	struct sim_hwq *a;
+	struct sim_hwq_info ia;
+	struct sim_cmd k = kernel(1 * MS);
+	uint32_t c, expected = SIM_SLOT_LIVE;
+	int fds[2], lk[2];
+	pid_t holder, reaper;
+	char b, fd_arg[16], path[256];
+	uint64_t seq;
+
+	(void)state;
+	open_dev(&f, "reapkill", SIM_ARB_RR, 3, false);
+	shm = map_dev_file(path, sizeof(path));
+	assert_int_equal(sim_hwq_create(f.dev, &a), 0);
+	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(pipe(lk), 0);
+	snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
+	alarm(30);
+	holder = fork();
+	assert_true(holder >= 0);
+	if (holder == 0) {
+		alarm(60);
+		execl("/proc/self/exe", "test_sim", "--hold-engine", test_dev_name, fd_arg, "1",
+		      (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(read(fds[0], &b, 1), 1);
+	for (c = 0; c < SIM_MAX_CTX && shm->ctx[c].pid != holder; c++)
+		;
+	assert_true(c < SIM_MAX_CTX);
+	/* The reaper: its byte locked on a description of its own, then the
+	 * context taken (a reaper's first step) and the holder killed. */
+	reaper = fork();
+	assert_true(reaper >= 0);
+	if (reaper == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = SIM_REAP_BYTE(c), .l_len = 1 };
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+
+		alarm(60);
+		if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) < 0 || write(lk[1], "x", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	assert_int_equal(read(lk[0], &b, 1), 1);
+	assert_true(atomic_compare_exchange_strong(&shm->ctx[c].state, &expected,
+						   SIM_SLOT_REAPING));
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	/* Twenty watchdog periods: the live reaper's context is left to it. */
+	assert_int_equal(sim_hwq_launch(a, &k, NULL), 0);
+	clock_sleep_until(clock_now_ns() + 200 * MS);
+	sim_hwq_info_get(a, &ia);
+	assert_int_equal(ia.executed, 1);
+	assert_int_equal(atomic_load(&shm->ctx[c].state), SIM_SLOT_REAPING);
+	/* The reaper dies: its reap is finished for it. */
+	kill(reaper, SIGKILL);
+	waitpid(reaper, NULL, 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(sim_hwq_launch(a, &k, &seq), 0);
+	assert_int_equal(sim_hwq_wait(a, seq, 0), 0);
+	alarm(0);
+	assert_int_equal(atomic_load(&shm->ctx[c].state), SIM_SLOT_FREE);
+	munmap(shm, sizeof(*shm));
+	close(fds[0]);
+	close(fds[1]);
+	close(lk[0]);
+	close(lk[1]);
+	sim_hwq_destroy(a);
+	sim_dev_close(f.dev);
+}
+
 static void sim_processes_share_one_engine(void **state)
 {
 	enum { PROCS = 3, CMDS = 20 };
@@ -954,6 +1058,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(sim_killed_zombie_while_running),
 	cmocka_unit_test(sim_killed_while_queued),
 	cmocka_unit_test(sim_other_pidns_kept_then_reaped),
+	cmocka_unit_test(sim_reaper_killed_midway),
 	cmocka_unit_test(sim_processes_share_one_engine),
 	cmocka_unit_test(sim_fork_child_attaches_afresh),
 };

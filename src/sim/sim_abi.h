@@ -8,6 +8,15 @@
  * leaves only fields that its peers can recover: ownership of the engine
  * ("turn") moves by compare-and-swap and is taken back from dead owners by
  * any waiter.
+ *
+ * Record locks (OFD, on bytes of the device file; the kernel drops them
+ * when their process dies): byte c < SIM_MAX_CTX is held by the process
+ * attached as context c for as long as it lives; byte SIM_REAP_BYTE(c)
+ * by whoever reaps context c, for as long as it reaps. A reaper can die
+ * too (a process killed while it reaps a dead peer on its way in): a
+ * context left REAPING with its byte free is finished by the next reaper,
+ * as one left LIVE by a dead owner is, so that the dead queues it still
+ * holds (and the turn, if one of them had it) are not kept for good.
  * Fixed-width types, explicit padding and static asserts keep the layout
  * stable; the version grows when it changes, and openers refuse others.
  */
@@ -19,18 +28,22 @@
 #include <stdint.h>
 
 #define SIM_ABI_MAGIC 0x3156454d49535358ull /* "XSSIMEV1" little-endian */
-#define SIM_ABI_VERSION 4u
+#define SIM_ABI_VERSION 5u   /* 5: reaps taken over (SIM_REAP_BYTE) */
 
 #define SIM_MAX_CTX 512u   /* processes attached at once */
 #define SIM_MAX_HWQ 2048u  /* hardware queues at once */
 #define SIM_RING 1024u     /* commands in flight per hardware queue */
+
+/* The byte of the device file a reaper of context @c holds locked. */
+#define SIM_REAP_BYTE(c) (SIM_MAX_CTX + (c))
 
 /* Slot states of contexts and hardware queues. */
 enum {
 	SIM_SLOT_FREE = 0,
 	SIM_SLOT_CLAIMED = 1,   /* being initialised by its claimer */
 	SIM_SLOT_LIVE = 2,
-	SIM_SLOT_REAPING = 3,   /* owner found dead; one reaper frees it */
+	SIM_SLOT_REAPING = 3,   /* owner found dead; one reaper at a time frees
+				 * it (its SIM_REAP_BYTE locked) */
 };
 
 /* sim_shm_hwq.ctl bits (writer: the owning process's control path). */

@@ -15,6 +15,8 @@
  * namespace asks whether that byte is still locked instead of reading
  * /proc. Peers in the same namespace keep to /proc, which also sees through
  * fork (a forked child shares the description, and with it the lock).
+ * A reaper holds another byte for as long as it reaps (sim_ctx_reap()), so
+ * a reap cut short by the reaper's own death is taken over, not lost.
  *
  * The device's memory is one capacity for the node, charged per process
  * slot (sim_dev_mem_charge()), so that the bytes of a process that dies
@@ -237,20 +239,60 @@ static void sim_ctx_lock(struct sim_dev *dev, const char *path, uint32_t c)
 	}
 }
 
+/* Locks (@lock) or unlocks byte SIM_REAP_BYTE(@c): 0 or -errno (-EAGAIN,
+ * -EACCES: another description holds it). */
+static int sim_reap_byte(struct sim_dev *dev, uint32_t c, bool lock)
+{
+	struct flock fl = {
+		.l_type = lock ? F_WRLCK : F_UNLCK, .l_whence = SEEK_SET,
+		.l_start = (off_t)SIM_REAP_BYTE(c), .l_len = 1,
+	};
+
+	return fcntl(dev->lock_fd, F_OFD_SETLK, &fl) < 0 ? -errno : 0;
+}
+
+/*
+ * Reaping takes the context's reap byte first (sim_abi.h), so one reaper
+ * at a time frees its queues, whatever the processes; a reaper that dies
+ * half way (killed while it reaps a dead peer, as its own start does)
+ * leaves the context REAPING with the byte free, and the next one finishes
+ * the job: before, such a context was never looked at again, and a dead
+ * queue of it with work kept the engine (or took it later) for good, every
+ * process's commands then waiting forever. Under the byte, no other reaper
+ * can free the context and a new process claim it, so a context found
+ * LIVE is checked alive again here (the caller's look may be older than a
+ * reap and a claim). Without the byte (no descriptor of the file, or a
+ * lock that fails for another reason than a holder), only a LIVE context
+ * is reaped, as before reaps could be taken over.
+ */
 void sim_ctx_reap(struct sim_dev *dev, uint32_t c)
 {
 	struct sim_shm_dev *shm = dev->shm;
 	uint32_t expected = SIM_SLOT_LIVE, i;
+	bool held;
+	int rc;
 
-	if (!atomic_compare_exchange_strong(&shm->ctx[c].state, &expected,
-					    SIM_SLOT_REAPING))
-		return;
+	pthread_mutex_lock(&dev->reap_lock);
+	rc = dev->lock_fd >= 0 ? sim_reap_byte(dev, c, true) : -EBADF;
+	held = rc == 0;
+	if (rc == -EAGAIN || rc == -EACCES)
+		goto out;       /* another process reaps it now */
+	if (atomic_load(&shm->ctx[c].state) == SIM_SLOT_LIVE) {
+		if ((held && sim_ctx_alive(dev, c)) ||
+		    !atomic_compare_exchange_strong(&shm->ctx[c].state, &expected,
+						    SIM_SLOT_REAPING))
+			goto out;
+	} else if (!held || atomic_load(&shm->ctx[c].state) != SIM_SLOT_REAPING) {
+		goto out;
+	}
 	for (i = 0; i < SIM_MAX_HWQ; i++) {
 		struct sim_shm_hwq *h = &shm->hwq[i];
 		uint32_t turn = i + 1;
 
-		if (!(atomic_load(&shm->live_mask[i / 64]) & (1ull << (i % 64))) ||
-		    h->ctx != c || atomic_load(&h->state) != SIM_SLOT_LIVE)
+		/* Its every live queue, in the mask or not: its owner or an
+		 * earlier reaper may have died between the mask and the state.
+		 * State first: a claimer writes ctx before it stores LIVE. */
+		if (atomic_load(&h->state) != SIM_SLOT_LIVE || atomic_load(&h->ctx) != c)
 			continue;
 		atomic_fetch_and(&shm->live_mask[i / 64], ~(1ull << (i % 64)));
 		atomic_store(&h->running, 0);
@@ -261,6 +303,10 @@ void sim_ctx_reap(struct sim_dev *dev, uint32_t c)
 	atomic_store(&shm->ctx[c].mem_used, 0);
 	atomic_store(&shm->ctx[c].state, SIM_SLOT_FREE);
 	sim_engine_kick(dev, SIM_NO_HWQ);
+out:
+	if (held)
+		sim_reap_byte(dev, c, false);
+	pthread_mutex_unlock(&dev->reap_lock);
 }
 
 void sim_dev_reap(struct sim_dev *dev)
@@ -268,11 +314,12 @@ void sim_dev_reap(struct sim_dev *dev)
 	uint32_t c;
 
 	for (c = 0; c < SIM_MAX_CTX; c++) {
-		struct sim_shm_ctx *ctx = &dev->shm->ctx[c];
+		uint32_t state = atomic_load(&dev->shm->ctx[c].state);
 
-		if (c == dev->ctx || atomic_load(&ctx->state) != SIM_SLOT_LIVE)
+		if (c == dev->ctx)
 			continue;
-		if (!sim_ctx_alive(dev, c))
+		if ((state == SIM_SLOT_LIVE && !sim_ctx_alive(dev, c)) ||
+		    state == SIM_SLOT_REAPING)
 			sim_ctx_reap(dev, c);
 	}
 }
@@ -408,6 +455,8 @@ static int sim_dev_attach(const char *name, const struct sim_dev_opts *opts,
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
+	/* Before the first reap (a full table reaps before claiming). */
+	pthread_mutex_init(&dev->reap_lock, NULL);
 	for (attempt = 0; attempt < 2; attempt++) {
 		rc = sim_map(path, &dev->shm, &dev->map_size);
 		if (rc != -ENOENT)
@@ -423,8 +472,14 @@ static int sim_dev_attach(const char *name, const struct sim_dev_opts *opts,
 	dev->lock_fd = -1;
 	rc = sim_ctx_claim(dev, path);
 	if (rc == -ENOSPC) {
+		/* A table full of dead contexts, some maybe left REAPING: a
+		 * descriptor to lock reap bytes with while we reap them. */
 		dev->ctx = SIM_MAX_CTX;
+		dev->lock_fd = open(path, O_RDWR | O_CLOEXEC);
 		sim_dev_reap(dev);
+		if (dev->lock_fd >= 0)
+			close(dev->lock_fd);
+		dev->lock_fd = -1;
 		rc = sim_ctx_claim(dev, path);
 	}
 	if (rc < 0)
@@ -438,6 +493,7 @@ static int sim_dev_attach(const char *name, const struct sim_dev_opts *opts,
 fail_map:
 	munmap(dev->shm, dev->map_size);
 fail:
+	pthread_mutex_destroy(&dev->reap_lock);
 	free(dev);
 	return rc;
 }
@@ -509,6 +565,7 @@ void sim_dev_close(struct sim_dev *dev)
 	munmap(dev->shm, dev->map_size);
 	pthread_mutex_destroy(&dev->exec_lock);
 	pthread_mutex_destroy(&dev->trace_lock);
+	pthread_mutex_destroy(&dev->reap_lock);
 	free(dev->trace_hwq);
 	free(dev->trace_seq);
 	free(dev);

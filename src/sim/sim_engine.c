@@ -15,10 +15,11 @@
  * Dead owners: executors that wait with commands of theirs pending wake
  * every watchdog period (the others sleep until rung: a launch wakes its
  * own executor if it sleeps so); if the turn stayed with one process over
- * a whole period and that process is dead they reap it, and an idle engine
- * with eligible work is claimed. The period is SIM_WATCHDOG_NS, doubling up
- * to SIM_WATCHDOG_MAX_NS while the engine is seen moving, so that hundreds
- * of processes waiting on a busy device do not each wake a hundred times a
+ * a whole period and that process is dead they reap it (or finish a reap
+ * its reaper died in, sim_device.c), and an idle engine with eligible work
+ * is claimed. The period is SIM_WATCHDOG_NS, doubling up to
+ * SIM_WATCHDOG_MAX_NS while the engine is seen moving, so that hundreds of
+ * processes waiting on a busy device do not each wake a hundred times a
  * second. So a process killed at any instant delays the others by at most
  * about SIM_WATCHDOG_MAX_NS + SIM_WATCHDOG_NS (90 ms).
  */
@@ -458,11 +459,12 @@ static void sim_watchdog(struct sim_dev *dev)
 		return;
 	}
 	{
-		uint32_t c = shm->hwq[turn - 1].ctx;
+		uint32_t c = shm->hwq[turn - 1].ctx, st;
 
+		st = c < SIM_MAX_CTX ? atomic_load(&shm->ctx[c].state) : SIM_SLOT_FREE;
+		/* Its owner dead, or its reaper (sim_ctx_reap() takes over). */
 		if (c < SIM_MAX_CTX && c != dev->ctx &&
-		    atomic_load(&shm->ctx[c].state) == SIM_SLOT_LIVE &&
-		    !sim_ctx_alive(dev, c))
+		    ((st == SIM_SLOT_LIVE && !sim_ctx_alive(dev, c)) || st == SIM_SLOT_REAPING))
 			sim_ctx_reap(dev, c);
 		else if (atomic_load(&shm->hwq[turn - 1].state) != SIM_SLOT_LIVE) {
 			uint32_t expected = turn;

@@ -62,6 +62,8 @@ struct sim_dev {
 	pid_t pid;
 	uint64_t pidns;                /* inode of our PID namespace; 0: unknown */
 	int lock_fd;                   /* the device file, holding byte ctx locked; -1: none */
+	pthread_mutex_t reap_lock;     /* one reap at a time in this process: our
+					* threads share lock_fd's record locks */
 	pthread_t executor;
 	bool executor_started;         /* sim_lock */
 	_Atomic bool stopping;
@@ -88,6 +90,13 @@ extern pthread_mutex_t sim_lock;
 
 /* sim_device.c */
 bool sim_ctx_alive(const struct sim_dev *dev, uint32_t c);
+/*
+ * Reaps context @ctx, found LIVE with its process dead, or REAPING by a
+ * reaper that died (sim_abi.h, record locks): its queues are freed, the
+ * turn taken back from them, its memory given back, the slot freed. Does
+ * nothing if another reaper holds it, or if the context is alive after
+ * all (looked at again once the reaper's byte is held). Any thread.
+ */
 void sim_ctx_reap(struct sim_dev *dev, uint32_t ctx);
 
 /* sim_engine.c */
