@@ -187,6 +187,11 @@ static bool ipc_client_body_valid(uint16_t type, const void *b)
 
 		return ipc_str_valid(p->name, sizeof(p->name));
 	}
+	case IPC_HEATMAP: {
+		const struct ipc_heatmap *h = b;
+
+		return h->kind >= IPC_HEAT_CPU && h->kind <= IPC_HEAT_QUEUES && h->pad == 0;
+	}
 	case IPC_MEM_NEED: {
 		const struct ipc_mem_need *n = b;
 
@@ -253,11 +258,6 @@ static bool ipc_daemon_body_valid(uint16_t type, const void *b, size_t len)
 			    r[i].state >= IPC_BYPASS_STATE_MAX)
 				return false;
 		return true;
-	}
-	case IPC_HEATMAP: {
-		const struct ipc_heatmap *h = b;
-
-		return h->kind >= IPC_HEAT_CPU && h->kind <= IPC_HEAT_QUEUES && h->pad == 0;
 	}
 	case IPC_HEATMAP_REPLY: {
 		const struct ipc_heat_reply *l = b;

@@ -164,7 +164,7 @@ static void fz_check_bypass(const struct ipc_bypass_reply *l, size_t body_len)
 	CHECK((l->flags & ~IPC_F_LAST) == 0 && l->count <= IPC_BYPASS_PER_MSG);
 	CHECK(body_len == sizeof(*l) + (size_t)l->count * sizeof(*rec));
 	for (i = 0; i < l->count; i++) {
-		CHECK(rec[i].state <= IPC_BYPASS_REGISTERED);
+		CHECK(rec[i].state < IPC_BYPASS_STATE_MAX);
 		CHECK(fz_terminated(rec[i].comm, sizeof(rec[i].comm)));
 		CHECK(fz_terminated(rec[i].what, sizeof(rec[i].what)));
 		CHECK(fz_terminated(rec[i].cgroup, sizeof(rec[i].cgroup)));
@@ -196,7 +196,8 @@ static void fz_check_body(uint16_t type, const void *b, size_t body_len)
 	case IPC_HELLO: {
 		const struct ipc_hello *h = b;
 
-		CHECK(h->role == IPC_ROLE_AGENT || h->role == IPC_ROLE_CTL);
+		CHECK(h->role == IPC_ROLE_AGENT || h->role == IPC_ROLE_CTL ||
+		      h->role == IPC_ROLE_ENFORCE);
 		CHECK(h->flags == 0 && fz_terminated(h->comm, sizeof(h->comm)));
 		break;
 	}
