@@ -6,7 +6,9 @@
 #      CPU, and after 2 s a hog pinned there too (a copy of bash named
 #      xs_hog, SCHED_FIFO, 150 ms bursts for 3 s): the CPU map;
 #   2. a background of long tasks (priority 0) next to a foreground of
-#      short periodic ones (priority 10) on one device: the background's
+#      short periodic ones (priority 10) on one device, and a filler flood
+#      below both (priority -5: the background is never the only queue that
+#      runs, so the daemon hears each of its task ends): the background's
 #      queue map, with its suspensions.
 # Writes DIR/heatmap-cpu.png and DIR/heatmap-queue.png (and the terminal
 # renderings beside them, .txt). Root and gnuplot. DIR: docs/results.
@@ -58,6 +60,8 @@ kill "${kids[@]}"
 bg=$!
 "$load" --tasks 100000 --cmds 1 --cmd-us 500 --period-us 20000 --priority 10 >/dev/null 2>&1 &
 kids+=("$bg" $!)
+"$load" --flood --cmds 2 --cmd-us 1000 --duration-s 30 --priority -5 >/dev/null 2>&1 &
+kids+=($!)
 sleep 6
 q=$("$ctl" list -o json | grep -o "\"queue\":[0-9]*,[^}]*\"pid\":$bg," | head -1 |
 	grep -o '^"queue":[0-9]*' | cut -d: -f2)
