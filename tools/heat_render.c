@@ -430,11 +430,10 @@ char *heat_title(char *buf, size_t len, const struct ipc_heat_data *d)
 static void heat_hint_tasks(char *buf, size_t len, size_t *o, const struct ipc_heat_data *d,
 			    size_t hot, bool waited)
 {
-	char comm[20], thr[16];
+	char comm[20];
 	bool first = true;
 	size_t i;
 
-	heat_fmt_dur(thr, sizeof(thr), heat_threshold_ns(d), " ");
 	for (i = 0; i < d->ntasks && *o < len; i++) {
 		const struct ipc_heat_task *t = &d->tasks[i];
 		unsigned pm = t->share_pm;
@@ -447,8 +446,8 @@ static void heat_hint_tasks(char *buf, size_t len, size_t *o, const struct ipc_h
 		if (*o >= len)
 			break;
 		if (waited)
-			*o += (size_t)snprintf(buf + *o, len - *o, "%s[%d] (%u wait%s >= %s)", comm,
-					       t->pid, t->share_pm, t->share_pm == 1 ? "" : "s", thr);
+			*o += (size_t)snprintf(buf + *o, len - *o, "%s[%d] (%u wait%s)", comm,
+					       t->pid, t->share_pm, t->share_pm == 1 ? "" : "s");
 		else if (pm >= 100)
 			*o += (size_t)snprintf(buf + *o, len - *o, "%s[%d] %u%%", comm, t->pid,
 					       pm / 10);

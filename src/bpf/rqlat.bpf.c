@@ -182,7 +182,10 @@ static __always_inline void heat_ran(struct xbpf_heat_win *w, struct task_struct
 			return;
 		w->ran[1].tgid = tgid;
 		w->ran[1].run_us = us;
-		BPF_CORE_READ_STR_INTO(&w->ran[1].comm, prev, group_leader, comm);
+		/* The process's name (its main thread's); the thread's own if
+		 * that cannot be read (a leader exiting). */
+		if (BPF_CORE_READ_STR_INTO(&w->ran[1].comm, prev, group_leader, comm) <= 1)
+			BPF_CORE_READ_STR_INTO(&w->ran[1].comm, prev, comm);
 	}
 	if (w->ran[1].run_us > w->ran[0].run_us) {
 		t = w->ran[0];

@@ -492,7 +492,7 @@ struct ipc_heat_task {
 				 * there; 0: a task that ran there */
 	int32_t pid;            /* tgid */
 	uint32_t share_pm;      /* ran: its share of the CPU's time then, per
-				 * mille; waited: its waits >= threshold */
+				 * mille; waited: its threads' waits there then */
 	char comm[16];
 };
 
