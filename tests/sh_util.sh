@@ -1,7 +1,8 @@
 # Shared by the shell tests that start processes (test_cdi, test_pidns,
-# test_podman, test_slurm, test_k8s, test_bypass, test_rqlat): counting
-# failures, waiting for a condition by polling (these tests watch other
-# processes, which give no event to wait on) and a private daemon.
+# test_podman, test_slurm, test_k8s, test_bypass, test_rqlat,
+# test_heatmap): counting failures, waiting for a condition by polling
+# (these tests watch other processes, which give no event to wait on) and
+# a private daemon.
 # Sourced, never run.
 failures=0
 
@@ -48,6 +49,16 @@ private_daemon() {
 		"$XSCTL_BIN" status >/dev/null 2>&1 && break
 		sleep 0.05
 	done
+}
+
+# rqlat_daemon: a private daemon measuring run-queue latency; exits 77
+# (the daemon's reason printed) where its eBPF programs cannot load.
+rqlat_daemon() {
+	private_daemon $'[observe]\nrunqueue_latency = yes'
+	if grep -q 'run-queue latency unavailable' "$tmp/log"; then
+		echo "SKIP: $(grep 'run-queue latency unavailable' "$tmp/log")"
+		exit 77
+	fi
 }
 
 private_daemon_cleanup() {

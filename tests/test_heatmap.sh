@@ -32,11 +32,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 
 # shellcheck source=sh_util.sh
 . "$(dirname "$0")/sh_util.sh"
-private_daemon $'[observe]\nrunqueue_latency = yes'
-if grep -q 'run-queue latency unavailable' "$tmp/log"; then
-	echo "SKIP: $(grep 'run-queue latency unavailable' "$tmp/log")"
-	exit 77
-fi
+rqlat_daemon
 grep -q 'and of every CPU for heat maps' "$tmp/log" ||
 	{ echo "FAIL: the daemon did not count every CPU"; cat "$tmp/log"; exit 1; }
 chrt -f 1 true 2>/dev/null || { echo "SKIP: SCHED_FIFO refused"; exit 77; }

@@ -19,11 +19,7 @@ set -u
 
 # shellcheck source=sh_util.sh
 . "$(dirname "$0")/sh_util.sh"
-private_daemon $'[observe]\nrunqueue_latency = yes'
-if grep -q 'run-queue latency unavailable' "$tmp/log"; then
-	echo "SKIP: $(grep 'run-queue latency unavailable' "$tmp/log")"
-	exit 77
-fi
+rqlat_daemon
 grep -q 'run-queue latency of registered processes on' "$tmp/log" ||
 	{ echo "FAIL: the daemon did not turn run-queue latency on"; cat "$tmp/log"; exit 1; }
 
