@@ -619,11 +619,11 @@ static void buckets_and_p99(void **state)
 	h[3] = 98;
 	h[10] = 2;
 	assert_int_equal(heat_p99_bucket(h), 10);
-	assert_int_equal(heat_bucket_of(999), 0);
-	assert_int_equal(heat_bucket_of(1000), 1);
-	assert_int_equal(heat_bucket_of(10 * MS), 14);
-	assert_int_equal(heat_bucket_of(100 * MS - 1000), 17);
-	assert_int_equal(heat_bucket_of(100 * MS), 18);
+	assert_int_equal(ipc_heat_bucket(999), 0);
+	assert_int_equal(ipc_heat_bucket(1000), 1);
+	assert_int_equal(ipc_heat_bucket(10 * MS), 14);
+	assert_int_equal(ipc_heat_bucket(100 * MS - 1000), 17);
+	assert_int_equal(ipc_heat_bucket(100 * MS), 18);
 	assert_int_equal(heat_bucket_ns(0), 1000);
 	assert_int_equal(heat_bucket_ns(14), 16384000);
 	assert_int_equal(heat_bucket_ns(17), 100 * MS);

@@ -50,6 +50,22 @@ static size_t heat_row_end(const struct ipc_heat_cell *c, size_t from, size_t n,
 	return from;
 }
 
+/* Member @name: records [@from, @to) of @c as [column, a, b] (a cell's
+ * bucket and count, a mark's suspensions and resumptions). */
+static void heat_json_triples(struct ctl_json *j, const char *name, const struct ipc_heat_cell *c,
+			      size_t from, size_t to)
+{
+	ctl_json_open(j, name, '[');
+	for (size_t i = from; i < to; i++) {
+		ctl_json_open(j, NULL, '[');
+		ctl_json_uint(j, NULL, c[i].col);
+		ctl_json_uint(j, NULL, c[i].a);
+		ctl_json_uint(j, NULL, c[i].b);
+		ctl_json_close(j, ']');
+	}
+	ctl_json_close(j, ']');
+}
+
 static void heat_json_row(struct ctl_json *j, const struct ipc_heat_data *d, size_t r,
 			  const struct ipc_heat_cell *cells, size_t c0, size_t c1,
 			  const struct ipc_heat_cell *marks, size_t m0, size_t m1)
@@ -72,26 +88,9 @@ static void heat_json_row(struct ctl_json *j, const struct ipc_heat_data *d, siz
 	ctl_json_uint(j, "total", total);
 	if (d->meta.kind == IPC_HEAT_QUEUE || d->meta.kind == IPC_HEAT_QUEUES)
 		ctl_json_uint(j, "tasks_seen", row->seen);
-	ctl_json_open(j, "cells", '[');
-	for (i = c0; i < c1; i++) {
-		ctl_json_open(j, NULL, '[');
-		ctl_json_uint(j, NULL, cells[i].col);
-		ctl_json_uint(j, NULL, cells[i].a);
-		ctl_json_uint(j, NULL, cells[i].b);
-		ctl_json_close(j, ']');
-	}
-	ctl_json_close(j, ']');
-	if (d->meta.kind == IPC_HEAT_QUEUE || d->meta.kind == IPC_HEAT_QUEUES) {
-		ctl_json_open(j, "marks", '[');
-		for (i = m0; i < m1; i++) {
-			ctl_json_open(j, NULL, '[');
-			ctl_json_uint(j, NULL, marks[i].col);
-			ctl_json_uint(j, NULL, marks[i].a);
-			ctl_json_uint(j, NULL, marks[i].b);
-			ctl_json_close(j, ']');
-		}
-		ctl_json_close(j, ']');
-	}
+	heat_json_triples(j, "cells", cells, c0, c1);
+	if (d->meta.kind == IPC_HEAT_QUEUE || d->meta.kind == IPC_HEAT_QUEUES)
+		heat_json_triples(j, "marks", marks, m0, m1);
 	ctl_json_close(j, '}');
 }
 

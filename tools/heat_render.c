@@ -76,20 +76,6 @@ uint64_t heat_bucket_ns(unsigned bucket)
 	return (1ull << bucket) * HEAT_NS_PER_US;
 }
 
-unsigned heat_bucket_of(uint64_t ns)
-{
-	uint64_t us = ns / HEAT_NS_PER_US;
-	unsigned k = 0;
-
-	if (us >= IPC_HEAT_TOP_US)
-		return HEAT_LAST_BUCKET;
-	while (us) {
-		us >>= 1;
-		k++;
-	}
-	return BASE_MIN(k, HEAT_LAST_BUCKET - 1);
-}
-
 void heat_bins_fini(struct heat_bins *b)
 {
 	free(b->p99);
@@ -265,7 +251,7 @@ uint64_t heat_threshold_ns(const struct ipc_heat_data *d)
 
 unsigned heat_threshold_bucket(const struct ipc_heat_data *d)
 {
-	return heat_bucket_of(heat_threshold_ns(d));
+	return ipc_heat_bucket(heat_threshold_ns(d));
 }
 
 unsigned heat_latency_level(unsigned bucket, unsigned thr_bucket)

@@ -74,9 +74,6 @@ unsigned heat_p99_bucket(const uint64_t *h);
  */
 uint64_t heat_bucket_ns(unsigned bucket);
 
-/* The bucket @ns falls in. */
-unsigned heat_bucket_of(uint64_t ns);
-
 /*
  * The cells the terminal rendering of a map of @kind has room for in
  * @width display columns, after its row labels: what to ask the daemon

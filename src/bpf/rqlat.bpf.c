@@ -194,8 +194,8 @@ static __always_inline void heat_ran(struct xbpf_heat_win *w, struct task_struct
 	}
 }
 
-/* A watched process @tgid waited there, its wait in bucket @k. */
-static __always_inline void heat_waited(struct xbpf_heat_win *w, __u32 tgid, unsigned k)
+/* A watched process @tgid waited there. */
+static __always_inline void heat_waited(struct xbpf_heat_win *w, __u32 tgid)
 {
 	struct xbpf_heat_waited *x = &w->waited[0];
 
@@ -206,8 +206,6 @@ static __always_inline void heat_waited(struct xbpf_heat_win *w, __u32 tgid, uns
 	}
 	x->tgid = tgid;
 	x->waits++;
-	if (k > x->top)
-		x->top = (__u16)k;
 }
 
 /* Counts a wait of the watched process @tgid in its window histogram. */
@@ -313,7 +311,7 @@ int BPF_PROG(xbpf_switch, bool preempt, struct task_struct *prev, struct task_st
 	if (!hist_add(tgid, delta))
 		return 0;
 	if (qw) {
-		heat_waited(qw, tgid, k);
+		heat_waited(qw, tgid);
 		heat_proc_add(tgid, now, k);
 	}
 	return 0;

@@ -102,8 +102,7 @@ struct xbpf_heat_ran {
 
 struct xbpf_heat_waited {
 	__u32 tgid;
-	__u16 waits;
-	__u16 top;              /* highest bucket of its waits */
+	__u32 waits;
 };
 
 struct xbpf_heat_win {

@@ -59,7 +59,6 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #define ENF_SWEEP_NS (2 * NSEC_PER_SEC)
@@ -769,12 +768,7 @@ static int enf_load(struct xsd *d)
 		snprintf(err, sizeof(err), "event loop: %s", strerror(-rc));
 		goto out;
 	}
-	{
-		struct itimerspec its = { { ENF_SWEEP_NS / NSEC_PER_SEC, 0 },
-					  { ENF_SWEEP_NS / NSEC_PER_SEC, 0 } };
-
-		timerfd_settime(e->timer.fd, 0, &its, NULL);
-	}
+	xsd_watch_every(&e->timer, ENF_SWEEP_NS);
 	gone = xbpf_gate_sweep(e->g, enf_alive, &left);
 	if (pin[0])
 		xsd_info("device enforcement: allowed set in %s: %zu processes kept, %zu gone "

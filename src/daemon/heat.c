@@ -6,9 +6,10 @@
  * Hot spots of a CPU map: a window is hot when a wait that ended in it, or
  * in a later window but began before its end (the window's longest wait
  * says how far back), reached the threshold's bucket (for 10 ms: 8.2 ms
- * and above), since a thread kept waiting shows only when it finally runs; a run of at least `hot_windows` of them is
- * reported with the tasks that ran longest on that CPU meanwhile and the
- * registered processes whose threads waited there.
+ * and above), since a thread kept waiting shows only when it finally runs;
+ * a run of at least `hot_windows` of them is reported with the tasks that
+ * ran longest on that CPU meanwhile and the registered processes whose
+ * threads waited there.
  */
 #include "daemon/heat.h"
 #include "daemon/daemon.h"
@@ -23,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #define HEAT_KEY_SUSPEND IPC_HEAT_BUCKETS
@@ -59,7 +58,7 @@ struct heat_cpu_win {
 	uint16_t pad;
 	uint32_t max_us;                   /* the longest wait that ended in it */
 	struct { uint32_t tgid, run_us; } ran[2];
-	struct { uint32_t tgid; uint16_t waits, top; } waited[2];
+	struct { uint32_t tgid, waits; } waited[2];
 };
 
 _Static_assert(sizeof(struct heat_cpu_win) == 88, "the memory the docs state");
@@ -192,27 +191,12 @@ static void heat_cells_free(struct xsd_heat *h, struct heat_cells *r)
 	free(r);
 }
 
-/* The bucket of a latency of @ns (as the programs count). */
-static uint8_t heat_bucket(uint64_t ns)
-{
-	uint64_t us = ns / NSEC_PER_USEC;
-	uint8_t k = 0;
-
-	if (ns >= (uint64_t)IPC_HEAT_TOP_US * NSEC_PER_USEC)
-		return IPC_HEAT_BUCKETS - 1;
-	while (us) {
-		us >>= 1;
-		k++;
-	}
-	return k;
-}
-
 /* --- queues and processes ---------------------------------------------------- */
 
 void xsd_heat_task(struct xsd_heat *h, struct xsd_queue *q, uint64_t now, uint64_t lat_ns)
 {
 	if (h)
-		heat_cells_add(h, &q->heat, heat_win_of(h, now), heat_bucket(lat_ns), 1,
+		heat_cells_add(h, &q->heat, heat_win_of(h, now), ipc_heat_bucket(lat_ns), 1,
 			       heat_oldest(h, now));
 }
 
@@ -341,7 +325,6 @@ static void heat_copy_window(struct xsd_heat *h, const struct xbpf_heat_win *src
 				heat_comm_keep(h, s->ran[i].tgid, s->ran[i].comm);
 			t->waited[i].tgid = s->waited[i].tgid;
 			t->waited[i].waits = s->waited[i].waits;
-			t->waited[i].top = s->waited[i].top;
 		}
 	}
 }
@@ -393,7 +376,7 @@ static int heat_cpu_alloc(struct xsd *d)
 void xsd_heat_rq(struct xsd *d, struct xbpf_rqlat *rq)
 {
 	struct xsd_heat *h = d->heat;
-	struct itimerspec its = { { 0, (long)HEAT_DRAIN_NS }, { 0, (long)HEAT_DRAIN_NS } };
+	int rc;
 
 	if (!h)
 		return;
@@ -406,11 +389,11 @@ void xsd_heat_rq(struct xsd *d, struct xbpf_rqlat *rq)
 	}
 	if (h->timer.fd >= 0)
 		return;
-	h->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	h->timer.fn = heat_drain;
-	if (h->timer.fd < 0 || xsd_watch_add(d, &h->timer, EPOLLIN) < 0 ||
-	    timerfd_settime(h->timer.fd, 0, &its, NULL) < 0) {
-		xsd_warn("heat maps: no timer (%s): CPU maps are not kept", strerror(errno));
+	rc = xsd_watch_timer(d, &h->timer, heat_drain);
+	if (!rc)
+		rc = xsd_watch_every(&h->timer, HEAT_DRAIN_NS);
+	if (rc < 0) {
+		xsd_warn("heat maps: no timer (%s): CPU maps are not kept", strerror(-rc));
 		xsd_watch_del(d, &h->timer);
 	}
 }
@@ -507,19 +490,24 @@ struct heat_map {
 
 #define HEAT_KEYS (IPC_HEAT_BUCKETS + 2)
 
-/* Appends @rec to *@arr (of *@n, room *@cap). */
+/* Appends @rec to the array whose pointer is at @arr (of *@n, room *@cap;
+ * the pointer copied in and out with memcpy: its type is the record's). */
 static int heat_push(void *arr, size_t *n, size_t *cap, const void *rec, size_t size)
 {
+	char *a;
+
+	memcpy(&a, arr, sizeof(a));
 	if (*n == *cap) {
 		size_t c = *cap ? 2 * *cap : 64;
-		char *g = realloc(*(char **)arr, c * size);
+		char *g = realloc(a, c * size);
 
 		if (!g)
 			return -ENOMEM;
-		*(char **)arr = g;
+		a = g;
+		memcpy(arr, &a, sizeof(a));
 		*cap = c;
 	}
-	memcpy(*(char **)arr + *n * size, rec, size);
+	memcpy(a + *n * size, rec, size);
 	(*n)++;
 	return 0;
 }
@@ -730,7 +718,7 @@ static int heat_map_cpus(struct heat_map *m, const struct ipc_heatmap *req)
 		}
 		rc = heat_map_row(m, &row);
 		if (!rc)
-			heat_hot_cpu(m, cpu, (uint32_t)m->nrows - 1, heat_bucket(thr_ns),
+			heat_hot_cpu(m, cpu, (uint32_t)m->nrows - 1, ipc_heat_bucket(thr_ns),
 				     m->meta.hot_windows);
 	}
 	return rc;

@@ -137,13 +137,13 @@ static struct xsd_queue *host_queue(struct sched_q *sq)
 	return base_container_of(sq, struct xsd_queue, sq);
 }
 
-/* @q's slot, to read: the host stores into it through slot.c only. */
 /* The daemon's heat maps (heat.h); NULL: off. */
 static struct xsd_heat *host_heat(struct xsd_host *s)
 {
 	return base_container_of(s, struct xsd, host)->heat;
 }
 
+/* @q's slot, to read: the host stores into it through slot.c only. */
 static const struct ipc_slot *host_slot(const struct xsd_queue *q)
 {
 	return q->sp;

@@ -418,7 +418,8 @@ static void obs_rq_apply(struct xsd *d)
 	};
 	int rc;
 
-	if (o->rq && d->cfg.observe_runqueue && !memcmp(&opts, &o->rq_opts, sizeof(opts)))
+	if (o->rq && d->cfg.observe_runqueue && opts.node_wide == o->rq_opts.node_wide &&
+	    opts.window_ns == o->rq_opts.window_ns)
 		return;
 	if (o->rq) {
 		xsd_heat_rq(d, NULL);

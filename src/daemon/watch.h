@@ -25,6 +25,12 @@ int xsd_watch_ring_timer(struct xsd *d, struct xsd_watch *ring, int ring_fd,
 			 void (*ring_fn)(struct xsd *, struct xsd_watch *, uint32_t),
 			 struct xsd_watch *timer,
 			 void (*timer_fn)(struct xsd *, struct xsd_watch *, uint32_t));
+/* @w becomes a new timerfd (CLOCK_MONOTONIC, not armed) calling @fn. 0 or
+ * -errno (@w's descriptor, if any, for the caller to drop as at a stop). */
+int xsd_watch_timer(struct xsd *d, struct xsd_watch *w,
+		    void (*fn)(struct xsd *, struct xsd_watch *, uint32_t));
+/* Arms timer @w to expire every @period_ns from now. 0 or -errno. */
+int xsd_watch_every(struct xsd_watch *w, uint64_t period_ns);
 /* Stops watching @w and closes its descriptor (set to -1); none is fine. */
 void xsd_watch_del(struct xsd *d, struct xsd_watch *w);
 

@@ -409,6 +409,19 @@ struct ipc_bypass_reply {
 #define IPC_HEAT_BUCKETS 19u
 #define IPC_HEAT_TOP_US 100000u         /* the last bucket: >= 100 ms */
 
+/* The bucket of a latency of @ns (as the daemon and the eBPF programs count). */
+static inline uint32_t ipc_heat_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	uint32_t k = 0;
+
+	if (us >= IPC_HEAT_TOP_US)
+		return IPC_HEAT_BUCKETS - 1;
+	for (; us; us >>= 1)
+		k++;
+	return k;
+}
+
 enum ipc_heat_kind {
 	IPC_HEAT_CPU = 1,
 	IPC_HEAT_PID = 2,

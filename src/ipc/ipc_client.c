@@ -4,8 +4,10 @@
 #include "ipc/ipc_client.h"
 #include "ipc/ipc_msg.h"
 #include "ipc/ipc_sock.h"
+#include "base/compiler.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -202,15 +204,40 @@ void ipc_heat_data_free(struct ipc_heat_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Appends @n records of @size from @src to the array *@arr of *@have. */
-static int ipc_heat_append(void *arr, size_t *have, const void *src, size_t n, size_t size)
-{
-	char *grown = realloc(*(char **)arr, (*have + n + 1) * size);
+/* Where struct ipc_heat_data keeps each section's records and their count. */
+static const struct {
+	uint16_t section;
+	size_t arr, n;
+} ipc_heat_arrays[] = {
+	{ IPC_HEAT_ROW, offsetof(struct ipc_heat_data, rows), offsetof(struct ipc_heat_data, nrows) },
+	{ IPC_HEAT_CELL, offsetof(struct ipc_heat_data, cells),
+	  offsetof(struct ipc_heat_data, ncells) },
+	{ IPC_HEAT_MARK, offsetof(struct ipc_heat_data, marks),
+	  offsetof(struct ipc_heat_data, nmarks) },
+	{ IPC_HEAT_HOT, offsetof(struct ipc_heat_data, hot), offsetof(struct ipc_heat_data, nhot) },
+	{ IPC_HEAT_HOT_TASK, offsetof(struct ipc_heat_data, tasks),
+	  offsetof(struct ipc_heat_data, ntasks) },
+};
 
+/* Appends @n records of @section (not the meta record) to @d's array of
+ * them (the array's pointer copied in and out with memcpy: its type is the
+ * section's). */
+static int ipc_heat_append(struct ipc_heat_data *d, uint16_t section, const void *src, size_t n)
+{
+	size_t size = ipc_heat_rec_size(section), i, *have;
+	char *arr, *grown;
+
+	for (i = 0; i < ARRAY_SIZE(ipc_heat_arrays) && ipc_heat_arrays[i].section != section; i++)
+		;
+	if (i == ARRAY_SIZE(ipc_heat_arrays))
+		return -EBADMSG;
+	have = (size_t *)((char *)d + ipc_heat_arrays[i].n);
+	memcpy(&arr, (char *)d + ipc_heat_arrays[i].arr, sizeof(arr));
+	grown = realloc(arr, (*have + n + 1) * size);
 	if (!grown)
 		return -ENOMEM;
 	memcpy(grown + *have * size, src, n * size);
-	*(char **)arr = grown;
+	memcpy((char *)d + ipc_heat_arrays[i].arr, &grown, sizeof(grown));
 	*have += n;
 	return 0;
 }
@@ -264,34 +291,14 @@ int ipc_client_heatmap(struct ipc_client *c, const struct ipc_heatmap *req,
 			break;
 		r = m.body;
 		recs = r + 1;
-		switch (r->section) {
-		case IPC_HEAT_META:
+		if (r->section == IPC_HEAT_META) {
 			if (meta || r->count != 1)
 				rc = -EBADMSG;
 			else
 				memcpy(&out->meta, recs, sizeof(out->meta));
 			meta = true;
-			break;
-		case IPC_HEAT_ROW:
-			rc = ipc_heat_append(&out->rows, &out->nrows, recs, r->count,
-					     sizeof(*out->rows));
-			break;
-		case IPC_HEAT_CELL:
-			rc = ipc_heat_append(&out->cells, &out->ncells, recs, r->count,
-					     sizeof(*out->cells));
-			break;
-		case IPC_HEAT_MARK:
-			rc = ipc_heat_append(&out->marks, &out->nmarks, recs, r->count,
-					     sizeof(*out->marks));
-			break;
-		case IPC_HEAT_HOT:
-			rc = ipc_heat_append(&out->hot, &out->nhot, recs, r->count,
-					     sizeof(*out->hot));
-			break;
-		case IPC_HEAT_HOT_TASK:
-			rc = ipc_heat_append(&out->tasks, &out->ntasks, recs, r->count,
-					     sizeof(*out->tasks));
-			break;
+		} else {
+			rc = ipc_heat_append(out, r->section, recs, r->count);
 		}
 		if (rc >= 0 && !meta)
 			rc = -EBADMSG;
